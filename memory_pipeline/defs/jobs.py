@@ -1,0 +1,19 @@
+"""Jobs: index one ingest day (episodes -> chunks -> embeddings), and maintain the HNSW index."""
+
+import dagster as dg
+
+from memory_pipeline.defs.assets import chunks, embeddings, episodes, hnsw_index
+from memory_pipeline.defs.partitions import ingest_days
+
+index_day_job = dg.define_asset_job(
+    "index_day_job",
+    selection=dg.AssetSelection.assets(episodes, chunks, embeddings),
+    partitions_def=ingest_days,
+    description="Load a day's inbox, chunk and embed the day's episodes (one partition).",
+)
+
+build_hnsw_index_job = dg.define_asset_job(
+    "build_hnsw_index_job",
+    selection=dg.AssetSelection.assets(hnsw_index),
+    description="Create or repair the HNSW index of the active embedding profile.",
+)

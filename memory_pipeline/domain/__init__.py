@@ -1,0 +1,1 @@
+"""Pure domain code: no Dagster, no SQL, no network."""

@@ -1,0 +1,113 @@
+"""The embedder interface: separate document and query embedding, batching, truncation, the probe.
+
+Providers implement only ``_embed_batch`` (one model call on up to ``batch_size`` texts, raw
+vectors back). Everything that must behave the same whatever the provider lives here:
+splitting into batches, Matryoshka truncation to the profile's dimension, L2 normalisation, and
+refusing a model that serves fewer dimensions than the profile stores.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from memory_pipeline.errors import ModelRefused
+
+# Embedded before the first write of every run: a wrong or unreachable model stops the run
+# before a single vector is stored.
+PROBE_TEXT = "memory_pipeline probe: is this the model the profile was built with?"
+
+
+@dataclass(frozen=True)
+class EmbeddingProfile:
+    """provider + model + stored dimension; every stored vector is stamped with one."""
+
+    provider: str
+    model: str
+    dim: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}/{self.model}@{self.dim}"
+
+
+def truncate_and_normalize(raw: np.ndarray, dim: int) -> np.ndarray:
+    """Keep the first ``dim`` numbers of each row (Matryoshka prefix), then scale rows to length 1.
+
+    Models trained with Matryoshka representation learning front-load meaning, so a prefix is
+    itself a valid embedding; re-normalising makes cosine distance and dot product agree.
+    """
+    vectors = np.asarray(raw, dtype=np.float32)[:, :dim]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0  # an all-zero vector stays zero rather than becoming NaN
+    return vectors / norms
+
+
+class Embedder(abc.ABC):
+    """One embedding model behind a provider. Subclasses implement ``_embed_batch``."""
+
+    #: Used in user-facing messages: "the {service_name} embedding service is unavailable".
+    service_name: str = "embedding"
+
+    def __init__(self, profile: EmbeddingProfile, batch_size: int = 16):
+        if profile.dim <= 0:
+            raise ValueError(f"embedding dimension must be positive, got {profile.dim}")
+        if batch_size <= 0:
+            raise ValueError(f"batch size must be positive, got {batch_size}")
+        self.profile = profile
+        self.batch_size = batch_size
+
+    @abc.abstractmethod
+    def _embed_batch(self, texts: Sequence[str], *, is_query: bool) -> np.ndarray:
+        """One model call: raw (len(texts), served_dim) vectors, before truncation.
+
+        Raises ``EmbedderUnavailable`` when the service cannot be reached or fails.
+        """
+
+    def close(self) -> None:
+        """Release clients/sockets; the default has nothing to release."""
+
+    # -- public API -------------------------------------------------------------------------
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), profile.dim) float32 unit vectors, in ``batch_size`` model calls."""
+        out = np.empty((len(texts), self.profile.dim), dtype=np.float32)
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            out[start : start + len(batch)] = self._checked(batch, is_query=False)
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """(profile.dim,) float32 unit vector for a search query."""
+        return self._checked([text], is_query=True)[0]
+
+    def probe(self) -> int:
+        """Embed ``PROBE_TEXT``; return the served dimension or raise before anything is written."""
+        raw = self._embed_batch([PROBE_TEXT], is_query=False)
+        served = self._served_dim(raw, expected_rows=1)
+        self._refuse_if_too_small(served)
+        return served
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _checked(self, texts: list[str], *, is_query: bool) -> np.ndarray:
+        raw = self._embed_batch(texts, is_query=is_query)
+        self._refuse_if_too_small(self._served_dim(raw, expected_rows=len(texts)))
+        return truncate_and_normalize(raw, self.profile.dim)
+
+    def _served_dim(self, raw: np.ndarray, *, expected_rows: int) -> int:
+        if raw.ndim != 2 or raw.shape[0] != expected_rows:
+            raise ModelRefused(
+                f"the {self.service_name} embedding service answered {raw.shape[0] if raw.ndim else 0} "
+                f"vectors for {expected_rows} inputs; refusing to store them"
+            )
+        return int(raw.shape[1])
+
+    def _refuse_if_too_small(self, served: int) -> None:
+        if served < self.profile.dim:
+            raise ModelRefused(
+                f"model {self.profile.model!r} serves {served}-dimensional vectors but profile "
+                f"{self.profile.name} stores {self.profile.dim}; nothing was written. Set "
+                f"MEMORY_PIPELINE_EMBED_DIM to at most {served} (a new profile) or serve the right model."
+            )

@@ -1,0 +1,72 @@
+"""The failures a user can expect, each with its own plain message and process exit code.
+
+Commands catch ``MemoryPipelineError`` at the top, print ``str(error)`` and exit with
+``error.exit_code``; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class ExitCode:
+    OK = 0
+    FAILURE = 1          # an unexpected failure (a bug): traceback shown
+    USAGE = 2            # bad command-line arguments (argparse uses 2 as well)
+    INPUT_REJECTED = 3   # some input was rejected; everything valid was still stored
+    DATABASE_UNAVAILABLE = 4
+    EMBEDDER_UNAVAILABLE = 5
+    MODEL_REFUSED = 6    # wrong dimension, or the canary says the model changed
+    CONFIGURATION = 7    # bad environment / configuration value
+
+
+class MemoryPipelineError(Exception):
+    exit_code = ExitCode.FAILURE
+
+
+class ConfigurationError(MemoryPipelineError):
+    """A configuration value (environment variable, resource field, file) is invalid."""
+
+    exit_code = ExitCode.CONFIGURATION
+
+
+class InputError(MemoryPipelineError):
+    """User input (a query, an argument, a file) is invalid; the message says where and why."""
+
+    exit_code = ExitCode.USAGE
+
+
+class DatabaseUnavailable(MemoryPipelineError):
+    """PostgreSQL cannot be reached or refused us; distinct from embedding failures."""
+
+    exit_code = ExitCode.DATABASE_UNAVAILABLE
+
+    def __init__(self, detail: str):
+        super().__init__(f"the database is unavailable: {detail}")
+        self.detail = detail
+
+
+class MissingExtension(DatabaseUnavailable):
+    """The server lacks pgvector (or a version new enough)."""
+
+    exit_code = ExitCode.CONFIGURATION
+
+    def __init__(self, detail: str):
+        MemoryPipelineError.__init__(self, detail)
+        self.detail = detail
+
+
+class EmbedderUnavailable(MemoryPipelineError):
+    """The embedding service cannot be reached, timed out, or answered with an HTTP error."""
+
+    exit_code = ExitCode.EMBEDDER_UNAVAILABLE
+
+    def __init__(self, service: str, detail: str = ""):
+        message = f"the {service} embedding service is unavailable"
+        super().__init__(f"{message} ({detail})" if detail else message)
+        self.service = service
+        self.detail = detail
+
+
+class ModelRefused(MemoryPipelineError):
+    """The served model does not fit the profile (dimension) or has silently changed (canary)."""
+
+    exit_code = ExitCode.MODEL_REFUSED

@@ -1,0 +1,198 @@
+"""The index pass: pending episodes -> chunks -> vectors, committed episode by episode.
+
+A pass takes up to 500 pending episodes, oldest occurrence first, chunks them (pure, see
+``domain.chunking``), embeds the chunks that still lack a vector for the active profile in
+model-sized batches (several episodes share a batch so the model always sees full batches), and
+after every batch commits the episodes whose vectors are all there: each episode's chunks and
+vectors land in one transaction or not at all. A failure (model down, database gone) stops the
+pass; what was committed stays, everything else stays pending for the next pass.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from memory_pipeline.domain.chunking import chunk_body
+from memory_pipeline.embedders.base import Embedder
+from memory_pipeline.storage import index_store
+from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.index_store import EpisodeWork, PendingEpisode
+from memory_pipeline.storage.profiles_store import StoredProfile, activate_profile, get_profile
+
+PASS_LIMIT = 500
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class IndexReport:
+    profile: str
+    passes: int = 0
+    episodes: int = 0
+    chunks: int = 0
+    vectors: int = 0
+    model_calls: int = 0
+    embed_seconds: float = 0.0
+    store_seconds: float = 0.0
+    seconds: float = 0.0
+    skipped_locked: int = 0
+    pending_after: int | None = None
+    preview: list[dict] = field(default_factory=list)
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.chunks / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def vectors_per_second(self) -> float:
+        return self.vectors / self.seconds if self.seconds > 0 else 0.0
+
+    def add(self, other: "IndexReport") -> None:
+        for name in ("passes", "episodes", "chunks", "vectors", "model_calls", "skipped_locked"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name in ("embed_seconds", "store_seconds", "seconds"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.preview = (self.preview + other.preview)[:5]
+
+
+def plan(conn, profile: StoredProfile | None, pending: list[PendingEpisode]) -> list[EpisodeWork]:
+    """Chunk the episodes and find which of their chunk ids still need a vector."""
+    chunked = index_store.episodes_with_chunks(conn, [p.id for p in pending])
+    works = []
+    for episode in pending:
+        chunks = chunk_body(episode.body, episode.content_hash)
+        works.append(EpisodeWork(episode, chunks, episode.id in chunked, missing=[], vectors={}))
+    if profile is not None:
+        keys = {(w.episode.memory, c.chunk_id) for w in works for c in w.chunks}
+        present = index_store.existing_vectors(conn, profile, keys)
+    else:
+        present = set()
+    for work in works:
+        seen: set[str] = set()
+        for c in work.chunks:
+            # Identical texts inside one episode share an id: embed them once.
+            if c.chunk_id not in seen and (work.episode.memory, c.chunk_id) not in present:
+                work.missing.append(c.chunk_id)
+            seen.add(c.chunk_id)
+    return works
+
+
+def index_pass(
+    db: Database,
+    embedder: Embedder,
+    *,
+    limit: int = PASS_LIMIT,
+    day: dt.date | None = None,
+    on_progress: Callable[[IndexReport], None] | None = None,
+) -> IndexReport:
+    """Index up to ``limit`` pending episodes (optionally of one ingest day) with ``embedder``."""
+    started = time.perf_counter()
+    report = IndexReport(profile=embedder.profile.name, passes=1)
+    with db.connection() as conn:
+        stored = get_profile(conn, embedder.profile)
+        probe_profile = stored or StoredProfile(-1, "", "", "", 0, 0, False)
+        pending = index_store.pending_episodes(conn, probe_profile, limit=limit, day=day)
+        if not pending:
+            report.seconds = time.perf_counter() - started
+            return report
+        # The gate: a wrong dimension or an unreachable server stops us before any write.
+        embedder.probe()
+        report.model_calls += 1
+        profile = activate_profile(conn, embedder.profile)
+        works = plan(conn, profile, pending)
+
+        ready = [w for w in works if w.complete]  # nothing to embed (only chunks missing)
+        _write(conn, profile, ready, report)
+        queue = [(w, cid) for w in works if not w.complete for cid in w.missing]
+        text_of = {(w.episode.id, c.chunk_id): c.text for w in works for c in w.chunks}
+        open_works = {id(w): w for w in works if not w.complete}
+        for start in range(0, len(queue), embedder.batch_size):
+            batch = queue[start : start + embedder.batch_size]
+            t0 = time.perf_counter()
+            vectors = embedder.embed_documents([text_of[(w.episode.id, cid)] for w, cid in batch])
+            report.embed_seconds += time.perf_counter() - t0
+            report.model_calls += 1
+            for (work, cid), vector in zip(batch, vectors):
+                work.vectors[cid] = vector
+            done = [w for w in {id(w): w for w, _ in batch}.values() if w.complete]
+            for w in done:
+                open_works.pop(id(w), None)
+            _write(conn, profile, done, report)
+            if on_progress:
+                on_progress(report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _write(conn, profile: StoredProfile, works: list[EpisodeWork], report: IndexReport) -> None:
+    if not works:
+        return
+    t0 = time.perf_counter()
+    written = index_store.write_episodes(conn, profile, works)
+    report.store_seconds += time.perf_counter() - t0
+    report.episodes += written.episodes
+    report.chunks += written.chunks
+    report.vectors += written.vectors
+    report.skipped_locked += written.skipped_locked
+    for w in works[: max(0, 5 - len(report.preview))]:
+        report.preview.append(
+            {"episode_id": w.episode.id, "memory": w.episode.memory, "chunks": len(w.chunks),
+             "first_chunk": w.chunks[0].text[:80] if w.chunks else ""}
+        )
+
+
+def index_until_done(
+    db: Database,
+    embedder: Embedder,
+    *,
+    day: dt.date | None = None,
+    on_progress: Callable[[IndexReport], None] | None = None,
+) -> IndexReport:
+    """Run passes until nothing is pending (or a pass could do nothing: others hold the rest)."""
+    total = IndexReport(profile=embedder.profile.name)
+    while True:
+        one = index_pass(db, embedder, day=day, on_progress=on_progress)
+        total.add(one)
+        if one.episodes == 0:
+            break
+    total.pending_after = pending_count(db, embedder, day=day)
+    return total
+
+
+def pending_count(db: Database, embedder: Embedder, *, day: dt.date | None = None) -> int:
+    with db.connection() as conn:
+        stored = get_profile(conn, embedder.profile)
+        counts = index_store.pending_by_day(conn, stored)
+    if day is not None:
+        return counts.get(day.isoformat(), 0)
+    return sum(counts.values())
+
+
+def chunk_pending(db: Database, *, day: dt.date | None = None, limit: int = 5000) -> IndexReport:
+    """Chunk episodes that have no chunks yet (no model involved): the ``chunks`` stage alone."""
+    started = time.perf_counter()
+    report = IndexReport(profile="", passes=1)
+    with db.connection() as conn:
+        while True:
+            rows = conn.execute(
+                """SELECT e.id, e.memory, e.content_hash, e.body, e.ingest_day FROM episodes e
+                   WHERE (%(day)s::date IS NULL OR e.ingest_day = %(day)s::date)
+                     AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id)
+                   ORDER BY e.occurred_at, e.id LIMIT %(limit)s""",
+                {"day": day, "limit": limit},
+            ).fetchall()
+            if not rows:
+                break
+            works = plan(conn, None, [PendingEpisode(*r) for r in rows])
+            for w in works:
+                w.missing.clear()  # chunks only: no vectors wanted here
+            before = report.episodes
+            _write(conn, None, works, report)
+            if report.episodes == before:
+                break
+    report.seconds = time.perf_counter() - started
+    return report

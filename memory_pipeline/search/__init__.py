@@ -1,0 +1,1 @@
+"""Search over the materialized tables (fused retrieval lives here)."""

@@ -1,0 +1,127 @@
+"""The connection to PostgreSQL: where it is, checks, migrations and a psycopg 3 pool.
+
+``Database.open()`` is the one way in: it resolves the URL (an external server from
+``MEMORY_PIPELINE_DATABASE_URL``, else the embedded one), checks that pgvector >= 0.7 is
+available, applies migrations, and opens a pool whose connections know the vector types.
+Connection failures become ``DatabaseUnavailable`` so commands can tell them apart from
+embedding failures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from pathlib import Path
+from typing import Iterator, Mapping
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from memory_pipeline import config
+from memory_pipeline.errors import DatabaseUnavailable, MissingExtension
+from memory_pipeline.storage.embedded import EmbeddedServer, ensure_embedded_server
+from memory_pipeline.storage.migrations import apply_migrations
+
+MIN_PGVECTOR = (0, 7)
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages."""
+    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+@contextlib.contextmanager
+def database_errors(where: str = "") -> Iterator[None]:
+    """Turn connection-level failures into ``DatabaseUnavailable`` (other SQL errors stay bugs)."""
+    try:
+        yield
+    except (psycopg.OperationalError, PoolTimeout) as exc:
+        prefix = f"{where}: " if where else ""
+        raise DatabaseUnavailable(prefix + first_line(exc)) from exc
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+def check_pgvector(conn: psycopg.Connection, where: str) -> None:
+    row = conn.execute(
+        "SELECT default_version, installed_version FROM pg_available_extensions WHERE name = 'vector'"
+    ).fetchone()
+    if row is None:
+        raise MissingExtension(
+            f"the PostgreSQL server at {where} has no 'vector' extension (pgvector >= 0.7 is "
+            "required): install pgvector on the server, or unset MEMORY_PIPELINE_DATABASE_URL "
+            "to use the embedded server"
+        )
+    version = row[1] or row[0]
+    if _version_tuple(version) < MIN_PGVECTOR:
+        raise MissingExtension(
+            f"the PostgreSQL server at {where} has pgvector {version}; the 'vector' extension "
+            ">= 0.7 is required (halfvec and HNSW on halfvec): ALTER EXTENSION vector UPDATE"
+        )
+
+
+def _configure(conn: psycopg.Connection) -> None:
+    register_vector(conn)
+
+
+class Database:
+    """A migrated database and a pool of connections to it."""
+
+    def __init__(self, url: str, pool: ConnectionPool, embedded: EmbeddedServer | None = None):
+        self.url = url
+        self.pool = pool
+        self.embedded = embedded
+
+    @classmethod
+    def open(
+        cls,
+        url: str | None = None,
+        *,
+        home: Path | None = None,
+        environ: Mapping[str, str] | None = None,
+        max_size: int = 4,
+    ) -> "Database":
+        url = url or config.database_url(environ)
+        embedded = None
+        if url is None:
+            embedded = ensure_embedded_server(home or config.home_dir(environ))
+            url = embedded.uri()
+        where = redact(url)
+        with database_errors(f"cannot connect to {where}"):
+            with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+                check_pgvector(conn, where)
+                apply_migrations(conn)
+            pool = ConnectionPool(
+                url,
+                min_size=1,
+                max_size=max_size,
+                configure=_configure,
+                kwargs={"connect_timeout": 10, "application_name": "memory_pipeline"},
+                timeout=30,
+                open=False,
+            )
+            pool.open(wait=True, timeout=15)
+        return cls(url, pool, embedded)
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        with database_errors(f"lost the connection to {redact(self.url)}"):
+            with self.pool.connection() as conn:
+                yield conn
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()

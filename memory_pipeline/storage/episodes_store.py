@@ -1,0 +1,76 @@
+"""Storing episodes and reading a day's episodes back (SQL in ``sql/queries``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from memory_pipeline.domain.episodes import EpisodeDraft
+from memory_pipeline.storage.paths import query
+
+
+@dataclass
+class StoreReport:
+    inserted_ids: list[int] = field(default_factory=list)
+    duplicates: int = 0
+
+    @property
+    def inserted(self) -> int:
+        return len(self.inserted_ids)
+
+
+def store_episodes(conn: psycopg.Connection, drafts: Iterable[EpisodeDraft], ingest_day: dt.date) -> StoreReport:
+    """Insert drafts in one transaction; bodies already in their memory count as duplicates.
+
+    One transaction for the whole set: a database failure stores none of them, so a retry of
+    the same files cannot leave a partial import behind (and a retry is harmless: idempotent).
+    """
+    report = StoreReport()
+    sql = query("insert_episode")
+    with conn.transaction():
+        for draft in drafts:
+            row = conn.execute(
+                sql,
+                {
+                    "memory": draft.memory,
+                    "kind": draft.kind,
+                    "title": draft.title,
+                    "occurred_at": draft.occurred_at,
+                    "ingest_day": ingest_day,
+                    "salience": draft.salience,
+                    "source": draft.source,
+                    "external_id": draft.external_id,
+                    "metadata": Jsonb(draft.metadata),
+                    "body": draft.body,
+                    "content_hash": draft.content_hash,
+                },
+            ).fetchone()
+            if row is None:
+                report.duplicates += 1
+            else:
+                report.inserted_ids.append(row[0])
+    return report
+
+
+def day_summary(conn: psycopg.Connection, day: dt.date) -> list[dict]:
+    """Per (memory, kind): episodes and characters ingested on ``day``."""
+    rows = conn.execute(query("day_summary"), {"day": day}).fetchall()
+    return [
+        {"memory": m, "kind": k, "episodes": n, "characters": int(c or 0)} for m, k, n, c in rows
+    ]
+
+
+def day_preview(conn: psycopg.Connection, day: dt.date, limit: int = 5) -> list[dict]:
+    rows = conn.execute(
+        """SELECT id, memory, kind, title, occurred_at, length(body)
+           FROM episodes WHERE ingest_day = %s ORDER BY id DESC LIMIT %s""",
+        (day, limit),
+    ).fetchall()
+    return [
+        {"id": i, "memory": m, "kind": k, "title": t, "occurred_at": o.isoformat(), "chars": n}
+        for i, m, k, t, o, n in rows
+    ]

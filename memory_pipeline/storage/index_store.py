@@ -1,0 +1,158 @@
+"""Reading pending work and writing chunks and vectors (bulk, binary COPY)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import psycopg
+from pgvector import HalfVector
+
+from memory_pipeline.domain.chunking import Chunk
+from memory_pipeline.storage.paths import query
+from memory_pipeline.storage.profiles_store import StoredProfile
+
+
+@dataclass(frozen=True)
+class PendingEpisode:
+    id: int
+    memory: str
+    content_hash: str
+    body: str
+    ingest_day: dt.date
+
+
+@dataclass
+class EpisodeWork:
+    """One pending episode, chunked, with the vectors it still needs."""
+
+    episode: PendingEpisode
+    chunks: list[Chunk]
+    has_stored_chunks: bool
+    missing: list[str]                 # chunk ids (unique, in chunk order) that need a vector
+    vectors: dict[str, np.ndarray]     # filled as model batches come back
+
+    @property
+    def complete(self) -> bool:
+        return len(self.vectors) == len(self.missing)
+
+
+def pending_episodes(
+    conn: psycopg.Connection, profile: StoredProfile, *, limit: int, day: dt.date | None = None
+) -> list[PendingEpisode]:
+    rows = conn.execute(
+        query("pending_episodes"),
+        {"profile_id": profile.id, "generation": profile.generation, "limit": limit, "day": day},
+    ).fetchall()
+    return [PendingEpisode(*row) for row in rows]
+
+
+def pending_by_day(conn: psycopg.Connection, profile: StoredProfile | None) -> dict[str, int]:
+    params = {"profile_id": profile.id if profile else -1, "generation": profile.generation if profile else -1}
+    return {day.isoformat(): n for day, n in conn.execute(query("pending_by_day"), params)}
+
+
+def episodes_with_chunks(conn: psycopg.Connection, episode_ids: Sequence[int]) -> set[int]:
+    rows = conn.execute(
+        "SELECT DISTINCT episode_id FROM chunks WHERE episode_id = ANY(%s)", (list(episode_ids),)
+    )
+    return {row[0] for row in rows}
+
+
+def existing_vectors(
+    conn: psycopg.Connection, profile: StoredProfile, keys: Iterable[tuple[str, str]]
+) -> set[tuple[str, str]]:
+    """The (memory, chunk_id) pairs among ``keys`` that already have a vector."""
+    keys = list(keys)
+    if not keys:
+        return set()
+    rows = conn.execute(
+        """SELECT v.memory, v.chunk_id
+           FROM embeddings v
+           JOIN unnest(%s::text[], %s::text[]) AS k(memory, chunk_id)
+             ON v.memory = k.memory AND v.chunk_id = k.chunk_id
+           WHERE v.profile_id = %s AND v.generation = %s""",
+        ([m for m, _ in keys], [c for _, c in keys], profile.id, profile.generation),
+    )
+    return {(m, c) for m, c in rows}
+
+
+def _copy_chunks(cur: psycopg.Cursor, works: Sequence[EpisodeWork]) -> int:
+    written = 0
+    with cur.copy(
+        "COPY chunks (episode_id, ordinal, memory, chunk_id, start_char, end_char, token_estimate, text)"
+        " FROM STDIN WITH (FORMAT BINARY)"
+    ) as copy:
+        copy.set_types(["int8", "int4", "text", "text", "int4", "int4", "int4", "text"])
+        for work in works:
+            ep = work.episode
+            for c in work.chunks:
+                copy.write_row((ep.id, c.ordinal, ep.memory, c.chunk_id, c.start, c.end, c.token_estimate, c.text))
+                written += 1
+    return written
+
+
+def _copy_vectors(cur: psycopg.Cursor, profile: StoredProfile, rows: Sequence[tuple[str, str, np.ndarray]]) -> int:
+    with cur.copy(
+        "COPY embeddings (profile_id, generation, memory, chunk_id, embedding) FROM STDIN WITH (FORMAT BINARY)"
+    ) as copy:
+        copy.set_types(["int4", "int4", "text", "text", "halfvec"])
+        for memory, chunk_id, vector in rows:
+            copy.write_row((profile.id, profile.generation, memory, chunk_id, HalfVector(vector)))
+    return len(rows)
+
+
+@dataclass
+class WriteReport:
+    episodes: int = 0
+    chunks: int = 0
+    vectors: int = 0
+    skipped_locked: int = 0
+
+
+def write_episodes(conn: psycopg.Connection, profile: StoredProfile | None, works: Sequence[EpisodeWork]) -> WriteReport:
+    """Commit the chunks and vectors of complete episodes, all of each episode or none of it.
+
+    Episodes another worker is writing right now (row locked) are skipped and stay pending for
+    whoever holds them. ``synchronous_commit = off`` is safe here: a crash can only lose the
+    last few commits, and the episodes they covered simply become pending again.
+    """
+    report = WriteReport()
+    if not works:
+        return report
+    by_id = {w.episode.id: w for w in works}
+    with conn.transaction(), conn.cursor() as cur:
+        cur.execute("SET LOCAL synchronous_commit = off")
+        locked = {
+            row[0]
+            for row in cur.execute(
+                "SELECT id FROM episodes WHERE id = ANY(%s) ORDER BY id FOR UPDATE SKIP LOCKED",
+                (list(by_id),),
+            )
+        }
+        report.skipped_locked = len(by_id) - len(locked)
+        mine = [by_id[i] for i in sorted(locked)]
+        # Re-read inside the lock: another run may have finished some of this since we looked.
+        already_chunked = episodes_with_chunks(conn, [w.episode.id for w in mine])
+        report.chunks = _copy_chunks(cur, [w for w in mine if w.episode.id not in already_chunked])
+        if profile is not None:
+            wanted = [(w.episode.memory, cid, w.vectors[cid]) for w in mine for cid in w.missing if cid in w.vectors]
+            present = existing_vectors(conn, profile, ((m, c) for m, c, _ in wanted))
+            report.vectors = _copy_vectors(cur, profile, [r for r in wanted if (r[0], r[1]) not in present])
+        report.episodes = len(mine)
+    return report
+
+
+def count_summary(conn: psycopg.Connection, profile: StoredProfile | None) -> dict[str, int]:
+    episodes, chunks = conn.execute(
+        "SELECT (SELECT count(*) FROM episodes), (SELECT count(*) FROM chunks)"
+    ).fetchone()
+    vectors = 0
+    if profile is not None:
+        vectors = conn.execute(
+            "SELECT count(*) FROM embeddings WHERE profile_id = %s AND generation = %s",
+            (profile.id, profile.generation),
+        ).fetchone()[0]
+    return {"episodes": episodes, "chunks": chunks, "vectors": vectors}

@@ -1,0 +1,78 @@
+"""Shared fixtures: one real embedded PostgreSQL per test session, a fresh database per test.
+
+Each test gets its own database cloned from a migrated template (fast, and tests cannot see
+each other's rows). The server is started in a temporary folder and stopped at the end of the
+session, leaving no process behind.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import psycopg
+import pytest
+
+from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.embedded import ensure_embedded_server
+from memory_pipeline.storage.migrations import apply_migrations
+
+TEMPLATE = "mp_test_template"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_home(tmp_path_factory):
+    """Never touch the developer's ./.memory_pipeline or their configured servers."""
+    home = tmp_path_factory.mktemp("home")
+    saved = {k: v for k, v in os.environ.items() if k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_HOME"))}
+    for key in saved:
+        del os.environ[key]
+    os.environ["MEMORY_PIPELINE_HOME"] = str(home)
+    yield home
+    os.environ.update(saved)
+
+
+@pytest.fixture(scope="session")
+def pg_server(isolated_home):
+    server = ensure_embedded_server(isolated_home)
+    yield server
+    server.release()
+
+
+@pytest.fixture(scope="session")
+def template_database(pg_server) -> str:
+    with psycopg.connect(pg_server.uri("postgres"), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{TEMPLATE}"')
+        conn.execute(f'CREATE DATABASE "{TEMPLATE}"')
+    with psycopg.connect(pg_server.uri(TEMPLATE), autocommit=True) as conn:
+        apply_migrations(conn)
+    return TEMPLATE
+
+
+def create_database(pg_server, template: str | None = TEMPLATE) -> str:
+    name = "t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_server.uri("postgres"), autocommit=True) as conn:
+        if template:
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        else:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    return name
+
+
+def drop_database(pg_server, name: str) -> None:
+    with psycopg.connect(pg_server.uri("postgres"), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def db_url(pg_server, template_database):
+    name = create_database(pg_server, template_database)
+    yield pg_server.uri(name)
+    drop_database(pg_server, name)
+
+
+@pytest.fixture
+def db(db_url):
+    database = Database.open(db_url)
+    yield database
+    database.close()
