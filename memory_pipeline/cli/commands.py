@@ -178,11 +178,14 @@ def cmd_demo(args) -> int:
     print(f"indexing partition {day} with Dagster (episodes -> chunks -> embeddings -> hnsw_index);"
           " the bundled model embeds a few chunks a second ...")
     resources = default_resources()
+    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
     result = dg.materialize([episodes, chunks, embeddings], partition_key=day, instance=instance,
-                            resources=resources)
-    if not result.success:
-        return ExitCode.FAILURE
-    result = dg.materialize([hnsw_index], instance=instance, resources=resources)
+                            resources=resources, run_config=quiet)
+    for event in result.get_asset_materialization_events():
+        meta = event.materialization.metadata
+        print(f"{event.asset_key.to_user_string()}: {meta['dagster/row_count'].value} rows"
+              f" ({meta['seconds'].value}s)")
+    result = dg.materialize([hnsw_index], instance=instance, resources=resources, run_config=quiet)
     for event in result.get_asset_materialization_events():
         meta = event.materialization.metadata
         print(f"hnsw_index: {meta['dagster/row_count'].value} vectors, {meta['size'].value}")

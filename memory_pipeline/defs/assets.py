@@ -6,7 +6,6 @@ the profile and a short preview. Each partition run is idempotent: re-running a 
 nothing twice.
 """
 
-from __future__ import annotations
 
 import datetime as dt
 import time
@@ -154,15 +153,11 @@ def embeddings(
     ),
 )
 def hnsw_index(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
-    with database.db.connection() as conn:
-        conn.autocommit = True
-        try:
-            profile = active_profile(conn)
-            if profile is None:
-                raise dg.Failure("no embedding profile is active yet: materialize embeddings first")
-            state = hnsw_store.ensure_index(conn, profile)
-        finally:
-            conn.autocommit = False
+    with database.db.connection() as conn:  # autocommit: CREATE INDEX CONCURRENTLY needs it
+        profile = active_profile(conn)
+        if profile is None:
+            raise dg.Failure("no embedding profile is active yet: materialize embeddings first")
+        state = hnsw_store.ensure_index(conn, profile)
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": state.rows,

@@ -104,7 +104,9 @@ class Database:
                 min_size=1,
                 max_size=max_size,
                 configure=_configure,
-                kwargs={"connect_timeout": 10, "application_name": "memory_pipeline"},
+                # autocommit: every ``conn.transaction()`` block is then a real transaction that
+                # commits on exit, never a savepoint inside an implicit outer one.
+                kwargs={"connect_timeout": 10, "application_name": "memory_pipeline", "autocommit": True},
                 timeout=30,
                 open=False,
             )

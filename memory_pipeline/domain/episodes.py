@@ -1,0 +1,301 @@
+"""Episode drafts and the rules every episode must pass before it is stored."""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from typing import Any
+
+from memory_pipeline.domain.chunking import content_hash as _content_hash
+
+MEMORY_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$")
+KIND_RE = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
+MAX_BODY_CHARS = 2_000_000
+MAX_TITLE_CHARS = 500
+# Deeper metadata is almost certainly a mistake, and a bound keeps the recursive check far from
+# Python's recursion limit whatever the caller's stack depth.
+MAX_METADATA_DEPTH = 64
+DEFAULT_SALIENCE = 0.5
+
+# PostgreSQL's text and jsonb cannot hold NUL, and UTF-8 cannot encode a lone surrogate (JSON's
+# "\ud800" escape produces one); either would fail the insert long after parsing, unlocated.
+_UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
+
+
+class InvalidEpisode(ValueError):
+    """An episode field breaks a rule; ``str(error)`` is the plain reason.
+
+    ``field`` names the offending field ("body", "title", "metadata", "id", ...)
+    and ``metadata_key`` the top-level metadata key involved, so a parser can point at the line
+    that supplied it.
+    """
+
+    def __init__(self, field: str, reason: str, *, metadata_key: str | None = None):
+        super().__init__(reason)
+        self.field = field
+        self.reason = reason
+        self.metadata_key = metadata_key
+
+
+@dataclass(frozen=True)
+class EpisodeDraft:
+    """A validated episode not yet stored. Build it with ``make_episode``, which checks the rules."""
+
+    memory: str
+    kind: str
+    title: str
+    occurred_at: datetime  # timezone-aware, UTC
+    body: str
+    salience: float = DEFAULT_SALIENCE
+    source: str = ""  # where it came from, e.g. "notes/a.md" or "inbox.jsonl:12"
+    # hash=False: a dict cannot be hashed, and drafts are still hashable by their other fields.
+    metadata: dict = field(default_factory=dict, hash=False)  # JSON-serialisable
+    external_id: str | None = None  # the optional "id" of a JSONL line
+
+    @property
+    def content_hash(self) -> str:
+        """sha256 hex of the body's UTF-8 bytes: the key that makes ingest idempotent."""
+        return _content_hash(self.body)
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    """A short JSON-looking rendering of a bad value, for messages people read."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _printable(text: str) -> str:
+    # A reason is printed on one line and may be logged or stored: no raw newlines or NULs in it.
+    return "".join(
+        char if char.isprintable() else char.encode("unicode_escape", "backslashreplace").decode("ascii")
+        for char in text
+    )
+
+
+def _quoted(text: str, limit: int = 60) -> str:
+    shown = text if len(text) <= limit else text[: limit - 1] + "…"
+    return "'" + _printable(shown) + "'"
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, numbers.Number):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _check_storable(field_name: str, text: str, *, metadata_key: str | None = None) -> None:
+    bad = _UNSTORABLE_RE.search(text)
+    if bad is None:
+        return
+    if bad.group() == "\x00":
+        reason = f"NUL character in {_quoted(field_name)} (PostgreSQL text cannot hold it)"
+    else:
+        reason = f"lone surrogate character in {_quoted(field_name)} (not valid Unicode text)"
+    raise InvalidEpisode(field_name.split(".")[0].split("[")[0], reason, metadata_key=metadata_key)
+
+
+def _require_text(field_name: str, value: Any) -> str:
+    if value is None:
+        raise InvalidEpisode(field_name, f"missing {field_name}")
+    if not isinstance(value, str):
+        raise InvalidEpisode(field_name, f"'{field_name}' must be a string, got {_type_name(value)}")
+    _check_storable(field_name, value)
+    return value
+
+
+def validate_memory_name(name: Any) -> str:
+    """Return ``name`` if it is a valid memory name, else raise ValueError with the reason."""
+    name = _require_text("memory", name)
+    if not MEMORY_NAME_RE.fullmatch(name):
+        raise InvalidEpisode(
+            "memory",
+            f"invalid memory name {_quoted(name)}: use 1 to 128 letters, digits, '.', '_', '@' "
+            "or '-', starting with a letter or digit",
+        )
+    return name
+
+
+def validate_kind(kind: Any) -> str:
+    """Return ``kind`` if it is a valid episode kind (note, journal, chat, ...), else raise ValueError."""
+    kind = _require_text("kind", kind)
+    if not KIND_RE.fullmatch(kind):
+        raise InvalidEpisode(
+            "kind",
+            f"invalid kind {_quoted(kind)}: use 1 to 40 lowercase letters, digits, '_' or '-', "
+            "starting with a letter",
+        )
+    return kind
+
+
+def parse_timestamp(value: Any) -> datetime:
+    """An ISO 8601 date or date-time (or a date/datetime object) as an aware UTC datetime.
+
+    A date alone means midnight UTC; a 'Z' suffix means UTC; a time without an offset is taken
+    as UTC, because the pipeline has no other timezone to assume.
+    """
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, date):
+        parsed = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        text = value.strip()
+        # Python 3.11 reads an upper-case 'Z' itself but not the lower-case one ISO 8601 allows.
+        if text[-1:] in ("z", "Z"):
+            text = text[:-1] + "+00:00"
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            raise InvalidEpisode("occurred_at", f"unparseable date: {_quoted(value)}") from None
+    else:
+        raise InvalidEpisode("occurred_at", f"unparseable date: {_show(value)}")
+    if parsed.tzinfo is None or parsed.tzinfo.utcoffset(parsed) is None:
+        return parsed.replace(tzinfo=timezone.utc)
+    try:
+        return parsed.astimezone(timezone.utc)
+    except OverflowError:  # e.g. 0001-01-01T00:00+03:00 lies before year 1 in UTC
+        raise InvalidEpisode("occurred_at", f"unparseable date: {_quoted(str(value))}") from None
+
+
+def _check_salience(salience: Any) -> float:
+    if salience is None:
+        return DEFAULT_SALIENCE
+    # bool is an int subclass; "salience": true is a mistake, not 1.0.
+    if isinstance(salience, bool) or not isinstance(salience, numbers.Real):
+        raise InvalidEpisode("salience", f"salience must be a number in [0, 1], got {_show(salience)}")
+    value = float(salience)
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise InvalidEpisode("salience", f"salience outside [0, 1]: {_show(salience)}")
+    return value
+
+
+def _clean_metadata(value: Any, path: str, top_key: str | None, depth: int) -> Any:
+    """A plain-JSON deep copy of ``value``, or InvalidEpisode naming the path that breaks JSON."""
+    if depth > MAX_METADATA_DEPTH:
+        raise InvalidEpisode(
+            "metadata", f"metadata nested too deeply (more than {MAX_METADATA_DEPTH} levels)",
+            metadata_key=top_key,
+        )
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        # jsonb has no NaN or Infinity.
+        if not math.isfinite(value):
+            raise InvalidEpisode(
+                "metadata", f"'{path}' is not a finite number", metadata_key=top_key
+            )
+        return value
+    if isinstance(value, str):
+        _check_storable(path, value, metadata_key=top_key)
+        return value
+    if isinstance(value, (list, tuple)):
+        return [
+            _clean_metadata(item, f"{path}[{i}]", top_key, depth + 1) for i, item in enumerate(value)
+        ]
+    if isinstance(value, dict):
+        cleaned = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidEpisode(
+                    "metadata", f"metadata keys must be strings, got {_show(key)} in '{path}'",
+                    metadata_key=top_key,
+                )
+            key_path = f"{path}.{key}"
+            here = key if top_key is None else top_key
+            _check_storable(key_path, key, metadata_key=here)
+            cleaned[key] = _clean_metadata(item, key_path, here, depth + 1)
+        return cleaned
+    raise InvalidEpisode(
+        "metadata", f"'{path}' is not JSON (got {_type_name(value)})", metadata_key=top_key
+    )
+
+
+def _check_external_id(external_id: Any) -> str | None:
+    if external_id is None:
+        return None
+    # Exports often number their records; the number's text is as good an id as any.
+    if isinstance(external_id, int) and not isinstance(external_id, bool):
+        return str(external_id)
+    if not isinstance(external_id, str):
+        raise InvalidEpisode("id", f"'id' must be a string or an integer, got {_type_name(external_id)}")
+    _check_storable("id", external_id)
+    if not external_id.strip():
+        raise InvalidEpisode("id", "empty 'id'")
+    return external_id
+
+
+def make_episode(
+    *,
+    memory: Any,
+    kind: Any,
+    title: Any,
+    occurred_at: Any,
+    body: Any,
+    salience: Any = None,
+    source: Any = "",
+    metadata: Any = None,
+    external_id: Any = None,
+) -> EpisodeDraft:
+    """Check every rule and return the draft, or raise InvalidEpisode (a ValueError) with one reason.
+
+    The title is stored without surrounding whitespace; the body is stored exactly as given.
+    """
+    memory = validate_memory_name(memory)
+    kind = validate_kind(kind)
+
+    title = _require_text("title", title).strip()
+    if not title:
+        raise InvalidEpisode("title", "empty title")
+    if len(title) > MAX_TITLE_CHARS:
+        raise InvalidEpisode(
+            "title", f"title too long: {len(title)} characters (at most {MAX_TITLE_CHARS})"
+        )
+
+    if occurred_at is None:
+        raise InvalidEpisode("occurred_at", "missing occurred_at")
+    occurred = parse_timestamp(occurred_at)
+
+    body = _require_text("body", body)
+    if not body.strip():
+        raise InvalidEpisode("body", "empty body")
+    if len(body) > MAX_BODY_CHARS:
+        raise InvalidEpisode(
+            "body", f"body too long: {len(body)} characters (at most {MAX_BODY_CHARS})"
+        )
+
+    salience_value = _check_salience(salience)
+    source = _require_text("source", source if source is not None else "")
+
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise InvalidEpisode("metadata", f"metadata must be a JSON object, got {_type_name(metadata)}")
+    cleaned_metadata = _clean_metadata(metadata, "metadata", None, 0)
+
+    return EpisodeDraft(
+        memory=memory,
+        kind=kind,
+        title=title,
+        occurred_at=occurred,
+        body=body,
+        salience=salience_value,
+        source=source,
+        metadata=cleaned_metadata,
+        external_id=_check_external_id(external_id),
+    )

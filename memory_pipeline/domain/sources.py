@@ -1,0 +1,524 @@
+"""Episode source files (.jsonl, .md/.markdown, .txt) parsed into drafts and located rejections.
+
+Every problem is reported as ``FILE:LINE: reason`` and never stops the rest: a bad line rejects
+that line, a bad file that file. Line numbers are 1-based. A whole-file problem of a file that
+was read (no memory, an empty body, UTF-16 text) is reported at line 1, or at the front matter
+line that caused it; line 0 means the file could not be read at all (missing, unreadable,
+unsupported type), so there is no line to point at.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import yaml
+
+from memory_pipeline.domain.episodes import (
+    MAX_TITLE_CHARS,
+    EpisodeDraft,
+    InvalidEpisode,
+    make_episode,
+    validate_kind,
+    validate_memory_name,
+)
+
+SUPPORTED_SUFFIXES = (".jsonl", ".md", ".markdown", ".txt")
+DEFAULT_KIND = "note"  # for .md/.txt, which are notes unless they say otherwise
+
+JSONL_REQUIRED_FIELDS = ("memory", "kind", "title", "occurred_at", "body")
+JSONL_OPTIONAL_FIELDS = ("salience", "source", "metadata", "id")
+# Unknown fields are rejected rather than kept: a typo ("titel", "occured_at") must not be stored
+# silently as metadata while the real field goes missing or falls back to a default.
+_JSONL_FIELDS = frozenset(JSONL_REQUIRED_FIELDS + JSONL_OPTIONAL_FIELDS)
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_FRONT_MATTER_FENCE = "---"
+_FRONT_MATTER_KEYS = frozenset({"title", "occurred_at", "date", "kind", "memory", "salience"})
+_ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*))?")
+_ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+_CODE_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """One input that was not turned into an episode, and why."""
+
+    location: str  # "FILE:LINE", FILE as the user gave it (or joined under a folder they gave)
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.reason}"
+
+
+@dataclass
+class ParseResult:
+    episodes: list[EpisodeDraft] = field(default_factory=list)
+    rejections: list[Rejection] = field(default_factory=list)
+    files_read: int = 0  # files opened and read, whether or not they yielded episodes
+
+
+def parse_paths(
+    paths: Iterable[str | Path] | str | Path,
+    *,
+    memory: str | None = None,
+    kind: str | None = None,
+    now: datetime | None = None,
+) -> ParseResult:
+    """Parse files and folders (walked recursively, in sorted order) into episode drafts.
+
+    ``memory`` and ``kind`` are defaults for entries that do not name their own. ``now`` (default:
+    the current time) caps dates taken from file modification times, so a file copied from a
+    clock that runs ahead is not dated in the future. Invalid defaults raise ValueError at once,
+    since they would otherwise reject every file the same way.
+    """
+    if memory is not None:
+        validate_memory_name(memory)
+    if kind is not None:
+        validate_kind(kind)
+    if now is None:
+        now = datetime.now(timezone.utc)
+    elif now.tzinfo is None:
+        now = now.replace(tzinfo=timezone.utc)
+    else:
+        now = now.astimezone(timezone.utc)
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+
+    parser = _Parser(memory=memory, kind=kind, now=now)
+    for given in paths:
+        parser.parse_given(os.fspath(given))
+    return parser.result
+
+
+class _Parser:
+    def __init__(self, *, memory: str | None, kind: str | None, now: datetime):
+        self.memory = memory
+        self.kind = kind
+        self.now = now
+        self.result = ParseResult()
+        # A file named twice (explicitly and inside a folder, or through a link) is read once.
+        self._seen: set[tuple[int, int]] = set()
+
+    def reject(self, display: str, line: int, reason: str) -> None:
+        self.result.rejections.append(Rejection(f"{display}:{line}", reason))
+
+    def parse_given(self, display: str) -> None:
+        if os.path.isdir(display):
+            for child in self._walk(display):
+                self.parse_file(child)
+        elif not os.path.exists(display):
+            self.reject(display, 0, "no such file or folder")
+        else:
+            suffix = os.path.splitext(display)[1]
+            if suffix.lower() not in SUPPORTED_SUFFIXES:
+                expected = ", ".join(SUPPORTED_SUFFIXES)
+                what = f"'{suffix}' (expected" if suffix else "(no suffix; expected"
+                self.reject(display, 0, f"unsupported file type {what} {expected})")
+            else:
+                self.parse_file(display)
+
+    def _walk(self, folder: str) -> Iterator[str]:
+        try:
+            with os.scandir(folder) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+        except OSError as error:
+            self.reject(folder, 0, f"cannot read folder: {error.strerror or error}")
+            return
+        for entry in entries:
+            # Hidden files and folders (.git, .obsidian, editor swap files) are tooling, not notes.
+            if entry.name.startswith("."):
+                continue
+            child = os.path.join(folder, entry.name)
+            try:
+                # Linked folders are not followed: a link to a parent would walk forever.
+                is_folder = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_folder = False
+            if is_folder:
+                yield from self._walk(child)
+            elif os.path.splitext(entry.name)[1].lower() in SUPPORTED_SUFFIXES:
+                yield child
+
+    def parse_file(self, display: str) -> None:
+        try:
+            info = os.stat(display)
+            # Checked before opening: opening a FIFO would block until something writes to it.
+            if not stat.S_ISREG(info.st_mode):
+                self.reject(display, 0, "not a regular file")
+                return
+            if (info.st_dev, info.st_ino) in self._seen:
+                return
+            with open(display, "rb") as handle:
+                data = handle.read()
+        except OSError as error:
+            self.reject(display, 0, f"cannot read: {error.strerror or error}")
+            return
+        self._seen.add((info.st_dev, info.st_ino))
+        self.result.files_read += 1
+
+        if data.startswith(_UTF8_BOM):
+            data = data[len(_UTF8_BOM):]
+        elif data.startswith(_UTF16_BOMS):
+            self.reject(display, 1, "the file is UTF-16 text; save it as UTF-8")
+            return
+
+        suffix = os.path.splitext(display)[1].lower()
+        if suffix == ".jsonl":
+            self._parse_jsonl(display, data)
+        else:
+            self._parse_text_file(display, data, info.st_mtime, markdown=suffix != ".txt")
+
+    # -- JSONL -----------------------------------------------------------------------------------
+
+    def _parse_jsonl(self, display: str, data: bytes) -> None:
+        # Split the bytes, not decoded text: invalid UTF-8 on one line must cost only that line.
+        for number, raw in enumerate(data.split(b"\n"), start=1):
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+            if not raw.strip():
+                continue
+            try:
+                episode = self._jsonl_episode(f"{display}:{number}", raw)
+            except _LineRejected as rejected:
+                self.reject(display, number, rejected.reason)
+            else:
+                self.result.episodes.append(episode)
+
+    def _jsonl_episode(self, location: str, raw: bytes) -> EpisodeDraft:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise _LineRejected(
+                f"invalid UTF-8 at byte {error.start + 1} of the line (0x{raw[error.start]:02x})"
+            ) from None
+        if "\x00" in text:
+            raise _LineRejected(
+                f"NUL character at column {text.index(chr(0)) + 1} (PostgreSQL text cannot hold it)"
+            )
+        try:
+            value = json.loads(text, object_pairs_hook=_reject_duplicate_keys)
+        except json.JSONDecodeError as error:
+            raise _LineRejected(f"malformed JSON: {error.msg} at column {error.colno}") from None
+        except _DuplicateKey as error:
+            raise _LineRejected(f"malformed JSON: duplicate key '{error.key}'") from None
+        except RecursionError:
+            raise _LineRejected("malformed JSON: nested too deeply") from None
+        except ValueError:  # the only other ValueError: an integer past Python's digit limit
+            raise _LineRejected("malformed JSON: a number has too many digits") from None
+        if not isinstance(value, dict):
+            raise _LineRejected(f"not a JSON object (got {_json_type(value)})")
+
+        unknown = [name for name in value if name not in _JSONL_FIELDS]
+        if unknown:
+            raise _LineRejected(_plural("unknown field", unknown))
+        # null means "not given", so an exported "salience": null gets the default.
+        fields = {name: item for name, item in value.items() if item is not None}
+        if self.memory is not None:
+            fields.setdefault("memory", self.memory)
+        if self.kind is not None:
+            fields.setdefault("kind", self.kind)
+        missing = [name for name in JSONL_REQUIRED_FIELDS if name not in fields]
+        if missing:
+            hint = " (or pass --memory)" if "memory" in missing else ""
+            raise _LineRejected(_plural("missing field", missing) + hint)
+        try:
+            return make_episode(
+                memory=fields["memory"],
+                kind=fields["kind"],
+                title=fields["title"],
+                occurred_at=fields["occurred_at"],
+                body=fields["body"],
+                salience=fields.get("salience"),
+                source=fields.get("source", location),
+                metadata=fields.get("metadata"),
+                external_id=fields.get("id"),
+            )
+        except InvalidEpisode as error:
+            raise _LineRejected(str(error)) from None
+
+    # -- Markdown and plain text -----------------------------------------------------------------
+
+    def _parse_text_file(self, display: str, data: bytes, mtime: float, *, markdown: bool) -> None:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line_start = data.rfind(b"\n", 0, error.start) + 1
+            self.reject(
+                display,
+                data.count(b"\n", 0, error.start) + 1,
+                f"invalid UTF-8 at byte {error.start - line_start + 1} of the line "
+                f"(0x{data[error.start]:02x})",
+            )
+            return
+        # One line ending for all: the same note saved on Windows and on Unix is the same body
+        # (and the same content hash), and front matter fences compare equal.
+        text = text.replace("\r\n", "\n")
+        # Split on "\n" only: str.splitlines also breaks at \v, \f, U+2028..., which editors do
+        # not count as lines, and every line number below must match the editor's.
+        lines = text.split("\n")
+
+        front: _FrontMatter | None = None
+        body, body_index, body_line = text, 0, 1
+        if markdown and lines[0].rstrip() == _FRONT_MATTER_FENCE:
+            close = next(
+                (i for i in range(1, len(lines)) if lines[i].rstrip() == _FRONT_MATTER_FENCE), None
+            )
+            if close is None:
+                self.reject(display, 1, "front matter opened on line 1 is never closed by a '---' line")
+                return
+            nul_line = _nul_line(lines[: close + 1])
+            if nul_line:
+                self.reject(display, nul_line, "NUL character in front matter")
+                return
+            try:
+                front = _FrontMatter.parse("\n".join(lines[1:close]), first_line=2)
+            except _LineRejected as rejected:
+                self.reject(display, rejected.line, rejected.reason)
+                return
+            body_index = close + 1
+            body = "\n".join(lines[body_index:])
+            # An empty body is reported at the closing fence when nothing follows it.
+            body_line = min(body_index + 1, len(lines) - (1 if text.endswith("\n") else 0))
+
+        nul_line = _nul_line(lines)
+        if nul_line:
+            self.reject(display, nul_line, "NUL character in 'body' (PostgreSQL text cannot hold it)")
+            return
+
+        stem = os.path.splitext(os.path.basename(display))[0]
+        values: dict[str, Any] = {}
+        value_lines: dict[str, int] = {"body": body_line}
+        metadata: dict[str, Any] = {}
+        if front is not None:
+            for name in ("title", "memory", "kind", "salience", "occurred_at"):
+                if name in front.values:
+                    values[name] = front.values[name]
+                    value_lines[name] = front.lines[name]
+            metadata = front.metadata
+
+        if "title" not in values:
+            heading = _first_heading(lines[body_index:]) if markdown else None
+            if heading is not None:
+                offset, title = heading
+                value_lines["title"] = body_index + offset + 1
+            else:
+                title = stem
+            # A title the file did not state is a guess; a long one is shortened, not fatal.
+            if len(title) > MAX_TITLE_CHARS:
+                title = title[: MAX_TITLE_CHARS - 1] + "…"
+            values["title"] = title
+
+        values.setdefault("memory", self.memory)
+        if values["memory"] is None:
+            where = " or set 'memory' in front matter" if markdown else ""
+            self.reject(display, 1, f"no memory: pass --memory{where}")
+            return
+        values.setdefault("kind", self.kind or DEFAULT_KIND)
+        if "occurred_at" not in values:
+            values["occurred_at"] = self._modified_at(mtime)
+
+        try:
+            episode = make_episode(
+                memory=values["memory"],
+                kind=values["kind"],
+                title=values["title"],
+                occurred_at=values["occurred_at"],
+                body=body,
+                salience=values.get("salience"),
+                source=display,
+                metadata=metadata,
+            )
+        except InvalidEpisode as error:
+            if error.field == "metadata" and front is not None:
+                line = front.lines.get(error.metadata_key or "", 1)
+            else:
+                line = value_lines.get(error.field, 1)
+            self.reject(display, line, str(error))
+            return
+        self.result.episodes.append(episode)
+
+    def _modified_at(self, mtime: float) -> datetime:
+        try:
+            modified = datetime.fromtimestamp(mtime, tz=timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            return self.now
+        return min(modified, self.now)
+
+
+@dataclass
+class _FrontMatter:
+    values: dict[str, Any]  # the recognised keys that were set (null means not set)
+    lines: dict[str, int]  # file line of each top-level key
+    metadata: dict[str, Any]  # every other key, made JSON-serialisable
+
+    @classmethod
+    def parse(cls, source: str, *, first_line: int) -> _FrontMatter:
+        loader = None
+        try:
+            loader = yaml.SafeLoader(source)
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        except yaml.MarkedYAMLError as error:
+            mark = error.problem_mark or error.context_mark
+            line = first_line + mark.line if mark is not None else first_line
+            problem = error.problem or error.context or "invalid YAML"
+            raise _LineRejected(f"malformed front matter: {problem}", line) from None
+        except (yaml.YAMLError, ValueError, TypeError, RecursionError) as error:
+            # e.g. "date: 2024-13-45" looks like a timestamp to YAML and fails to construct.
+            raise _LineRejected(f"malformed front matter: {error}", first_line) from None
+        finally:
+            if loader is not None:
+                loader.dispose()
+
+        if data is None:
+            return cls({}, {}, {})
+        if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
+            raise _LineRejected(
+                f"front matter must be keys and values, got {_json_type(data)}", first_line
+            )
+
+        lines: dict[str, int] = {}
+        raw: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            lines[key] = first_line + key_node.start_mark.line
+            # Names and titles are text as written: YAML would read `title: 1984` as a number
+            # and `memory: yes` as true.
+            if isinstance(value_node, yaml.ScalarNode) and value_node.tag != "tag:yaml.org,2002:null":
+                raw[key] = value_node.value
+
+        if "occurred_at" in data and "date" in data:
+            raise _LineRejected(
+                "set 'occurred_at' or 'date' in front matter, not both",
+                max(lines.get("occurred_at", first_line), lines.get("date", first_line)),
+            )
+
+        values: dict[str, Any] = {}
+        metadata: dict[str, Any] = {}
+        for key, value in data.items():
+            name = str(key)
+            if name in _FRONT_MATTER_KEYS:
+                if value is None:
+                    continue
+                target = "occurred_at" if name == "date" else name
+                if target in ("title", "memory", "kind") and name in raw:
+                    value = raw[name]
+                values[target] = value
+                if target != name:
+                    lines[target] = lines.get(name, first_line)
+            else:
+                try:
+                    metadata[name] = _jsonable(value)
+                except _NotJson as error:
+                    raise _LineRejected(
+                        f"front matter '{name}' holds {error.what}, which metadata cannot store",
+                        lines.get(name, first_line),
+                    ) from None
+        return cls(values, lines, metadata)
+
+
+def _first_heading(lines: list[str]) -> tuple[int, str] | None:
+    """(index, text) of the first non-empty ATX heading outside fenced code, if any."""
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        fence_match = _CODE_FENCE.match(line)
+        if fence_match:
+            marker = fence_match.group(1)
+            if fence is None:
+                fence = marker
+            elif marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip(" `~\t"):
+                fence = None
+            continue
+        if fence is not None:
+            continue
+        match = _ATX_HEADING.fullmatch(line)
+        if match:
+            title = _ATX_CLOSING.sub("", (match.group(2) or "")).strip()
+            if title:
+                return index, title
+    return None
+
+
+def _nul_line(lines: list[str]) -> int:
+    for number, line in enumerate(lines, start=1):
+        if "\x00" in line:
+            return number
+    return 0
+
+
+class _NotJson(Exception):
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+
+
+def _jsonable(value: Any) -> Any:
+    """A YAML value as plain JSON: dates become ISO 8601 strings, sets become lists."""
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, (set, frozenset)):
+        # A set has no order of its own; sorting keeps the stored metadata stable run to run.
+        try:
+            items = sorted(value)
+        except TypeError:
+            items = sorted(value, key=repr)
+        return [_jsonable(item) for item in items]
+    if isinstance(value, (bytes, bytearray)):
+        raise _NotJson("binary data")
+    return value
+
+
+class _LineRejected(Exception):
+    def __init__(self, reason: str, line: int = 0):
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json keeps the last of two equal keys; two "body" fields on one line is a mistake to show.
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _plural(what: str, names: list[str]) -> str:
+    quoted = ", ".join(f"'{name}'" for name in names)
+    return f"{what}{'s' if len(names) > 1 else ''} {quoted}"

@@ -1,0 +1,137 @@
+"""Embeddings from an Ollama server (``/api/embed``) through the ``ollama`` client package."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import httpx
+import numpy as np
+import ollama
+
+from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
+from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, ModelRefused
+
+# qwen3-embedding is instruction-tuned on the query side only: queries carry the task, documents
+# are embedded as they are (the model card reports lower retrieval scores without it).
+QWEN3_QUERY_INSTRUCTION = (
+    "Instruct: Given a question, retrieve passages from a personal memory that answer it\nQuery: "
+)
+
+# Statuses that say "try again later / fix access", not "this model is wrong".
+_UNAVAILABLE_STATUSES = {401, 403, 408, 429}
+
+
+def query_prefix_for(model: str) -> str:
+    """The text put before every query for ``model``; documents never get one."""
+    # Also matches registry paths such as "hf.co/Qwen/Qwen3-Embedding-0.6B-GGUF".
+    base_name = model.rsplit("/", 1)[-1].lower()
+    return QWEN3_QUERY_INSTRUCTION if base_name.startswith("qwen3-embedding") else ""
+
+
+def _short(text: object, limit: int = 200) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _check_host(host: str) -> None:
+    """Refuse a host that could never work, rather than report it later as a network outage."""
+    # Like the ollama client, accept "HOST", "HOST:PORT" and full URLs.
+    text = host.strip()
+    try:
+        url = httpx.URL(text if "://" in text else f"http://{text}")
+    except (httpx.InvalidURL, ValueError, TypeError):
+        url = None
+    malformed = not text or any(c.isspace() for c in text) or url is None
+    if malformed or url.scheme not in ("http", "https") or not url.host:
+        raise ConfigurationError(f"invalid Ollama host {host!r}: expected http://HOST:PORT")
+
+
+class OllamaEmbedder(Embedder):
+    """One Ollama model; one ``/api/embed`` call per batch."""
+
+    service_name = "Ollama"
+
+    def __init__(
+        self,
+        profile: EmbeddingProfile,
+        host: str,
+        batch_size: int = 16,
+        timeout_s: float = 120.0,
+    ):
+        super().__init__(profile, batch_size=batch_size)
+        self.host = host
+        self.timeout_s = timeout_s
+        self.query_prefix = query_prefix_for(profile.model)
+        _check_host(host)
+        try:
+            self._client = ollama.Client(host=host, timeout=timeout_s)
+        except (ValueError, TypeError, httpx.InvalidURL) as exc:
+            raise ConfigurationError(f"invalid Ollama host {host!r}: {_short(exc)}") from None
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _embed_batch(self, texts: Sequence[str], *, is_query: bool) -> np.ndarray:
+        model = self.profile.model
+        inputs = [self.query_prefix + t for t in texts] if is_query else list(texts)
+        try:
+            response = self._client.embed(model=model, input=inputs)
+        except ollama.ResponseError as exc:
+            raise self._response_error(exc) from None
+        except httpx.TimeoutException:
+            raise EmbedderUnavailable(
+                self.service_name, f"no answer from {self.host} within {self.timeout_s:g}s"
+            ) from None
+        except ConnectionError:
+            # The client turns httpx.ConnectError into this, with a generic install hint.
+            raise EmbedderUnavailable(
+                self.service_name, f"cannot connect to {self.host}; is `ollama serve` running there?"
+            ) from None
+        except (httpx.TransportError, OSError) as exc:
+            raise EmbedderUnavailable(
+                self.service_name, f"cannot talk to {self.host}: {_short(exc, 120)}"
+            ) from None
+        except (ValueError, TypeError) as exc:
+            # Non-JSON body or a JSON shape the client's pydantic model rejects.
+            raise ModelRefused(
+                f"the Ollama server at {self.host} answered something that is not an embedding "
+                f"response for model {model!r}: {_short(exc, 120)}"
+            ) from None
+        return self._vectors(getattr(response, "embeddings", None), len(inputs))
+
+    def _response_error(self, exc: ollama.ResponseError) -> Exception:
+        status, message = exc.status_code, _short(exc.error)
+        model = self.profile.model
+        if status == 404 and "model" in message.lower():
+            return ModelRefused(
+                f"model {model!r} is not available on the Ollama server at {self.host} "
+                f"(run: ollama pull {model})"
+            )
+        if status == 404:
+            return EmbedderUnavailable(
+                self.service_name,
+                f"{self.host} has no /api/embed (HTTP 404: {message}); is it an Ollama server?",
+            )
+        if status >= 500 or status in _UNAVAILABLE_STATUSES or status < 0:
+            return EmbedderUnavailable(self.service_name, f"{self.host} answered HTTP {status}: {message}")
+        return ModelRefused(
+            f"the Ollama server at {self.host} refused to embed with model {model!r} "
+            f"(HTTP {status}): {message}"
+        )
+
+    def _vectors(self, embeddings: object, expected: int) -> np.ndarray:
+        try:
+            raw = np.asarray(embeddings, dtype=np.float32)
+        except (ValueError, TypeError):
+            raw = None
+        if raw is None or raw.ndim != 2 or raw.shape[0] != expected or raw.shape[1] == 0:
+            raise ModelRefused(
+                f"the Ollama server at {self.host} answered a malformed embedding list for model "
+                f"{self.profile.model!r} (expected {expected} vectors of equal length)"
+            )
+        if not np.isfinite(raw).all():
+            raise ModelRefused(
+                f"the Ollama server at {self.host} answered non-finite numbers (NaN/inf) for model "
+                f"{self.profile.model!r}; refusing to store them"
+            )
+        return raw

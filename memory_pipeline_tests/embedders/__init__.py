@@ -1,0 +1,1 @@
+"""Tests for the embedding providers, the local model and the factory."""

@@ -1,0 +1,39 @@
+"""Small builders shared by tests: episode files, embedders on loopback servers, row counts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memory_pipeline.embedders.base import EmbeddingProfile
+from memory_pipeline.embedders.ollama import OllamaEmbedder
+from memory_pipeline.storage.database import Database
+
+QWEN = "qwen3-embedding:0.6b"
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def episode(i: int, memory: str = "alice", paragraphs: int = 3, words: str = "notes about the garden") -> dict:
+    body = "\n\n".join(
+        f"Entry {i} paragraph {p}: {words} " + ("and more detail " * (10 + (i * 7 + p) % 90)) for p in range(paragraphs)
+    )
+    return {
+        "memory": memory,
+        "kind": "journal" if i % 2 else "note",
+        "title": f"Entry {i}",
+        "occurred_at": f"2026-0{1 + i % 9}-1{i % 10}T08:00:00Z",
+        "body": body,
+    }
+
+
+def ollama_embedder(url: str, dim: int = 512, model: str = QWEN, batch_size: int = 16) -> OllamaEmbedder:
+    return OllamaEmbedder(EmbeddingProfile("ollama", model, dim), host=url, batch_size=batch_size)
+
+
+def count(db: Database, sql: str, *params) -> int:
+    with db.connection() as conn:
+        return conn.execute(sql, params).fetchone()[0]

@@ -1,0 +1,172 @@
+"""The index pass against the real database and a loopback Ollama/OpenAI server."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from memory_pipeline import indexing
+from memory_pipeline.domain.chunking import chunk_body, content_hash
+from memory_pipeline.embedders.base import EmbeddingProfile
+from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
+from memory_pipeline.errors import EmbedderUnavailable, ModelRefused
+from memory_pipeline.ingest import ingest_paths
+from memory_pipeline.storage.profiles_store import active_profile
+from memory_pipeline.storage.vector_store import nearest_chunks
+from memory_pipeline_tests.helpers import count, episode, ollama_embedder, write_jsonl
+from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer, unused_port_url
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    rows = [episode(i) for i in range(12)]
+    rows.append(episode(99, paragraphs=1, words="x" * 5000))  # one long paragraph: hard cuts
+    rows.append(episode(98, words="repeat"))
+    rows[-1]["body"] = "same paragraph\n\nsame paragraph\n\nsame paragraph"  # repeated chunk text
+    return rows, write_jsonl(tmp_path / "corpus.jsonl", rows)
+
+
+def expected_chunks(rows):
+    return sum(len(chunk_body(r["body"])) for r in rows)
+
+
+def expected_vectors(rows):
+    return sum(len({c.chunk_id for c in chunk_body(r["body"])}) for r in rows)
+
+
+def test_index_pass_writes_exact_chunks_and_normalised_vectors(db, corpus):
+    rows, path = corpus
+    ingest_paths(db, [path])
+    with LoopbackEmbeddingServer(dim=1024) as server:
+        report = indexing.index_until_done(db, ollama_embedder(server.url))
+        batch_sizes = [r.n_inputs for r in server.requests]
+    assert report.episodes == len(rows)
+    assert report.chunks == expected_chunks(rows)
+    assert report.vectors == expected_vectors(rows)
+    assert report.pending_after == 0
+    # Probe first (one text), then full batches of 16 across episodes, one short batch at the end.
+    assert batch_sizes[0] == 1
+    assert all(n == 16 for n in batch_sizes[1:-1]) and 1 <= batch_sizes[-1] <= 16
+    assert sum(batch_sizes[1:]) == expected_vectors(rows)
+    with db.connection() as conn:
+        for (body, chash, texts, starts, ends) in conn.execute(
+            """SELECT e.body, e.content_hash, array_agg(c.text ORDER BY c.ordinal),
+                      array_agg(c.start_char ORDER BY c.ordinal), array_agg(c.end_char ORDER BY c.ordinal)
+               FROM episodes e JOIN chunks c ON c.episode_id = e.id GROUP BY e.id"""
+        ):
+            assert "".join(texts) == body and chash == content_hash(body)
+            assert all(body[s:e] == t for s, e, t in zip(starts, ends, texts))
+            assert all(len(t) <= 1600 for t in texts)
+        dims, norms = zip(*[
+            (len(v.to_list()), math.sqrt(sum(x * x for x in v.to_list())))
+            for (v,) in conn.execute("SELECT embedding FROM embeddings")
+        ])
+        profile = active_profile(conn)
+    assert set(dims) == {512}
+    assert all(abs(n - 1) < 2e-3 for n in norms)  # halfvec keeps ~3 significant digits
+    assert profile.name == "ollama/qwen3-embedding:0.6b@512" and profile.generation == 1
+
+
+def test_reingest_and_reindex_are_idempotent(db, corpus):
+    rows, path = corpus
+    first = ingest_paths(db, [path])
+    again = ingest_paths(db, [path])
+    assert first.inserted == len(rows) and again.inserted == 0 and again.duplicates == len(rows)
+    with LoopbackEmbeddingServer(dim=1024) as server:
+        embedder = ollama_embedder(server.url)
+        indexing.index_until_done(db, embedder)
+        before = count(db, "SELECT count(*) FROM embeddings")
+        second = indexing.index_until_done(db, embedder)
+    assert second.episodes == 0 and second.vectors == 0
+    assert count(db, "SELECT count(*) FROM embeddings") == before
+
+
+def test_wrong_dimension_is_refused_before_any_write(db, corpus):
+    _, path = corpus
+    ingest_paths(db, [path])
+    with LoopbackEmbeddingServer(dim=256) as server:
+        with pytest.raises(ModelRefused) as info:
+            indexing.index_until_done(db, ollama_embedder(server.url, dim=512))
+        assert len(server.requests) == 1  # only the probe
+    assert "256" in str(info.value) and "512" in str(info.value)
+    assert count(db, "SELECT count(*) FROM embeddings") == 0
+    assert count(db, "SELECT count(*) FROM chunks") == 0
+
+
+def test_server_down_stops_before_writing_and_names_the_service(db, corpus):
+    rows, path = corpus
+    ingest_paths(db, [path])
+    with pytest.raises(EmbedderUnavailable) as info:
+        indexing.index_until_done(db, ollama_embedder(unused_port_url()))
+    assert str(info.value).startswith("the Ollama embedding service is unavailable")
+    assert count(db, "SELECT count(*) FROM chunks") == 0
+    assert indexing.pending_count(db, ollama_embedder(unused_port_url())) == len(rows)
+
+
+def test_server_failing_mid_run_leaves_each_episode_whole_or_pending(db, corpus):
+    rows, path = corpus
+    ingest_paths(db, [path])
+    with LoopbackEmbeddingServer(dim=1024, fail_after=2) as server:  # the probe and one batch
+        with pytest.raises(EmbedderUnavailable):
+            indexing.index_until_done(db, ollama_embedder(server.url))
+    with db.connection() as conn:
+        states = conn.execute(
+            """SELECT e.body, count(DISTINCT c.ordinal), count(DISTINCT v.chunk_id)
+               FROM episodes e LEFT JOIN chunks c ON c.episode_id = e.id
+               LEFT JOIN embeddings v ON v.memory = c.memory AND v.chunk_id = c.chunk_id
+               GROUP BY e.id"""
+        ).fetchall()
+    indexed = [s for s in states if s[1] > 0]
+    assert 0 < len(indexed) < len(rows)
+    for body, n_chunks, n_vectors in states:
+        chunks = chunk_body(body)
+        assert (n_chunks, n_vectors) in {(0, 0), (len(chunks), len({c.chunk_id for c in chunks}))}
+    with LoopbackEmbeddingServer(dim=1024) as server:
+        report = indexing.index_until_done(db, ollama_embedder(server.url))
+    assert report.episodes == len(rows) - len(indexed) and report.pending_after == 0
+    assert count(db, "SELECT count(*) FROM embeddings") == expected_vectors(rows)
+
+
+def test_switching_profile_adds_vectors_and_keeps_the_old_ones(db, corpus):
+    rows, path = corpus
+    ingest_paths(db, [path])
+    with LoopbackEmbeddingServer(dim=1024) as server:
+        indexing.index_until_done(db, ollama_embedder(server.url, dim=512))
+        other = ollama_embedder(server.url, dim=256, model="nomic-embed-text")
+        assert indexing.pending_count(db, other) == len(rows)
+        report = indexing.index_until_done(db, other)
+    assert report.vectors == expected_vectors(rows) and report.chunks == 0  # chunks reused
+    with db.connection() as conn:
+        per_profile = dict(conn.execute(
+            """SELECT p.name, count(*) FROM embeddings v JOIN embedding_profiles p ON p.id = v.profile_id
+               GROUP BY p.name"""
+        ).fetchall())
+        assert active_profile(conn).name == "ollama/nomic-embed-text@256"
+    assert per_profile == {
+        "ollama/qwen3-embedding:0.6b@512": expected_vectors(rows),
+        "ollama/nomic-embed-text@256": expected_vectors(rows),
+    }
+
+
+def test_openai_compatible_provider_indexes_and_searches(db, tmp_path):
+    rows = [
+        {"memory": "m", "kind": "note", "title": "Bikes", "occurred_at": "2026-01-01", "body": "my bicycle needs a new chain"},
+        {"memory": "m", "kind": "note", "title": "Cake", "occurred_at": "2026-01-02", "body": "chocolate cake recipe with cherries"},
+        {"memory": "other", "kind": "note", "title": "Bikes too", "occurred_at": "2026-01-02", "body": "bicycle chain bicycle chain"},
+    ]
+    ingest_paths(db, [write_jsonl(tmp_path / "x.jsonl", rows)])
+    with LoopbackEmbeddingServer(dim=384) as server:
+        embedder = OpenAICompatibleEmbedder(EmbeddingProfile("openai", "e5", 384), base_url=server.url + "/v1")
+        report = indexing.index_until_done(db, embedder)
+        assert {r.input_type for r in server.requests} == {"passage"}
+        query = embedder.embed_query("bicycle chain")
+    assert report.vectors == 3
+    with db.connection() as conn:
+        profile = active_profile(conn)
+        hits = nearest_chunks(conn, profile, "m", query, limit=5)
+    assert [h.memory for h in hits] == ["m", "m"]  # never another memory's chunk
+    assert hits[0].distance < hits[1].distance
+    title = count(db, "SELECT e.title FROM chunks c JOIN episodes e ON e.id = c.episode_id WHERE c.chunk_id = %s", hits[0].chunk_id)
+    assert title == "Bikes"
