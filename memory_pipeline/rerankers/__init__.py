@@ -1,0 +1,1 @@
+"""Optional rerankers that reorder search's fused candidates (``http.HttpReranker``)."""

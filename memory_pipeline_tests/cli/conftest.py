@@ -1,0 +1,42 @@
+"""Run the real ``memory-pipeline`` console script in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(sys.executable).with_name("memory-pipeline")
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self):
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def cli(tmp_path, db_url):
+    """``cli(*args, env={...})``: the command against the test database, home in tmp_path."""
+
+    def run(*args: str, env: dict | None = None, timeout: float = 180) -> Result:
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))}
+        base.update({"MEMORY_PIPELINE_HOME": str(tmp_path / "home"), "MEMORY_PIPELINE_DATABASE_URL": db_url})
+        for key, value in (env or {}).items():
+            if value is None:
+                base.pop(key, None)
+            else:
+                base[key] = value
+        proc = subprocess.run([str(SCRIPT), *args], env=base, capture_output=True, text=True, timeout=timeout)
+        return Result(proc.returncode, proc.stdout, proc.stderr)
+
+    return run
