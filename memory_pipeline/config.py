@@ -32,6 +32,10 @@ ENV_VARS = {
     "MEMORY_PIPELINE_EMBED_BATCH": "Texts per model call (default 16).",
     "MEMORY_PIPELINE_EMBED_TIMEOUT": "Seconds to wait for one embedding call (default 120).",
     "OLLAMA_HOST": "Ollama server for the ollama provider (default http://127.0.0.1:11434).",
+    "MEMORY_PIPELINE_RERANK_URL": "Base URL of a /v1/rerank server (llama.cpp, TEI). Unset: no reranking.",
+    "MEMORY_PIPELINE_RERANK_MODEL": "Reranker model name (default qwen3-reranker:0.6b).",
+    "MEMORY_PIPELINE_RERANK_TIMEOUT": "Seconds a rerank call may take before search keeps the fused order (default 5).",
+    "MEMORY_PIPELINE_POLICIES": "A policies YAML file to use instead of the bundled memory_pipeline/policies.yaml.",
 }
 
 

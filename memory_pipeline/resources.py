@@ -87,3 +87,56 @@ class EmbedderResource(dg.ConfigurableResource):
         if self._embedder is not None:
             self._embedder.close()
             self._embedder = None
+
+
+class SearchResource(dg.ConfigurableResource):
+    """Fused retrieval over the materialized tables; used by the search op/job, the CLI and tests.
+
+    ``rerank_url`` (else MEMORY_PIPELINE_RERANK_URL) turns reranking on; ``policies_path``
+    (else MEMORY_PIPELINE_POLICIES, else the bundled file) names the policies.
+    """
+
+    database: DatabaseResource
+    embedder: EmbedderResource
+    rerank_url: Optional[str] = None
+    rerank_model: Optional[str] = None
+    rerank_timeout_s: Optional[float] = None
+    policies_path: Optional[str] = None
+    record_telemetry: bool = True
+
+    _service: Optional[object] = PrivateAttr(default=None)
+
+    def service(self):
+        """The ``SearchService``, built once per resource instance."""
+        if self._service is None:
+            import os
+
+            from memory_pipeline.domain.policies import default_policies_path, load_policies
+            from memory_pipeline.errors import ConfigurationError
+            from memory_pipeline.rerankers.http import reranker_from_env
+            from memory_pipeline.search.service import SearchService
+
+            environ = dict(os.environ)
+            for name, value in (
+                ("MEMORY_PIPELINE_RERANK_URL", self.rerank_url),
+                ("MEMORY_PIPELINE_RERANK_MODEL", self.rerank_model),
+                ("MEMORY_PIPELINE_RERANK_TIMEOUT", self.rerank_timeout_s),
+            ):
+                if value is not None:
+                    environ[name] = str(value)
+            path = self.policies_path or environ.get("MEMORY_PIPELINE_POLICIES") or default_policies_path()
+            try:
+                policies = load_policies(path)
+            except (OSError, ValueError) as exc:
+                raise ConfigurationError(f"policies: {exc}") from None
+            self._service = SearchService(
+                self.database.db,
+                policies,
+                embedder=lambda: self.embedder.embedder,
+                reranker=reranker_from_env(environ),
+                record=self.record_telemetry,
+            )
+        return self._service
+
+    def search(self, memory: str, query: str, **options):
+        return self.service().search(memory, query, **options)

@@ -163,7 +163,7 @@ def cmd_status(args) -> int:
 def cmd_demo(args) -> int:
     import dagster as dg
 
-    from memory_pipeline.defs.assets import chunks, embeddings, episodes, hnsw_index
+    from memory_pipeline.defs.assets import chunks, embeddings, entity_mentions, episodes, hnsw_index
     from memory_pipeline.defs.instance import open_instance
     from memory_pipeline.defs.resources import default_resources
 
@@ -179,7 +179,7 @@ def cmd_demo(args) -> int:
           " the bundled model embeds a few chunks a second ...")
     resources = default_resources()
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-    result = dg.materialize([episodes, chunks, embeddings], partition_key=day, instance=instance,
+    result = dg.materialize([episodes, chunks, embeddings, entity_mentions], partition_key=day, instance=instance,
                             resources=resources, run_config=quiet)
     for event in result.get_asset_materialization_events():
         meta = event.materialization.metadata
@@ -195,10 +195,11 @@ def cmd_demo(args) -> int:
 
 
 def _demo_searches(db: Database) -> None:
+    from memory_pipeline.cli.search_commands import build_service
     from memory_pipeline.search.demo import print_demo_searches
 
     queries = json.loads((SAMPLE_CORPUS / "demo_queries.json").read_text(encoding="utf-8"))
-    print_demo_searches(db, queries)
+    print_demo_searches(build_service(db), queries)
 
 
 # -- ui -------------------------------------------------------------------------------------

@@ -16,6 +16,13 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
 
 
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
 def _port(text: str) -> int:
     try:
         value = int(text)
@@ -46,6 +53,27 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("status", help="counts, pending work per day, the active profile")
     p.add_argument("--json", action="store_true", help="print a JSON document")
 
+    p = sub.add_parser("search", help="fused search inside one memory")
+    p.add_argument("query", nargs="?", help="the question, in your own words")
+    p.add_argument("--memory", help="the memory to search (required unless --batch)")
+    p.add_argument("--policy", help="a named policy from the policies file (default: default)")
+    p.add_argument("--limit", type=_int, help="number of results (1-50)")
+    p.add_argument("--channels", help="comma-separated subset of vector,keyword,graph")
+    p.add_argument("--json", action="store_true", help="print the stable JSON document")
+    p.add_argument("--batch", metavar="FILE",
+                   help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?} ("-" = stdin); '
+                        "one JSON result document a line on stdout")
+
+    p = sub.add_parser("entities", help="import and list the entities the graph channel follows")
+    ent = p.add_subparsers(dest="entities_command", required=True, metavar="ACTION")
+    q = ent.add_parser("import", help='import JSONL entities {"memory", "name", "aliases"?}')
+    q.add_argument("file")
+    q.add_argument("--memory", help="memory for lines that do not name one")
+    q.add_argument("--json", action="store_true")
+    q = ent.add_parser("list", help="a memory's entities with their mention counts")
+    q.add_argument("--memory", required=True)
+    q.add_argument("--json", action="store_true")
+
     sub.add_parser("demo", help="ingest the bundled sample corpus, index it with Dagster, run searches")
 
     p = sub.add_parser("ui", help="start Dagster's web UI and daemon for this project")
@@ -56,9 +84,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from memory_pipeline.cli import commands
+    from memory_pipeline.cli import commands, search_commands
 
-    handler = getattr(commands, f"cmd_{args.command}")
+    handler = {
+        "ingest": commands.cmd_ingest,
+        "index": commands.cmd_index,
+        "status": commands.cmd_status,
+        "demo": commands.cmd_demo,
+        "ui": commands.cmd_ui,
+        "search": search_commands.cmd_search,
+        "entities": search_commands.cmd_entities,
+    }[args.command]
     try:
         code = handler(args)
     except MemoryPipelineError as error:

@@ -173,3 +173,43 @@ def hnsw_index(context: dg.AssetExecutionContext, database: DatabaseResource) ->
             "ef_construction": state.ef_construction,
         }
     )
+
+
+@dg.asset(
+    partitions_def=ingest_days,
+    group_name="index",
+    deps=[episodes],
+    kinds={"postgres"},
+    description=(
+        "Links from entities (imported with `memory-pipeline entities import`, or proper names "
+        "that recur in a memory) to the episodes that mention them; the graph channel of search "
+        "follows these links. A day refreshes every memory that received episodes that day."
+    ),
+)
+def entity_mentions(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+    from memory_pipeline.storage import entities_store
+
+    day = _day(context)
+    started = time.perf_counter()
+    report = entities_store.EntityReport()
+    with database.db.connection() as conn:
+        memories = [r[0] for r in conn.execute("SELECT DISTINCT memory FROM episodes WHERE ingest_day = %s", (day,))]
+        entities_store.refresh_memories(conn, memories, report)
+        total_entities, total_mentions = conn.execute(
+            "SELECT (SELECT count(*) FROM entities WHERE memory = ANY(%(m)s)),"
+            " (SELECT count(*) FROM entity_mentions WHERE memory = ANY(%(m)s))",
+            {"m": memories},
+        ).fetchone()
+        top = entities_store.top_entities(conn, memories)
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": total_mentions,
+            "memories": len(memories),
+            "entities": total_entities,
+            "new_entities": report.promoted,
+            "new_mentions": report.mentions_added,
+            "episodes_scanned_for_names": report.extracted_episodes,
+            "seconds": round(time.perf_counter() - started, 3),
+            "top_entities": markdown_table(top),
+        }
+    )

@@ -2,14 +2,14 @@
 
 import dagster as dg
 
-from memory_pipeline.defs.assets import chunks, embeddings, episodes, hnsw_index
+from memory_pipeline.defs.assets import chunks, embeddings, entity_mentions, episodes, hnsw_index
 from memory_pipeline.defs.partitions import ingest_days
 
 index_day_job = dg.define_asset_job(
     "index_day_job",
-    selection=dg.AssetSelection.assets(episodes, chunks, embeddings),
+    selection=dg.AssetSelection.assets(episodes, chunks, embeddings, entity_mentions),
     partitions_def=ingest_days,
-    description="Load a day's inbox, chunk and embed the day's episodes (one partition).",
+    description="Load a day's inbox, chunk and embed the day's episodes, link entity mentions (one partition).",
 )
 
 build_hnsw_index_job = dg.define_asset_job(

@@ -1,7 +1,13 @@
 """The one set of resources; environments differ only by environment variables."""
 
-from memory_pipeline.resources import DatabaseResource, EmbedderResource
+from memory_pipeline.resources import DatabaseResource, EmbedderResource, SearchResource
 
 
 def default_resources() -> dict:
-    return {"database": DatabaseResource(), "embedder": EmbedderResource()}
+    database = DatabaseResource()
+    embedder = EmbedderResource()
+    return {
+        "database": database,
+        "embedder": embedder,
+        "search": SearchResource(database=database, embedder=embedder),
+    }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 import psycopg
@@ -11,6 +12,13 @@ from psycopg import sql
 
 from memory_pipeline.storage.hnsw_store import index_expression
 from memory_pipeline.storage.profiles_store import StoredProfile
+
+POLICY_FILTER = (
+    "AND EXISTS (SELECT 1 FROM chunks c JOIN episodes e ON e.id = c.episode_id "
+    "WHERE c.memory = v.memory AND c.chunk_id = v.chunk_id "
+    "AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[])) "
+    "AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)) "
+)
 
 # pgvector returns at most ef_search rows from an HNSW scan: it must cover the candidates asked for.
 MIN_EF_SEARCH = 40
@@ -31,31 +39,37 @@ def nearest_chunks(
     *,
     limit: int = 50,
     ef_search: int | None = None,
+    kinds: list[str] | None = None,
+    since: datetime | None = None,
 ) -> list[VectorHit]:
     """Up to ``limit`` chunk ids of ``memory`` nearest to ``query_vector``.
 
     The memory filter is applied inside the index scan; pgvector 0.8's iterative scan keeps
     walking the graph until ``limit`` rows of this memory are found instead of returning fewer.
     Profile id and generation go in as literals because the partial index's predicate can only
-    be matched against constants.
+    be matched against constants. A policy's kinds and time window are checked per row during
+    the same scan, so a filtering policy still gets ``limit`` candidates when they exist.
     """
     expr = index_expression(profile)
     statement = sql.SQL(
         "SELECT memory, chunk_id, {expr} <=> %(q)s::halfvec({dim}) AS distance "
-        "FROM embeddings WHERE profile_id = {pid} AND generation = {gen} AND memory = %(memory)s "
+        "FROM embeddings v WHERE profile_id = {pid} AND generation = {gen} AND memory = %(memory)s "
+        "{policy_filter}"
         "ORDER BY {expr} <=> %(q)s::halfvec({dim}) LIMIT %(limit)s"
     ).format(
         expr=expr,
         dim=sql.Literal(profile.dim),
         pid=sql.Literal(profile.id),
         gen=sql.Literal(profile.generation),
+        policy_filter=sql.SQL(POLICY_FILTER if (kinds or since) else ""),
     )
     with conn.transaction():
         ef = max(ef_search or 0, limit, MIN_EF_SEARCH)
         conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef)))
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         rows = conn.execute(
-            statement, {"q": HalfVector(query_vector), "memory": memory, "limit": limit}
+            statement,
+            {"q": HalfVector(query_vector), "memory": memory, "limit": limit, "kinds": kinds, "since": since},
         ).fetchall()
     # relaxed_order may return rows slightly out of order: restore exact distance order.
     return sorted((VectorHit(m, c, float(d)) for m, c, d in rows), key=lambda h: h.distance)

@@ -1,0 +1,549 @@
+"""Entities of a memory (people, projects, places): import files, name candidates, and mentions.
+
+Matching rule, shared by search (which entities does a query mention?) and indexing (which
+episodes mention an entity?): a name or alias occurs when its text appears case-insensitively
+(full Unicode case folding, NFC-normalised) with no letter, digit, underscore or combining mark
+directly before or after it. Whitespace inside a multi-word name matches any run of whitespace.
+So "Ana" is found in "ana's notes" and "Ana-Marija" but not in "Banana" or "Anastasia", and
+names full of regex metacharacters ("C++ (v2)", "a.b") match only themselves.
+
+Name candidates (``extract_proper_names``) are a deterministic heuristic, not a model: runs of
+one to three capitalised words in any cased script (Latin with diacritics, Cyrillic, Greek...),
+with lowercase particles such as "da" or "van" allowed between them. Capitalisation at the start
+of a sentence proves nothing, so a lone word there counts only if the same text also capitalises
+it mid-sentence; common capitalised words (pronouns, days, months, greetings, headers) are
+dropped. ``recurring_names`` then keeps what recurs across episodes, which filters most noise.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import sys
+import unicodedata
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from memory_pipeline.domain.episodes import InvalidEpisode, validate_memory_name
+
+K = TypeVar("K", bound=Hashable)
+
+# Longer than any real name or alias; a bound keeps one bad line from building a huge pattern.
+MAX_NAME_CHARS = 200
+MAX_CAPITALISED_WORDS = 3
+IMPORT_FIELDS = ("memory", "name", "aliases")
+
+# PostgreSQL text cannot hold NUL, and UTF-8 cannot encode a lone surrogate.
+_UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+class InvalidEntity(ValueError):
+    """An entity name or alias breaks a rule; ``str(error)`` is the reason."""
+
+
+def _normalise_name(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidEntity(f"{what} must be a string, got {_json_type(value)}")
+    bad = _UNSTORABLE_RE.search(value)
+    if bad is not None:
+        if bad.group() == "\x00":
+            raise InvalidEntity(f"NUL character in {what} (PostgreSQL text cannot hold it)")
+        raise InvalidEntity(f"lone surrogate character in {what} (not valid Unicode text)")
+    # One spelling per name: composed accents and single spaces, whatever the source typed.
+    text = " ".join(unicodedata.normalize("NFC", value).split())
+    if not text:
+        raise InvalidEntity(f"empty {what}")
+    if len(text) > MAX_NAME_CHARS:
+        raise InvalidEntity(f"{what} too long: {len(text)} characters (at most {MAX_NAME_CHARS})")
+    return text
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A named thing of one memory. Names are stored NFC with whitespace collapsed to one space."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        name = _normalise_name(self.name, "'name'")
+        if isinstance(self.aliases, str) or not isinstance(self.aliases, (list, tuple)):
+            raise InvalidEntity(
+                f"'aliases' must be a list of strings, got {_json_type(self.aliases)}"
+            )
+        aliases: list[str] = []
+        for index, alias in enumerate(self.aliases):
+            alias = _normalise_name(alias, f"'aliases[{index}]'")
+            if alias != name and alias not in aliases:
+                aliases.append(alias)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "aliases", tuple(aliases))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The name, then each alias."""
+        return (self.name, *self.aliases)
+
+
+# -- matching ------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _marks() -> str:
+    """Every combining mark, as character-class ranges.
+
+    ``\\w`` does not cover marks, yet in NFD text or in scripts such as Devanagari a mark
+    continues the word before it: "राम" must not be found inside "रामा".
+    """
+    ranges: list[tuple[int, int]] = []
+    for code in range(sys.maxunicode + 1):
+        if unicodedata.category(chr(code)).startswith("M"):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+    return "".join(f"\\U{low:08x}-\\U{high:08x}" for low, high in ranges)
+
+
+def _match_form(text: str) -> str:
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+class EntityMatcher(Generic[K]):
+    """One compiled pattern for many entities: build it once, run it over many texts."""
+
+    def __init__(self, entities: Iterable[tuple[K, Entity]]):
+        # Several entities may share a name or an alias (two people called Ana); a mention of
+        # it mentions all of them.
+        self._keys: dict[str, list[K]] = {}
+        for key, entity in entities:
+            for name in entity.names:
+                keys = self._keys.setdefault(" ".join(_match_form(name).split()), [])
+                if key not in keys:
+                    keys.append(key)
+        # Longest first, so "tomás rocha" is tried before "tomás" at the same position; the
+        # whole-word guards still let the alternation fall back to a shorter name.
+        names = sorted(self._keys, key=lambda name: (-len(name), name))
+        alternatives = "|".join(r"\s+".join(map(re.escape, name.split(" "))) for name in names)
+        word = rf"\w{_marks()}"
+        self._pattern = (
+            re.compile(rf"(?<![{word}])(?:{alternatives})(?![{word}])") if names else None
+        )
+
+    def find(self, text: str) -> list[K]:
+        """Keys of the entities mentioned in ``text``, in order of first mention, each once."""
+        if self._pattern is None:
+            return []
+        found: dict[K, None] = {}
+        for match in self._pattern.finditer(_match_form(text)):
+            for key in self._keys[" ".join(match.group().split())]:
+                found.setdefault(key, None)
+        return list(found)
+
+    def mentions(self, text: str) -> bool:
+        """Whether ``text`` mentions any of the entities."""
+        return self._pattern is not None and self._pattern.search(_match_form(text)) is not None
+
+
+def mentioned_entities(query: str, entities: Iterable[tuple[K, Entity]]) -> list[K]:
+    """Keys of the entities whose name or an alias occurs in ``query`` (see the matching rule).
+
+    In order of first occurrence in the query, without duplicates; where two entities share
+    the name that occurs, both are returned, in the order they were given.
+    """
+    return EntityMatcher(entities).find(query)
+
+
+def episode_mentions(text: str, entity: Entity) -> bool:
+    """Whether ``text`` mentions ``entity`` by its name or an alias (the same rule as search)."""
+    return EntityMatcher([(0, entity)]).mentions(text)
+
+
+# -- name candidates -----------------------------------------------------------------------------
+
+# Lowercase particles of personal and place names; "e"/"y" ("and") are left out on purpose, or
+# "Maria e João" would become one name.
+_CONNECTORS = frozenset(
+    "da das de del della der des di do dos du van von den ter bin ibn al".split()
+)
+
+# Capitalised words that are almost never the name of a person, project or place. Compared
+# casefolded. Kept small: recurring_names drops most one-off noise anyway.
+_STOP_WORDS = frozenset(
+    """
+    i i'm i've i'll i'd im ive a an the and or but nor so yet if then than this that these
+    those there here it it's its he she we they you me him her us them my mine our your yours
+    his hers their what when where why how who whom which whose yes no not ok okay also just
+    maybe perhaps still well oh ah hi hello hey dear thanks thank please sorry cheers regards
+    best good great nice welcome bye goodbye morning afternoon evening night today tonight
+    yesterday tomorrow now soon later in on at to for of with from by about after before
+    since until as is was are were be been do does did done have has had can could would
+    shall should may might must let let's lets all any some every each both one two three
+    new next last first my our note notes todo update summary edit ps re fwd fw cc bcc
+    subject date sent attendees agenda action actions status question answer user assistant
+    system human ai bot mr mrs ms dr prof sir madam
+    monday tuesday wednesday thursday friday saturday sunday
+    mon tue tues wed thu thur thurs fri sat sun
+    january february march april may june july august september october november december
+    eu tu ele ela nós nos vós eles elas você vocês o os as um uma uns umas isto isso aquilo
+    hoje ontem amanhã olá oi obrigado obrigada bom boa bem sim não também mas
+    segunda terça quarta quinta sexta sábado domingo
+    janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro
+    ja ti on ona ono mi vi oni one ona taj ta to danas jučer sutra bok zdravo hvala
+    dobar dobro da ne ali i u na
+    ponedjeljak utorak srijeda četvrtak petak subota nedjelja
+    siječanj veljača ožujak travanj svibanj lipanj srpanj kolovoz rujan listopad studeni prosinac
+    я ты он она оно мы вы они это этот эта эти тот та те сегодня вчера завтра привет
+    здравствуйте спасибо пожалуйста да нет но и а в на
+    понедельник вторник среда четверг пятница суббота воскресенье
+    январь февраль март апрель май июнь июль август сентябрь октябрь ноябрь декабрь
+    января февраля марта апреля мая июня июля августа сентября октября ноября декабря
+    """.split()
+)
+
+# Titles and single initials end with a period that does not end a sentence ("Dr. Rocha").
+_ABBREVIATIONS = frozenset("mr mrs ms dr prof st sr jr mt".split())
+_SENTENCE_END = re.compile(r"[.!?…:]")
+_OPENING_QUOTES = "\"'“„«‘‚‹"
+_HORIZONTAL_SPACE = re.compile(r"[^\S\n]+")
+_LABEL_PREFIX = re.compile(r"[\s\-*•>#]*")
+_LABEL_SUFFIX = re.compile(r"[*_]*[^\S\n]*:")
+_POSSESSIVE = re.compile(r"['’]s\Z", re.IGNORECASE)
+
+
+@functools.cache
+def _token_pattern() -> re.Pattern[str]:
+    # Letters, digits, underscores and marks, with inner apostrophes ("O'Brien", "Mara's").
+    char = rf"[\w{_marks()}]"
+    return re.compile(rf"{char}+(?:['’]{char}+)*")
+
+
+@dataclass
+class _Token:
+    text: str  # possessive stripped
+    start: int
+    end: int
+    capitalised: bool
+    connector: bool
+    stop: bool
+    possessive: bool
+    sentence_start: bool
+    line_start: bool
+
+
+def _is_capitalised(word: str) -> bool:
+    letters = [char for char in word if char.isalpha()]
+    if len(letters) != sum(1 for char in word if char.isalnum()):
+        return False  # digits inside: a code, not a name
+    if not letters or not (word[0].isupper() or word[0].istitle()):
+        return False
+    if any(char.islower() for char in letters[1:]):
+        return True
+    # All capitals: an acronym ("NASA", "ООН") if short, shouting if long.
+    return 2 <= len(letters) <= 5
+
+
+def _tokens(text: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    previous_end = 0
+    previous: _Token | None = None
+    for match in _token_pattern().finditer(text):
+        word = match.group()
+        gap = text[previous_end : match.start()]
+        # A hyphen between two capitalised parts joins them ("Jean-Luc", "Ana-Marija").
+        if (
+            previous is not None
+            and gap in ("-", "\u2010")
+            and previous.capitalised
+            and not previous.possessive
+            and _is_capitalised(word)
+        ):
+            merged = previous.text + gap + word
+            tokens[-1] = previous = _make_token(
+                merged, previous.start, match.end(), previous.sentence_start, previous.line_start
+            )
+            previous_end = match.end()
+            continue
+        sentence_start, line_start = _position(gap, previous)
+        previous = _make_token(word, match.start(), match.end(), sentence_start, line_start)
+        tokens.append(previous)
+        previous_end = match.end()
+    return tokens
+
+
+def _position(gap: str, previous: _Token | None) -> tuple[bool, bool]:
+    """(starts a sentence, starts a line) for a token after ``gap``."""
+    if previous is None or "\n" in gap:
+        line_part = gap.rsplit("\n", 1)[-1]
+        return True, _LABEL_PREFIX.fullmatch(line_part) is not None
+    stripped = gap.rstrip()
+    if stripped and stripped[-1] in _OPENING_QUOTES:
+        return True, False
+    end = _SENTENCE_END.search(gap)
+    if end is None:
+        return False, False
+    # "Dr. Rocha", "Tomás R. Rocha": the period closes an abbreviation, not the sentence.
+    if gap.strip() == "." and (
+        previous.text.casefold() in _ABBREVIATIONS
+        or (len(previous.text) == 1 and previous.text.isupper())
+    ):
+        return False, False
+    return True, False
+
+
+def _make_token(word: str, start: int, end: int, sentence_start: bool, line_start: bool) -> _Token:
+    possessive = len(word) > 2 and _POSSESSIVE.search(word) is not None
+    text = word[:-2] if possessive else word
+    capitalised = _is_capitalised(text)
+    return _Token(
+        text=text,
+        start=start,
+        end=end,
+        capitalised=capitalised,
+        connector=text in _CONNECTORS,
+        stop=text.casefold() in _STOP_WORDS,
+        possessive=possessive,
+        sentence_start=sentence_start,
+        line_start=line_start,
+    )
+
+
+def _runs(text: str, tokens: list[_Token]) -> list[list[_Token]]:
+    """Maximal runs of capitalised words (particles allowed between), split at punctuation."""
+    runs: list[list[_Token]] = []
+    current: list[_Token] = []
+    particles: list[_Token] = []
+    previous: _Token | None = None
+    for token in tokens:
+        joins = (
+            previous is not None
+            and bool(current or particles)
+            and not previous.possessive
+            and _HORIZONTAL_SPACE.fullmatch(text, previous.end, token.start) is not None
+        )
+        if not joins:
+            if current:
+                runs.append(current)
+            current, particles = [], []
+        if token.capitalised and not token.stop:
+            if current:
+                current.extend(particles)
+            particles = []
+            current.append(token)
+        elif token.connector and current and len(particles) < 2:
+            particles.append(token)
+        else:
+            if current:
+                runs.append(current)
+            current, particles = [], []
+        previous = token
+    if current:
+        runs.append(current)
+    return runs
+
+
+def _is_label(text: str, run: list[_Token]) -> bool:
+    # "Mara: see you" at the start of a line is a speaker: a name, whatever its position.
+    return run[0].line_start and _LABEL_SUFFIX.match(text, run[-1].end) is not None
+
+
+def extract_proper_names(text: str) -> set[str]:
+    """Proper-name candidates in ``text``: runs of 1 to 3 capitalised words, as written.
+
+    Possessives are stripped ("Mara's" -> "Mara"), particles kept ("Tomás da Silva"), and a
+    longer run of capitalised words (a title-case heading) is not a name. A lone capitalised
+    word that starts a sentence counts only if the text also capitalises it mid-sentence; a
+    sentence-initial word before other capitalised words is dropped when the text also uses it
+    in lowercase ("Finally Mara arrived ... it finally rained"), and otherwise kept, since it may
+    be a first name ("Tomás Rocha called."): "Finally Mara arrived." alone gives "Finally Mara",
+    a candidate that rarely recurs. The result is deterministic.
+    """
+    text = unicodedata.normalize("NFC", text)
+    tokens = _tokens(text)
+    lowercase_words = {token.text.casefold() for token in tokens if token.text[:1].islower()}
+
+    runs: list[list[_Token]] = []
+    for run in _runs(text, tokens):
+        head = run[0]
+        if head.sentence_start and not _is_label(text, run) and len(run) > 1 \
+                and head.text.casefold() in lowercase_words:
+            run = run[1:]
+            while run and run[0].connector:
+                run = run[1:]
+        if run:
+            runs.append(run)
+
+    # Capitalisation that proves something: anywhere but the first word of a sentence.
+    evidence = {
+        token.text
+        for run in runs
+        for position, token in enumerate(run)
+        if position > 0 or not token.sentence_start or _is_label(text, run)
+    }
+    names: set[str] = set()
+    for run in runs:
+        if sum(1 for token in run if not token.connector) > MAX_CAPITALISED_WORDS:
+            continue
+        if len(run) == 1 and run[0].sentence_start and not _is_label(text, run) \
+                and run[0].text not in evidence:
+            continue
+        names.add(" ".join(token.text for token in run))
+    return names
+
+
+def recurring_names(
+    per_episode: Mapping[Hashable, set[str]], *, min_episodes: int = 2
+) -> dict[str, set]:
+    """Names found in at least ``min_episodes`` episodes -> the keys of those episodes.
+
+    ``per_episode`` maps an episode key to the names found in it (``extract_proper_names``).
+    The result is ordered by name, so it reads the same on every run.
+    """
+    if isinstance(min_episodes, bool) or not isinstance(min_episodes, int) or min_episodes < 1:
+        raise ValueError(f"min_episodes must be an integer >= 1, got {min_episodes!r}")
+    episodes_of: dict[str, set] = {}
+    for episode, names in per_episode.items():
+        for name in names:
+            episodes_of.setdefault(name, set()).add(episode)
+    return {
+        name: episodes
+        for name, episodes in sorted(episodes_of.items())
+        if len(episodes) >= min_episodes
+    }
+
+
+# -- import files --------------------------------------------------------------------------------
+
+
+def parse_entity_import(
+    path: str | os.PathLike[str], memory: str | None = None
+) -> tuple[list[tuple[str, Entity]], list[str]]:
+    """Read an entity import file: JSONL, one ``{"memory", "name", "aliases"}`` object a line.
+
+    ``memory`` is the default for lines without one (``--memory``); ``aliases`` is optional.
+    Returns the (memory, entity) pairs of the good lines, in file order, and one
+    ``FILE:LINE: reason`` string for each bad line (line 0 when the file cannot be read).
+    Blank lines are skipped. An invalid ``memory`` argument raises ValueError.
+    """
+    if memory is not None:
+        memory = validate_memory_name(memory)
+    display = os.fspath(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        return [], [f"{display}:0: cannot read: {error.strerror or error}"]
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM):]
+    elif data.startswith(_UTF16_BOMS):
+        return [], [f"{display}:1: the file is UTF-16 text; save it as UTF-8"]
+
+    entities: list[tuple[str, Entity]] = []
+    rejections: list[str] = []
+    # Split the bytes, not decoded text: invalid UTF-8 on one line must cost only that line.
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if not raw.strip():
+            continue
+        try:
+            entities.append(_import_line(raw, memory))
+        except _Rejected as rejected:
+            rejections.append(f"{display}:{number}: {rejected.reason}")
+    return entities, rejections
+
+
+class _Rejected(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result
+
+
+def _import_line(raw: bytes, default_memory: str | None) -> tuple[str, Entity]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise _Rejected(
+            f"invalid UTF-8 at byte {error.start + 1} of the line (0x{raw[error.start]:02x})"
+        ) from None
+    if "\x00" in text:
+        raise _Rejected(
+            f"NUL character at column {text.index(chr(0)) + 1} (PostgreSQL text cannot hold it)"
+        )
+    try:
+        value = json.loads(text, object_pairs_hook=_reject_duplicate_keys)
+    except json.JSONDecodeError as error:
+        raise _Rejected(f"malformed JSON: {error.msg} at column {error.colno}") from None
+    except _DuplicateKey as error:
+        raise _Rejected(f"malformed JSON: duplicate key '{error.key}'") from None
+    except RecursionError:
+        raise _Rejected("malformed JSON: nested too deeply") from None
+    except ValueError:  # an integer past Python's digit limit
+        raise _Rejected("malformed JSON: a number has too many digits") from None
+    if not isinstance(value, dict):
+        raise _Rejected(f"not a JSON object (got {_json_type(value)})")
+
+    unknown = [name for name in value if name not in IMPORT_FIELDS]
+    if unknown:
+        quoted = ", ".join(f"'{name}'" for name in unknown)
+        raise _Rejected(
+            f"unknown field{'s' if len(unknown) > 1 else ''} {quoted} "
+            f"(expected {', '.join(IMPORT_FIELDS)})"
+        )
+    # null means "not given", as in episode files.
+    memory = value.get("memory")
+    if memory is None:
+        memory = default_memory
+    if memory is None:
+        raise _Rejected("missing field 'memory' (or pass --memory)")
+    try:
+        memory = validate_memory_name(memory)
+    except InvalidEpisode as error:
+        raise _Rejected(str(error)) from None
+    if value.get("name") is None:
+        raise _Rejected("missing field 'name'")
+    aliases = value.get("aliases")
+    if aliases is None:
+        aliases = []
+    elif not isinstance(aliases, list):
+        raise _Rejected(f"'aliases' must be a list of strings, got {_json_type(aliases)}")
+    try:
+        return memory, Entity(name=value["name"], aliases=tuple(aliases))
+    except InvalidEntity as error:
+        raise _Rejected(str(error)) from None
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__

@@ -1,0 +1,220 @@
+"""Fusing the ranked lists of search channels into one order: reciprocal rank, salience, recency.
+
+Each channel of a search (``vector``, ``keyword``, ``graph``) returns chunk keys in its own
+order. Their raw scores (a cosine distance, a ``ts_rank``, a mention count) are on scales that
+cannot be compared, so fusion looks only at ranks (1-based)::
+
+    rrf(key)   = Σ over channels c that returned key:  weight_c / (k + rank_c(key))
+    score(key) = rrf(key) × salience_factor(salience) × recency_factor(age_days)
+
+    salience_factor = 1 + salience_weight × (salience − 0.5)          in [0.5, 1.5]; 1 at 0.5
+    recency_factor  = floor + (1 − floor) × 0.5 ** (age_days / half_life_days)   in (floor, 1]
+
+with ``k = 60``, weights ``vector 1.0, keyword 1.0, graph 0.7``, ``half_life_days = 180`` and
+``floor = 0.75``. A key listed twice by one channel counts once, at its better rank.
+
+Why these constants:
+
+- ``k = 60`` is the constant of Cormack et al. (2009) and of pgvector's hybrid search example.
+  It keeps rank 1 from dominating: ranks 1 and 10 of one channel differ by a factor 70/61 ≈ 1.15,
+  while being found by a second channel doubles a score. Agreement between channels is the
+  strongest signal fusion has.
+- The graph channel lists recent chunks of episodes that mention an entity of the query: it says
+  "about the same person or project", not "answers the question", so it counts 0.7 of a channel.
+- Recency multiplies by at most 1/0.75 ≈ 1.33, less than the ×2 of a second channel, so a chunk
+  that vector and keyword search both rank first beats every chunk found by one channel only,
+  however old it is, at the default salience weight (0.3) and whatever the two saliences:
+  2/61 × 0.75 × 0.85 ≈ 0.0209 > 1/61 × 1.0 × 1.15 ≈ 0.0189. Against a brand-new chunk ranked
+  10th by one channel it still wins at salience weight 0.5 with opposite extreme saliences
+  (2/61 × 0.75 × 0.75 ≈ 0.0184 > 1/70 × 1.25 ≈ 0.0179): that needs a floor above 0.726, and
+  every bundled policy weighs salience at most 0.5. Within one channel recency still counts: a
+  new chunk passes an ancient one ranked up to about 20 places above it (0.75/61 = 1/81.3), so
+  between similar matches the newer one comes first. Memory is for finding old things too: an
+  old chunk loses a quarter of its score at most and never reaches zero.
+- A half-life of 180 days takes half of the decaying quarter away in six months (factor 0.875);
+  after two years the factor is within about 2% of the floor.
+- Salience is the writer's own "this matters" in [0, 1]. At weight 0.3 it moves a score by ±15%,
+  about the distance between ranks 1 and 10 of one channel, so it reorders near neighbours but
+  does not lift an irrelevant chunk over a relevant one.
+
+The order is deterministic: score descending, then the best rank the key had in any channel,
+then the key itself (keys must be orderable; chunk ids are strings). Sums are taken with
+``math.fsum``, which is exact up to one final rounding, so the order of the channels in the
+input cannot change a score by even the last bit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Generic, Hashable, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+RRF_K = 60
+CHANNEL_WEIGHTS: Mapping[str, float] = {"vector": 1.0, "keyword": 1.0, "graph": 0.7}
+RECENCY_HALF_LIFE_DAYS = 180
+RECENCY_FLOOR = 0.75
+DEFAULT_SALIENCE_WEIGHT = 0.3
+_SECONDS_PER_DAY = 86_400.0
+
+
+@dataclass(frozen=True)
+class ChunkFacts:
+    """What fusion needs to know about a chunk beyond its ranks (both come from its episode)."""
+
+    salience: float  # in [0, 1]
+    occurred_at: datetime  # timezone-aware, like ``now``
+
+
+@dataclass(frozen=True)
+class Fused(Generic[K]):
+    """One fused result: its final score, the plain RRF sum behind it, and the ranks it had."""
+
+    key: K
+    score: float
+    rrf: float
+    # hash=False: a dict cannot be hashed, and results stay hashable by their other fields.
+    ranks: dict[str, int] = field(hash=False)  # channel -> 1-based rank
+
+    @property
+    def best_rank(self) -> int:
+        """The best (smallest) rank any channel gave this key."""
+        return min(self.ranks.values())
+
+
+def _best_ranks(
+    ranked: Mapping[str, Sequence[K]], weights: Mapping[str, float]
+) -> dict[K, dict[str, int]]:
+    """key -> {channel: best 1-based rank}, channels in the order of ``weights``."""
+    unknown = [channel for channel in ranked if channel not in weights]
+    if unknown:
+        expected = ", ".join(weights)
+        raise ValueError(
+            f"no weight for channel {', '.join(repr(c) for c in unknown)} (expected {expected})"
+        )
+    ranks: dict[K, dict[str, int]] = {}
+    # Walking the channels in the weights' order, not the input's, keeps each ``ranks`` dict the
+    # same whichever order the caller built ``ranked`` in.
+    for channel in weights:
+        for position, key in enumerate(ranked.get(channel, ()), start=1):
+            channels = ranks.setdefault(key, {})
+            # The first sighting is the best rank; a later repeat must not count twice.
+            channels.setdefault(channel, position)
+    return ranks
+
+
+def _check_k(k: float) -> None:
+    if isinstance(k, bool) or not isinstance(k, (int, float)) or not k >= 0 or math.isinf(k):
+        raise ValueError(f"RRF k must be a finite number >= 0, got {k!r}")
+
+
+def _check_weights(weights: Mapping[str, float]) -> None:
+    for channel, weight in weights.items():
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+            raise ValueError(f"weight of channel {channel!r} must be a number, got {weight!r}")
+        if not (weight >= 0 and math.isfinite(weight)):
+            raise ValueError(
+                f"weight of channel {channel!r} must be finite and >= 0, got {weight!r}"
+            )
+
+
+def _rrf(ranks: Mapping[str, int], weights: Mapping[str, float], k: float) -> float:
+    return math.fsum(weights[channel] / (k + rank) for channel, rank in ranks.items())
+
+
+def reciprocal_rank_fusion(
+    ranked: Mapping[str, Sequence[K]],
+    *,
+    k: float = RRF_K,
+    weights: Mapping[str, float] = CHANNEL_WEIGHTS,
+) -> dict[K, float]:
+    """key -> Σ weight_c / (k + rank_c(key)) over the channels that returned it (ranks 1-based).
+
+    Every channel in ``ranked`` needs a weight in ``weights`` (ValueError otherwise); a channel
+    missing from ``ranked`` or with an empty list simply contributes nothing. A key repeated
+    within one list counts once, at its best rank. Only ranks are used, never channel scores.
+    """
+    _check_k(k)
+    _check_weights(weights)
+    return {key: _rrf(ranks, weights, k) for key, ranks in _best_ranks(ranked, weights).items()}
+
+
+def recency_factor(
+    age_days: float,
+    *,
+    half_life_days: float = RECENCY_HALF_LIFE_DAYS,
+    floor: float = RECENCY_FLOOR,
+) -> float:
+    """``floor + (1 - floor) * 0.5 ** (age_days / half_life_days)``: 1.0 new, floor at the limit.
+
+    The part above the floor halves every half-life. A negative age (an episode dated in the
+    future, or a clock skew between machines) counts as new: 1.0.
+    """
+    if isinstance(age_days, bool) or not isinstance(age_days, (int, float)) or math.isnan(age_days):
+        raise ValueError(f"age_days must be a number, got {age_days!r}")
+    if not (half_life_days > 0 and math.isfinite(half_life_days)):
+        raise ValueError(f"half_life_days must be finite and > 0, got {half_life_days!r}")
+    # The floor must stay above zero: "never reaches zero" is the point of having one.
+    if not 0 < floor <= 1:
+        raise ValueError(f"floor must be in (0, 1], got {floor!r}")
+    if age_days <= 0:
+        return 1.0
+    return floor + (1.0 - floor) * 0.5 ** (age_days / half_life_days)
+
+
+def salience_factor(salience: float, weight: float) -> float:
+    """``1 + weight * (salience - 0.5)``: 1.0 at salience 0.5 or weight 0, in [0.5, 1.5] always."""
+    if isinstance(salience, bool) or not isinstance(salience, (int, float)) \
+            or not 0 <= salience <= 1:
+        raise ValueError(f"salience must be a number in [0, 1], got {salience!r}")
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
+        raise ValueError(f"salience weight must be a number in [0, 1], got {weight!r}")
+    return 1.0 + weight * (salience - 0.5)
+
+
+def fuse(
+    ranked: Mapping[str, Sequence[K]],
+    facts: Mapping[K, ChunkFacts],
+    *,
+    now: datetime,
+    salience_weight: float = DEFAULT_SALIENCE_WEIGHT,
+    weights: Mapping[str, float] = CHANNEL_WEIGHTS,
+    k: float = RRF_K,
+    half_life_days: float = RECENCY_HALF_LIFE_DAYS,
+) -> list[Fused[K]]:
+    """Every key of every channel once, best first: RRF × salience factor × recency factor.
+
+    ``facts`` must hold every key that any channel returned (KeyError naming the missing ones);
+    extra entries are ignored. ``now`` and the ``occurred_at`` values must both be timezone-aware
+    (or both naive). Ties are broken by the best single-channel rank, then by the key.
+    """
+    _check_k(k)
+    _check_weights(weights)
+    salience_factor(0.5, salience_weight)  # validate once, before any work
+    best = _best_ranks(ranked, weights)
+
+    missing = [key for key in best if key not in facts]
+    if missing:
+        shown = ", ".join(repr(key) for key in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise KeyError(
+            f"no ChunkFacts for {len(missing)} ranked key{'s' if len(missing) > 1 else ''}: "
+            f"{shown}{more}"
+        )
+
+    results: list[Fused[K]] = []
+    for key, ranks in best.items():
+        chunk = facts[key]
+        rrf = _rrf(ranks, weights, k)
+        age_days = (now - chunk.occurred_at).total_seconds() / _SECONDS_PER_DAY
+        score = (
+            rrf
+            * salience_factor(chunk.salience, salience_weight)
+            * recency_factor(age_days, half_life_days=half_life_days)
+        )
+        results.append(Fused(key=key, score=score, rrf=rrf, ranks=ranks))
+    results.sort(key=lambda fused: (-fused.score, fused.best_rank, fused.key))
+    return results

@@ -1,0 +1,449 @@
+"""Search policies: named sets of filters and knobs (kinds, time window, channels, limit) from YAML.
+
+A policy file maps a policy name to its fields; every field may be left out::
+
+    recent:
+      window_days: 30        # only episodes that occurred in the last 30 days
+
+Fields: ``kinds`` (a list of episode kinds; absent or null means every kind), ``window_days``
+(an integer >= 1; absent or null means no cutoff), ``salience_weight`` (in [0, 1]; 0 ignores
+salience), ``channels`` (a non-empty subset of vector, keyword, graph), ``rerank`` (true/false)
+and ``limit`` (1 to 50 results). A file must define ``default``, the policy a search uses when
+none is named.
+
+Every problem is a ``PolicyError`` (a ValueError) located as ``FILE:LINE: policy 'x': reason``,
+with the line of the offending value taken from the YAML node marks. The command line can
+override ``channels`` and ``limit``; those errors name the option instead of a line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from memory_pipeline.domain.episodes import KIND_RE
+
+CHANNELS = ("vector", "keyword", "graph")
+MAX_LIMIT = 50
+DEFAULT_LIMIT = 8
+DEFAULT_SALIENCE_WEIGHT = 0.3
+# A window wider than a century is a typo, and datetime arithmetic overflows past year 1 anyway
+# (a million days before today): "no cutoff" is written by leaving window_days out.
+MAX_WINDOW_DAYS = 36_500
+DEFAULT_POLICY = "default"
+# Policy names are typed after --policy and shown in logs: the same shape as episode kinds.
+POLICY_NAME_RE = KIND_RE
+
+_FIELDS = ("kinds", "window_days", "salience_weight", "channels", "rerank", "limit")
+_EXPECTED_CHANNELS = ", ".join(CHANNELS)
+
+
+class PolicyError(ValueError):
+    """A policy file or override breaks a rule; ``str(error)`` is the located message."""
+
+    def __init__(self, message: str, *, reason: str | None = None, line: int | None = None,
+                 policy: str | None = None):
+        super().__init__(message)
+        self.reason = reason if reason is not None else message
+        self.line = line  # 1-based line in the file, None when not from a file
+        self.policy = policy
+
+
+class _Invalid(Exception):
+    """A reason without its location; the caller knows where the value came from."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        text = value if len(value) <= 40 else value[:39] + "…"
+        return repr(text)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _is_int(value: Any) -> bool:
+    # YAML's "true" is a bool, which Python counts as an int; "limit: true" is still a mistake.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_limit(value: Any) -> int:
+    if not _is_int(value) or not 1 <= value <= MAX_LIMIT:
+        raise _Invalid(f"limit must be an integer between 1 and {MAX_LIMIT}, got {_show(value)}")
+    return value
+
+
+def _check_salience_weight(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) \
+            or not 0 <= value <= 1:
+        raise _Invalid(f"salience_weight must be a number between 0 and 1, got {_show(value)}")
+    return float(value)
+
+
+def _check_window_days(value: Any) -> int | None:
+    if value is None:
+        return None
+    if not _is_int(value) or not 1 <= value <= MAX_WINDOW_DAYS:
+        raise _Invalid(
+            f"window_days must be an integer between 1 and {MAX_WINDOW_DAYS}, got {_show(value)} "
+            "(leave it out for no cutoff)"
+        )
+    return value
+
+
+def _check_rerank(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _Invalid(f"rerank must be true or false, got {_show(value)}")
+    return value
+
+
+def _check_channel(value: Any) -> str:
+    if not isinstance(value, str) or value not in CHANNELS:
+        raise _Invalid(f"unknown channel {_show(value)} (expected {_EXPECTED_CHANNELS})")
+    return value
+
+
+def _check_kind(value: Any) -> str:
+    if not isinstance(value, str) or not KIND_RE.fullmatch(value):
+        raise _Invalid(
+            f"invalid kind {_show(value)}: use 1 to 40 lowercase letters, digits, '_' or '-', "
+            "starting with a letter"
+        )
+    return value
+
+
+def _canonical_channels(channels: Sequence[str]) -> tuple[str, ...]:
+    # Fusion does not depend on channel order, so one order makes equal policies compare equal.
+    return tuple(channel for channel in CHANNELS if channel in channels)
+
+
+def _check_channels(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise _Invalid(f"channels must be a list of channel names, got {_show(value)}")
+    if not value:
+        raise _Invalid(f"channels is empty (expected some of {_EXPECTED_CHANNELS})")
+    seen: list[str] = []
+    for item in value:
+        channel = _check_channel(item)
+        if channel in seen:
+            raise _Invalid(f"channel {channel!r} is listed twice")
+        seen.append(channel)
+    return _canonical_channels(seen)
+
+
+def _check_kinds(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise _Invalid(f"kinds must be a list of episode kinds, got {_show(value)}")
+    if not value:
+        raise _Invalid("kinds is empty (leave it out for every kind)")
+    seen: list[str] = []
+    for item in value:
+        kind = _check_kind(item)
+        if kind in seen:
+            raise _Invalid(f"kind {kind!r} is listed twice")
+        seen.append(kind)
+    return tuple(seen)
+
+
+def _check_name(value: Any) -> str:
+    if not isinstance(value, str) or not POLICY_NAME_RE.fullmatch(value):
+        raise _Invalid(
+            f"invalid policy name {_show(value)}: use 1 to 40 lowercase letters, digits, '_' or "
+            "'-', starting with a letter"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How one search runs: which episodes it may return and how it ranks them."""
+
+    name: str
+    kinds: tuple[str, ...] | None = None  # None: every kind
+    window_days: int | None = None  # None: no cutoff on occurred_at
+    salience_weight: float = DEFAULT_SALIENCE_WEIGHT  # 0 disables salience
+    channels: tuple[str, ...] = CHANNELS  # always in CHANNELS order
+    rerank: bool = True
+    limit: int = DEFAULT_LIMIT
+
+    def __post_init__(self) -> None:
+        # A Policy built in code passes the same rules as one read from a file, and lists
+        # become tuples so a policy stays hashable.
+        try:
+            _check_name(self.name)
+            object.__setattr__(self, "kinds", _check_kinds(self.kinds))
+            object.__setattr__(self, "window_days", _check_window_days(self.window_days))
+            object.__setattr__(
+                self, "salience_weight", _check_salience_weight(self.salience_weight)
+            )
+            object.__setattr__(self, "channels", _check_channels(self.channels))
+            _check_rerank(self.rerank)
+            _check_limit(self.limit)
+        except _Invalid as error:
+            raise PolicyError(
+                f"policy {_show(self.name)}: {error.reason}", reason=error.reason,
+                policy=self.name if isinstance(self.name, str) else None,
+            ) from None
+
+    def with_overrides(
+        self, *, channels: str | Sequence[str] | None = None, limit: int | None = None
+    ) -> Policy:
+        """This policy with the command line's ``--channels`` and ``--limit`` applied.
+
+        ``channels`` is either the option's text (``"vector,keyword"``, see ``parse_channels``)
+        or a sequence of names. Errors name the option: ``--limit 0: must be between 1 and 50``.
+        """
+        new_channels = self.channels
+        if channels is not None:
+            if isinstance(channels, str):
+                new_channels = parse_channels(channels)
+            else:
+                new_channels = _override_channels(",".join(map(str, channels)), list(channels))
+        new_limit = self.limit
+        if limit is not None:
+            if not _is_int(limit) or not 1 <= limit <= MAX_LIMIT:
+                reason = f"must be between 1 and {MAX_LIMIT}"
+                if not _is_int(limit):
+                    reason = f"must be an integer between 1 and {MAX_LIMIT}"
+                raise PolicyError(
+                    f"--limit {shlex.quote(str(limit))}: {reason}", reason=reason, policy=self.name
+                )
+            new_limit = limit
+        return dataclasses.replace(self, channels=new_channels, limit=new_limit)
+
+
+def _override_channels(text: str, names: list[Any]) -> tuple[str, ...]:
+    def fail(reason: str) -> PolicyError:
+        return PolicyError(f"--channels {shlex.quote(text)}: {reason}", reason=reason)
+
+    if not names:
+        raise fail(f"no channel given (expected some of {_EXPECTED_CHANNELS})")
+    chosen: list[str] = []
+    for name in names:
+        try:
+            channel = _check_channel(name)
+        except _Invalid as error:
+            raise fail(error.reason) from None
+        if channel not in chosen:
+            chosen.append(channel)
+    return _canonical_channels(chosen)
+
+
+def parse_channels(text: str) -> tuple[str, ...]:
+    """``"vector, keyword"`` -> ``("vector", "keyword")``: trimmed, deduplicated, in CHANNELS order.
+
+    Empty items (a trailing comma) are skipped; no channel at all, or an unknown name, is a
+    PolicyError that quotes the option: ``--channels foo: unknown channel 'foo' (expected ...)``.
+    """
+    if not isinstance(text, str):
+        raise PolicyError(f"--channels: expected text, got {_show(text)}")
+    names = [part.strip() for part in text.split(",")]
+    return _override_channels(text, [name for name in names if name])
+
+
+def default_policies_path() -> Path:
+    """The policies.yaml bundled with the package."""
+    return Path(__file__).resolve().parent.parent / "policies.yaml"
+
+
+def load_policies(path: str | os.PathLike[str] | None = None) -> dict[str, Policy]:
+    """Every policy in a YAML file (the bundled one when ``path`` is None), by name.
+
+    Raises PolicyError, located ``FILE:LINE: policy 'x': reason``, for the first problem
+    found: unreadable file, invalid YAML, duplicate names or fields, unknown fields, values of
+    the wrong type or out of range, or a missing ``default`` policy.
+    """
+    if path is None:
+        path = default_policies_path()
+    display = os.fspath(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        raise PolicyError(f"{display}: cannot read: {error.strerror or error}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise PolicyError(f"{display}: not UTF-8 text (byte {error.start + 1})") from None
+    return _Loader(display, text).load()
+
+
+class _Loader:
+    def __init__(self, display: str, text: str):
+        self.display = display
+        self.text = text
+        # One SafeLoader both composes the node tree (for line numbers) and constructs each
+        # value from its node, so values get exactly safe_load's types (int, bool, null, ...).
+        self.yaml = yaml.SafeLoader(text)
+
+    def error(self, node: yaml.Node | None, reason: str, policy: str | None = None) -> PolicyError:
+        line = node.start_mark.line + 1 if node is not None else 1
+        where = f"policy {_show(policy)}: " if policy is not None else ""
+        return PolicyError(
+            f"{self.display}:{line}: {where}{reason}", reason=reason, line=line, policy=policy
+        )
+
+    def value(self, node: yaml.Node, policy: str | None) -> Any:
+        try:
+            return self.yaml.construct_object(node, deep=True)
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None) or node.start_mark
+            raise PolicyError(
+                f"{self.display}:{mark.line + 1}: "
+                + (f"policy {_show(policy)}: " if policy is not None else "")
+                + f"invalid value: {getattr(error, 'problem', None) or error}",
+                line=mark.line + 1, policy=policy,
+            ) from None
+
+    def check_tag(self, node: yaml.CollectionNode, policy: str | None) -> None:
+        # The loader walks mappings and lists itself instead of constructing them, so a tag on
+        # one (say !!python/object) would otherwise be ignored rather than refused.
+        kind = "map" if isinstance(node, yaml.MappingNode) else "seq"
+        plain = f"tag:yaml.org,2002:{kind}"
+        if node.tag != plain:
+            raise self.error(node, f"unsupported YAML tag {node.tag!r}", policy)
+
+    def load(self) -> dict[str, Policy]:
+        try:
+            try:
+                root = self.yaml.get_single_node()
+            except yaml.MarkedYAMLError as error:
+                mark = error.problem_mark or error.context_mark
+                line = mark.line + 1 if mark is not None else 1
+                problem = error.problem or error.context or "syntax error"
+                raise PolicyError(
+                    f"{self.display}:{line}: invalid YAML: {problem}", line=line
+                ) from None
+            except yaml.YAMLError as error:
+                raise PolicyError(f"{self.display}:1: invalid YAML: {error}", line=1) from None
+            return self.policies(root)
+        finally:
+            self.yaml.dispose()
+
+    def policies(self, root: yaml.Node | None) -> dict[str, Policy]:
+        if root is None or (isinstance(root, yaml.ScalarNode) and self.value(root, None) is None):
+            raise PolicyError(
+                f"{self.display}:1: no policies (the file must define '{DEFAULT_POLICY}')", line=1
+            )
+        if not isinstance(root, yaml.MappingNode):
+            raise self.error(root, "expected a mapping of policy names to their fields")
+        self.check_tag(root, None)
+        policies: dict[str, Policy] = {}
+        for key_node, value_node in root.value:
+            name = self.value(key_node, None)
+            try:
+                _check_name(name)
+            except _Invalid as invalid:
+                raise self.error(key_node, invalid.reason) from None
+            if name in policies:
+                raise self.error(key_node, "defined twice", name)
+            policies[name] = self.policy(name, value_node)
+        if DEFAULT_POLICY not in policies:
+            raise PolicyError(
+                f"{self.display}:{root.start_mark.line + 1}: no '{DEFAULT_POLICY}' policy "
+                "(a search that names no policy uses it)",
+                line=root.start_mark.line + 1,
+            )
+        return policies
+
+    def policy(self, name: str, node: yaml.Node) -> Policy:
+        if isinstance(node, yaml.ScalarNode) and self.value(node, name) is None:
+            return Policy(name=name)  # "name:" alone: every field at its default
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error(node, "expected a mapping of fields", name)
+        self.check_tag(node, name)
+        checks = {
+            "kinds": lambda n: self.kinds(n, name),
+            "window_days": lambda n: _check_window_days(self.value(n, name)),
+            "salience_weight": lambda n: _check_salience_weight(self.value(n, name)),
+            "channels": lambda n: self.channels(n, name),
+            "rerank": lambda n: _check_rerank(self.value(n, name)),
+            "limit": lambda n: _check_limit(self.value(n, name)),
+        }
+        fields: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            field_name = self.value(key_node, name)
+            if not isinstance(field_name, str) or field_name not in checks:
+                raise self.error(
+                    key_node,
+                    f"unknown field {_show(field_name)} (expected {', '.join(_FIELDS)})",
+                    name,
+                )
+            if field_name in fields:
+                raise self.error(key_node, f"field {field_name!r} given twice", name)
+            try:
+                fields[field_name] = checks[field_name](value_node)
+            except _Located as located:
+                raise self.error(located.node, located.reason, name) from None
+            except _Invalid as invalid:
+                raise self.error(value_node, invalid.reason, name) from None
+        return Policy(name=name, **fields)
+
+    def items(self, node: yaml.Node, name: str, what: str) -> list[tuple[yaml.Node, Any]] | None:
+        """A sequence's items with their nodes, so a bad item is reported on its own line."""
+        if isinstance(node, yaml.SequenceNode):
+            self.check_tag(node, name)
+            return [(item, self.value(item, name)) for item in node.value]
+        value = self.value(node, name)
+        if value is None:
+            return None
+        raise _Invalid(f"{what} must be a list, got {_show(value)}")
+
+    def channels(self, node: yaml.Node, name: str) -> tuple[str, ...]:
+        items = self.items(node, name, "channels")
+        if items is None:
+            raise _Invalid("channels is null (leave it out for every channel)")
+        if not items:
+            _check_channels([])
+        seen: list[str] = []
+        for item_node, item in items:
+            try:
+                channel = _check_channel(item)
+                if channel in seen:
+                    raise _Invalid(f"channel {channel!r} is listed twice")
+            except _Invalid as invalid:
+                raise _Located(item_node, invalid.reason) from None
+            seen.append(channel)
+        return _canonical_channels(seen)
+
+    def kinds(self, node: yaml.Node, name: str) -> tuple[str, ...] | None:
+        items = self.items(node, name, "kinds")
+        if items is None:
+            return None
+        if not items:
+            _check_kinds([])
+        seen: list[str] = []
+        for item_node, item in items:
+            try:
+                kind = _check_kind(item)
+                if kind in seen:
+                    raise _Invalid(f"kind {kind!r} is listed twice")
+            except _Invalid as invalid:
+                raise _Located(item_node, invalid.reason) from None
+            seen.append(kind)
+        return tuple(seen)
+
+
+class _Located(Exception):
+    """An invalid item of a list, reported at the item's own node rather than the list's."""
+
+    def __init__(self, node: yaml.Node, reason: str):
+        super().__init__(reason)
+        self.node = node
+        self.reason = reason

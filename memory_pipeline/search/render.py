@@ -1,0 +1,60 @@
+"""Search responses for people: a terminal table and a Markdown table (Dagster metadata)."""
+
+from __future__ import annotations
+
+import shutil
+
+from memory_pipeline.search.results import SearchResponse
+
+CHANNEL_LETTERS = {"vector": "v", "keyword": "k", "graph": "g"}
+
+
+def _ranks(ranks: dict) -> str:
+    return " ".join(f"{CHANNEL_LETTERS[ch]}{r}" for ch, r in ranks.items() if r is not None) or "-"
+
+
+def notes(response: SearchResponse) -> list[str]:
+    lines = []
+    if not response.vector_available:
+        lines.append(f"note: vector channel {response.vector_status}")
+    if response.keyword_method == "substring":
+        lines.append("note: full text found nothing; keyword results are literal substring matches")
+    if response.entities:
+        lines.append("entities: " + ", ".join(response.entities))
+    if response.reranker.startswith("fallback"):
+        lines.append(f"note: reranker {response.reranker}; fused order kept")
+    return lines
+
+
+def human_table(response: SearchResponse) -> str:
+    width = shutil.get_terminal_size((120, 24)).columns
+    head = f"{len(response.results)} result(s) in {response.memory!r} for {response.query!r} " \
+           f"(policy {response.policy}, {response.latency_ms:.0f} ms)"
+    lines = [head, *notes(response)]
+    if not response.results:
+        lines.append("no matching chunks")
+        return "\n".join(lines)
+    lines.append(f"{'#':>2}  {'score':>7}  {'date':10}  {'kind':8}  {'ranks':11}  title / snippet")
+    room = max(30, width - 48)
+    for i, r in enumerate(response.results, 1):
+        lines.append(
+            f"{i:>2}  {r.score:7.4f}  {r.occurred_at.date().isoformat():10}  {r.kind[:8]:8}  "
+            f"{_ranks(r.ranks):11}  {r.title[:room]}"
+        )
+        lines.append(f"{'':>44}{r.snippet[:room]}")
+    return "\n".join(lines)
+
+
+def markdown_table(response: SearchResponse) -> str:
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    lines = [f"**{cell(response.query)}** in `{response.memory}` (policy `{response.policy}`)", ""]
+    lines += [f"_{cell(n)}_" for n in notes(response)]
+    lines += ["", "| # | score | date | kind | ranks | title | snippet |", "|---|---|---|---|---|---|---|"]
+    for i, r in enumerate(response.results, 1):
+        lines.append(
+            f"| {i} | {r.score:.4f} | {r.occurred_at.date()} | {r.kind} | {_ranks(r.ranks)} | "
+            f"{cell(r.title)} | {cell(r.snippet)} |"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,88 @@
+"""What a search returns: results with provenance, and the response document (stable JSON)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+
+SNIPPET_CHARS = 200
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    episode_id: int
+    chunk_id: str
+    title: str
+    kind: str
+    occurred_at: dt.datetime
+    snippet: str
+    start: int
+    end: int
+    text: str
+    score: float
+    ranks: dict[str, int | None]  # channel -> 1-based rank in that channel, None if absent
+
+    def to_json(self) -> dict:
+        return {
+            "episodeId": self.episode_id,
+            "chunkId": self.chunk_id,
+            "title": self.title,
+            "kind": self.kind,
+            "occurredAt": self.occurred_at.isoformat(),
+            "snippet": self.snippet,
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "score": round(self.score, 6),
+            "ranks": self.ranks,
+        }
+
+
+@dataclass
+class SearchResponse:
+    memory: str
+    query: str
+    policy: str
+    limit: int
+    channels: tuple[str, ...]
+    results: list[SearchResult] = field(default_factory=list)
+    vector_status: str = "off"         # "ok", "off", or "unavailable: <reason>"
+    keyword_method: str | None = None  # "full_text" or "substring" when the channel ran
+    entities: list[str] = field(default_factory=list)
+    reranker: str = "off"              # "off", "not needed", "ran", "fallback: <reason>"
+    latency_ms: float = 0.0
+
+    @property
+    def vector_available(self) -> bool:
+        return not self.vector_status.startswith("unavailable")
+
+    def to_json(self) -> dict:
+        status, _, reason = self.vector_status.partition(": ")
+        return {
+            "memory": self.memory,
+            "query": self.query,
+            "policy": self.policy,
+            "limit": self.limit,
+            "channels": list(self.channels),
+            "vector": {"status": status, "reason": reason or None},
+            "keywordMethod": self.keyword_method,
+            "entities": self.entities,
+            "reranker": self.reranker,
+            "latencyMs": round(self.latency_ms, 2),
+            "results": [r.to_json() for r in self.results],
+        }
+
+
+def make_snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
+    """A window of the chunk around the first query word it contains, whitespace collapsed."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    lowered = flat.lower()
+    positions = [lowered.find(w) for w in re.findall(r"\w{3,}", query.lower())]
+    hits = [p for p in positions if p >= 0]
+    start = max(0, min(hits) - width // 4) if hits else 0
+    start = min(start, len(flat) - width)
+    piece = flat[start : start + width]
+    return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")

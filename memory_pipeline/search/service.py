@@ -1,0 +1,231 @@
+"""Fused retrieval: run the channels, fuse by reciprocal rank, adjust, optionally rerank.
+
+One search, inside one memory:
+1. validate the input and resolve the policy (kinds, time window, channels, limit);
+2. channels, each a ranked list of chunk ids of this memory only:
+   vector (HNSW, up to 50), keyword (BM25 full text, up to 50, literal substring fallback),
+   graph (entities named in the query -> up to 25 most recent chunks mentioning them);
+3. reciprocal-rank fusion (k = 60, graph weighted 0.7), times salience and recency factors
+   (``domain.fusion``);
+4. if a reranker is configured, the policy allows it and there are more candidates than
+   wanted, the reranker orders the fused pool; any failure keeps the fused order;
+5. a telemetry row records candidates, ranks, scores, the reranker's outcome and latency.
+Without a usable embedder the vector channel is skipped and the response says why.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from typing import Callable
+
+from memory_pipeline.domain import fusion
+from memory_pipeline.domain.entities import Entity, mentioned_entities
+from memory_pipeline.domain.episodes import validate_memory_name
+from memory_pipeline.domain.policies import Policy, PolicyError
+from memory_pipeline.embedders.base import Embedder
+from memory_pipeline.errors import EmbedderUnavailable, InputError, MemoryPipelineError, ModelRefused
+from memory_pipeline.rerankers.http import HttpReranker, RerankerFailed
+from memory_pipeline.search.results import SearchResponse, SearchResult, make_snippet
+from memory_pipeline.storage import search_store
+from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.profiles_store import active_profile
+from memory_pipeline.storage.search_store import Filters
+from memory_pipeline.storage.vector_store import nearest_chunks
+
+MAX_QUERY_CHARS = 4000
+VECTOR_CANDIDATES = 50
+KEYWORD_CANDIDATES = 50
+GRAPH_CANDIDATES = 25
+# A name in most of a memory's episodes (the owner, a chat partner) singles nothing out; the
+# graph channel follows only names that narrow the memory down.
+GRAPH_MAX_EPISODE_SHARE = 0.5
+RERANK_POOL = 50
+
+
+def validate_query(query: object) -> str:
+    if not isinstance(query, str):
+        raise InputError("the query must be text")
+    if "\x00" in query:
+        raise InputError("the query contains a NUL character")
+    if not query.strip():
+        raise InputError("the query is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InputError(f"the query is {len(query)} characters long; at most {MAX_QUERY_CHARS} are searched")
+    return query
+
+
+class SearchService:
+    """Searches over one database; the embedder and reranker are optional collaborators."""
+
+    def __init__(
+        self,
+        db: Database,
+        policies: dict[str, Policy],
+        *,
+        embedder: Callable[[], Embedder] | Embedder | None = None,
+        reranker: HttpReranker | None = None,
+        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
+        record: bool = True,
+    ):
+        self.db = db
+        self.policies = policies
+        self._embedder = embedder
+        self.reranker = reranker
+        self.clock = clock
+        self.record = record
+
+    # -- input ------------------------------------------------------------------------------
+    def resolve_policy(self, name: str | None, *, limit: int | None, channels: tuple[str, ...] | None) -> Policy:
+        name = name or "default"
+        if name not in self.policies:
+            known = ", ".join(sorted(self.policies))
+            raise InputError(f"unknown policy {name!r} (known: {known})")
+        try:
+            return self.policies[name].with_overrides(channels=channels, limit=limit)
+        except PolicyError as exc:
+            raise InputError(str(exc)) from None
+
+    def embedder(self) -> Embedder:
+        if callable(self._embedder) and not isinstance(self._embedder, Embedder):
+            self._embedder = self._embedder()
+        return self._embedder  # type: ignore[return-value]
+
+    # -- the search -------------------------------------------------------------------------
+    def search(
+        self,
+        memory: str,
+        query: str,
+        *,
+        policy: str | None = None,
+        limit: int | None = None,
+        channels: tuple[str, ...] | None = None,
+    ) -> SearchResponse:
+        started = time.perf_counter()
+        try:
+            memory = validate_memory_name(memory)
+        except ValueError as exc:
+            raise InputError(f"memory {memory!r}: {exc}") from None
+        query = validate_query(query)
+        chosen = self.resolve_policy(policy, limit=limit, channels=channels)
+        now = self.clock()
+        filters = Filters(
+            kinds=list(chosen.kinds) if chosen.kinds else None,
+            since=now - dt.timedelta(days=chosen.window_days) if chosen.window_days else None,
+        )
+        response = SearchResponse(memory, query, chosen.name, chosen.limit, chosen.channels)
+        ranked: dict[str, list[tuple[str, float]]] = {}
+        with self.db.connection() as conn:
+            if not search_store.memory_exists(conn, memory):
+                raise InputError(f"unknown memory {memory!r}: it has no episodes")
+            if "vector" in chosen.channels:
+                ranked["vector"], response.vector_status = self._vector(conn, memory, query, filters)
+            if "keyword" in chosen.channels:
+                ranked["keyword"], response.keyword_method = search_store.keyword_candidates(
+                    conn, memory, query, filters, limit=KEYWORD_CANDIDATES
+                )
+            if "graph" in chosen.channels:
+                ranked["graph"], response.entities = self._graph(conn, memory, query, filters)
+
+            pool = {cid for hits in ranked.values() for cid, _ in hits}
+            rows = search_store.chunk_rows(conn, memory, sorted(pool))
+            facts = {cid: fusion.ChunkFacts(salience=r.salience, occurred_at=r.occurred_at) for cid, r in rows.items()}
+            fused = fusion.fuse(
+                {ch: [cid for cid, _ in hits if cid in facts] for ch, hits in ranked.items()},
+                facts,
+                now=now,
+                salience_weight=chosen.salience_weight,
+            )
+            final, scores, response.reranker = self._rerank(chosen, query, fused, rows)
+            response.results = [
+                SearchResult(
+                    episode_id=rows[f.key].episode_id,
+                    chunk_id=f.key,
+                    title=rows[f.key].title,
+                    kind=rows[f.key].kind,
+                    occurred_at=rows[f.key].occurred_at,
+                    snippet=make_snippet(rows[f.key].text, query),
+                    start=rows[f.key].start,
+                    end=rows[f.key].end,
+                    text=rows[f.key].text,
+                    score=scores[f.key],
+                    ranks={ch: f.ranks.get(ch) for ch in chosen.channels},
+                )
+                for f in final[: chosen.limit]
+            ]
+            response.latency_ms = (time.perf_counter() - started) * 1000
+            if self.record:
+                search_store.record_telemetry(conn, self._telemetry(response, ranked))
+        return response
+
+    # -- channels ---------------------------------------------------------------------------
+    def _vector(self, conn, memory: str, query: str, filters: Filters) -> tuple[list[tuple[str, float]], str]:
+        profile = active_profile(conn)
+        if profile is None:
+            return [], "unavailable: nothing has been embedded yet (run memory-pipeline index)"
+        if self._embedder is None:
+            return [], "unavailable: no embedder is configured"
+        try:
+            embedder = self.embedder()
+            if embedder.profile.name != profile.name:
+                return [], (
+                    f"unavailable: the stored vectors are {profile.name} but the configured "
+                    f"embedder is {embedder.profile.name}; vectors of two models are never compared"
+                )
+            vector = embedder.embed_query(query)
+        except (EmbedderUnavailable, ModelRefused) as exc:
+            return [], f"unavailable: {exc}"
+        except MemoryPipelineError as exc:  # e.g. a configuration error in the embedder's settings
+            return [], f"unavailable: {exc}"
+        hits = nearest_chunks(
+            conn, profile, memory, vector, limit=VECTOR_CANDIDATES, kinds=filters.kinds, since=filters.since
+        )
+        return [(h.chunk_id, 1.0 - h.distance) for h in hits], "ok"
+
+    def _graph(self, conn, memory: str, query: str, filters: Filters) -> tuple[list[tuple[str, float]], list[str]]:
+        entities, episodes = search_store.memory_entities(conn, memory)
+        useful = [
+            (e.id, Entity(e.name, e.aliases))
+            for e in entities
+            if e.episodes > 0 and (episodes < 4 or e.episodes <= GRAPH_MAX_EPISODE_SHARE * episodes)
+        ]
+        by_id = {i: ent for i, ent in useful}
+        ids = mentioned_entities(query, useful)
+        hits = search_store.graph_candidates(conn, memory, ids, filters, limit=GRAPH_CANDIDATES)
+        return hits, [by_id[i].name for i in ids]
+
+    def _rerank(self, policy: Policy, query: str, fused: list, rows) -> tuple[list, dict[str, float], str]:
+        scores = {f.key: f.score for f in fused}
+        if not policy.rerank or self.reranker is None:
+            return fused, scores, "off"
+        if len(fused) <= policy.limit:
+            return fused, scores, "not needed"
+        pool = fused[:RERANK_POOL]
+        try:
+            relevance = self.reranker.rerank(query, [rows[f.key].text for f in pool])
+        except RerankerFailed as exc:
+            return fused, scores, f"fallback: {exc.reason}"
+        order = sorted(range(len(pool)), key=lambda i: (-relevance[i], i))
+        reranked = [pool[i] for i in order]
+        return reranked, {pool[i].key: float(relevance[i]) for i in order}, "ran"
+
+    @staticmethod
+    def _telemetry(response: SearchResponse, ranked: dict[str, list[tuple[str, float]]]) -> dict:
+        return {
+            "memory": response.memory,
+            "query": response.query,
+            "policy": response.policy,
+            "result_limit": response.limit,
+            "channels": list(response.channels),
+            "latency_ms": response.latency_ms,
+            "vector_status": response.vector_status,
+            "reranker": response.reranker,
+            "candidates": {
+                ch: [{"chunk_id": c, "rank": i + 1, "score": round(s, 6)} for i, (c, s) in enumerate(hits)]
+                for ch, hits in ranked.items()
+            },
+            "results": [
+                {"chunk_id": r.chunk_id, "rank": i + 1, "score": round(r.score, 6)}
+                for i, r in enumerate(response.results)
+            ],
+        }

@@ -1,0 +1,124 @@
+"""The SQL side of search: keyword and graph channels, entity lookup, result rows, telemetry.
+
+The vector channel lives in ``vector_store`` (it shares the HNSW index expression).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from memory_pipeline.storage.paths import query
+
+
+@dataclass(frozen=True)
+class Filters:
+    """A policy's restrictions, as SQL parameters (None = unrestricted)."""
+
+    kinds: list[str] | None = None
+    since: dt.datetime | None = None
+
+    def params(self) -> dict:
+        return {"kinds": self.kinds, "since": self.since}
+
+
+def memory_exists(conn: psycopg.Connection, memory: str) -> bool:
+    return conn.execute("SELECT EXISTS (SELECT 1 FROM episodes WHERE memory = %s)", (memory,)).fetchone()[0]
+
+
+def query_lexemes(conn: psycopg.Connection, text: str) -> list[str]:
+    """The query's lexemes under the same configuration as the stored ``chunks.tsv``."""
+    row = conn.execute(
+        "SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}') FROM unnest(to_tsvector('english', %s))",
+        (text,),
+    ).fetchone()
+    return list(row[0])
+
+
+def or_tsquery(lexemes: list[str]) -> str:
+    """A tsquery matching any lexeme. Lexemes are quoted, so nothing in them is syntax."""
+    quoted = ["'" + lex.replace("\\", "\\\\").replace("'", "''") + "'" for lex in lexemes]
+    return " | ".join(quoted)
+
+
+def keyword_candidates(
+    conn: psycopg.Connection, memory: str, text: str, filters: Filters, *, limit: int = 50
+) -> tuple[list[tuple[str, float]], str]:
+    """(ranked (chunk_id, score) list, method): BM25 full text, else the literal substring."""
+    lexemes = query_lexemes(conn, text)
+    if lexemes:
+        rows = conn.execute(
+            query("keyword_bm25"),
+            {"memory": memory, "lexemes": lexemes, "tsquery": or_tsquery(lexemes), "limit": limit, **filters.params()},
+        ).fetchall()
+        if rows:
+            return [(c, float(s)) for c, s in rows], "full_text"
+    needle = text.strip()
+    rows = conn.execute(
+        query("keyword_substring"), {"memory": memory, "needle": needle, "limit": limit, **filters.params()}
+    ).fetchall()
+    return [(c, float(s)) for c, s in rows], "substring"
+
+
+@dataclass(frozen=True)
+class StoredEntity:
+    id: int
+    name: str
+    aliases: tuple[str, ...]
+    episodes: int
+
+
+def memory_entities(conn: psycopg.Connection, memory: str) -> tuple[list[StoredEntity], int]:
+    """The memory's entities with their mention counts, and the memory's episode count."""
+    rows = conn.execute(
+        """SELECT en.id, en.name, en.aliases, count(m.episode_id)
+           FROM entities en LEFT JOIN entity_mentions m ON m.entity_id = en.id
+           WHERE en.memory = %s GROUP BY en.id ORDER BY en.id""",
+        (memory,),
+    ).fetchall()
+    total = conn.execute("SELECT count(*) FROM episodes WHERE memory = %s", (memory,)).fetchone()[0]
+    return [StoredEntity(i, n, tuple(a), c) for i, n, a, c in rows], total
+
+
+def graph_candidates(
+    conn: psycopg.Connection, memory: str, entity_ids: list[int], filters: Filters, *, limit: int = 25
+) -> list[tuple[str, float]]:
+    if not entity_ids:
+        return []
+    rows = conn.execute(
+        query("graph_chunks"), {"memory": memory, "entity_ids": entity_ids, "limit": limit, **filters.params()}
+    ).fetchall()
+    return [(c, float(s)) for c, s in rows]
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    chunk_id: str
+    episode_id: int
+    title: str
+    kind: str
+    occurred_at: dt.datetime
+    salience: float
+    start: int
+    end: int
+    text: str
+
+
+def chunk_rows(conn: psycopg.Connection, memory: str, chunk_ids: list[str]) -> dict[str, ChunkRow]:
+    if not chunk_ids:
+        return {}
+    rows = conn.execute(query("search_results"), {"memory": memory, "chunk_ids": chunk_ids}).fetchall()
+    return {r[0]: ChunkRow(*r) for r in rows}
+
+
+def record_telemetry(conn: psycopg.Connection, row: dict) -> None:
+    conn.execute(
+        """INSERT INTO search_telemetry (memory, query, policy, result_limit, channels, latency_ms,
+                                         vector_status, reranker, candidates, results)
+           VALUES (%(memory)s, %(query)s, %(policy)s, %(result_limit)s, %(channels)s, %(latency_ms)s,
+                   %(vector_status)s, %(reranker)s, %(candidates)s, %(results)s)""",
+        {**row, "candidates": Jsonb(row["candidates"]), "results": Jsonb(row["results"])},
+    )

@@ -1,0 +1,310 @@
+"""Tests for rank fusion: exact RRF arithmetic, the recency and salience curves, and ordering."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory_pipeline.domain.fusion import (
+    CHANNEL_WEIGHTS,
+    RECENCY_FLOOR,
+    RECENCY_HALF_LIFE_DAYS,
+    RRF_K,
+    ChunkFacts,
+    Fused,
+    fuse,
+    recency_factor,
+    reciprocal_rank_fusion,
+    salience_factor,
+)
+
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def _facts(*keys: str, salience: float = 0.5, age_days: float = 0.0) -> dict[str, ChunkFacts]:
+    return {key: ChunkFacts(salience, NOW - timedelta(days=age_days)) for key in keys}
+
+
+# --- constants ---------------------------------------------------------------------------------
+
+
+def test_constants():
+    assert RRF_K == 60
+    assert CHANNEL_WEIGHTS == {"vector": 1.0, "keyword": 1.0, "graph": 0.7}
+    assert RECENCY_HALF_LIFE_DAYS == 180
+    assert 0 < RECENCY_FLOOR < 1
+
+
+# --- reciprocal rank fusion --------------------------------------------------------------------
+
+
+def test_rank_one_in_vector_and_keyword_is_two_over_61():
+    assert reciprocal_rank_fusion({"vector": ["a"], "keyword": ["a"]}) == {"a": 2 / 61}
+
+
+def test_graph_channel_weighs_point_seven():
+    scores = reciprocal_rank_fusion({"graph": ["a", "b", "c"]})
+    assert scores == {"a": 0.7 / 61, "b": 0.7 / 62, "c": 0.7 / 63}
+
+
+def test_ranks_are_one_based_positions():
+    scores = reciprocal_rank_fusion({"vector": ["a", "b", "c"]})
+    assert scores == {"a": 1 / 61, "b": 1 / 62, "c": 1 / 63}
+
+
+def test_key_in_one_channel_only_gets_that_channel_alone():
+    scores = reciprocal_rank_fusion({"vector": ["a", "b"], "keyword": ["b"], "graph": ["c"]})
+    assert scores["a"] == 1 / 61
+    assert scores["b"] == 1 / 62 + 1 / 61
+    assert scores["c"] == 0.7 / 61
+
+
+def test_all_three_channels_sum():
+    scores = reciprocal_rank_fusion({"vector": ["x", "a"], "keyword": ["a"], "graph": ["y", "z", "a"]})
+    assert scores["a"] == pytest.approx(1 / 62 + 1 / 61 + 0.7 / 63, rel=1e-15)
+
+
+def test_repeated_key_counts_once_at_its_best_rank():
+    scores = reciprocal_rank_fusion({"vector": ["a", "b", "a", "a"]})
+    # "b" keeps position 2: a repeat takes a place in the list but adds nothing.
+    assert scores == {"a": 1 / 61, "b": 1 / 62}
+
+
+def test_custom_k_and_weights():
+    scores = reciprocal_rank_fusion(
+        {"vector": ["a"], "keyword": ["b", "a"]}, k=0, weights={"vector": 2.0, "keyword": 1.0}
+    )
+    assert scores == {"a": 2.0 / 1 + 1.0 / 2, "b": 1.0}
+
+
+def test_empty_and_missing_channels_contribute_nothing():
+    assert reciprocal_rank_fusion({}) == {}
+    assert reciprocal_rank_fusion({"vector": [], "keyword": ["a"]}) == {"a": 1 / 61}
+
+
+def test_channel_without_weight_is_refused():
+    with pytest.raises(ValueError, match="no weight for channel 'sparse'"):
+        reciprocal_rank_fusion({"sparse": ["a"]})
+
+
+@pytest.mark.parametrize("k", [-1, float("nan"), float("inf"), True])
+def test_bad_k_is_refused(k):
+    with pytest.raises(ValueError, match="RRF k"):
+        reciprocal_rank_fusion({"vector": ["a"]}, k=k)
+
+
+def test_negative_weight_is_refused():
+    with pytest.raises(ValueError, match="weight of channel 'vector'"):
+        reciprocal_rank_fusion({"vector": ["a"]}, weights={"vector": -1.0})
+
+
+# --- recency -----------------------------------------------------------------------------------
+
+
+def test_recency_is_one_when_new_and_halves_the_decaying_part_each_half_life():
+    decaying = 1 - RECENCY_FLOOR
+    assert recency_factor(0) == 1.0
+    assert recency_factor(180) == pytest.approx(RECENCY_FLOOR + decaying / 2)
+    assert recency_factor(360) == pytest.approx(RECENCY_FLOOR + decaying / 4)
+    assert recency_factor(90, half_life_days=90) == pytest.approx(RECENCY_FLOOR + decaying / 2)
+
+
+def test_recency_with_explicit_floor_follows_the_formula():
+    assert recency_factor(180, floor=0.6) == pytest.approx(0.8)
+    assert recency_factor(540, floor=0.6) == pytest.approx(0.6 + 0.4 / 8)
+
+
+def test_recency_is_monotone_and_never_reaches_the_floor_or_zero():
+    ages = [0, 0.5, 1, 7, 30, 90, 180, 365, 730, 3650, 36500, 1e6, 1e300]
+    factors = [recency_factor(age) for age in ages]
+    assert all(a >= b for a, b in zip(factors, factors[1:]))
+    assert all(a > b for a, b in zip(factors[:8], factors[1:8]))
+    assert all(factor >= RECENCY_FLOOR > 0 for factor in factors)
+    assert recency_factor(float("inf")) == RECENCY_FLOOR
+
+
+@pytest.mark.parametrize("age", [-0.001, -1, -3650, float("-inf")])
+def test_future_dates_count_as_new(age):
+    assert recency_factor(age) == 1.0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"age_days": float("nan")}, {"age_days": 1, "half_life_days": 0}, {"age_days": 1, "floor": 0},
+     {"age_days": 1, "floor": 1.5}, {"age_days": "3"}],
+)
+def test_recency_rejects_bad_arguments(kwargs):
+    age = kwargs.pop("age_days")
+    with pytest.raises(ValueError):
+        recency_factor(age, **kwargs)
+
+
+# --- salience ----------------------------------------------------------------------------------
+
+
+def test_salience_factor_is_one_at_the_neutral_salience_and_linear_around_it():
+    assert salience_factor(0.5, 0.3) == 1.0
+    assert salience_factor(1.0, 0.3) == pytest.approx(1.15)
+    assert salience_factor(0.0, 0.3) == pytest.approx(0.85)
+    assert salience_factor(1.0, 1.0) == 1.5
+    assert salience_factor(0.0, 1.0) == 0.5
+
+
+def test_salience_weight_zero_disables_salience():
+    assert {salience_factor(s, 0.0) for s in (0.0, 0.2, 0.5, 1.0)} == {1.0}
+
+
+@pytest.mark.parametrize("salience, weight", [(1.2, 0.3), (-0.1, 0.3), (float("nan"), 0.3),
+                                               (0.5, 1.1), (0.5, -0.1), (True, 0.3)])
+def test_salience_factor_rejects_out_of_range(salience, weight):
+    with pytest.raises(ValueError):
+        salience_factor(salience, weight)
+
+
+# --- fuse --------------------------------------------------------------------------------------
+
+
+def test_fuse_multiplies_rrf_by_salience_and_recency():
+    facts = {
+        "a": ChunkFacts(0.9, NOW - timedelta(days=180)),
+        "b": ChunkFacts(0.5, NOW),
+    }
+    fused = fuse({"vector": ["a", "b"], "keyword": ["a"]}, facts, now=NOW)
+    by_key = {item.key: item for item in fused}
+    assert by_key["a"].rrf == 2 / 61
+    assert by_key["a"].score == pytest.approx(
+        2 / 61 * (1 + 0.3 * 0.4) * (RECENCY_FLOOR + (1 - RECENCY_FLOOR) / 2)
+    )
+    assert by_key["a"].ranks == {"vector": 1, "keyword": 1}
+    assert by_key["b"] == Fused(key="b", score=1 / 62, rrf=1 / 62, ranks={"vector": 2})
+    assert [item.key for item in fused] == ["a", "b"]
+
+
+def test_fuse_uses_the_given_salience_weight_and_half_life():
+    facts = {"a": ChunkFacts(1.0, NOW - timedelta(days=30))}
+    (only,) = fuse({"graph": ["a"]}, facts, now=NOW, salience_weight=0.0, half_life_days=30)
+    assert only.score == pytest.approx(0.7 / 61 * (RECENCY_FLOOR + (1 - RECENCY_FLOOR) / 2))
+
+
+def test_old_memory_ranked_first_by_two_channels_beats_a_new_chunk_tenth_in_one():
+    new_filler = [f"filler{i}" for i in range(8)]
+    ranked = {
+        "vector": ["old", *new_filler, "new"],  # "new" is 10th
+        "keyword": ["old"],
+    }
+    facts = {
+        # Twenty years old, and the writer thought it unimportant; the rival is brand new and
+        # marked as important as can be: the worst case for the old chunk.
+        "old": ChunkFacts(0.0, NOW - timedelta(days=20 * 365)),
+        "new": ChunkFacts(1.0, NOW),
+        **_facts(*new_filler),
+    }
+    # 0.5 is the largest salience weight of any bundled policy.
+    for weight in (0.0, 0.3, 0.5):
+        fused = fuse(ranked, facts, now=NOW, salience_weight=weight)
+        order = [item.key for item in fused]
+        assert order.index("old") < order.index("new"), weight
+        assert order[0] == "old"
+
+
+def test_agreement_of_vector_and_keyword_beats_any_single_channel_hit_at_default_weight():
+    ranked = {"vector": ["old", "new"], "keyword": ["old"], "graph": ["new2"]}
+    facts = {
+        "old": ChunkFacts(0.0, NOW - timedelta(days=100 * 365)),
+        "new": ChunkFacts(1.0, NOW),
+        "new2": ChunkFacts(1.0, NOW),
+    }
+    assert fuse(ranked, facts, now=NOW)[0].key == "old"
+
+
+def test_recency_decides_between_near_neighbours_of_one_channel():
+    ranked = {"vector": ["old", "new"]}
+    facts = {"old": ChunkFacts(0.5, NOW - timedelta(days=3 * 365)), "new": ChunkFacts(0.5, NOW)}
+    assert [item.key for item in fuse(ranked, facts, now=NOW)] == ["new", "old"]
+
+
+def test_future_dated_chunk_is_not_boosted_past_new():
+    ranked = {"vector": ["future", "today"], "keyword": ["today", "future"]}
+    facts = {"future": ChunkFacts(0.5, NOW + timedelta(days=400)), "today": ChunkFacts(0.5, NOW)}
+    fused = fuse(ranked, facts, now=NOW)
+    assert fused[0].score == fused[1].score  # both factor 1.0, same RRF
+
+
+def test_ties_break_by_best_single_rank_then_key():
+    # k=0 makes exact ties easy: 1/1 == 1/2 + 1/2.
+    weights = {"vector": 1.0, "keyword": 1.0, "graph": 1.0}
+    ranked = {"vector": ["z", "m"], "keyword": ["b", "a"], "graph": ["c", "a"]}
+    facts = _facts("z", "m", "a", "b", "c")
+    fused = fuse(ranked, facts, now=NOW, k=0, weights=weights)
+    assert fused[0].score == fused[1].score == fused[2].score == fused[3].score == 1.0
+    # b and c and z share best rank 1 (key order), a's best rank is 2.
+    assert [item.key for item in fused] == ["b", "c", "z", "a", "m"]
+
+
+def test_missing_facts_raise_key_error_naming_the_keys():
+    with pytest.raises(KeyError, match=r"no ChunkFacts for 2 ranked keys: 'b', 'c'"):
+        fuse({"vector": ["a", "b"], "keyword": ["c"]}, _facts("a"), now=NOW)
+
+
+def test_extra_facts_are_ignored_and_nothing_ranked_gives_nothing():
+    assert fuse({}, _facts("a"), now=NOW) == []
+    assert [item.key for item in fuse({"vector": ["a"]}, _facts("a", "b"), now=NOW)] == ["a"]
+
+
+def test_fuse_validates_salience_weight():
+    with pytest.raises(ValueError, match="salience weight"):
+        fuse({"vector": ["a"]}, _facts("a"), now=NOW, salience_weight=2.0)
+
+
+def test_fused_is_hashable_and_reports_best_rank():
+    item = Fused(key="a", score=0.1, rrf=0.1, ranks={"vector": 3, "graph": 2})
+    assert item.best_rank == 2
+    assert hash(item) == hash(Fused(key="a", score=0.1, rrf=0.1, ranks={}))
+
+
+# --- properties --------------------------------------------------------------------------------
+
+_keys = st.sampled_from([f"k{i}" for i in range(12)])
+_ranked = st.dictionaries(
+    st.sampled_from(["vector", "keyword", "graph"]), st.lists(_keys, max_size=15), max_size=3
+)
+
+
+@st.composite
+def _fusion_input(draw):
+    ranked = draw(_ranked)
+    keys = sorted({key for keys in ranked.values() for key in keys})
+    facts = {
+        key: ChunkFacts(
+            draw(st.floats(0, 1)),
+            NOW - timedelta(days=draw(st.floats(-30, 20_000, allow_nan=False))),
+        )
+        for key in keys
+    }
+    order = draw(st.permutations(list(ranked)))
+    weight = draw(st.floats(0, 1))
+    return ranked, facts, order, weight
+
+
+@settings(max_examples=300, deadline=None)
+@given(_fusion_input())
+def test_fused_order_ignores_channel_order_and_lists_every_key_once(case):
+    ranked, facts, order, weight = case
+    fused = fuse(ranked, facts, now=NOW, salience_weight=weight)
+    reordered = fuse({channel: ranked[channel] for channel in order}, facts, now=NOW,
+                     salience_weight=weight)
+    assert fused == reordered
+    keys = [item.key for item in fused]
+    assert len(keys) == len(set(keys))
+    assert set(keys) == {key for keys in ranked.values() for key in keys}
+    assert all(a.score >= b.score for a, b in zip(fused, fused[1:]))
+    for item in fused:
+        # Each rank is the key's first position in that channel's list.
+        assert item.ranks == {
+            channel: ranked[channel].index(item.key) + 1
+            for channel in ranked if item.key in ranked[channel]
+        }
+        assert item.score > 0 or item.rrf == 0
