@@ -1,6 +1,6 @@
 -- Keyword fallback when full text finds nothing: the query as a literal substring
 -- (identifiers, codes, words the parser drops). strpos, not LIKE: the query is data, so
--- '%', '_' and backslashes in it are matched literally. Most recent first.
+-- percent signs, underscores and backslashes in it are matched literally. Most recent first.
 SELECT chunk_id, 1.0 AS score FROM (
     SELECT DISTINCT ON (c.chunk_id) c.chunk_id, e.occurred_at
     FROM chunks c

@@ -1,0 +1,91 @@
+"""Search through its interfaces: the CLI (single and batch), and the Dagster op and job."""
+
+from __future__ import annotations
+
+import json
+
+import dagster as dg
+
+from memory_pipeline.defs.search import search_memory_job
+from memory_pipeline.resources import DatabaseResource, EmbedderResource, SearchResource
+from memory_pipeline_tests.cli.conftest import cli  # noqa: F401 - the fixture
+
+
+def _env(embed_server) -> dict:
+    return {"MEMORY_PIPELINE_EMBED_PROVIDER": "ollama", "OLLAMA_HOST": embed_server.url}
+
+
+def test_cli_search_human_and_json(cli, world, embed_server):  # noqa: F811
+    human = cli("search", "bicycle chain", "--memory", "alice", env=_env(embed_server))
+    assert human.code == 0, human.err
+    assert "Bike repair" in human.out and "policy default" in human.out
+    doc = cli("search", "bicycle chain", "--memory", "alice", "--json", "--limit", "2",
+              "--channels", "vector,keyword", env=_env(embed_server)).json()
+    assert doc["results"][0]["title"] == "Bike repair" and doc["limit"] == 2
+    assert doc["channels"] == ["vector", "keyword"] and set(doc["results"][0]["ranks"]) == {"vector", "keyword"}
+
+
+def test_cli_search_errors_are_plain(cli, world, embed_server):  # noqa: F811
+    env = _env(embed_server)
+    cases = [
+        (("search", "x", "--memory", "nobody"), "unknown memory 'nobody'"),
+        (("search", "   ", "--memory", "alice"), "the query is empty"),
+        (("search", "x", "--memory", "alice", "--policy", "nope"), "unknown policy 'nope'"),
+        (("search", "x", "--memory", "alice", "--limit", "0"), "--limit 0"),
+        (("search", "x", "--memory", "alice", "--channels", "smell"), "unknown channel 'smell'"),
+        (("search", "x"), "--memory is required"),
+    ]
+    for args, message in cases:
+        result = cli(*args, env=env)
+        assert result.code == 2 and message in result.err and "Traceback" not in result.err, (args, result.err)
+    degraded = cli("search", "bicycle", "--memory", "alice", "--json",
+                   env={"MEMORY_PIPELINE_EMBED_PROVIDER": "ollama", "OLLAMA_HOST": "http://127.0.0.1:9"})
+    assert degraded.code == 0 and degraded.json()["vector"]["status"] == "unavailable"
+    assert degraded.json()["results"][0]["title"] == "Bike repair"
+
+
+def test_cli_batch_answers_every_good_line_in_one_process(cli, world, embed_server, tmp_path):  # noqa: F811
+    lines = [
+        json.dumps({"memory": "alice", "query": "bicycle chain"}),
+        "{broken",
+        json.dumps({"memory": "bob", "query": "garden", "limit": 1, "channels": ["keyword"]}),
+        json.dumps({"memory": "alice", "query": ""}),
+        json.dumps({"memory": "alice", "query": "bread", "policy": "journal", "extra": 1}),
+        "",
+        json.dumps({"memory": "alice", "query": "sourdough", "policy": "journal"}),
+    ]
+    path = tmp_path / "queries.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = cli("search", "--batch", str(path), env=_env(embed_server))
+    assert result.code == 3
+    docs = [json.loads(line) for line in result.out.splitlines()]
+    assert [d["line"] for d in docs] == [1, 2, 3, 4, 5, 7]
+    assert docs[0]["results"][0]["title"] == "Bike repair"
+    assert "malformed JSON" in docs[1]["error"]
+    assert docs[2]["memory"] == "bob" and len(docs[2]["results"]) == 1 and docs[2]["channels"] == ["keyword"]
+    assert docs[3]["error"] == "the query is empty" and "unknown field" in docs[4]["error"]
+    assert docs[5]["results"][0]["title"] == "Recipe night"
+
+
+def test_search_job_puts_a_markdown_table_in_the_run(db_url, world, embed_server):
+    database = DatabaseResource(url=db_url)
+    embedder = EmbedderResource(provider="ollama", url=embed_server.url)
+    resources = {"database": database, "embedder": embedder,
+                 "search": SearchResource(database=database, embedder=embedder)}
+    result = search_memory_job.execute_in_process(
+        run_config={"ops": {"search_op": {"config": {"memory": "alice", "query": "bicycle chain", "limit": 3}}}},
+        resources=resources,
+    )
+    assert result.success
+    output = result.output_for_node("search_op")
+    assert output["results"][0]["title"] == "Bike repair"
+    [event] = [e for e in result.all_events if e.event_type_value == "STEP_OUTPUT"]
+    table = event.event_specific_data.metadata["results"].value
+    assert "| 1 |" in table and "Bike repair" in table
+    failed = search_memory_job.execute_in_process(
+        run_config={"ops": {"search_op": {"config": {"memory": "nobody", "query": "x"}}}},
+        resources=resources, raise_on_error=False,
+    )
+    assert not failed.success
+    failure = failed.failure_data_for_node("search_op")
+    assert "unknown memory 'nobody'" in failure.error.message or "unknown memory 'nobody'" in str(failure.user_failure_data.description)

@@ -1,0 +1,169 @@
+"""Fused search against the real database, a loopback embedder and a loopback reranker."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from memory_pipeline.domain.policies import load_policies
+from memory_pipeline.errors import InputError
+from memory_pipeline.rerankers.http import HttpReranker
+from memory_pipeline.search.service import SearchService
+from memory_pipeline_tests.helpers import ollama_embedder
+from memory_pipeline_tests.search.conftest import NOW
+from memory_pipeline_tests.support.loopback import unused_port_url
+from memory_pipeline_tests.support.rerank_server import LoopbackRerankServer
+
+
+def titles(response) -> list[str]:
+    return [r.title for r in response.results]
+
+
+def test_fused_search_finds_by_meaning_and_words_with_provenance(service):
+    response = service.search("alice", "bicycle chain derailleur")
+    assert response.results[0].title == "Bike repair"
+    top = response.results[0]
+    assert top.ranks["vector"] == 1 and top.ranks["keyword"] == 1
+    assert top.text.startswith("Fixed the bicycle chain") and top.end - top.start == len(top.text)
+    assert response.vector_status == "ok" and response.keyword_method == "full_text"
+    assert len(response.results) <= 8 and response.limit == 8
+    doc = response.to_json()
+    assert set(doc["results"][0]) == {"episodeId", "chunkId", "title", "kind", "occurredAt", "snippet",
+                                      "start", "end", "text", "score", "ranks"}
+    assert doc["vector"] == {"status": "ok", "reason": None}
+
+
+@pytest.mark.parametrize("query", [
+    "garden tulips Tomás", "Tomás", "bicycle", "LDG-4102", "garden garden garden", "'; DROP TABLE chunks; --",
+    "Tomás Rocha", "x_y%z", "soil wet garlic",
+])
+def test_no_search_returns_another_memorys_chunk(service, db, query):
+    from memory_pipeline_tests.search.conftest import memory_of
+
+    for memory in ("alice", "bob"):
+        for policy in ("default", "recent", "exact", "journal", "work"):
+            response = service.search(memory, query, policy=policy, limit=50)
+            for result in response.results:
+                assert memory_of(db, result.chunk_id) == {memory}
+
+
+def test_keyword_channel_treats_the_query_as_data(service):
+    nasty = ["\"quoted\" & | ! ( ) :*", "back\\slash \\\\", "100% _under_", "'; DROP TABLE episodes; --",
+             "<-> & !tulips", "x_y%z"]
+    for query in nasty:
+        response = service.search("alice", query, channels=("keyword",))
+        assert response.channels == ("keyword",)
+    literal = service.search("alice", "x_y%z", channels=("keyword",))
+    assert titles(literal) == ["Odd identifiers"]
+    # '%' and '_' are not wildcards: "x_y%z" does not match "xAyBz"-like text elsewhere.
+    assert service.search("alice", "C:\\temp\\new", channels=("keyword",)).results[0].title == "Odd identifiers"
+
+
+def test_keyword_fallback_finds_what_full_text_drops(service):
+    # Punctuation has no lexemes; a literal percent sign is in one chunk only.
+    response = service.search("alice", "%", channels=("keyword",))
+    assert response.keyword_method == "substring" and titles(response) == ["Odd identifiers"]
+    nothing = service.search("alice", "zzqqxx-never", channels=("keyword",))
+    assert nothing.results == []
+
+
+def test_keyword_channel_handles_cyrillic(service):
+    response = service.search("alice", "пробежка в парке", channels=("keyword",))
+    assert titles(response) == ["Поездка"] and response.keyword_method == "full_text"
+
+
+def test_graph_channel_follows_names_and_aliases(service):
+    response = service.search("alice", "what did tom say", channels=("graph",))
+    assert response.entities == ["Tomás Rocha"]
+    assert set(titles(response)) == {"Garden plan", "Old garden memory"}
+    # Most recent first.
+    assert titles(response) == ["Garden plan", "Old garden memory"]
+    assert service.search("alice", "tomato soup", channels=("graph",)).results == []
+
+
+def test_policy_filters_kinds_and_time_window_in_every_channel(service):
+    journal = service.search("alice", "garden bicycle bread", policy="journal", limit=50)
+    assert {r.kind for r in journal.results} <= {"journal", "note"} and journal.results
+    recent = service.search("alice", "garden tulips roses", policy="recent", limit=50)
+    assert "Old garden memory" not in titles(recent) and "Garden plan" in titles(recent)
+    vector_only = service.search("alice", "garden", policy="journal", channels=("vector",), limit=50)
+    # Filtering inside the index scan still yields every allowed chunk as a candidate.
+    assert sorted(titles(vector_only)) == sorted(["Garden plan", "Bike repair", "Recipe night", "Odd identifiers"])
+
+
+def test_old_memory_can_still_win(service):
+    response = service.search("alice", "grandmother roses pear tree")
+    assert response.results[0].title == "Old garden memory"
+
+
+def test_vector_channel_unavailable_degrades_to_keyword_and_graph(db, world):
+    down = SearchService(db, load_policies(), embedder=ollama_embedder(unused_port_url()), clock=lambda: NOW)
+    response = down.search("alice", "bicycle chain Tomás")
+    assert response.vector_status.startswith("unavailable: the Ollama embedding service is unavailable")
+    assert response.to_json()["vector"]["status"] == "unavailable"
+    assert response.results and all(r.ranks["vector"] is None for r in response.results)
+    other = SearchService(db, load_policies(), embedder=ollama_embedder(unused_port_url(), dim=256), clock=lambda: NOW)
+    mismatch = other.search("alice", "bicycle")
+    assert "vectors of two models are never compared" in mismatch.vector_status
+    assert titles(mismatch)[0] == "Bike repair"
+
+
+def test_reranker_orders_the_pool_and_failures_keep_the_fused_order(db, world):
+    policies = load_policies()
+    fused = SearchService(db, policies, embedder=world, clock=lambda: NOW).search("alice", "garden bread pie", limit=2)
+    with LoopbackRerankServer() as server:
+        reranked = SearchService(db, policies, embedder=world, clock=lambda: NOW,
+                                 reranker=HttpReranker(server.url)).search("alice", "cherry pie book club", limit=2)
+        assert reranked.reranker == "ran" and titles(reranked)[0] == "Recipe night"
+        assert len(server.requests[0]["documents"]) > 2
+        assert reranked.results[0].score == pytest.approx(1.0)
+    for mode in ("error500", "nonsense", "garbage", "partial"):
+        with LoopbackRerankServer(mode=mode) as server:
+            svc = SearchService(db, policies, embedder=world, clock=lambda: NOW, reranker=HttpReranker(server.url))
+            response = svc.search("alice", "garden bread pie", limit=2)
+        assert response.reranker.startswith("fallback: ") and titles(response) == titles(fused)
+    with LoopbackRerankServer(delay_s=3) as server:
+        svc = SearchService(db, policies, embedder=world, clock=lambda: NOW,
+                            reranker=HttpReranker(server.url, timeout_s=0.5))
+        started = time.monotonic()
+        slow = svc.search("alice", "garden bread pie", limit=2)
+        assert time.monotonic() - started < 2.5
+    assert slow.reranker.startswith("fallback: timed out") and titles(slow) == titles(fused)
+    down = SearchService(db, policies, embedder=world, clock=lambda: NOW, reranker=HttpReranker(unused_port_url()))
+    assert down.search("alice", "garden bread pie", limit=2).reranker.startswith("fallback: unreachable")
+    exact = SearchService(db, policies, embedder=world, clock=lambda: NOW, reranker=HttpReranker(unused_port_url()))
+    assert exact.search("alice", "garden", policy="exact").reranker == "off"  # the policy turns it off
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"memory": "nobody", "query": "x"}, "unknown memory 'nobody'"),
+    ({"memory": "bad name!", "query": "x"}, "memory 'bad name!'"),
+    ({"memory": "alice", "query": "   "}, "the query is empty"),
+    ({"memory": "alice", "query": "x" * 100_000}, "100000 characters"),
+    ({"memory": "alice", "query": "nul\x00byte"}, "NUL"),
+    ({"memory": "alice", "query": "x", "policy": "nope"}, "unknown policy 'nope'"),
+    ({"memory": "alice", "query": "x", "limit": 0}, "--limit 0"),
+    ({"memory": "alice", "query": "x", "limit": 51}, "--limit 51"),
+    ({"memory": "alice", "query": "x", "channels": ("vector", "smell")}, "unknown channel 'smell'"),
+])
+def test_bad_input_gets_a_clear_error(service, kwargs, message):
+    memory, query = kwargs.pop("memory"), kwargs.pop("query")
+    with pytest.raises(InputError) as info:
+        service.search(memory, query, **kwargs)
+    assert message in str(info.value)
+
+
+def test_every_search_writes_telemetry(service, db):
+    response = service.search("alice", "bicycle chain Tomás", limit=3)
+    with db.connection() as conn:
+        row = conn.execute(
+            """SELECT memory, query, policy, result_limit, channels, latency_ms, vector_status, reranker,
+                      candidates, results FROM search_telemetry ORDER BY id DESC LIMIT 1"""
+        ).fetchone()
+    memory, query, policy, limit, channels, latency, vector_status, reranker, candidates, results = row
+    assert (memory, query, policy, limit) == ("alice", "bicycle chain Tomás", "default", 3)
+    assert channels == ["vector", "keyword", "graph"] and latency > 0 and vector_status == "ok"
+    assert reranker == "off"
+    assert candidates["vector"][0]["rank"] == 1 and "score" in candidates["keyword"][0]
+    assert candidates["graph"] and [r["chunk_id"] for r in results] == [r.chunk_id for r in response.results]
