@@ -16,14 +16,27 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from memory_pipeline.domain.chunking import chunk_body
 from memory_pipeline.embedders.base import Embedder
+from memory_pipeline.errors import ModelRefused
 from memory_pipeline.storage import index_store
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.index_store import EpisodeWork, PendingEpisode
-from memory_pipeline.storage.profiles_store import StoredProfile, activate_profile, get_profile
+from memory_pipeline.storage import profiles_store
+from memory_pipeline.storage.profiles_store import StoredProfile, get_profile
 
 PASS_LIMIT = 500
+
+# The canary: a fixed phrase whose vector is stored per (profile, generation) and re-embedded
+# at the start of every pass. The same model reproduces it (cosine ~1.0, halfvec rounding
+# aside); a model swapped under the same name does not, whatever its dimension.
+CANARY_TEXT = (
+    "Canary for memory_pipeline: on a rainy Tuesday in Lisbon, Mara wrote down the ledger "
+    "totals, the name of her running coach, and a recipe for sourdough bread."
+)
+CANARY_MIN_COSINE = 0.99
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +54,8 @@ class IndexReport:
     seconds: float = 0.0
     skipped_locked: int = 0
     pending_after: int | None = None
+    canary_cosine: float | None = None
+    switched: str | None = None
     preview: list[dict] = field(default_factory=list)
 
     @property
@@ -81,6 +96,43 @@ def plan(conn, profile: StoredProfile | None, pending: list[PendingEpisode]) -> 
     return works
 
 
+def stale_message(profile: StoredProfile, generation: int, reason: str) -> str:
+    return (
+        f"the model behind {profile.name} (generation {generation}) changed under the same name: "
+        f"{reason}. No vector was written; the generation is marked stale and search answers with "
+        "the keyword and graph channels only. Recover with `memory-pipeline reindex` (re-embeds "
+        "everything as a new generation while search keeps serving), or serve the original model "
+        "again and re-run."
+    )
+
+
+def check_canary(conn, embedder: Embedder, target: StoredProfile) -> float | None:
+    """Re-embed the canary for the generation being written; refuse a silently changed model.
+
+    This is also the run's probe: the first model call, so a wrong dimension or an unreachable
+    server stops the run before anything is written. Returns the cosine (None on first use).
+    """
+    vector = embedder.embed_documents([CANARY_TEXT])[0]
+    generation = profiles_store.get_generation(conn, target.id, target.generation)
+    if generation is None or generation.canary_vector is None:
+        profiles_store.record_canary(conn, target.id, target.generation, CANARY_TEXT, vector)
+        return None
+    stored = generation.canary_vector
+    cosine = float(np.dot(vector, stored) / (np.linalg.norm(vector) * np.linalg.norm(stored) or 1.0))
+    if cosine < CANARY_MIN_COSINE:
+        reason = f"the canary phrase now embeds at cosine {cosine:.3f} to its stored vector (< {CANARY_MIN_COSINE})"
+        profiles_store.mark_stale(conn, target.id, target.generation, reason)
+        raise ModelRefused(stale_message(target, target.generation, reason))
+    if generation.state == "stale":
+        # The original model is back: the generation's vectors are comparable again.
+        restored = "building" if target.building_generation == target.generation else "ready"
+        conn.execute(
+            "UPDATE embedding_generations SET state = %s, stale_reason = NULL WHERE profile_id = %s AND generation = %s",
+            (restored, target.id, target.generation),
+        )
+    return cosine
+
+
 def index_pass(
     db: Database,
     embedder: Embedder,
@@ -94,22 +146,22 @@ def index_pass(
     report = IndexReport(profile=embedder.profile.name, passes=1)
     with db.connection() as conn:
         stored = get_profile(conn, embedder.profile)
-        probe_profile = stored or StoredProfile(-1, "", "", "", 0, 0, False)
+        probe_profile = stored.writing() if stored else StoredProfile(-1, "", "", "", 0, 0, False)
         pending = index_store.pending_episodes(conn, probe_profile, limit=limit, day=day)
         if not pending:
             report.seconds = time.perf_counter() - started
             return report
-        # The gate: a wrong dimension or an unreachable server stops us before any write.
-        embedder.probe()
+        profile = profiles_store.register_profile(conn, embedder.profile).writing()
+        # The gate: a wrong dimension, an unreachable server or a changed model stops the pass
+        # before any write.
+        report.canary_cosine = check_canary(conn, embedder, profile)
         report.model_calls += 1
-        profile = activate_profile(conn, embedder.profile)
         works = plan(conn, profile, pending)
 
         ready = [w for w in works if w.complete]  # nothing to embed (only chunks missing)
         _write(conn, profile, ready, report)
         queue = [(w, cid) for w in works if not w.complete for cid in w.missing]
         text_of = {(w.episode.id, c.chunk_id): c.text for w in works for c in w.chunks}
-        open_works = {id(w): w for w in works if not w.complete}
         for start in range(0, len(queue), embedder.batch_size):
             batch = queue[start : start + embedder.batch_size]
             t0 = time.perf_counter()
@@ -119,8 +171,6 @@ def index_pass(
             for (work, cid), vector in zip(batch, vectors):
                 work.vectors[cid] = vector
             done = [w for w in {id(w): w for w, _ in batch}.values() if w.complete]
-            for w in done:
-                open_works.pop(id(w), None)
             _write(conn, profile, done, report)
             if on_progress:
                 on_progress(report)
@@ -157,16 +207,39 @@ def index_until_done(
     while True:
         one = index_pass(db, embedder, day=day, on_progress=on_progress)
         total.add(one)
+        if total.canary_cosine is None:
+            total.canary_cosine = one.canary_cosine
         if one.episodes == 0:
             break
     total.pending_after = pending_count(db, embedder, day=day)
+    total.switched = promote_when_complete(db, embedder)
     return total
+
+
+def promote_when_complete(db: Database, embedder: Embedder) -> str | None:
+    """Switch search to the written generation/profile once nothing at all is pending for it."""
+    with db.connection() as conn:
+        stored = get_profile(conn, embedder.profile)
+        if stored is None or (stored.is_active and stored.building_generation is None):
+            if stored is not None:  # first generation of the first profile: mark it ready
+                conn.execute(
+                    """UPDATE embedding_generations SET state = 'ready', ready_at = coalesce(ready_at, now())
+                       WHERE profile_id = %s AND generation = %s AND state = 'building'""",
+                    (stored.id, stored.generation),
+                )
+            return None
+        if sum(index_store.pending_by_day(conn, stored.writing()).values()) > 0:
+            return None
+        switched = profiles_store.promote(conn, stored)
+    if switched:
+        log.info(switched)
+    return switched
 
 
 def pending_count(db: Database, embedder: Embedder, *, day: dt.date | None = None) -> int:
     with db.connection() as conn:
         stored = get_profile(conn, embedder.profile)
-        counts = index_store.pending_by_day(conn, stored)
+        counts = index_store.pending_by_day(conn, stored.writing() if stored else None)
     if day is not None:
         return counts.get(day.isoformat(), 0)
     return sum(counts.values())

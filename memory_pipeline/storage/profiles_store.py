@@ -1,10 +1,22 @@
-"""Embedding profiles in the database: registering the configured one and finding the active one."""
+"""Embedding profiles and their generations: registering, canaries, reindexing, switching, rollback.
+
+Vocabulary:
+- a profile's ``generation`` is the one search serves (when the profile is active);
+- ``building_generation`` is the one a reindex is filling; index passes write there;
+- a generation row keeps the canary (a fixed phrase and its vector) and a state:
+  building -> ready (complete) -> retired (replaced), or stale (the model changed under it).
+A switch (new generation or new profile becoming active) happens in one transaction, only when
+nothing is pending for it; old vectors are never deleted, so rolling back is one UPDATE.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
 import psycopg
+from pgvector import HalfVector
 
 from memory_pipeline.embedders.base import EmbeddingProfile
 
@@ -18,45 +30,198 @@ class StoredProfile:
     dim: int
     generation: int
     is_active: bool
+    building_generation: int | None = None
 
     @property
     def profile(self) -> EmbeddingProfile:
         return EmbeddingProfile(self.provider, self.model, self.dim)
 
+    @property
+    def write_generation(self) -> int:
+        return self.building_generation or self.generation
 
-_COLUMNS = "id, name, provider, model, dim, generation, is_active"
+    def writing(self) -> "StoredProfile":
+        """This profile as index passes see it: ``generation`` is the one being written."""
+        return dataclasses.replace(self, generation=self.write_generation)
+
+
+@dataclass(frozen=True)
+class Generation:
+    profile_id: int
+    generation: int
+    state: str
+    stale_reason: str | None
+    canary_text: str | None
+    canary_vector: np.ndarray | None
+
+
+_COLUMNS = "id, name, provider, model, dim, generation, is_active, building_generation"
+
+
+def _profile(row) -> StoredProfile | None:
+    return StoredProfile(*row) if row else None
 
 
 def get_profile(conn: psycopg.Connection, profile: EmbeddingProfile) -> StoredProfile | None:
-    row = conn.execute(
-        f"SELECT {_COLUMNS} FROM embedding_profiles WHERE name = %s", (profile.name,)
-    ).fetchone()
-    return StoredProfile(*row) if row else None
+    return _profile(conn.execute(f"SELECT {_COLUMNS} FROM embedding_profiles WHERE name = %s", (profile.name,)).fetchone())
 
 
 def active_profile(conn: psycopg.Connection) -> StoredProfile | None:
-    row = conn.execute(f"SELECT {_COLUMNS} FROM embedding_profiles WHERE is_active").fetchone()
-    return StoredProfile(*row) if row else None
+    return _profile(conn.execute(f"SELECT {_COLUMNS} FROM embedding_profiles WHERE is_active").fetchone())
+
+
+def get_generation(conn: psycopg.Connection, profile_id: int, generation: int) -> Generation | None:
+    row = conn.execute(
+        """SELECT profile_id, generation, state, stale_reason, canary_text, canary_vector
+           FROM embedding_generations WHERE profile_id = %s AND generation = %s""",
+        (profile_id, generation),
+    ).fetchone()
+    if row is None:
+        return None
+    vector = np.asarray(row[5].to_numpy(), dtype=np.float32) if row[5] is not None else None
+    return Generation(row[0], row[1], row[2], row[3], row[4], vector)
+
+
+def register_profile(conn: psycopg.Connection, profile: EmbeddingProfile) -> StoredProfile:
+    """The stored profile for ``profile``, created if new (active at once if none is active yet)."""
+    with conn.transaction():
+        conn.execute("LOCK TABLE embedding_profiles IN SHARE ROW EXCLUSIVE MODE")
+        stored = get_profile(conn, profile)
+        if stored is None:
+            first = active_profile(conn) is None
+            conn.execute(
+                "INSERT INTO embedding_profiles (name, provider, model, dim, is_active) VALUES (%s, %s, %s, %s, %s)",
+                (profile.name, profile.provider, profile.model, profile.dim, first),
+            )
+            stored = get_profile(conn, profile)
+            assert stored is not None
+        conn.execute(
+            """INSERT INTO embedding_generations (profile_id, generation, state)
+               VALUES (%s, %s, 'building') ON CONFLICT DO NOTHING""",
+            (stored.id, stored.write_generation),
+        )
+    return stored
+
+
+def record_canary(conn: psycopg.Connection, profile_id: int, generation: int, text: str, vector: np.ndarray) -> None:
+    conn.execute(
+        """UPDATE embedding_generations SET canary_text = %s, canary_vector = %s
+           WHERE profile_id = %s AND generation = %s AND canary_vector IS NULL""",
+        (text, HalfVector(vector), profile_id, generation),
+    )
+
+
+def mark_stale(conn: psycopg.Connection, profile_id: int, generation: int, reason: str) -> None:
+    conn.execute(
+        "UPDATE embedding_generations SET state = 'stale', stale_reason = %s WHERE profile_id = %s AND generation = %s",
+        (reason, profile_id, generation),
+    )
+
+
+def start_reindex(conn: psycopg.Connection, profile: EmbeddingProfile) -> tuple[StoredProfile, bool]:
+    """Begin (or resume) building a new generation of ``profile``; returns (profile, resumed)."""
+    stored = register_profile(conn, profile)
+    if stored.building_generation is not None:
+        return stored, True
+    with conn.transaction():
+        next_generation = conn.execute(
+            "SELECT coalesce(max(generation), 0) + 1 FROM embedding_generations WHERE profile_id = %s", (stored.id,)
+        ).fetchone()[0]
+        conn.execute(
+            "UPDATE embedding_profiles SET building_generation = %s WHERE id = %s", (next_generation, stored.id)
+        )
+        conn.execute(
+            "INSERT INTO embedding_generations (profile_id, generation, state) VALUES (%s, %s, 'building')",
+            (stored.id, next_generation),
+        )
+    return get_profile(conn, profile), False  # type: ignore[return-value]
+
+
+def promote(conn: psycopg.Connection, stored: StoredProfile) -> str | None:
+    """Make the written generation the one search serves; call only when nothing is pending for it.
+
+    Returns a sentence describing the switch, or None when there was nothing to switch.
+    """
+    target = stored.write_generation
+    with conn.transaction():
+        conn.execute("LOCK TABLE embedding_profiles IN SHARE ROW EXCLUSIVE MODE")
+        current = conn.execute(
+            f"SELECT {_COLUMNS} FROM embedding_profiles WHERE id = %s", (stored.id,)
+        ).fetchone()
+        stored = _profile(current)  # type: ignore[assignment]
+        if stored.write_generation != target:
+            return None  # someone else switched meanwhile
+        state = conn.execute(
+            "SELECT state FROM embedding_generations WHERE profile_id = %s AND generation = %s", (stored.id, target)
+        ).fetchone()
+        if state and state[0] == "stale":
+            return None
+        previous = active_profile(conn)
+        changed_generation = stored.building_generation is not None
+        if changed_generation:
+            conn.execute(
+                "UPDATE embedding_generations SET state = 'retired' WHERE profile_id = %s AND generation = %s AND state = 'ready'",
+                (stored.id, stored.generation),
+            )
+            conn.execute(
+                "UPDATE embedding_profiles SET generation = building_generation, building_generation = NULL WHERE id = %s",
+                (stored.id,),
+            )
+        conn.execute(
+            """UPDATE embedding_generations SET state = 'ready', ready_at = coalesce(ready_at, now())
+               WHERE profile_id = %s AND generation = %s AND state = 'building'""",
+            (stored.id, target),
+        )
+        changed_profile = not stored.is_active
+        if changed_profile:
+            conn.execute("UPDATE embedding_profiles SET is_active = false WHERE is_active")
+            conn.execute("UPDATE embedding_profiles SET is_active = true WHERE id = %s", (stored.id,))
+    if changed_profile:
+        before = f"{previous.name} generation {previous.generation}" if previous else "nothing"
+        return f"search now uses {stored.name} generation {target} (was {before})"
+    if changed_generation:
+        return f"search now uses {stored.name} generation {target} (was generation {stored.generation})"
+    return None
+
+
+def rollback(conn: psycopg.Connection) -> str:
+    """Serve the previous generation of the active profile (its vectors were kept)."""
+    with conn.transaction():
+        conn.execute("LOCK TABLE embedding_profiles IN SHARE ROW EXCLUSIVE MODE")
+        active = active_profile(conn)
+        if active is None:
+            raise LookupError("nothing to roll back: no profile is active")
+        row = conn.execute(
+            """SELECT generation FROM embedding_generations
+               WHERE profile_id = %s AND generation < %s AND state IN ('ready', 'retired')
+               ORDER BY generation DESC LIMIT 1""",
+            (active.id, active.generation),
+        ).fetchone()
+        if row is None:
+            raise LookupError(f"nothing to roll back: {active.name} has no earlier generation")
+        conn.execute(
+            "UPDATE embedding_generations SET state = 'retired' WHERE profile_id = %s AND generation = %s",
+            (active.id, active.generation),
+        )
+        conn.execute(
+            "UPDATE embedding_generations SET state = 'ready' WHERE profile_id = %s AND generation = %s",
+            (active.id, row[0]),
+        )
+        conn.execute(
+            "UPDATE embedding_profiles SET generation = %s, building_generation = NULL WHERE id = %s",
+            (row[0], active.id),
+        )
+    return f"search now uses {active.name} generation {row[0]} (was generation {active.generation})"
 
 
 def activate_profile(conn: psycopg.Connection, profile: EmbeddingProfile) -> StoredProfile:
-    """Register ``profile`` if new and make it the one search uses; other profiles keep their rows.
-
-    Runs in one transaction with a table lock so two runs switching at once cannot leave two
-    active profiles (the partial unique index would reject it, but with a confusing error).
-    """
-    with conn.transaction():
-        conn.execute("LOCK TABLE embedding_profiles IN SHARE ROW EXCLUSIVE MODE")
+    """Register ``profile`` and make it active at once (benchmarks and tests loading vectors directly)."""
+    stored = register_profile(conn, profile)
+    if not stored.is_active:
+        promote(conn, stored)
+    else:
         conn.execute(
-            """INSERT INTO embedding_profiles (name, provider, model, dim)
-               VALUES (%s, %s, %s, %s) ON CONFLICT (name) DO NOTHING""",
-            (profile.name, profile.provider, profile.model, profile.dim),
+            "UPDATE embedding_generations SET state = 'ready' WHERE profile_id = %s AND generation = %s AND state = 'building'",
+            (stored.id, stored.generation),
         )
-        conn.execute(
-            "UPDATE embedding_profiles SET is_active = false WHERE is_active AND name <> %s",
-            (profile.name,),
-        )
-        conn.execute("UPDATE embedding_profiles SET is_active = true WHERE name = %s", (profile.name,))
-        stored = get_profile(conn, profile)
-    assert stored is not None
-    return stored
+    return get_profile(conn, profile)  # type: ignore[return-value]

@@ -1,0 +1,666 @@
+#!/usr/bin/env python
+"""Search latency benchmark: per-channel and fused latency of ``SearchService`` over one large
+memory, and the HNSW index's recall@10 against an exact scan.
+
+Setup, on a fresh database (``MEMORY_PIPELINE_DATABASE_URL``'s server if set: a ``bench_*``
+database is created there and dropped at the end, the role needs CREATEDB; else an embedded
+PostgreSQL in a temporary folder, stopped and deleted at the end):
+
+- N chunks of generated English-like text in one memory: words drawn from a Zipf distribution
+  (s = 1) over a few hundred real common English words (the most frequent ranks) followed by
+  ~20,000 generated pseudo-words; sentences of 6-18 words; paragraphs of 150-300 words; episodes
+  of 1-4 paragraphs with dates spread over three years; recurring proper names ("First Last",
+  Zipf over 400 people) placed mid-sentence, so entity extraction and the graph channel have data.
+  Each episode's body is its paragraphs joined by a blank line, cut by ``chunk_body`` (the product's
+  chunker), so chunk rows are exactly what indexing would have written.
+- Profile ``bench/random@384`` is registered and activated. Vectors are seeded random unit vectors
+  (numpy), one per chunk. Episodes, chunks and embeddings are loaded with binary COPY; then the HNSW
+  index is built with ``hnsw_store.ensure_index``, entities are refreshed for the memory
+  (``entities_store.refresh_memories``) and the tables are VACUUM ANALYZEd (so autovacuum does
+  not start in the middle of the timings).
+
+Queries: 2-4 words sampled from a random chunk's text, plus a recurring proper name in 40% of them.
+The query embedder (``RandomQueryEmbedder``, the same profile) maps a query text to a stored
+vector plus noise (cosine ~0.9 to it), so every query has a true nearest neighbour.
+
+Timings, in-process, after 20 warm-up queries, rows interleaved query by query: each channel alone
+(``channels=("vector",)`` etc.) and the fused default, ``SearchService(..., reranker=None,
+record=False)``, limit 8; and the raw vector SQL (``vector_store.nearest_chunks``, 50 candidates,
+``--ef-search``) alone. p50 and p95 in ms.
+
+Recall@10: for 100 query vectors, ``nearest_chunks(limit=10)`` at ef_search 40, 64, 100 (and
+``--ef-search``) against the exact top 10 (the same query inside a transaction with
+``SET LOCAL enable_indexscan = off``; EXPLAIN confirms the exact plan has no index scan).
+
+Targets: fused p95 <= 40 ms; vector recall@10 >= 0.95 at the chosen ef_search.
+
+Run from the project root with the project's virtual environment::
+
+    python benchmarks/bench_search_latency.py --quick        # 10,000 chunks, 50 queries
+    python benchmarks/bench_search_latency.py --json latency.json   # 100,000 chunks, 200 queries
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import datetime as dt
+import json
+import math
+import os
+import platform
+import pstats
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import psycopg
+from pgvector import HalfVector
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from memory_pipeline.domain.chunking import MAX_CHUNK_CHARS, Chunk, chunk_body, content_hash
+from memory_pipeline.domain.policies import default_policies_path, load_policies
+from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
+from memory_pipeline.search.service import VECTOR_CANDIDATES, SearchService
+from memory_pipeline.storage import entities_store, hnsw_store
+from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.embedded import ensure_embedded_server, exit_cleanly_on_sigterm
+from memory_pipeline.storage.hnsw_store import index_expression
+from memory_pipeline.storage.migrations import apply_migrations
+from memory_pipeline.storage.profiles_store import StoredProfile, activate_profile
+from memory_pipeline.storage.vector_store import MIN_EF_SEARCH, nearest_chunks
+
+MEMORY = "bench"
+PROFILE = EmbeddingProfile("bench", "random", 384)
+INGEST_DAY = dt.date(2025, 1, 15)
+START = dt.datetime(2022, 1, 1, tzinfo=dt.timezone.utc)
+SPAN_DAYS = 3 * 365
+FUSED_P95_TARGET_MS = 40.0
+RECALL_TARGET = 0.95
+EF_GRID = (40, 64, 100)
+DEFAULT_EF = max(VECTOR_CANDIDATES, MIN_EF_SEARCH)  # what nearest_chunks uses for the service's 50
+WARMUP = 20
+RECALL_QUERIES = 100
+QUERY_NOISE = 0.5  # |noise| relative to the unit vector it is added to: cosine ~0.89
+
+ROWS: tuple[tuple[str, tuple[str, ...] | None], ...] = (
+    ("vector", ("vector",)),
+    ("keyword", ("keyword",)),
+    ("graph", ("graph",)),
+    ("fused default", None),
+)
+
+# --------------------------------------------------------------------------------------------
+# Generated text
+# --------------------------------------------------------------------------------------------
+
+COMMON_WORDS = """the of and to a in is it you that he was for on are with as his they be at one have
+this from or had by hot word but what some we can out other were all there when up use your how
+said an each she which do their time if will way about many then them write would like so these her
+long make thing see him two has look more day could go come did number sound no most people my over
+know water than call first who may down side been now find any new work part take get place made
+live where after back little only round man year came show every good me give our under name very
+through just form sentence great think say help low line differ turn cause much mean before move
+right boy old too same tell does set three want air well also play small end put home read hand port
+large spell add even land here must big high such follow act why ask men change went light kind off
+need house picture try us again animal point mother world near build self earth father head stand own
+page should country found answer school grow study still learn plant cover food sun four between state
+keep eye never last let thought city tree cross farm hard start might story saw far sea draw left late
+run while press close night real life few north open seem together next white children begin got walk
+example ease paper group always music those both mark often letter until mile river car feet care
+second book carry took science eat room friend began idea fish mountain stop once base hear horse cut
+sure watch color face wood main enough plain girl usual young ready above ever red list though feel
+talk bird soon body dog family direct pose leave song measure door product black short numeral class
+wind question happen complete ship area half rock order fire south problem piece told knew pass since
+top whole king space heard best hour better true during hundred five remember step early hold west
+ground interest reach fast verb sing listen six table travel less morning ten simple several vowel
+toward war lay against pattern slow center love person money serve appear road map rain rule govern
+pull cold notice voice unit power town fine certain fly fall lead cry dark machine note wait plan
+figure star box noun field rest correct able pound done beauty drive stood contain front teach week
+final gave green oh quick develop ocean warm free minute strong special mind behind clear tail produce
+fact street inch multiply nothing course stay wheel full force blue object decide surface deep moon
+island foot system busy test record boat common gold possible plane stead dry wonder laugh thousand
+ago ran check game shape equate miss brought heat snow tire bring yes distant fill east paint language
+among""".split()
+
+# PostgreSQL's English stop words among COMMON_WORDS (to_tsvector drops them).
+STOP_WORDS = frozenset("""the of and to a in is it you that he was for on are with as his they be at have this from
+or had by but what some we can out other were all there when your how an each she which do their if will
+about then them would so these her him has more could did no most my over than who may down been now any
+me our under very through just before too same does off why own should both until those once above few
+again against""".split())
+
+FIRST_NAMES = """Maria James Aiko Lukas Priya Omar Sofia Daniel Chen Elena Tom Nadia Ravi Grace Felix Hannah
+Yusuf Clara Mateo Ingrid Amara Bruno Carmen Dmitri Esther Farid Greta Hugo Imani Jonas Keiko Leila
+Marco Nina Oscar Paula Quentin Rosa Samir Tanya""".split()
+SYLLABLES = """ka lo mi ra te su vo ne di pa ru ko zi ma ten sha vel dor min tu lia ber nox qua fen ri go
+la ve san tor mu pe ci nal dra hu yo win es ar en ol um ix""".split()
+
+
+def pseudo_words(rng: random.Random, count: int, forbidden: set[str]) -> list[str]:
+    words: list[str] = []
+    seen = set(forbidden)
+    while len(words) < count:
+        w = "".join(rng.choice(SYLLABLES) for _ in range(rng.choice((1, 2, 2, 2, 3, 3))))
+        if len(w) >= 3 and w not in seen:
+            seen.add(w)
+            words.append(w)
+    return words
+
+
+class TextGenerator:
+    """Zipf-distributed English-looking prose with recurring people; fully determined by the seed."""
+
+    def __init__(self, seed: int, vocabulary: int = 20_000, people: int = 400):
+        rng = random.Random(seed)
+        self.np_rng = np.random.default_rng(seed)
+        self.rng = rng
+        common = list(dict.fromkeys(w for w in COMMON_WORDS if w != "i"))
+        self.words = np.array(common + pseudo_words(rng, vocabulary, set(common)), dtype=object)
+        ranks = np.arange(1, len(self.words) + 1, dtype=np.float64)
+        self.word_cdf = np.cumsum(1.0 / ranks)
+        self.word_cdf /= self.word_cdf[-1]
+        surnames = [w.capitalize() for w in pseudo_words(random.Random(seed + 7), people, set(self.words))]
+        self.people = [f"{rng.choice(FIRST_NAMES)} {surnames[i]}" for i in range(people)]
+        person_ranks = np.arange(1, people + 1, dtype=np.float64) ** -0.9
+        self.person_cdf = np.cumsum(person_ranks) / person_ranks.sum()
+
+    def _draw(self, cdf: np.ndarray, n: int) -> np.ndarray:
+        return np.minimum(np.searchsorted(cdf, self.np_rng.random(n)), len(cdf) - 1)
+
+    def person(self) -> str:
+        return self.people[int(self._draw(self.person_cdf, 1)[0])]
+
+    def paragraph(self) -> str:
+        n = self.rng.randint(150, 300)
+        words = list(self.words[self._draw(self.word_cdf, n)])
+        # Up to three mentions of recurring people, never first in a sentence.
+        for _ in range(self.rng.choice((0, 0, 1, 1, 1, 2, 3))):
+            words[self.rng.randrange(1, n)] = self.person()
+        out: list[str] = []
+        i = 0
+        while i < n:
+            length = self.rng.randint(6, 18)
+            sentence = words[i : i + length]
+            i += length
+            first = sentence[0]
+            if first[:1].islower():
+                sentence[0] = first.capitalize()
+            out.append(" ".join(sentence) + ".")
+        # Keep the paragraph within one chunk: no hard cuts in the generated data.
+        while len(out) > 1 and sum(len(x) + 1 for x in out) - 1 > MAX_CHUNK_CHARS:
+            out.pop()
+        return " ".join(out)
+
+
+@dataclass
+class GeneratedEpisode:
+    kind: str
+    title: str
+    occurred_at: dt.datetime
+    salience: float
+    body: str
+    content_hash: str
+    chunks: list[Chunk]
+
+
+KINDS = ("note", "note", "chat", "journal", "email", "doc")
+
+
+def generate_corpus(target_chunks: int, seed: int) -> tuple[list[GeneratedEpisode], TextGenerator]:
+    gen = TextGenerator(seed)
+    rng = random.Random(seed + 1)
+    episodes: list[GeneratedEpisode] = []
+    total = 0
+    i = 0
+    while total < target_chunks:
+        paragraphs = [gen.paragraph() for _ in range(rng.randint(1, 4))]
+        body = "\n\n".join(paragraphs)
+        h = content_hash(body)
+        chunks = chunk_body(body, h)
+        when = START + dt.timedelta(seconds=rng.uniform(0, SPAN_DAYS * 86400))
+        episodes.append(GeneratedEpisode(rng.choice(KINDS), f"Generated episode {i}", when,
+                                         round(rng.uniform(0.2, 0.9), 2), body, h, chunks))
+        total += len(chunks)
+        i += 1
+    return episodes, gen
+
+
+# --------------------------------------------------------------------------------------------
+# The database
+# --------------------------------------------------------------------------------------------
+
+
+class FreshDatabase:
+    """One fresh ``bench_*`` database: on MEMORY_PIPELINE_DATABASE_URL's server or an embedded one."""
+
+    def __init__(self) -> None:
+        self._server = None
+        self._tmp: Path | None = None
+        external = os.environ.get("MEMORY_PIPELINE_DATABASE_URL")
+        self._external = external
+        if external:
+            self.where = "external server (MEMORY_PIPELINE_DATABASE_URL)"
+        else:
+            self._tmp = Path(tempfile.mkdtemp(prefix="mp_latency_"))
+            self._server = ensure_embedded_server(self._tmp)
+            self.where = f"embedded PostgreSQL in {self._tmp}"
+        self.name = "bench_" + uuid.uuid4().hex[:12]
+        with self._admin() as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(self.name)))
+        self.url = self._url(self.name)
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            self.migrations = apply_migrations(conn)
+
+    def _url(self, name: str) -> str:
+        if self._server is not None:
+            return self._server.uri(name)
+        return make_conninfo(self._external, dbname=name)
+
+    def _admin(self) -> psycopg.Connection:
+        if self._server is not None:
+            return psycopg.connect(self._server.uri("postgres"), autocommit=True)
+        params = conninfo_to_dict(self._external)
+        for maintenance in ("postgres", "template1", params.get("dbname")):
+            try:
+                return psycopg.connect(make_conninfo(self._external, dbname=maintenance), autocommit=True)
+            except psycopg.OperationalError:
+                continue
+        raise SystemExit("cannot reach a maintenance database on MEMORY_PIPELINE_DATABASE_URL's server")
+
+    def close(self) -> None:
+        try:
+            with contextlib.suppress(Exception), self._admin() as conn:
+                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(self.name)))
+        finally:
+            if self._server is not None:
+                pid = self._server.pid
+                self._server.release()
+                self._server = None
+                _wait_gone(pid)
+            if self._tmp is not None:
+                shutil.rmtree(self._tmp, ignore_errors=True)
+                self._tmp = None
+
+
+def _wait_gone(pid: int | None, timeout: float = 15.0) -> None:
+    if not pid:
+        return
+    import psutil
+
+    with contextlib.suppress(psutil.Error):
+        proc = psutil.Process(pid)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+            time.sleep(0.05)
+        if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+            print(f"warning: the embedded PostgreSQL (pid {pid}) is still running", file=sys.stderr)
+
+
+def load(conn: psycopg.Connection, episodes: list[GeneratedEpisode], vectors: np.ndarray) -> tuple[StoredProfile, list[str], dict]:
+    """Binary COPY of episodes, chunks and embeddings; returns the profile and chunk ids in vector order."""
+    timings = {}
+    profile = activate_profile(conn, PROFILE)
+    t0 = time.perf_counter()
+    with conn.transaction(), conn.cursor() as cur:
+        with cur.copy(
+            "COPY episodes (memory, kind, title, occurred_at, ingest_day, salience, source, body, content_hash)"
+            " FROM STDIN WITH (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["text", "text", "text", "timestamptz", "date", "float4", "text", "text", "text"])
+            for i, e in enumerate(episodes):
+                copy.write_row((MEMORY, e.kind, e.title, e.occurred_at, INGEST_DAY, e.salience, f"bench:{i}", e.body, e.content_hash))
+    ids = dict(conn.execute("SELECT content_hash, id FROM episodes WHERE memory = %s", (MEMORY,)).fetchall())
+    timings["episodes_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    chunk_ids: list[str] = []
+    with conn.transaction(), conn.cursor() as cur:
+        with cur.copy(
+            "COPY chunks (episode_id, ordinal, memory, chunk_id, start_char, end_char, token_estimate, text)"
+            " FROM STDIN WITH (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["int8", "int4", "text", "text", "int4", "int4", "int4", "text"])
+            for e in episodes:
+                eid = ids[e.content_hash]
+                for c in e.chunks:
+                    copy.write_row((eid, c.ordinal, MEMORY, c.chunk_id, c.start, c.end, c.token_estimate, c.text))
+                    chunk_ids.append(c.chunk_id)
+    timings["chunks_s"] = time.perf_counter() - t0
+    assert len(set(chunk_ids)) == len(chunk_ids) == len(vectors)
+    t0 = time.perf_counter()
+    with conn.transaction(), conn.cursor() as cur:
+        with cur.copy(
+            "COPY embeddings (profile_id, generation, memory, chunk_id, embedding) FROM STDIN WITH (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["int4", "int4", "text", "text", "halfvec"])
+            for cid, v in zip(chunk_ids, vectors):
+                copy.write_row((profile.id, profile.generation, MEMORY, cid, HalfVector(v)))
+    timings["embeddings_s"] = time.perf_counter() - t0
+    return profile, chunk_ids, timings
+
+
+# --------------------------------------------------------------------------------------------
+# Queries
+# --------------------------------------------------------------------------------------------
+
+
+def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    v = rng.standard_normal((n, dim), dtype=np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    return v
+
+
+class RandomQueryEmbedder(Embedder):
+    """Profile bench/random@384: a query text -> a stored vector plus noise (seeded by the text)."""
+
+    service_name = "benchmark"
+
+    def __init__(self, stored: np.ndarray, seed: int, noise: float = QUERY_NOISE):
+        super().__init__(PROFILE, batch_size=64)
+        self.stored = stored
+        self.seed = seed
+        self.noise = noise
+
+    def vector_for(self, text: str) -> np.ndarray:
+        rng = np.random.default_rng([self.seed, zlib.crc32(text.encode("utf-8", "surrogatepass"))])
+        base = self.stored[int(rng.integers(len(self.stored)))]
+        z = rng.standard_normal(base.shape[0]).astype(np.float32)
+        z *= self.noise / np.linalg.norm(z)
+        return base + z
+
+    def _embed_batch(self, texts: Sequence[str], *, is_query: bool) -> np.ndarray:
+        return np.stack([self.vector_for(t) for t in texts])
+
+
+def make_queries(episodes: list[GeneratedEpisode], gen: TextGenerator, count: int, seed: int) -> list[str]:
+    rng = random.Random(seed + 2)
+    chunks = [c.text for e in episodes for c in e.chunks]
+    queries: list[str] = []
+    seen: set[str] = set()
+    while len(queries) < count:
+        words = list(dict.fromkeys(w.strip(".").lower() for w in rng.choice(chunks).split()))
+        words = [w for w in words if w.isalpha()]
+        picked = rng.sample(words, rng.randint(2, 4))
+        if all(w in STOP_WORDS for w in picked):
+            continue  # nobody searches for "the and in"
+        if rng.random() < 0.4:
+            picked.insert(rng.randrange(len(picked) + 1), gen.person())
+        q = " ".join(picked)
+        if q not in seen:
+            seen.add(q)
+            queries.append(q)
+    return queries
+
+
+# --------------------------------------------------------------------------------------------
+# Measurements
+# --------------------------------------------------------------------------------------------
+
+
+def pct(values: Sequence[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))]
+
+
+def time_rows(db: Database, service: SearchService, profile: StoredProfile, queries: list[str],
+              embedder: RandomQueryEmbedder, ef_search: int) -> dict[str, dict]:
+    vectors = {q: embedder.embed_query(q) for q in queries}
+    samples: dict[str, list[float]] = {name: [] for name, _ in ROWS}
+    samples["raw vector SQL"] = []
+    counts: dict[str, list[int]] = {name: [] for name in samples}
+    graph_fired = 0
+    keyword_methods: dict[str, int] = {}
+    with db.connection() as conn:
+        for q in queries[:WARMUP]:
+            for _, channels in ROWS:
+                service.search(MEMORY, q, channels=channels)
+            nearest_chunks(conn, profile, MEMORY, vectors[q], limit=VECTOR_CANDIDATES, ef_search=ef_search)
+    timed = queries[WARMUP:] if len(queries) > WARMUP * 2 else queries
+    with db.connection() as conn:
+        for q in timed:
+            for name, channels in ROWS:
+                t0 = time.perf_counter()
+                resp = service.search(MEMORY, q, channels=channels)
+                samples[name].append((time.perf_counter() - t0) * 1000)
+                counts[name].append(len(resp.results))
+                if name == "graph" and resp.results:
+                    graph_fired += 1
+                if name == "keyword":
+                    keyword_methods[resp.keyword_method] = keyword_methods.get(resp.keyword_method, 0) + 1
+                if name == "vector" and resp.vector_status != "ok":
+                    raise SystemExit(f"vector channel unavailable: {resp.vector_status}")
+            t0 = time.perf_counter()
+            hits = nearest_chunks(conn, profile, MEMORY, vectors[q], limit=VECTOR_CANDIDATES, ef_search=ef_search)
+            samples["raw vector SQL"].append((time.perf_counter() - t0) * 1000)
+            counts["raw vector SQL"].append(len(hits))
+    out = {}
+    for name, xs in samples.items():
+        out[name] = {"p50_ms": pct(xs, 0.5), "p95_ms": pct(xs, 0.95), "mean_ms": statistics.fmean(xs),
+                     "max_ms": max(xs), "queries": len(xs), "mean_results": statistics.fmean(counts[name])}
+    out["_meta"] = {"timed_queries": len(timed), "graph_nonempty": graph_fired, "keyword_methods": keyword_methods}
+    return out
+
+
+def vector_sql(profile: StoredProfile) -> sql.Composed:
+    expr = index_expression(profile)
+    return sql.SQL(
+        "SELECT memory, chunk_id, {expr} <=> %(q)s::halfvec({dim}) AS distance "
+        "FROM embeddings v WHERE profile_id = {pid} AND generation = {gen} AND memory = %(memory)s "
+        "ORDER BY {expr} <=> %(q)s::halfvec({dim}) LIMIT %(limit)s"
+    ).format(expr=expr, dim=sql.Literal(profile.dim), pid=sql.Literal(profile.id), gen=sql.Literal(profile.generation))
+
+
+def explain(conn: psycopg.Connection, profile: StoredProfile, vector: np.ndarray, *, exact: bool, analyze: bool = False) -> str:
+    with conn.transaction():
+        if exact:
+            conn.execute("SET LOCAL enable_indexscan = off")
+        conn.execute("SET LOCAL hnsw.ef_search = 50")
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        prefix = "EXPLAIN (ANALYZE, BUFFERS) " if analyze else "EXPLAIN "
+        rows = conn.execute(sql.SQL(prefix) + vector_sql(profile),
+                            {"q": HalfVector(vector), "memory": MEMORY, "limit": 10}).fetchall()
+    return "\n".join(r[0] for r in rows)
+
+
+def vector_recall(db: Database, profile: StoredProfile, embedder: RandomQueryEmbedder, queries: list[str],
+                  efs: Sequence[int]) -> dict:
+    qv = [embedder.embed_query(f"recall probe {i}") for i in range(RECALL_QUERIES)]
+    out: dict = {}
+    with db.connection() as conn:
+        plan_exact = explain(conn, profile, qv[0], exact=True)
+        plan_index = explain(conn, profile, qv[0], exact=False)
+        uses_index = lambda plan: "Index Scan" in plan  # noqa: E731
+        out["explain_exact"] = plan_exact
+        out["explain_index"] = plan_index
+        print("  EXPLAIN of the exact query (enable_indexscan = off):")
+        print("    " + plan_exact.replace("\n", "\n    "))
+        if uses_index(plan_exact):
+            raise SystemExit("the exact query still uses an index scan: recall would be measured against itself")
+        print(f"  EXPLAIN without it uses the HNSW index: {uses_index(plan_index) and hnsw_store.index_name(profile) in plan_index}")
+        truth = []
+        t0 = time.perf_counter()
+        for v in qv:
+            with conn.transaction():
+                conn.execute("SET LOCAL enable_indexscan = off")
+                truth.append({h.chunk_id for h in nearest_chunks(conn, profile, MEMORY, v, limit=10)})
+        out["exact_ms_per_query"] = (time.perf_counter() - t0) * 1000 / len(qv)
+        for ef in sorted(set(efs)):
+            got, ms = [], []
+            for v in qv:
+                t0 = time.perf_counter()
+                hits = nearest_chunks(conn, profile, MEMORY, v, limit=10, ef_search=ef)
+                ms.append((time.perf_counter() - t0) * 1000)
+                got.append({h.chunk_id for h in hits})
+            recall = statistics.fmean(len(g & t) / 10 for g, t in zip(got, truth))
+            out[str(ef)] = {"recall_at_10": recall, "p50_ms": pct(ms, 0.5), "p95_ms": pct(ms, 0.95)}
+    return out
+
+
+def profile_search(service: SearchService, queries: list[str], channels, path: str) -> list[str]:
+    prof = cProfile.Profile()
+    prof.enable()
+    for q in queries:
+        service.search(MEMORY, q, channels=channels)
+    prof.disable()
+    prof.dump_stats(path)
+    stats = pstats.Stats(path)
+    lines = []
+    for func, (_cc, ncalls, tt, cum, _callers) in sorted(stats.stats.items(), key=lambda kv: -kv[1][3])[:18]:
+        filename, line, name = func
+        where = f"{Path(filename).name}:{line}({name})" if line else name
+        lines.append(f"{cum * 1000 / len(queries):8.2f} ms/query cum {tt * 1000 / len(queries):7.2f} own {ncalls:7d} calls  {where}")
+    return lines
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--chunks", type=int, default=None, help="chunks in the memory (default 100000; --quick 10000)")
+    p.add_argument("--queries", type=int, default=None, help="timed queries (default 200; --quick 50), after 20 warm-up ones")
+    p.add_argument("--ef-search", type=int, default=DEFAULT_EF,
+                   help=f"hnsw.ef_search for the raw vector SQL and the recall check (default {DEFAULT_EF}: what "
+                        f"nearest_chunks uses for the service's {VECTOR_CANDIDATES} candidates)")
+    p.add_argument("--quick", action="store_true", help="10,000 chunks, 50 queries")
+    p.add_argument("--seed", type=int, default=20240115)
+    p.add_argument("--cprofile", metavar="PATH", help="also cProfile the fused default over the timed queries into PATH")
+    p.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
+    args = p.parse_args(argv)
+    if args.chunks is None:
+        args.chunks = 10_000 if args.quick else 100_000
+    if args.queries is None:
+        args.queries = 50 if args.quick else 200
+    if args.chunks < 100 or args.queries < 1 or args.ef_search < 1:
+        p.error("--chunks must be at least 100, --queries and --ef-search at least 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    exit_cleanly_on_sigterm()
+    started = time.perf_counter()
+    figures: dict = {
+        "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
+        "args": {k: v for k, v in vars(args).items() if k not in ("json", "cprofile")},
+    }
+    t0 = time.perf_counter()
+    episodes, gen = generate_corpus(args.chunks, args.seed)
+    n_chunks = sum(len(e.chunks) for e in episodes)
+    per_ep = [len(e.chunks) for e in episodes]
+    lens = [len(c.text) for e in episodes for c in e.chunks]
+    vectors = unit_rows(np.random.default_rng(args.seed), n_chunks, PROFILE.dim)
+    gen_s = time.perf_counter() - t0
+    print(f"corpus: {len(episodes):,} episodes, {n_chunks:,} chunks (per episode {min(per_ep)}-{max(per_ep)}, "
+          f"mean {statistics.fmean(per_ep):.2f}; chunk chars p50 {pct(lens, 0.5)}, max {max(lens)}), "
+          f"{sum(lens):,} characters, generated in {gen_s:.1f}s")
+    figures["corpus"] = {"episodes": len(episodes), "chunks": n_chunks, "characters": sum(lens),
+                         "chunk_chars_p50": pct(lens, 0.5), "generate_s": gen_s}
+    fresh = FreshDatabase()
+    db = None
+    try:
+        print(f"database: {fresh.where}, {fresh.name}")
+        db = Database.open(fresh.url)
+        with db.connection() as conn:
+            profile, _, timings = load(conn, episodes, vectors)
+            print(f"load (binary COPY): episodes {timings['episodes_s']:.1f}s, chunks {timings['chunks_s']:.1f}s, "
+                  f"embeddings {timings['embeddings_s']:.1f}s")
+            t0 = time.perf_counter()
+            state = hnsw_store.ensure_index(conn, profile)
+            timings["hnsw_s"] = time.perf_counter() - t0
+            print(f"hnsw: {state.name} rows={state.rows:,} size={state.size_bytes / 2**20:.0f} MiB, "
+                  f"built in {timings['hnsw_s']:.1f}s (m={state.m}, ef_construction={state.ef_construction})")
+            t0 = time.perf_counter()
+            er = entities_store.EntityReport()
+            entities_store.refresh_memories(conn, [MEMORY], er)
+            timings["entities_s"] = time.perf_counter() - t0
+            n_entities = conn.execute("SELECT count(*) FROM entities WHERE memory = %s", (MEMORY,)).fetchone()[0]
+            print(f"entities: {n_entities} entities, {er.mentions_added:,} mentions, refreshed in {timings['entities_s']:.1f}s")
+            t0 = time.perf_counter()
+            for table in ("episodes", "chunks", "embeddings", "entities", "entity_mentions", "episode_names"):
+                conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
+            timings["analyze_s"] = time.perf_counter() - t0
+            settings = dict(conn.execute(
+                "SELECT name, setting || coalesce(unit, '') FROM pg_settings WHERE name IN "
+                "('shared_buffers', 'work_mem', 'effective_cache_size', 'max_parallel_workers_per_gather', 'jit')"
+            ).fetchall())
+            version = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
+            print(f"server: {conn.info.server_version}, pgvector {version}, {settings}")
+        figures["setup"] = {**timings, "entities": n_entities, "mentions": er.mentions_added,
+                            "hnsw_mib": state.size_bytes / 2**20, "server_settings": settings, "pgvector": version}
+
+        embedder = RandomQueryEmbedder(vectors, args.seed)
+        service = SearchService(db, load_policies(default_policies_path()), embedder=embedder, reranker=None, record=False)
+        queries = make_queries(episodes, gen, args.queries + WARMUP, args.seed)
+        print(f"queries: e.g. {queries[WARMUP:WARMUP + 4]}")
+
+        print(f"\n== Latency, {args.queries} timed queries after {WARMUP} warm-up, {n_chunks:,} chunks, limit 8, no reranker")
+        lat = time_rows(db, service, profile, queries, embedder, args.ef_search)
+        meta = lat.pop("_meta")
+        print(f"  {'row':<26}{'p50 ms':>9}{'p95 ms':>9}{'mean ms':>9}{'max ms':>9}{'results':>9}")
+        for name, r in lat.items():
+            label = name if name != "raw vector SQL" else f"raw vector SQL (ef {max(args.ef_search, VECTOR_CANDIDATES, MIN_EF_SEARCH)})"
+            print(f"  {label:<26}{r['p50_ms']:9.1f}{r['p95_ms']:9.1f}{r['mean_ms']:9.1f}{r['max_ms']:9.1f}{r['mean_results']:9.1f}")
+        print(f"  graph channel found chunks for {meta['graph_nonempty']}/{meta['timed_queries']} queries; "
+              f"keyword methods {meta['keyword_methods']}")
+        figures["latency"] = lat
+        figures["latency_meta"] = meta
+
+        print(f"\n== Vector recall@10 vs exact scan, {RECALL_QUERIES} query vectors")
+        efs = (*EF_GRID, args.ef_search)
+        rec = vector_recall(db, profile, embedder, queries, efs)
+        print(f"  exact scan: {rec['exact_ms_per_query']:.1f} ms/query")
+        for ef in sorted(set(efs)):
+            r = rec[str(ef)]
+            mark = "  <- chosen" if ef == args.ef_search else ""
+            print(f"  ef_search {ef:>4}: recall@10 {r['recall_at_10']:.3f}  p50 {r['p50_ms']:.1f} ms  p95 {r['p95_ms']:.1f} ms{mark}")
+        figures["vector_recall"] = rec
+
+        if args.cprofile:
+            lines = profile_search(service, queries[WARMUP:], None, args.cprofile)
+            print(f"\n== cProfile of the fused default ({len(queries) - WARMUP} queries; full stats in {args.cprofile})")
+            for line in lines:
+                print("  " + line)
+        fused_p95 = lat["fused default"]["p95_ms"]
+        chosen = rec[str(args.ef_search)]["recall_at_10"]
+        figures["targets"] = {
+            "fused_p95_ms": fused_p95, "fused_p95_target_ms": FUSED_P95_TARGET_MS,
+            "fused_pass": fused_p95 <= FUSED_P95_TARGET_MS,
+            "recall_at_10": chosen, "recall_target": RECALL_TARGET, "ef_search": args.ef_search,
+            "recall_pass": chosen >= RECALL_TARGET,
+        }
+        figures["migrations"] = fresh.migrations
+    finally:
+        if db is not None:
+            db.close()
+        fresh.close()
+    figures["total_seconds"] = time.perf_counter() - started
+    t = figures["targets"]
+    print("\n== Targets")
+    print(f"  fused default p95 {t['fused_p95_ms']:.1f} ms <= {FUSED_P95_TARGET_MS:.0f} ms: {verdict(t['fused_pass'])}")
+    print(f"  vector recall@10 {t['recall_at_10']:.3f} >= {RECALL_TARGET} at ef_search {t['ef_search']}: {verdict(t['recall_pass'])}")
+    print(f"  total {figures['total_seconds']:.1f}s")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2, default=str) + "\n", encoding="utf-8")
+        print(f"  figures written to {args.json}")
+    return 0 if t["fused_pass"] and t["recall_pass"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
