@@ -36,6 +36,11 @@ ENV_VARS = {
     "MEMORY_PIPELINE_RERANK_MODEL": "Reranker model name (default qwen3-reranker:0.6b).",
     "MEMORY_PIPELINE_RERANK_TIMEOUT": "Seconds a rerank call may take before search keeps the fused order (default 5).",
     "MEMORY_PIPELINE_POLICIES": "A policies YAML file to use instead of the bundled memory_pipeline/policies.yaml.",
+    "MEMORY_PIPELINE_SENSOR_INTERVAL": "Seconds between evaluations of the two sensors (default 30).",
+    "MEMORY_PIPELINE_NIGHTLY_CRON": "When the nightly maintenance runs (default '0 3 * * *').",
+    "MEMORY_PIPELINE_NIGHTLY_TIMEZONE": "Time zone of the nightly cron (default UTC).",
+    "MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS": "The backlog check fails when the oldest pending episode is older (default 24).",
+    "MEMORY_PIPELINE_EMBED_CONCURRENCY": "Embedding steps running at once across all runs (Dagster pool 'embedding', default 1).",
 }
 
 

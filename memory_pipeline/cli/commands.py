@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ from pathlib import Path
 from memory_pipeline import config, indexing
 from memory_pipeline.cli.common import err, open_database, print_json
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
+from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.errors import ExitCode, InputError
 from memory_pipeline.ingest import IngestReport, ingest_paths
@@ -125,10 +127,21 @@ def cmd_index(args) -> int:
 
 # -- status ---------------------------------------------------------------------------------
 def status_document(db: Database) -> dict:
+    from memory_pipeline.storage import hnsw_store, profiles_store
+
+    settings = config.EmbedSettings.from_env()
+    configured = EmbeddingProfile(settings.provider, settings.model, settings.dim)
     with db.connection() as conn:
         profile = active_profile(conn)
         counts = index_store.count_summary(conn, profile)
-        by_day = index_store.pending_by_day(conn, profile)
+        target = profiles_store.get_profile(conn, configured) or profile
+        by_day = index_store.pending_by_day(conn, target.writing() if target else None)
+        serving = profiles_store.get_generation(conn, profile.id, profile.generation) if profile else None
+        building = (
+            profiles_store.get_generation(conn, target.id, target.building_generation)
+            if target and target.building_generation else None
+        )
+        index = hnsw_store.inspect(conn, profile) if profile else None
     return {
         "episodes": counts["episodes"],
         "chunks": counts["chunks"],
@@ -140,6 +153,42 @@ def status_document(db: Database) -> dict:
             if profile else None
         ),
         "pendingByDay": by_day,
+        "configuredProfile": configured.name,
+        "canary": (
+            {"state": serving.state, "reason": serving.stale_reason, "recorded": serving.canary_vector is not None}
+            if serving else None
+        ),
+        "building": (
+            {"profile": target.name, "generation": target.building_generation, "state": building.state}
+            if building else None
+        ),
+        "index": index,
+        "lastNightlyRun": last_nightly_run(),
+    }
+
+
+def last_nightly_run() -> dict | None:
+    """The latest nightly_maintenance_job run in Dagster's instance (None if never run)."""
+    try:
+        import dagster as dg
+
+        from memory_pipeline.defs.instance import open_instance
+
+        instance = open_instance()
+        try:
+            records = instance.get_run_records(dg.RunsFilter(job_name="nightly_maintenance_job"), limit=1)
+        finally:
+            instance.dispose()
+    except Exception as exc:  # noqa: BLE001 - status must still print the data it has
+        return {"status": "unknown", "error": str(exc).splitlines()[0][:200]}
+    if not records:
+        return None
+    record = records[0]
+    ended = record.end_time
+    return {
+        "status": record.dagster_run.status.value,
+        "runId": record.dagster_run.run_id,
+        "endedAt": dt.datetime.fromtimestamp(ended, dt.timezone.utc).isoformat() if ended else None,
     }
 
 
@@ -154,6 +203,20 @@ def cmd_status(args) -> int:
     print(f"vectors:          {doc['vectors']} (active profile)")
     print(f"pending episodes: {doc['pendingEpisodes']}")
     print(f"active profile:   {profile['name'] + ' generation ' + str(profile['generation']) if profile else 'none yet (run memory-pipeline index)'}")
+    if doc["configuredProfile"] != (profile or {}).get("name"):
+        print(f"configured:       {doc['configuredProfile']} (search switches to it when it is fully indexed)")
+    if doc["building"]:
+        b = doc["building"]
+        print(f"reindexing:       {b['profile']} generation {b['generation']} ({b['state']})")
+    canary = doc["canary"]
+    if canary:
+        print(f"canary:           {canary['state']}" + (f" ({canary['reason']})" if canary["reason"] else ""))
+    index = doc["index"]
+    if index:
+        print(f"hnsw index:       {index['name']} {'valid' if index['valid'] else 'INVALID'}, "
+              f"{index['size_bytes'] / 1e6:.2f} MB" if index["exists"] else "hnsw index:       not built yet")
+    nightly = doc["lastNightlyRun"]
+    print(f"last nightly run: {nightly['status'] + ' ' + (nightly.get('endedAt') or '') if nightly else 'never'}")
     for day, n in doc["pendingByDay"].items():
         print(f"  pending on {day}: {n}")
     return ExitCode.OK
@@ -204,13 +267,21 @@ def _demo_searches(db: Database) -> None:
 
 # -- ui -------------------------------------------------------------------------------------
 def cmd_ui(args) -> int:
-    from memory_pipeline.defs.instance import WORKSPACE_YAML, prepare_dagster_env
+    import dagster as dg
 
+    from memory_pipeline.defs.instance import WORKSPACE_YAML, apply_pool_limits, prepare_dagster_env
+    from memory_pipeline.defs.settings import OpsSettings
+
+    OpsSettings.from_env()  # a bad schedule/sensor setting fails here, plainly, not in the code server
     open_database()  # starts the embedded server (held by this process) and migrates
     env = prepare_dagster_env(dict(os.environ))
+    instance = dg.DagsterInstance.from_config(env["DAGSTER_HOME"])
+    pool_limit = apply_pool_limits(instance, env)
+    instance.dispose()
     dagster = Path(sys.executable).with_name("dagster")
     command = [str(dagster), "dev", "-w", str(WORKSPACE_YAML), "-h", args.host, "-p", str(args.port)]
-    print(f"Dagster UI on http://{args.host}:{args.port} (Ctrl-C to stop); DAGSTER_HOME={env['DAGSTER_HOME']}")
+    print(f"Dagster UI on http://{args.host}:{args.port} (Ctrl-C to stop); DAGSTER_HOME={env['DAGSTER_HOME']}; "
+          f"embedding pool limit {pool_limit}")
     # dagster dev ignores SIGINT/SIGTERM from a non-interactive parent (ENVIRONMENT.md): give it
     # its own process group and end the whole group ourselves.
     proc = subprocess.Popen(command, env=env, start_new_session=True, cwd=str(WORKSPACE_YAML.parent))

@@ -74,6 +74,15 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--memory", required=True)
     q.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("reindex", help="re-embed everything as a new generation (search switches when done)")
+    p.add_argument("--no-wait", action="store_true", help="only start it; the sensor or a backfill builds it")
+    p.add_argument("--rollback", action="store_true", help="serve the previous generation again")
+
+    p = sub.add_parser("backfill", help="re-run the indexing of a range of ingest days (recorded in Dagster)")
+    p.add_argument("--from", dest="start", type=_date, required=True, metavar="YYYY-MM-DD")
+    p.add_argument("--to", dest="end", type=_date, required=True, metavar="YYYY-MM-DD")
+    p.add_argument("--rechunk", action="store_true", help="delete and recompute the days' chunks first")
+
     sub.add_parser("demo", help="ingest the bundled sample corpus, index it with Dagster, run searches")
 
     p = sub.add_parser("ui", help="start Dagster's web UI and daemon for this project")
@@ -84,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from memory_pipeline.cli import commands, search_commands
+    from memory_pipeline.cli import commands, ops_commands, search_commands
 
     handler = {
         "ingest": commands.cmd_ingest,
@@ -94,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         "ui": commands.cmd_ui,
         "search": search_commands.cmd_search,
         "entities": search_commands.cmd_entities,
+        "reindex": ops_commands.cmd_reindex,
+        "backfill": ops_commands.cmd_backfill,
     }[args.command]
     try:
         code = handler(args)

@@ -69,3 +69,22 @@ def report_episodes_partition(instance, day: str, metadata: dict) -> None:
     instance.report_runless_asset_event(
         dg.AssetMaterialization(asset_key="episodes", partition=day, metadata=metadata)
     )
+
+
+def embed_concurrency(environ: Mapping[str, str] | None = None) -> int:
+    from memory_pipeline.errors import ConfigurationError
+
+    environ = os.environ if environ is None else environ
+    raw = environ.get("MEMORY_PIPELINE_EMBED_CONCURRENCY", "").strip() or "1"
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigurationError(f"MEMORY_PIPELINE_EMBED_CONCURRENCY={raw!r}: expected a whole number >= 1")
+    return int(raw)
+
+
+def apply_pool_limits(instance, environ: Mapping[str, str] | None = None) -> int:
+    """Set the embedding pool's limit in the instance (what the UI's Concurrency page shows)."""
+    from memory_pipeline.defs.assets import EMBEDDING_POOL
+
+    limit = embed_concurrency(environ)
+    instance.event_log_storage.set_concurrency_slots(EMBEDDING_POOL, limit)
+    return limit

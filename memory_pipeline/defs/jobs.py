@@ -2,7 +2,15 @@
 
 import dagster as dg
 
-from memory_pipeline.defs.assets import chunks, embeddings, entity_mentions, episodes, hnsw_index
+from memory_pipeline.defs.assets import (
+    backlog,
+    chunks,
+    embeddings,
+    entity_mentions,
+    episodes,
+    hnsw_index,
+    pipeline_stats,
+)
 from memory_pipeline.defs.partitions import ingest_days
 
 index_day_job = dg.define_asset_job(
@@ -16,4 +24,11 @@ build_hnsw_index_job = dg.define_asset_job(
     "build_hnsw_index_job",
     selection=dg.AssetSelection.assets(hnsw_index),
     description="Create or repair the HNSW index of the active embedding profile.",
+)
+
+nightly_maintenance_job = dg.define_asset_job(
+    "nightly_maintenance_job",
+    selection=dg.AssetSelection.assets(backlog, hnsw_index, pipeline_stats),
+    description="Index everything pending (canary first), refresh entity mentions, maintain the HNSW "
+    "index, ANALYZE, and record the day's statistics; with the assets' checks.",
 )

@@ -108,6 +108,9 @@ class Database:
                 # commits on exit, never a savepoint inside an implicit outer one.
                 kwargs={"connect_timeout": 10, "application_name": "memory_pipeline", "autocommit": True},
                 timeout=30,
+                # After a server restart pooled connections are dead; checking on checkout
+                # hands out a fresh one, so the next run works without restarting the process.
+                check=ConnectionPool.check_connection,
                 open=False,
             )
             pool.open(wait=True, timeout=15)

@@ -88,6 +88,13 @@ def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> IndexState
     return IndexState(name, exists, valid, rows, size, build_seconds)
 
 
+def inspect(conn: psycopg.Connection, profile: StoredProfile) -> dict:
+    """Name, existence, validity and size of the profile's serving index (no changes made)."""
+    name = index_name(profile)
+    exists, valid, size = _inspect(conn, name)
+    return {"name": name, "exists": exists, "valid": valid, "size_bytes": size}
+
+
 def index_expression(profile: StoredProfile) -> sql.Composable:
     """The exact expression the index covers; queries must use it verbatim to hit the index."""
     return sql.SQL("(embedding::halfvec({dim}))").format(dim=sql.Literal(profile.dim))

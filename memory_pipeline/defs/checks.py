@@ -1,0 +1,58 @@
+"""Asset checks, visible in the UI: vector integrity, index recall, backlog age."""
+
+import datetime as dt
+
+import dagster as dg
+
+from memory_pipeline.defs.assets import backlog, embeddings, hnsw_index
+from memory_pipeline.defs.settings import backlog_max_age_hours
+from memory_pipeline.resources import DatabaseResource
+from memory_pipeline.storage import health_store
+from memory_pipeline.storage.profiles_store import active_profile
+
+MIN_INDEX_RECALL = 0.95
+
+
+@dg.asset_check(asset=embeddings, description="The active generation has every vector, of the profile's dimension, normalized.")
+def embeddings_complete_and_normalized(database: DatabaseResource) -> dg.AssetCheckResult:
+    with database.db.connection() as conn:
+        profile = active_profile(conn)
+        if profile is None:
+            return dg.AssetCheckResult(passed=False, description="no active embedding profile yet")
+        found = health_store.vector_integrity(conn, profile)
+    passed = found["missing"] == 0 and found["wrong_dimension"] == 0 and found["not_normalized"] == 0
+    return dg.AssetCheckResult(
+        passed=passed,
+        metadata={**found, "profile": profile.name, "generation": profile.generation},
+        description=None if passed else "missing, mis-sized or non-unit vectors in the serving generation",
+    )
+
+
+@dg.asset_check(asset=hnsw_index, description=f"Recall@10 of the HNSW index against exact search is at least {MIN_INDEX_RECALL}.")
+def hnsw_index_recall(database: DatabaseResource) -> dg.AssetCheckResult:
+    with database.db.connection() as conn:
+        profile = active_profile(conn)
+        recall = health_store.index_recall(conn, profile) if profile else None
+    if recall is None:
+        return dg.AssetCheckResult(passed=True, description="no vectors to measure yet")
+    return dg.AssetCheckResult(
+        passed=recall >= MIN_INDEX_RECALL,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={"recall_at_10": round(recall, 4), "threshold": MIN_INDEX_RECALL, "sample_queries": 50},
+    )
+
+
+@dg.asset_check(asset=backlog, description="The oldest pending episode is younger than MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS (24 h).")
+def backlog_is_fresh(database: DatabaseResource) -> dg.AssetCheckResult:
+    limit_h = backlog_max_age_hours()
+    with database.db.connection() as conn:
+        profile = active_profile(conn)
+        oldest = health_store.oldest_pending(conn, profile.writing() if profile else None)
+    if oldest is None:
+        return dg.AssetCheckResult(passed=True, metadata={"oldest_pending_hours": 0.0, "limit_hours": limit_h})
+    age_h = (dt.datetime.now(dt.timezone.utc) - oldest).total_seconds() / 3600
+    return dg.AssetCheckResult(
+        passed=age_h < limit_h,
+        metadata={"oldest_pending_hours": round(age_h, 2), "limit_hours": limit_h,
+                  "oldest_pending_ingested_at": oldest.isoformat()},
+    )

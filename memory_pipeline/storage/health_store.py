@@ -1,0 +1,109 @@
+"""Health and statistics queries: vector integrity, index recall, backlog age, daily stats."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import psycopg
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from memory_pipeline.storage.hnsw_store import index_expression
+from memory_pipeline.storage.profiles_store import StoredProfile
+
+
+def vector_integrity(conn: psycopg.Connection, profile: StoredProfile) -> dict:
+    """Missing vectors, wrong dimensions and non-unit vectors for one (profile, generation)."""
+    missing = conn.execute(
+        """SELECT count(DISTINCT (c.memory, c.chunk_id)) FROM chunks c
+           WHERE NOT EXISTS (SELECT 1 FROM embeddings v WHERE v.profile_id = %s AND v.generation = %s
+                             AND v.memory = c.memory AND v.chunk_id = c.chunk_id)""",
+        (profile.id, profile.generation),
+    ).fetchone()[0]
+    rows, wrong_dim, not_unit = conn.execute(
+        """SELECT count(*),
+                  count(*) FILTER (WHERE vector_dims(embedding) <> %s),
+                  count(*) FILTER (WHERE abs(l2_norm(embedding) - 1) > 0.01)
+           FROM embeddings WHERE profile_id = %s AND generation = %s""",
+        (profile.dim, profile.id, profile.generation),
+    ).fetchone()
+    return {"vectors": rows, "missing": missing, "wrong_dimension": wrong_dim, "not_normalized": not_unit}
+
+
+def index_recall(conn: psycopg.Connection, profile: StoredProfile, *, sample: int = 50, k: int = 10,
+                 ef_search: int = 50) -> float | None:
+    """Recall@k of the HNSW index against exact search, with stored vectors as queries."""
+    queries = conn.execute(
+        "SELECT memory, embedding FROM embeddings WHERE profile_id = %s AND generation = %s "
+        "ORDER BY md5(chunk_id) LIMIT %s",
+        (profile.id, profile.generation, sample),
+    ).fetchall()
+    if not queries:
+        return None
+    expr = index_expression(profile)
+    statement = sql.SQL(
+        "SELECT chunk_id FROM embeddings WHERE profile_id = {pid} AND generation = {gen} AND memory = %s "
+        "ORDER BY {expr} <=> %s::halfvec({dim}) LIMIT %s"
+    ).format(expr=expr, pid=sql.Literal(profile.id), gen=sql.Literal(profile.generation), dim=sql.Literal(profile.dim))
+    found = total = 0
+    for memory, vector in queries:
+        with conn.transaction():
+            conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(ef_search, k))))
+            approx = {r[0] for r in conn.execute(statement, (memory, vector, k))}
+        with conn.transaction():
+            conn.execute("SET LOCAL enable_indexscan = off")  # exact: a sequential scan and a sort
+            exact = {r[0] for r in conn.execute(statement, (memory, vector, k))}
+        found += len(approx & exact)
+        total += len(exact)
+    return found / total if total else None
+
+
+def oldest_pending(conn: psycopg.Connection, profile: StoredProfile | None) -> dt.datetime | None:
+    """When the oldest still-pending episode was ingested (None when nothing is pending)."""
+    params = {"profile_id": profile.id if profile else -1, "generation": profile.generation if profile else -1}
+    row = conn.execute(
+        """SELECT min(e.ingested_at) FROM episodes e
+           WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id)
+              OR EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id AND NOT EXISTS (
+                     SELECT 1 FROM embeddings v WHERE v.profile_id = %(profile_id)s
+                       AND v.generation = %(generation)s AND v.memory = c.memory AND v.chunk_id = c.chunk_id))""",
+        params,
+    ).fetchone()
+    return row[0]
+
+
+def daily_stats(conn: psycopg.Connection, since: dt.datetime) -> dict:
+    episodes, chunks = conn.execute("SELECT (SELECT count(*) FROM episodes), (SELECT count(*) FROM chunks)").fetchone()
+    per_kind = dict(conn.execute("SELECT kind, count(*) FROM episodes GROUP BY kind ORDER BY kind").fetchall())
+    searches, p50, p95, fallbacks, vector_down = conn.execute(
+        """SELECT count(*),
+                  percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms),
+                  percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms),
+                  count(*) FILTER (WHERE reranker LIKE 'fallback%%'),
+                  count(*) FILTER (WHERE vector_status LIKE 'unavailable%%')
+           FROM search_telemetry WHERE searched_at >= %s""",
+        (since,),
+    ).fetchone()
+    return {
+        "episodes": episodes,
+        "chunks": chunks,
+        "episodes_by_kind": per_kind,
+        "searches": searches,
+        "search_latency_p50_ms": round(p50, 2) if p50 is not None else None,
+        "search_latency_p95_ms": round(p95, 2) if p95 is not None else None,
+        "reranker_fallbacks": fallbacks,
+        "vector_channel_unavailable": vector_down,
+    }
+
+
+def save_daily_stats(conn: psycopg.Connection, day: dt.date, stats: dict) -> None:
+    conn.execute(
+        """INSERT INTO pipeline_stats (stats_day, stats) VALUES (%s, %s)
+           ON CONFLICT (stats_day) DO UPDATE SET stats = EXCLUDED.stats, computed_at = now()""",
+        (day, Jsonb(stats)),
+    )
+
+
+def analyze(conn: psycopg.Connection) -> None:
+    for table in ("episodes", "chunks", "embeddings", "entity_mentions"):
+        conn.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(table)))

@@ -1,0 +1,218 @@
+"""The web UI's GraphQL API over the real ``memory-pipeline ui``: runs, partitions, the sensor.
+
+Every test uses its own memory so they can share one server (and today's partition) in any order.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import pytest
+
+from memory_pipeline_tests.e2e.conftest import REPOSITORY, UiServer, utc_today, wait_for
+from memory_pipeline_tests.helpers import write_jsonl
+
+pytestmark = pytest.mark.slow
+
+PROFILE = "ollama/qwen3-embedding:0.6b@512"
+TERMINAL = {"SUCCESS", "FAILURE", "CANCELED"}
+
+LAUNCH_RUN = """
+mutation($params: ExecutionParams!) {
+  launchRun(executionParams: $params) {
+    __typename
+    ... on LaunchRunSuccess { run { runId status } }
+    ... on PythonError { message stack }
+    ... on RunConfigValidationInvalid { errors { message } }
+    ... on InvalidSubsetError { message }
+    ... on PipelineNotFoundError { message }
+  }
+}"""
+
+RUN_STATUS = """
+query($runId: ID!) {
+  runOrError(runId: $runId) {
+    __typename
+    ... on Run { status }
+    ... on PythonError { message }
+  }
+}"""
+
+RUN_ERRORS = """
+query($runId: ID!) {
+  logsForRun(runId: $runId, limit: 1000) {
+    __typename
+    ... on EventConnection {
+      events {
+        __typename
+        ... on MessageEvent { message level stepKey }
+        ... on ExecutionStepFailureEvent { error { message stack } }
+        ... on RunFailureEvent { error { message } }
+      }
+    }
+  }
+}"""
+
+PARTITION_STATUS = """
+query($key: AssetKeyInput!) {
+  assetNodeOrError(assetKey: $key) {
+    __typename
+    ... on AssetNode {
+      partitionStats { numMaterialized numPartitions }
+      assetPartitionStatuses {
+        __typename
+        ... on DefaultPartitionStatuses { materializedPartitions }
+      }
+    }
+  }
+}"""
+
+SENSORS = """
+query($selector: RepositorySelector!) {
+  sensorsOrError(repositorySelector: $selector) {
+    __typename
+    ... on Sensors { results { name minIntervalSeconds sensorState { status } } }
+    ... on PythonError { message }
+  }
+}"""
+
+
+def _episodes(memory: str, n: int, word: str = "harbour") -> list[dict]:
+    # Recurring proper names so the entity_mentions stage links something.
+    return [
+        {
+            "memory": memory,
+            "kind": "journal",
+            "title": f"Day {i} in Rovinj",
+            "occurred_at": f"2026-06-1{i}T08:00:00Z",
+            "body": f"Morning {i}: I met Marta Lindqvist at the {word} in Rovinj and we talked about boats.\n\n"
+                    + ("We walked along the old town walls and counted the fishing boats. " * (3 + i)),
+        }
+        for i in range(n)
+    ]
+
+
+def _run_failure_details(ui: UiServer, run_id: str) -> str:
+    data = ui.graphql(RUN_ERRORS, {"runId": run_id})
+    events = data["logsForRun"].get("events") or []
+    lines = []
+    for event in events:
+        if event["__typename"] in ("ExecutionStepFailureEvent", "RunFailureEvent") and event.get("error"):
+            lines.append(f"{event['__typename']}: {event['error']['message']}")
+        elif event.get("level") in ("ERROR", "CRITICAL"):
+            lines.append(f"{event['level']} {event.get('stepKey')}: {event['message']}")
+    return "\n".join(lines)[-6000:] or "(no error events)"
+
+
+def _wait_for_run(ui: UiServer, run_id: str, timeout: float = 120) -> str:
+    def finished():
+        run = ui.graphql(RUN_STATUS, {"runId": run_id})["runOrError"]
+        assert run["__typename"] == "Run", run
+        return run["status"] if run["status"] in TERMINAL else None
+
+    return wait_for(finished, timeout=timeout, interval=1.0, what=f"run {run_id} to finish")
+
+
+def _materialized_partitions(ui: UiServer, asset: str) -> list[str]:
+    node = ui.graphql(PARTITION_STATUS, {"key": {"path": [asset]}})["assetNodeOrError"]
+    assert node["__typename"] == "AssetNode", node
+    statuses = node["assetPartitionStatuses"]
+    assert statuses["__typename"] == "DefaultPartitionStatuses", statuses
+    return statuses["materializedPartitions"]
+
+
+def test_cli_ingest_shows_the_days_episodes_partition_as_materialized(ui: UiServer, tmp_path):
+    rows = _episodes("e2e-cli", 3)
+    path = write_jsonl(tmp_path / "cli.jsonl", rows)
+    result = ui.cli("ingest", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    assert "could not record the ingest in Dagster" not in result.stderr, result.stderr
+    report = json.loads(result.stdout)
+    day = report["ingestDay"]
+    assert day == utc_today() and report["inserted"] == 3
+
+    # A runless materialization (ingest ran outside Dagster), visible to the web UI at once.
+    partitions = wait_for(lambda: day in _materialized_partitions(ui, "episodes"), timeout=15,
+                          what=f"episodes partition {day} to show as materialized")
+    assert partitions
+    events = ui.materializations("episodes", day)
+    by_cli = [e for e in events if e["metadata"].get("ingested_by") == "memory-pipeline ingest"]
+    assert by_cli, events
+    latest = by_cli[0]
+    assert latest["partition"] == day and not latest["runId"], latest
+    assert latest["metadata"]["new"] == 3 and latest["metadata"]["dagster/row_count"] >= 3
+
+
+def test_launched_index_day_run_materializes_the_partition_with_metadata(ui: UiServer):
+    day = utc_today()
+    inbox = ui.home / "inbox" / day
+    inbox.mkdir(parents=True, exist_ok=True)
+    write_jsonl(inbox / "e2e-run.jsonl", _episodes("e2e-run", 4))
+    served_before = ui.embed_server.served
+
+    params = {
+        "selector": {**REPOSITORY, "jobName": "index_day_job"},
+        "executionMetadata": {"tags": [{"key": "dagster/partition", "value": day}]},
+    }
+    launched = ui.graphql(LAUNCH_RUN, {"params": params})["launchRun"]
+    assert launched["__typename"] == "LaunchRunSuccess", launched
+    run_id = launched["run"]["runId"]
+
+    status = _wait_for_run(ui, run_id)
+    assert status == "SUCCESS", f"run {run_id} ended {status}:\n{_run_failure_details(ui, run_id)}"
+
+    # The sensors may index the same day in a run of their own at the same time (the inbox file,
+    # the CLI test's episodes): so no exact "new" counts here, only what must hold either way.
+    meta = {}
+    for asset in ("episodes", "chunks", "embeddings", "entity_mentions"):
+        mine = [m for m in ui.materializations(asset, day) if m["runId"] == run_id]
+        assert len(mine) == 1, f"{asset}: {len(mine)} materializations of {day} by run {run_id}"
+        assert mine[0]["partition"] == day
+        meta[asset] = mine[0]["metadata"]
+        assert meta[asset]["dagster/row_count"] > 0, (asset, meta[asset])
+
+    assert meta["episodes"]["dagster/row_count"] >= 4 and meta["episodes"]["inbox_rejected"] == 0, meta["episodes"]
+    assert meta["chunks"]["dagster/row_count"] >= 4
+    assert meta["embeddings"]["profile"] == PROFILE
+    assert meta["embeddings"]["pending_after"] == 0
+    assert meta["embeddings"]["dagster/row_count"] >= meta["chunks"]["dagster/row_count"]
+    assert meta["entity_mentions"]["entities"] > 0
+    # The vectors came from the loopback server, through a run worker's HTTP client.
+    assert ui.embed_server.served > served_before
+    assert day in _materialized_partitions(ui, "embeddings")
+
+
+def test_episode_ingested_while_the_ui_runs_becomes_searchable(ui: UiServer, tmp_path):
+    sensors = ui.graphql(SENSORS, {"selector": REPOSITORY})["sensorsOrError"]
+    assert sensors["__typename"] == "Sensors", sensors
+    sensor = {s["name"]: s for s in sensors["results"]}.get("unindexed_episodes_sensor")
+    if sensor is None:
+        pytest.skip("waiting for the sensor: unindexed_episodes_sensor is not in the loaded definitions")
+    assert sensor["sensorState"]["status"] == "RUNNING", (
+        f"unindexed_episodes_sensor is {sensor['sensorState']['status']}: new episodes need it running by default"
+    )
+    assert sensor["minIntervalSeconds"] == 5, "MEMORY_PIPELINE_SENSOR_INTERVAL=5 was not applied"
+
+    word = "zqx" + uuid.uuid4().hex[:8]  # a word no other episode contains
+    path = write_jsonl(tmp_path / "sensor.jsonl", _episodes("e2e-sensor", 1, word=word))
+    started = time.monotonic()
+    ingest = ui.cli("ingest", str(path), "--json")
+    assert ingest.returncode == 0, ingest.stderr
+
+    last: dict = {}
+
+    def found():
+        nonlocal last
+        search = ui.cli("search", word, "--memory", "e2e-sensor", "--json")
+        assert search.returncode == 0, search.stderr
+        last = json.loads(search.stdout)
+        return last["vector"]["status"] == "ok" and any(
+            word in r["text"] and r["ranks"].get("vector") is not None for r in last["results"]
+        )
+
+    wait_for(found, timeout=120, interval=3,
+             what=lambda: f"{word!r} to be found by the vector channel; last search: {json.dumps(last)[:3000]}")
+    print(f"searchable {time.monotonic() - started:.1f}s after ingest; last response: "
+          f"vector={last['vector']}, results={len(last['results'])}")
