@@ -8,7 +8,10 @@ session, leaving no process behind.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -21,15 +24,20 @@ TEMPLATE = "mp_test_template"
 
 
 @pytest.fixture(scope="session", autouse=True)
-def isolated_home(tmp_path_factory):
-    """Never touch the developer's ./.memory_pipeline or their configured servers."""
-    home = tmp_path_factory.mktemp("home")
+def isolated_home():
+    """Never touch the developer's ./.memory_pipeline or their configured servers.
+
+    Not under pytest's basetemp: a second pytest process prunes old basetemp folders, and must
+    not delete a running session's database. Short, too: unix socket paths are limited.
+    """
+    home = Path(tempfile.mkdtemp(prefix="mp-test-"))
     saved = {k: v for k, v in os.environ.items() if k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_HOME"))}
     for key in saved:
         del os.environ[key]
     os.environ["MEMORY_PIPELINE_HOME"] = str(home)
     yield home
     os.environ.update(saved)
+    shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

