@@ -10,7 +10,7 @@ home (dagster children, run workers, postgres) is still alive; leftovers are kil
 failing teardown never leaks processes into the next run.
 
 Browser tests run after the GraphQL tests (see ``pytest_collection_modifyitems``) so screenshots
-show materialized partitions. Set ``MEMORY_PIPELINE_E2E_SCREENSHOTS=DIR`` to keep a copy of every
+show materialized partitions. Set ``E2E_SCREENSHOT_DIR=DIR`` to keep a copy of every
 screenshot (that is how docs/asset-graph.png is made).
 """
 

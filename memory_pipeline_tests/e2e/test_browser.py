@@ -62,7 +62,7 @@ def _screenshot(chromium_path: str, tmp_path: Path, url: str, name: str) -> Path
     target = tmp_path / name
     done = _chromium(chromium_path, tmp_path, url, f"--screenshot={target}")
     assert target.is_file(), f"no screenshot written: {done.stderr[-3000:]}"
-    keep = os.environ.get("MEMORY_PIPELINE_E2E_SCREENSHOTS")
+    keep = os.environ.get("E2E_SCREENSHOT_DIR")
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(target, Path(keep) / name)
