@@ -108,3 +108,20 @@ def test_a_new_profile_takes_over_only_when_complete(db, indexed):
     report = indexing.index_until_done(db, other)
     assert report.switched.startswith("search now uses ollama/nomic-embed-text@256 generation 1")
     assert serving(db)[0].name == "ollama/nomic-embed-text@256"
+
+
+def test_reindex_and_rollback_jobs_from_the_launchpad(db, db_url, indexed):
+    from memory_pipeline.defs.model_changes import rollback_generation_job, start_reindex_job
+    from memory_pipeline.resources import DatabaseResource, EmbedderResource
+
+    server, embedder, _ = indexed
+    resources = {"database": DatabaseResource(url=db_url), "embedder": EmbedderResource(provider="ollama", url=server.url)}
+    started = start_reindex_job.execute_in_process(resources=resources)
+    assert started.output_for_node("start_reindex_op") == {
+        "profile": "ollama/qwen3-embedding:0.6b@512", "generation": 2, "resumed": False}
+    assert indexing.index_until_done(db, embedder).switched.endswith("generation 2 (was generation 1)")
+    rolled = rollback_generation_job.execute_in_process(resources={"database": resources["database"]})
+    assert rolled.output_for_node("rollback_generation_op").endswith("generation 1 (was generation 2)")
+    nothing = rollback_generation_job.execute_in_process(resources={"database": resources["database"]},
+                                                         raise_on_error=False)
+    assert not nothing.success

@@ -170,8 +170,6 @@ def _clean_env(home: Path, embed_url: str) -> dict[str, str]:
             "PYTHONUNBUFFERED": "1",
         }
     )
-    if os.environ.get("E2E_TMP_WORKAROUND"):  # TEMPORARY, remove
-        env["MEMORY_PIPELINE_DAGSTER_URL"] = f"postgresql+psycopg2://postgres:@/dagster?host={home}/pgdata"
     return env
 
 

@@ -1,0 +1,44 @@
+"""Model changes from the UI: start (or resume) a reindex, or roll back, as Launchpad jobs."""
+
+import dagster as dg
+
+from memory_pipeline.resources import DatabaseResource, EmbedderResource
+from memory_pipeline.storage import profiles_store
+
+
+@dg.op(description="Start (or resume) a new generation of the configured embedding profile. The "
+                   "unindexed_episodes_sensor (or a backfill of index_day_job) then builds it; search "
+                   "switches when nothing is pending for it.")
+def start_reindex_op(context: dg.OpExecutionContext, database: DatabaseResource, embedder: EmbedderResource) -> dict:
+    settings = embedder.settings()
+    from memory_pipeline.embedders.base import EmbeddingProfile
+
+    with database.db.connection() as conn:
+        stored, resumed = profiles_store.start_reindex(conn, EmbeddingProfile(settings.provider, settings.model, settings.dim))
+    verb = "resumed" if resumed else "started"
+    context.log.info(f"{verb} generation {stored.building_generation} of {stored.name}")
+    context.add_output_metadata({"profile": stored.name, "building_generation": stored.building_generation,
+                                 "serving_generation": stored.generation, "resumed": resumed})
+    return {"profile": stored.name, "generation": stored.building_generation, "resumed": resumed}
+
+
+@dg.op(description="Serve the previous generation of the active profile again (its vectors were kept).")
+def rollback_generation_op(context: dg.OpExecutionContext, database: DatabaseResource) -> str:
+    with database.db.connection() as conn:
+        try:
+            message = profiles_store.rollback(conn)
+        except LookupError as exc:
+            raise dg.Failure(description=str(exc), allow_retries=False) from None
+    context.log.info(message)
+    context.add_output_metadata({"result": message})
+    return message
+
+
+@dg.job(description="Re-embed everything as a new generation while search keeps serving the current one.")
+def start_reindex_job():
+    start_reindex_op()
+
+
+@dg.job(description="Roll search back to the previous generation of the active profile.")
+def rollback_generation_job():
+    rollback_generation_op()
