@@ -18,7 +18,6 @@ dropped. ``recurring_names`` then keeps what recurs across episodes, which filte
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 import sys
@@ -29,6 +28,13 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from memory_pipeline.domain.episodes import InvalidEpisode, validate_memory_name
+from memory_pipeline.domain.jsonl import (
+    LineRejected,
+    iter_lines,
+    json_type,
+    parse_object_line,
+    reject_unknown_fields,
+)
 
 K = TypeVar("K", bound=Hashable)
 
@@ -49,7 +55,7 @@ class InvalidEntity(ValueError):
 
 def _normalise_name(value: Any, what: str) -> str:
     if not isinstance(value, str):
-        raise InvalidEntity(f"{what} must be a string, got {_json_type(value)}")
+        raise InvalidEntity(f"{what} must be a string, got {json_type(value)}")
     bad = _UNSTORABLE_RE.search(value)
     if bad is not None:
         if bad.group() == "\x00":
@@ -75,7 +81,7 @@ class Entity:
         name = _normalise_name(self.name, "'name'")
         if isinstance(self.aliases, str) or not isinstance(self.aliases, (list, tuple)):
             raise InvalidEntity(
-                f"'aliases' must be a list of strings, got {_json_type(self.aliases)}"
+                f"'aliases' must be a list of strings, got {json_type(self.aliases)}"
             )
         aliases: list[str] = []
         for index, alias in enumerate(self.aliases):
@@ -445,105 +451,35 @@ def parse_entity_import(
 
     entities: list[tuple[str, Entity]] = []
     rejections: list[str] = []
-    # Split the bytes, not decoded text: invalid UTF-8 on one line must cost only that line.
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        if not raw.strip():
-            continue
+    for number, raw in iter_lines(data):
         try:
             entities.append(_import_line(raw, memory))
-        except _Rejected as rejected:
+        except LineRejected as rejected:
             rejections.append(f"{display}:{number}: {rejected.reason}")
     return entities, rejections
 
 
-class _Rejected(Exception):
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: str):
-        super().__init__(key)
-        self.key = key
-
-
-def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = value
-    return result
-
-
 def _import_line(raw: bytes, default_memory: str | None) -> tuple[str, Entity]:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise _Rejected(
-            f"invalid UTF-8 at byte {error.start + 1} of the line (0x{raw[error.start]:02x})"
-        ) from None
-    if "\x00" in text:
-        raise _Rejected(
-            f"NUL character at column {text.index(chr(0)) + 1} (PostgreSQL text cannot hold it)"
-        )
-    try:
-        value = json.loads(text, object_pairs_hook=_reject_duplicate_keys)
-    except json.JSONDecodeError as error:
-        raise _Rejected(f"malformed JSON: {error.msg} at column {error.colno}") from None
-    except _DuplicateKey as error:
-        raise _Rejected(f"malformed JSON: duplicate key '{error.key}'") from None
-    except RecursionError:
-        raise _Rejected("malformed JSON: nested too deeply") from None
-    except ValueError:  # an integer past Python's digit limit
-        raise _Rejected("malformed JSON: a number has too many digits") from None
-    if not isinstance(value, dict):
-        raise _Rejected(f"not a JSON object (got {_json_type(value)})")
-
-    unknown = [name for name in value if name not in IMPORT_FIELDS]
-    if unknown:
-        quoted = ", ".join(f"'{name}'" for name in unknown)
-        raise _Rejected(
-            f"unknown field{'s' if len(unknown) > 1 else ''} {quoted} "
-            f"(expected {', '.join(IMPORT_FIELDS)})"
-        )
+    value = parse_object_line(raw)
+    reject_unknown_fields(value, IMPORT_FIELDS, f" (expected {', '.join(IMPORT_FIELDS)})")
     # null means "not given", as in episode files.
     memory = value.get("memory")
     if memory is None:
         memory = default_memory
     if memory is None:
-        raise _Rejected("missing field 'memory' (or pass --memory)")
+        raise LineRejected("missing field 'memory' (or pass --memory)")
     try:
         memory = validate_memory_name(memory)
     except InvalidEpisode as error:
-        raise _Rejected(str(error)) from None
+        raise LineRejected(str(error)) from None
     if value.get("name") is None:
-        raise _Rejected("missing field 'name'")
+        raise LineRejected("missing field 'name'")
     aliases = value.get("aliases")
     if aliases is None:
         aliases = []
     elif not isinstance(aliases, list):
-        raise _Rejected(f"'aliases' must be a list of strings, got {_json_type(aliases)}")
+        raise LineRejected(f"'aliases' must be a list of strings, got {json_type(aliases)}")
     try:
         return memory, Entity(name=value["name"], aliases=tuple(aliases))
     except InvalidEntity as error:
-        raise _Rejected(str(error)) from None
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+        raise LineRejected(str(error)) from None

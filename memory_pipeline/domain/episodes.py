@@ -11,6 +11,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from memory_pipeline.domain.chunking import content_hash as _content_hash
+from memory_pipeline.domain.jsonl import json_type
 
 MEMORY_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$")
 KIND_RE = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
@@ -84,22 +85,6 @@ def _quoted(text: str, limit: int = 60) -> str:
     return "'" + _printable(shown) + "'"
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, numbers.Number):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def _check_storable(field_name: str, text: str, *, metadata_key: str | None = None) -> None:
     bad = _UNSTORABLE_RE.search(text)
     if bad is None:
@@ -115,7 +100,7 @@ def _require_text(field_name: str, value: Any) -> str:
     if value is None:
         raise InvalidEpisode(field_name, f"missing {field_name}")
     if not isinstance(value, str):
-        raise InvalidEpisode(field_name, f"'{field_name}' must be a string, got {_type_name(value)}")
+        raise InvalidEpisode(field_name, f"'{field_name}' must be a string, got {json_type(value)}")
     _check_storable(field_name, value)
     return value
 
@@ -222,7 +207,7 @@ def _clean_metadata(value: Any, path: str, top_key: str | None, depth: int) -> A
             cleaned[key] = _clean_metadata(item, key_path, here, depth + 1)
         return cleaned
     raise InvalidEpisode(
-        "metadata", f"'{path}' is not JSON (got {_type_name(value)})", metadata_key=top_key
+        "metadata", f"'{path}' is not JSON (got {json_type(value)})", metadata_key=top_key
     )
 
 
@@ -233,7 +218,7 @@ def _check_external_id(external_id: Any) -> str | None:
     if isinstance(external_id, int) and not isinstance(external_id, bool):
         return str(external_id)
     if not isinstance(external_id, str):
-        raise InvalidEpisode("id", f"'id' must be a string or an integer, got {_type_name(external_id)}")
+        raise InvalidEpisode("id", f"'id' must be a string or an integer, got {json_type(external_id)}")
     _check_storable("id", external_id)
     if not external_id.strip():
         raise InvalidEpisode("id", "empty 'id'")
@@ -285,7 +270,7 @@ def make_episode(
     if metadata is None:
         metadata = {}
     if not isinstance(metadata, dict):
-        raise InvalidEpisode("metadata", f"metadata must be a JSON object, got {_type_name(metadata)}")
+        raise InvalidEpisode("metadata", f"metadata must be a JSON object, got {json_type(metadata)}")
     cleaned_metadata = _clean_metadata(metadata, "metadata", None, 0)
 
     return EpisodeDraft(

@@ -9,7 +9,6 @@ unsupported type), so there is no line to point at.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -28,6 +27,13 @@ from memory_pipeline.domain.episodes import (
     validate_kind,
     validate_memory_name,
 )
+from memory_pipeline.domain.jsonl import (
+    LineRejected,
+    iter_lines,
+    json_type,
+    parse_object_line,
+    reject_unknown_fields,
+)
 
 SUPPORTED_SUFFIXES = (".jsonl", ".md", ".markdown", ".txt")
 DEFAULT_KIND = "note"  # for .md/.txt, which are notes unless they say otherwise
@@ -36,7 +42,7 @@ JSONL_REQUIRED_FIELDS = ("memory", "kind", "title", "occurred_at", "body")
 JSONL_OPTIONAL_FIELDS = ("salience", "source", "metadata", "id")
 # Unknown fields are rejected rather than kept: a typo ("titel", "occured_at") must not be stored
 # silently as metadata while the real field goes missing or falls back to a default.
-_JSONL_FIELDS = frozenset(JSONL_REQUIRED_FIELDS + JSONL_OPTIONAL_FIELDS)
+_JSONL_FIELDS = JSONL_REQUIRED_FIELDS + JSONL_OPTIONAL_FIELDS
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -179,46 +185,17 @@ class _Parser:
     # -- JSONL -----------------------------------------------------------------------------------
 
     def _parse_jsonl(self, display: str, data: bytes) -> None:
-        # Split the bytes, not decoded text: invalid UTF-8 on one line must cost only that line.
-        for number, raw in enumerate(data.split(b"\n"), start=1):
-            if raw.endswith(b"\r"):
-                raw = raw[:-1]
-            if not raw.strip():
-                continue
+        for number, raw in iter_lines(data):
             try:
                 episode = self._jsonl_episode(f"{display}:{number}", raw)
-            except _LineRejected as rejected:
+            except LineRejected as rejected:
                 self.reject(display, number, rejected.reason)
             else:
                 self.result.episodes.append(episode)
 
     def _jsonl_episode(self, location: str, raw: bytes) -> EpisodeDraft:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise _LineRejected(
-                f"invalid UTF-8 at byte {error.start + 1} of the line (0x{raw[error.start]:02x})"
-            ) from None
-        if "\x00" in text:
-            raise _LineRejected(
-                f"NUL character at column {text.index(chr(0)) + 1} (PostgreSQL text cannot hold it)"
-            )
-        try:
-            value = json.loads(text, object_pairs_hook=_reject_duplicate_keys)
-        except json.JSONDecodeError as error:
-            raise _LineRejected(f"malformed JSON: {error.msg} at column {error.colno}") from None
-        except _DuplicateKey as error:
-            raise _LineRejected(f"malformed JSON: duplicate key '{error.key}'") from None
-        except RecursionError:
-            raise _LineRejected("malformed JSON: nested too deeply") from None
-        except ValueError:  # the only other ValueError: an integer past Python's digit limit
-            raise _LineRejected("malformed JSON: a number has too many digits") from None
-        if not isinstance(value, dict):
-            raise _LineRejected(f"not a JSON object (got {_json_type(value)})")
-
-        unknown = [name for name in value if name not in _JSONL_FIELDS]
-        if unknown:
-            raise _LineRejected(_plural("unknown field", unknown))
+        value = parse_object_line(raw)
+        reject_unknown_fields(value, _JSONL_FIELDS)
         # null means "not given", so an exported "salience": null gets the default.
         fields = {name: item for name, item in value.items() if item is not None}
         if self.memory is not None:
@@ -228,7 +205,7 @@ class _Parser:
         missing = [name for name in JSONL_REQUIRED_FIELDS if name not in fields]
         if missing:
             hint = " (or pass --memory)" if "memory" in missing else ""
-            raise _LineRejected(_plural("missing field", missing) + hint)
+            raise LineRejected(_plural("missing field", missing) + hint)
         try:
             return make_episode(
                 memory=fields["memory"],
@@ -242,7 +219,7 @@ class _Parser:
                 external_id=fields.get("id"),
             )
         except InvalidEpisode as error:
-            raise _LineRejected(str(error)) from None
+            raise LineRejected(str(error)) from None
 
     # -- Markdown and plain text -----------------------------------------------------------------
 
@@ -280,7 +257,7 @@ class _Parser:
                 return
             try:
                 front = _FrontMatter.parse("\n".join(lines[1:close]), first_line=2)
-            except _LineRejected as rejected:
+            except _FrontMatterRejected as rejected:
                 self.reject(display, rejected.line, rejected.reason)
                 return
             body_index = close + 1
@@ -370,10 +347,10 @@ class _FrontMatter:
             mark = error.problem_mark or error.context_mark
             line = first_line + mark.line if mark is not None else first_line
             problem = error.problem or error.context or "invalid YAML"
-            raise _LineRejected(f"malformed front matter: {problem}", line) from None
+            raise _FrontMatterRejected(f"malformed front matter: {problem}", line) from None
         except (yaml.YAMLError, ValueError, TypeError, RecursionError) as error:
             # e.g. "date: 2024-13-45" looks like a timestamp to YAML and fails to construct.
-            raise _LineRejected(f"malformed front matter: {error}", first_line) from None
+            raise _FrontMatterRejected(f"malformed front matter: {error}", first_line) from None
         finally:
             if loader is not None:
                 loader.dispose()
@@ -381,8 +358,8 @@ class _FrontMatter:
         if data is None:
             return cls({}, {}, {})
         if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
-            raise _LineRejected(
-                f"front matter must be keys and values, got {_json_type(data)}", first_line
+            raise _FrontMatterRejected(
+                f"front matter must be keys and values, got {json_type(data)}", first_line
             )
 
         lines: dict[str, int] = {}
@@ -396,7 +373,7 @@ class _FrontMatter:
                 raw[key] = value_node.value
 
         if "occurred_at" in data and "date" in data:
-            raise _LineRejected(
+            raise _FrontMatterRejected(
                 "set 'occurred_at' or 'date' in front matter, not both",
                 max(lines.get("occurred_at", first_line), lines.get("date", first_line)),
             )
@@ -418,7 +395,7 @@ class _FrontMatter:
                 try:
                     metadata[name] = _jsonable(value)
                 except _NotJson as error:
-                    raise _LineRejected(
+                    raise _FrontMatterRejected(
                         f"front matter '{name}' holds {error.what}, which metadata cannot store",
                         lines.get(name, first_line),
                     ) from None
@@ -480,43 +457,11 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-class _LineRejected(Exception):
+class _FrontMatterRejected(Exception):
     def __init__(self, reason: str, line: int = 0):
         super().__init__(reason)
         self.reason = reason
         self.line = line
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: str):
-        super().__init__(key)
-        self.key = key
-
-
-def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # json keeps the last of two equal keys; two "body" fields on one line is a mistake to show.
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = value
-    return result
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def _plural(what: str, names: list[str]) -> str:
