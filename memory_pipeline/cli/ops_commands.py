@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from memory_pipeline import config, indexing
-from memory_pipeline.cli.common import err, open_database, print_json
+from memory_pipeline.cli.common import err, open_database
 from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.errors import ExitCode, InputError
 from memory_pipeline.storage import profiles_store

@@ -11,7 +11,7 @@ from memory_pipeline.cli.common import err, open_database, print_json
 from memory_pipeline.domain.entities import parse_entity_import
 from memory_pipeline.domain.episodes import validate_memory_name
 from memory_pipeline.domain.policies import PolicyError, default_policies_path, load_policies, parse_channels
-from memory_pipeline.errors import ConfigurationError, ExitCode, InputError, MemoryPipelineError
+from memory_pipeline.errors import ConfigurationError, ExitCode, InputError
 from memory_pipeline.search.render import human_table
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import entities_store

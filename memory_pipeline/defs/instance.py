@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from pathlib import Path
 from typing import Mapping
 
 from memory_pipeline import config

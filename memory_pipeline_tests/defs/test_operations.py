@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
 import threading
 import time
 
@@ -14,7 +12,7 @@ import pytest
 from memory_pipeline import indexing
 from memory_pipeline.definitions import defs
 from memory_pipeline.defs.assets import EMBEDDING_POOL, backlog, embeddings, hnsw_index, pipeline_stats
-from memory_pipeline.defs.checks import backlog_is_fresh, embeddings_complete_and_normalized, hnsw_index_recall
+from memory_pipeline.defs.checks import backlog_is_fresh, embeddings_complete_and_normalized
 from memory_pipeline.defs.instance import apply_pool_limits
 from memory_pipeline.defs.sensors import RETRY_AFTER_S, build_sensors, plan_requests
 from memory_pipeline.errors import DatabaseUnavailable

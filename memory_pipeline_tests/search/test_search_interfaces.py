@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import dagster as dg
 
 from memory_pipeline.defs.search import search_memory_job
 from memory_pipeline.resources import DatabaseResource, EmbedderResource, SearchResource
