@@ -274,7 +274,8 @@ def cmd_ui(args) -> int:
 
     OpsSettings.from_env()  # a bad schedule/sensor setting fails here, plainly, not in the code server
     open_database()  # starts the embedded server (held by this process) and migrates
-    env = prepare_dagster_env(dict(os.environ))
+    # In place: the instance opened here reads os.environ, and dagster dev inherits a copy.
+    env = dict(prepare_dagster_env())
     instance = dg.DagsterInstance.from_config(env["DAGSTER_HOME"])
     pool_limit = apply_pool_limits(instance, env)
     instance.dispose()

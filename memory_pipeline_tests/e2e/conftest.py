@@ -11,7 +11,7 @@ failing teardown never leaks processes into the next run.
 
 Browser tests run after the GraphQL tests (see ``pytest_collection_modifyitems``) so screenshots
 show materialized partitions. Set ``E2E_SCREENSHOT_DIR=DIR`` to keep a copy of every
-screenshot (that is how docs/asset-graph.png is made).
+screenshot (not a MEMORY_PIPELINE_* name: the root conftest clears those for the session).
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 import psutil
@@ -52,7 +53,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 def utc_today() -> str:
-    return dt.datetime.now(dt.timezone.utc).date().isoformat()
+    return dt.datetime.now(dt.UTC).date().isoformat()
 
 
 def free_port() -> int:
@@ -127,7 +128,8 @@ class UiServer:
 
     def cli(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         """The console script with the server's environment (same home, same embedder)."""
-        return subprocess.run([str(SCRIPT), *args], env=self.env, capture_output=True, text=True, timeout=timeout)
+        return subprocess.run([str(SCRIPT), *args], env=self.env, capture_output=True, text=True, timeout=timeout,
+                              check=False)
 
     def log_tail(self, chars: int = 6000) -> str:
         try:
@@ -145,11 +147,11 @@ class UiServer:
                    ... on Asset {
                      assetMaterializations(partitions: $partitions, limit: $limit) {
                        runId partition timestamp
-                       metadataEntries { %s }
+                       metadataEntries { METADATA_FIELDS }
                      }
                    }
                  }
-               }""" % METADATA_FIELDS,
+               }""".replace("METADATA_FIELDS", METADATA_FIELDS),
             {"key": {"path": [asset]}, "partitions": [partition], "limit": limit},
         )
         node = data["assetOrError"]
@@ -212,10 +214,11 @@ def _stop(proc: subprocess.Popen, home: Path) -> list[str]:
     # dagster dev's children live in their own group (cmd_ui ends it) and postgres in yet another
     # (pgserver stops it when its last user exits): give both a moment, then judge.
     deadline = time.monotonic() + 15
-    leftovers = _processes_naming(str(home))
+    marker = f"{home}{os.sep}"  # postgres -D HOME/pgdata, dagster's --instance-ref HOME/dagster
+    leftovers = _processes_naming(marker)
     while leftovers and time.monotonic() < deadline:
         time.sleep(0.5)
-        leftovers = _processes_naming(str(home))
+        leftovers = _processes_naming(marker)
     report = _describe(leftovers)
     for leftover in leftovers:  # never leak into the next run, even when the assertion fails
         try:
@@ -294,7 +297,7 @@ def chromium_path() -> str:
     steps.append(["apt-get", "install", "-y", "--no-install-recommends", "chromium"])
     for step in steps:
         try:
-            done = subprocess.run(step, env=apt_env, capture_output=True, text=True, timeout=300)
+            done = subprocess.run(step, env=apt_env, capture_output=True, text=True, timeout=300, check=False)
         except subprocess.TimeoutExpired:
             pytest.skip(f"chromium is not installable here: `{' '.join(step)}` took over 5 minutes")
         if done.returncode != 0:

@@ -53,7 +53,7 @@ def asset_graph_path(ui: UiServer) -> str:
 def _chromium(chromium_path: str, tmp_path: Path, url: str, *action: str) -> subprocess.CompletedProcess:
     profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
     done = subprocess.run([chromium_path, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *action, url],
-                          capture_output=True, text=True, timeout=90, cwd=tmp_path)
+                          capture_output=True, text=True, timeout=90, cwd=tmp_path, check=False)
     assert done.returncode == 0, f"chromium exited {done.returncode}: {done.stderr[-3000:]}"
     return done
 

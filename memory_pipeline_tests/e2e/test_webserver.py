@@ -126,7 +126,7 @@ def _runs_summary(ui: UiServer) -> str:
     return "\n".join(lines)
 
 
-def _wait_for_run(ui: UiServer, run_id: str, timeout: float = 120) -> str:
+def _wait_for_run(ui: UiServer, run_id: str, timeout: float = 150) -> str:
     def finished():
         run = ui.graphql(RUN_STATUS, {"runId": run_id})["runOrError"]
         assert run["__typename"] == "Run", run
@@ -245,7 +245,7 @@ def test_episode_ingested_while_the_ui_runs_becomes_searchable(ui: UiServer, tmp
             word in r["text"] and r["ranks"].get("vector") is not None for r in last["results"]
         )
 
-    wait_for(found, timeout=120, interval=3,
+    wait_for(found, timeout=150, interval=3,
              what=lambda: f"{word!r} to be found by the vector channel; last search: {json.dumps(last)[:3000]}")
     print(f"searchable {time.monotonic() - started:.1f}s after ingest; last response: "
           f"vector={last['vector']}, results={len(last['results'])}")
