@@ -11,31 +11,25 @@ cannot be compared, so fusion looks only at ranks (1-based)::
     recency_factor  = floor + (1 − floor) × 0.5 ** (age_days / half_life_days)   in (floor, 1]
 
 with ``k = 60``, weights ``vector 1.0, keyword 1.0, graph 0.7``, ``half_life_days = 180`` and
-``floor = 0.75``. A key listed twice by one channel counts once, at its better rank.
+``floor = 0.9``. A key listed twice by one channel counts once, at its better rank.
 
 Why these constants:
 
 - ``k = 60`` is the constant of Cormack et al. (2009) and of pgvector's hybrid search example.
-  It keeps rank 1 from dominating: ranks 1 and 10 of one channel differ by a factor 70/61 ≈ 1.15,
-  while being found by a second channel doubles a score. Agreement between channels is the
-  strongest signal fusion has.
+  It keeps rank 1 from dominating: ranks 1 and 10 of one channel differ by a factor 70/61 ≈ 1.15.
 - The graph channel lists recent chunks of episodes that mention an entity of the query: it says
   "about the same person or project", not "answers the question", so it counts 0.7 of a channel.
-- Recency multiplies by at most 1/0.75 ≈ 1.33, less than the ×2 of a second channel, so a chunk
-  that vector and keyword search both rank first beats every chunk found by one channel only,
-  however old it is, at the default salience weight (0.3) and whatever the two saliences:
-  2/61 × 0.75 × 0.85 ≈ 0.0209 > 1/61 × 1.0 × 1.15 ≈ 0.0189. Against a brand-new chunk ranked
-  10th by one channel it still wins at salience weight 0.5 with opposite extreme saliences
-  (2/61 × 0.75 × 0.75 ≈ 0.0184 > 1/70 × 1.25 ≈ 0.0179): that needs a floor above 0.726, and
-  every bundled policy weighs salience at most 0.5. Within one channel recency still counts: a
-  new chunk passes an ancient one ranked up to about 20 places above it (0.75/61 = 1/81.3), so
-  between similar matches the newer one comes first. Memory is for finding old things too: an
-  old chunk loses a quarter of its score at most and never reaches zero.
-- A half-life of 180 days takes half of the decaying quarter away in six months (factor 0.875);
-  after two years the factor is within about 2% of the floor.
-- Salience is the writer's own "this matters" in [0, 1]. At weight 0.3 it moves a score by ±15%,
-  about the distance between ranks 1 and 10 of one channel, so it reorders near neighbours but
-  does not lift an irrelevant chunk over a relevant one.
+- The adjustments must stay smaller than the rank signal. In a small memory every chunk is a
+  candidate of both the vector and the keyword channel, so agreement no longer separates chunks
+  and only rank differences remain: rank 1 + 2 against rank 4 + 9 is a 7% difference. Measured on
+  the sample corpus, a floor of 0.75 with salience weight 0.3 let a salient, recent race report
+  (ranks 4 and 9) beat the book-club notes a question was about (ranks 1 and 2). Hence:
+- Recency multiplies by at least 0.9: a chunk loses at most a tenth of its score, 5% after six
+  months (half of the decaying tenth), never reaching zero. Between near-equal matches the newer
+  comes first; old memory still wins on relevance.
+- Salience is the writer's own "this matters" in [0, 1]. At the default weight 0.1 it moves a
+  score by ±5%, about the distance between neighbouring ranks near the top, so it breaks near ties
+  and never lifts an irrelevant chunk over a relevant one. Policies may weigh it more.
 
 The order is deterministic: score descending, then the best rank the key had in any channel,
 then the key itself (keys must be orderable; chunk ids are strings). Sums are taken with
@@ -56,8 +50,8 @@ K = TypeVar("K", bound=Hashable)
 RRF_K = 60
 CHANNEL_WEIGHTS: Mapping[str, float] = {"vector": 1.0, "keyword": 1.0, "graph": 0.7}
 RECENCY_HALF_LIFE_DAYS = 180
-RECENCY_FLOOR = 0.75
-DEFAULT_SALIENCE_WEIGHT = 0.3
+RECENCY_FLOOR = 0.9
+DEFAULT_SALIENCE_WEIGHT = 0.1
 _SECONDS_PER_DAY = 86_400.0
 
 

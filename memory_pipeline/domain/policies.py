@@ -33,7 +33,7 @@ from memory_pipeline.domain.episodes import KIND_RE
 CHANNELS = ("vector", "keyword", "graph")
 MAX_LIMIT = 50
 DEFAULT_LIMIT = 8
-DEFAULT_SALIENCE_WEIGHT = 0.3
+DEFAULT_SALIENCE_WEIGHT = 0.1
 # A window wider than a century is a typo, and datetime arithmetic overflows past year 1 anyway
 # (a million days before today): "no cutoff" is written by leaving window_days out.
 MAX_WINDOW_DAYS = 36_500

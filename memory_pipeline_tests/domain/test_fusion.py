@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from memory_pipeline.domain.fusion import (
     CHANNEL_WEIGHTS,
+    DEFAULT_SALIENCE_WEIGHT,
     RECENCY_FLOOR,
     RECENCY_HALF_LIFE_DAYS,
     RRF_K,
@@ -176,7 +177,7 @@ def test_fuse_multiplies_rrf_by_salience_and_recency():
     by_key = {item.key: item for item in fused}
     assert by_key["a"].rrf == 2 / 61
     assert by_key["a"].score == pytest.approx(
-        2 / 61 * (1 + 0.3 * 0.4) * (RECENCY_FLOOR + (1 - RECENCY_FLOOR) / 2)
+        2 / 61 * (1 + DEFAULT_SALIENCE_WEIGHT * 0.4) * (RECENCY_FLOOR + (1 - RECENCY_FLOOR) / 2)
     )
     assert by_key["a"].ranks == {"vector": 1, "keyword": 1}
     assert by_key["b"] == Fused(key="b", score=1 / 62, rrf=1 / 62, ranks={"vector": 2})

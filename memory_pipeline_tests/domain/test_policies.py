@@ -40,13 +40,13 @@ def test_bundled_policies_load():
     policies = load_policies(default_policies_path())
     assert set(policies) == {"default", "recent", "journal", "work", "exact"}
     assert policies["default"] == Policy(
-        name="default", kinds=None, window_days=None, salience_weight=0.3,
+        name="default", kinds=None, window_days=None, salience_weight=0.1,
         channels=("vector", "keyword", "graph"), rerank=True, limit=8,
     )
     assert policies["recent"] == Policy(name="recent", window_days=30)
     assert policies["journal"] == Policy(name="journal", kinds=("journal", "note"))
     assert policies["work"] == Policy(
-        name="work", kinds=("note", "doc", "email", "chat"), salience_weight=0.5
+        name="work", kinds=("note", "doc", "email", "chat"), salience_weight=0.2
     )
     assert policies["exact"] == Policy(name="exact", channels=("keyword", "graph"), rerank=False)
     assert load_policies() == policies  # no path: the bundled file
@@ -63,7 +63,7 @@ def test_bundled_file_says_what_each_policy_is_for():
 
 def test_policy_defaults_and_hashability():
     policy = Policy(name="x")
-    assert (policy.kinds, policy.window_days, policy.salience_weight) == (None, None, 0.3)
+    assert (policy.kinds, policy.window_days, policy.salience_weight) == (None, None, 0.1)
     assert (policy.channels, policy.rerank, policy.limit) == (CHANNELS, True, 8)
     assert hash(policy) == hash(Policy(name="x"))
 
