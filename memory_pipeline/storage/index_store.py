@@ -68,6 +68,11 @@ def existing_vectors(
     keys = list(keys)
     if not keys:
         return set()
+    # prepare=False: after 5 runs psycopg prepares the statement and PostgreSQL may settle on a
+    # generic plan that cannot see the arrays' lengths. On a freshly filled, not yet analyzed
+    # embeddings table (every first backfill) that plan is a nested loop over unnest() per stored
+    # vector: 0.1-0.5 s a call at a few thousand vectors, against ~3 ms for the hash join chosen
+    # with the real arrays (measured with benchmarks/bench_indexing.py).
     rows = conn.execute(
         """SELECT v.memory, v.chunk_id
            FROM embeddings v
@@ -75,6 +80,7 @@ def existing_vectors(
              ON v.memory = k.memory AND v.chunk_id = k.chunk_id
            WHERE v.profile_id = %s AND v.generation = %s""",
         ([m for m, _ in keys], [c for _, c in keys], profile.id, profile.generation),
+        prepare=False,
     )
     return {(m, c) for m, c in rows}
 
