@@ -72,8 +72,12 @@ def test_index_then_status_json(cli, tmp_path):
     assert after["pendingEpisodes"] == 0 and after["pendingByDay"] == {}
     assert after["chunks"] == after["vectors"] > 0
     assert after["activeProfile"]["name"] == "ollama/qwen3-embedding:0.6b@512"
+    assert after["canary"] == {"state": "ready", "reason": None, "recorded": True}
+    assert after["building"] is None and after["lastNightlyRun"] is None
+    assert after["index"]["exists"] is False  # built by the hnsw_index asset, not by index
     human = cli("status")
-    assert "pending episodes: 0" in human.out
+    assert "pending episodes: 0" in human.out and "canary:           ready" in human.out
+    assert "last nightly run: never" in human.out
 
 
 def test_expected_failures_have_their_own_message_and_exit_code(cli, tmp_path):
