@@ -189,16 +189,19 @@ class SearchService:
         return [(h.chunk_id, 1.0 - h.distance) for h in hits], "ok"
 
     def _graph(self, conn, memory: str, query: str, filters: Filters) -> tuple[list[tuple[str, float]], list[str]]:
-        entities, episodes = search_store.memory_entities(conn, memory)
-        useful = [
-            (e.id, Entity(e.name, e.aliases))
-            for e in entities
-            if e.episodes > 0 and (episodes < 4 or e.episodes <= GRAPH_MAX_EPISODE_SHARE * episodes)
+        entities = search_store.memory_entities(conn, memory)
+        named = mentioned_entities(query, [(e.id, Entity(e.name, e.aliases)) for e in entities])
+        if not named:
+            return [], []
+        # Only now count mentions, for the few entities the query names.
+        counts, episodes = search_store.mention_counts(conn, memory, named)
+        followed = [
+            i for i in named
+            if counts[i] > 0 and (episodes < 4 or counts[i] <= GRAPH_MAX_EPISODE_SHARE * episodes)
         ]
-        by_id = {i: ent for i, ent in useful}
-        ids = mentioned_entities(query, useful)
-        hits = search_store.graph_candidates(conn, memory, ids, filters, limit=GRAPH_CANDIDATES)
-        return hits, [by_id[i].name for i in ids]
+        by_id = {e.id: e.name for e in entities}
+        hits = search_store.graph_candidates(conn, memory, followed, filters, limit=GRAPH_CANDIDATES)
+        return hits, [by_id[i] for i in followed]
 
     def _rerank(self, policy: Policy, query: str, fused: list, rows) -> tuple[list, dict[str, float], str]:
         scores = {f.key: f.score for f in fused}

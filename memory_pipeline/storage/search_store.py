@@ -68,19 +68,26 @@ class StoredEntity:
     id: int
     name: str
     aliases: tuple[str, ...]
-    episodes: int
 
 
-def memory_entities(conn: psycopg.Connection, memory: str) -> tuple[list[StoredEntity], int]:
-    """The memory's entities with their mention counts, and the memory's episode count."""
+def memory_entities(conn: psycopg.Connection, memory: str) -> list[StoredEntity]:
+    """The memory's entities (names and aliases only: matching the query needs nothing else)."""
     rows = conn.execute(
-        """SELECT en.id, en.name, en.aliases, count(m.episode_id)
-           FROM entities en LEFT JOIN entity_mentions m ON m.entity_id = en.id
-           WHERE en.memory = %s GROUP BY en.id ORDER BY en.id""",
-        (memory,),
+        "SELECT id, name, aliases FROM entities WHERE memory = %s ORDER BY id", (memory,)
     ).fetchall()
+    return [StoredEntity(i, n, tuple(a)) for i, n, a in rows]
+
+
+def mention_counts(conn: psycopg.Connection, memory: str, entity_ids: list[int]) -> tuple[dict[int, int], int]:
+    """For the given entities only: how many episodes mention each, and the memory's episodes."""
     total = conn.execute("SELECT count(*) FROM episodes WHERE memory = %s", (memory,)).fetchone()[0]
-    return [StoredEntity(i, n, tuple(a), c) for i, n, a, c in rows], total
+    rows = conn.execute(
+        """SELECT entity_id, count(*) FROM entity_mentions
+           WHERE memory = %s AND entity_id = ANY(%s) GROUP BY entity_id""",
+        (memory, entity_ids),
+    ).fetchall()
+    counts = dict(rows)
+    return {i: counts.get(i, 0) for i in entity_ids}, total
 
 
 def graph_candidates(
