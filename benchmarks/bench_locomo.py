@@ -348,13 +348,10 @@ def run_service(service: SearchService, questions: list[Question], turns_of: dic
 def graph_ids(conn, memory: str, query: str, cache: dict) -> list[int]:
     """The entity ids the graph channel follows for ``query`` (same rule as SearchService._graph)."""
     if memory not in cache:
-        entities, episodes = search_store.memory_entities(conn, memory)
-        cache[memory] = [
-            (e.id, Entity(e.name, e.aliases))
-            for e in entities
-            if e.episodes > 0 and (episodes < 4 or e.episodes <= GRAPH_MAX_EPISODE_SHARE * episodes)
-        ]
-    return mentioned_entities(query, cache[memory])
+        cache[memory] = [(e.id, Entity(e.name, e.aliases)) for e in search_store.memory_entities(conn, memory)]
+    named = mentioned_entities(query, cache[memory])
+    counts, episodes = search_store.mention_counts(conn, memory, named)
+    return [i for i in named if counts[i] > 0 and (episodes < 4 or counts[i] <= GRAPH_MAX_EPISODE_SHARE * episodes)]
 
 
 def run_diagnostics(db: Database, embedder: Embedder, questions: list[Question],
