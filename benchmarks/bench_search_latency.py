@@ -581,26 +581,20 @@ def diagnose(db: Database, service: SearchService, meta: dict, cprofile_path: st
                 xs.append((time.perf_counter() - t0) * 1000)
             return statistics.median(xs)
 
-        entities, episodes = search_store.memory_entities(conn, MEMORY)
-        useful = [(e.id, Entity(e.name, e.aliases)) for e in entities if e.episodes > 0]
+        entities = search_store.memory_entities(conn, MEMORY)
+        useful = [(e.id, Entity(e.name, e.aliases)) for e in entities]
         named = next((q for q in timed if mentioned_entities(q, useful)), timed[0])
         ids = mentioned_entities(named, useful)
         pieces = {
-            "memory_entities (names + mention counts + episode count)": timed_ms(lambda: search_store.memory_entities(conn, MEMORY)),
+            "memory_entities (names and aliases)": timed_ms(lambda: search_store.memory_entities(conn, MEMORY)),
             "mentioned_entities (compile matcher + match the query)": timed_ms(lambda: mentioned_entities(named, useful)),
+            "mention_counts (named entities only)": timed_ms(lambda: search_store.mention_counts(conn, MEMORY, ids)),
             "graph_candidates (graph_chunks.sql)": timed_ms(lambda: search_store.graph_candidates(conn, MEMORY, ids, Filters(), limit=25)),
         }
-        print(f"  graph channel pieces (median of 20, query {named!r}, {len(entities)} entities, {episodes:,} episodes):")
+        print(f"  graph channel pieces (median of 20, query {named!r}, {len(entities)} entities):")
         for k, v in pieces.items():
             print(f"    {v:7.2f} ms  {k}")
         out["graph_pieces_ms"] = pieces
-        plan = conn.execute(
-            """EXPLAIN (ANALYZE, BUFFERS) SELECT en.id, en.name, en.aliases, count(m.episode_id)
-               FROM entities en LEFT JOIN entity_mentions m ON m.entity_id = en.id
-               WHERE en.memory = %s GROUP BY en.id ORDER BY en.id""", (MEMORY,)).fetchall()
-        out["memory_entities_explain_analyze"] = "\n".join(r[0] for r in plan)
-        print("  EXPLAIN (ANALYZE, BUFFERS) of memory_entities' first query:")
-        print("    " + out["memory_entities_explain_analyze"].replace("\n", "\n    "))
     lines = profile_search(service, timed, None, cprofile_path)
     out["cprofile_top"] = lines
     print(f"  cProfile of the fused default over the {len(timed)} timed queries (stats in {cprofile_path}):")
