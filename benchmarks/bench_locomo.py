@@ -467,7 +467,7 @@ def print_diagnostics(diag: dict) -> None:
     print(f"  {'variant':<36}" + "".join(f"{'@' + str(k):>7}" for k in KS))
     for name, r in diag["variants"].items():
         print(f"  {name:<36}" + "".join(f"{r['@' + str(k)]:7.3f}" for k in KS))
-    print(f"\n  candidate pools (recall over the whole pool; is the evidence there at all?)")
+    print("\n  candidate pools (recall over the whole pool; is the evidence there at all?)")
     print(f"  {'channel':<10}{'recall@50':>10}{'mean size':>11}{'recall at product cut':>23}")
     for ch in ("vector", "keyword", "graph", "union"):
         cut = diag["product_pool_recall"].get(ch)
