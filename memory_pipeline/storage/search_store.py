@@ -48,19 +48,9 @@ def keyword_candidates(
     conn: psycopg.Connection, memory: str, text: str, filters: Filters, *, limit: int = 50
 ) -> tuple[list[tuple[str, float]], str]:
     """(ranked (chunk_id, score) list, method): BM25 full text, else the literal substring."""
-    lexemes = query_lexemes(conn, text)
-    if lexemes:
-        rows = conn.execute(
-            query("keyword_bm25"),
-            {"memory": memory, "lexemes": lexemes, "tsquery": or_tsquery(lexemes), "limit": limit, **filters.params()},
-        ).fetchall()
-        if rows:
-            return [(c, float(s)) for c, s in rows], "full_text"
-    needle = text.strip()
-    rows = conn.execute(
-        query("keyword_substring"), {"memory": memory, "needle": needle, "limit": limit, **filters.params()}
-    ).fetchall()
-    return [(c, float(s)) for c, s in rows], "substring"
+    from memory_pipeline.storage import keyword_store  # it uses or_tsquery from here
+
+    return keyword_store.candidates(conn, memory, text, filters, limit)
 
 
 @dataclass(frozen=True)
@@ -90,13 +80,21 @@ def mention_counts(conn: psycopg.Connection, memory: str, entity_ids: list[int])
     return {i: counts.get(i, 0) for i in entity_ids}, total
 
 
+# Above this share of a memory's episodes, walking episodes newest first finds the mentioning
+# ones sooner than sorting every mention; below it, starting from the mentions is cheaper.
+RECENCY_WALK_SHARE = 0.02
+
+
 def graph_candidates(
-    conn: psycopg.Connection, memory: str, entity_ids: list[int], filters: Filters, *, limit: int = 25
+    conn: psycopg.Connection, memory: str, entity_ids: list[int], filters: Filters, *, limit: int = 25,
+    mentions: int = 0, episodes: int = 0,
 ) -> list[tuple[str, float]]:
     if not entity_ids:
         return []
+    common = episodes > 0 and mentions > RECENCY_WALK_SHARE * episodes
     rows = conn.execute(
-        query("graph_chunks"), {"memory": memory, "entity_ids": entity_ids, "limit": limit, **filters.params()}
+        query("graph_chunks_recent_first" if common else "graph_chunks"),
+        {"memory": memory, "entity_ids": entity_ids, "limit": limit, **filters.params()},
     ).fetchall()
     return [(c, float(s)) for c, s in rows]
 

@@ -167,3 +167,16 @@ def test_every_search_writes_telemetry(service, db):
     assert reranker == "off"
     assert candidates["vector"][0]["rank"] == 1 and "score" in candidates["keyword"][0]
     assert candidates["graph"] and [r["chunk_id"] for r in results] == [r.chunk_id for r in response.results]
+
+
+def test_both_graph_query_plans_return_the_same_chunks(db, world):
+    from memory_pipeline.storage import search_store
+    from memory_pipeline.storage.search_store import Filters
+
+    with db.connection() as conn:
+        ids = [r[0] for r in conn.execute("SELECT id FROM entities WHERE memory = 'alice'")]
+        by_mentions = search_store.graph_candidates(conn, "alice", ids, Filters(), mentions=1, episodes=1000)
+        recent_first = search_store.graph_candidates(conn, "alice", ids, Filters(), mentions=999, episodes=1000)
+        limited = search_store.graph_candidates(conn, "alice", ids, Filters(), limit=1, mentions=999, episodes=1000)
+    assert by_mentions == recent_first and len(by_mentions) >= 2
+    assert limited == by_mentions[:1]
