@@ -75,7 +75,7 @@ from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
 from memory_pipeline.search.service import VECTOR_CANDIDATES, SearchService
 from memory_pipeline.domain.entities import Entity, mentioned_entities
-from memory_pipeline.storage import entities_store, hnsw_store, search_store
+from memory_pipeline.storage import entities_store, hnsw_store, keyword_store, search_store
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.search_store import Filters
 from memory_pipeline.storage.database import Database
@@ -344,6 +344,10 @@ def load(conn: psycopg.Connection, episodes: list[GeneratedEpisode], vectors: np
                     chunk_ids.append(c.chunk_id)
     timings["chunks_s"] = time.perf_counter() - t0
     assert len(set(chunk_ids)) == len(chunk_ids) == len(vectors)
+    # COPY bypasses index_store.write_episodes, which keeps the keyword statistics: count them once.
+    t0 = time.perf_counter()
+    keyword_store.recompute(conn, [MEMORY])
+    timings["keyword_stats_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     with conn.transaction(), conn.cursor() as cur:
         with cur.copy(
@@ -703,7 +707,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with db.connection() as conn:
             profile, chunk_ids, timings = load(conn, episodes, vectors)
             print(f"load (binary COPY): episodes {timings['episodes_s']:.1f}s, chunks {timings['chunks_s']:.1f}s, "
-                  f"embeddings {timings['embeddings_s']:.1f}s")
+                  f"embeddings {timings['embeddings_s']:.1f}s, keyword statistics {timings['keyword_stats_s']:.1f}s")
             t0 = time.perf_counter()
             state = hnsw_store.ensure_index(conn, profile)
             timings["hnsw_s"] = time.perf_counter() - t0
@@ -716,7 +720,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             n_entities = conn.execute("SELECT count(*) FROM entities WHERE memory = %s", (MEMORY,)).fetchone()[0]
             print(f"entities: {n_entities} entities, {er.mentions_added:,} mentions, refreshed in {timings['entities_s']:.1f}s")
             t0 = time.perf_counter()
-            for table in ("episodes", "chunks", "embeddings", "entities", "entity_mentions", "episode_names"):
+            for table in ("episodes", "chunks", "embeddings", "entities", "entity_mentions", "episode_names",
+                          "keyword_stats", "keyword_memory_stats"):
                 conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
             timings["analyze_s"] = time.perf_counter() - t0
             settings = dict(conn.execute(

@@ -8,7 +8,7 @@ from memory_pipeline import config, indexing
 from memory_pipeline.cli.common import err, open_database
 from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.errors import ExitCode, InputError
-from memory_pipeline.storage import profiles_store
+from memory_pipeline.storage import index_store, profiles_store
 
 
 def cmd_reindex(args) -> int:
@@ -65,10 +65,7 @@ def cmd_backfill(args) -> int:
     db = open_database()
     if args.rechunk:
         with db.connection() as conn:
-            deleted = conn.execute(
-                "DELETE FROM chunks c USING episodes e WHERE e.id = c.episode_id AND e.ingest_day BETWEEN %s AND %s",
-                (args.start, args.end),
-            ).rowcount
+            deleted = index_store.delete_chunks_of_days(conn, args.start, args.end)
         # Vectors are keyed by content address: unchanged chunk texts find theirs again.
         print(f"deleted {deleted} chunk row(s) of {len(days)} day(s); vectors are kept and reused by content")
     instance = open_instance()

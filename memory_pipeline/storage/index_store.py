@@ -11,6 +11,7 @@ import psycopg
 from pgvector import HalfVector
 
 from memory_pipeline.domain.chunking import Chunk
+from memory_pipeline.storage import keyword_store
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import StoredProfile
 
@@ -147,8 +148,23 @@ def write_episodes(conn: psycopg.Connection, profile: StoredProfile | None, work
             wanted = [(w.episode.memory, cid, w.vectors[cid]) for w in mine for cid in w.missing if cid in w.vectors]
             present = existing_vectors(conn, profile, ((m, c) for m, c, _ in wanted))
             report.vectors = _copy_vectors(cur, profile, [r for r in wanted if (r[0], r[1]) not in present])
+        keyword_store.record_chunks(cur, [w.episode.id for w in mine if w.episode.id not in already_chunked])
         report.episodes = len(mine)
     return report
+
+
+def delete_chunks_of_days(conn: psycopg.Connection, start: dt.date, end: dt.date) -> int:
+    """Delete the chunk rows of the episodes ingested on ``start``..``end`` (they become pending
+    again) and recount their memories' keyword statistics, in one transaction; the row count."""
+    with conn.transaction():
+        gone = conn.execute(
+            """WITH d AS (DELETE FROM chunks c USING episodes e
+                          WHERE e.id = c.episode_id AND e.ingest_day BETWEEN %s AND %s RETURNING c.memory)
+               SELECT memory, count(*) FROM d GROUP BY memory""",
+            (start, end),
+        ).fetchall()
+        keyword_store.recompute(conn, [memory for memory, _ in gone])
+    return sum(n for _, n in gone)
 
 
 def count_summary(conn: psycopg.Connection, profile: StoredProfile | None) -> dict[str, int]:

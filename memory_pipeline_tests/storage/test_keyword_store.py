@@ -1,0 +1,262 @@
+"""Keyword statistics and the keyword query (keyword_store) against the real database."""
+
+from __future__ import annotations
+
+import datetime as dt
+import zlib
+from typing import Sequence
+
+import numpy as np
+import pytest
+
+from memory_pipeline import indexing
+from memory_pipeline.domain.episodes import make_episode
+from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
+from memory_pipeline.storage import index_store, keyword_store, search_store
+from memory_pipeline.storage.episodes_store import store_episodes
+from memory_pipeline.storage.paths import SQL_DIR, query
+from memory_pipeline.storage.search_store import Filters
+
+DAY1 = dt.date(2026, 3, 1)
+DAY2 = dt.date(2026, 3, 2)
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+
+
+class TinyEmbedder(Embedder):
+    """Deterministic 8-d vectors: indexing needs an embedder, these tests need none of its quality."""
+
+    service_name = "test"
+
+    def __init__(self):
+        super().__init__(EmbeddingProfile("test", "tiny", 8), batch_size=64)
+
+    def _embed_batch(self, texts: Sequence[str], *, is_query: bool) -> np.ndarray:
+        return np.stack([np.random.default_rng(zlib.crc32(t.encode())).standard_normal(8) for t in texts])
+
+
+def add(db, memory: str, bodies: list[str], *, day: dt.date = DAY1, kinds: Sequence[str] = ("note",)) -> None:
+    drafts = [
+        make_episode(memory=memory, kind=kinds[i % len(kinds)], title=f"{memory} {day} {i}",
+                     occurred_at=T0 + dt.timedelta(days=i), body=body)
+        for i, body in enumerate(bodies)
+    ]
+    with db.connection() as conn:
+        store_episodes(conn, drafts, day)
+
+
+def index(db) -> None:
+    report = indexing.index_until_done(db, TinyEmbedder())
+    assert report.pending_after == 0
+
+
+def assert_stats_match_a_recount(db, *memories: str) -> None:
+    with db.connection() as conn:
+        for memory in memories:
+            assert keyword_store.stored_stats(conn, memory) == keyword_store.counted_stats(conn, memory), memory
+
+
+def old_bm25(conn, memory: str, text: str, filters: Filters = Filters(), limit: int = 50) -> list[tuple[str, float]]:
+    """What the keyword channel ran before the statistics (keyword_bm25.sql, counting)."""
+    lexemes = search_store.query_lexemes(conn, text)
+    rows = conn.execute(
+        query("keyword_bm25"),
+        {"memory": memory, "lexemes": lexemes, "tsquery": search_store.or_tsquery(lexemes), "limit": limit,
+         **filters.params()},
+    ).fetchall()
+    return [(c, float(s)) for c, s in rows]
+
+
+GARDEN = [
+    "Planted tulips and garlic in the back garden with Tomás. The soil was wet.",
+    "Fixed the bicycle chain; the derailleur needed oil.\n\nThe garden hose leaks again.",
+    "Baked sourdough bread and a cherry pie for the book club.",
+    # The same long paragraph three times: three chunk rows with one chunk id (df counts rows).
+    ("same garden paragraph " * 40).strip() + "\n\n" + ("same garden paragraph " * 40).strip() + "\n\n"
+    + ("same garden paragraph " * 40).strip() + "\n\n",
+    "Дмитрий: Как прошла пробежка в парке?\n\nAlice: Отлично, десять километров.",
+    "Config key x_y%z and path C:\\temp\\new must be kept; quote 'it''s' here.",
+]
+
+
+# -- statistics --------------------------------------------------------------------------------
+
+
+def test_stats_after_indexing_equal_a_recount(db):
+    add(db, "alice", GARDEN)
+    add(db, "bob", ["My garden with Tomás: tulips, garlic, soil, wet. Garden garden garden.",
+                    "Bicycle chain and derailleur oil, LDG-4102 again."])
+    index(db)
+    assert_stats_match_a_recount(db, "alice", "bob")
+    with db.connection() as conn:
+        stats, df = keyword_store.stored_stats(conn, "alice")
+        rows = conn.execute("SELECT count(*), sum(length(tsv)) FROM chunks WHERE memory = 'alice'").fetchone()
+        assert (stats.chunks, stats.total_lexemes) == (rows[0], rows[1])
+        # 'garden' is in chunk rows of three episodes, one of them three rows with one chunk id.
+        garden = conn.execute(
+            "SELECT count(*), count(DISTINCT chunk_id) FROM chunks WHERE memory = 'alice' AND tsv @@ 'garden'"
+        ).fetchone()
+        assert df["garden"] == garden[0] == garden[1] + 2
+        assert keyword_store.stored_stats(conn, "bob")[1]["garden"] == 1
+        before = keyword_store.stored_stats(conn, "alice"), keyword_store.stored_stats(conn, "bob")
+        keyword_store.recompute(conn, ["alice", "bob"])
+        assert (keyword_store.stored_stats(conn, "alice"), keyword_store.stored_stats(conn, "bob")) == before
+
+
+def test_stats_grow_with_new_episodes(db):
+    add(db, "alice", GARDEN[:3])
+    index(db)
+    with db.connection() as conn:
+        first, first_df = keyword_store.stored_stats(conn, "alice")
+    add(db, "alice", GARDEN[3:], day=DAY2)
+    add(db, "carol", ["A new memory about the garden."], day=DAY2)
+    index(db)
+    assert_stats_match_a_recount(db, "alice", "carol")
+    with db.connection() as conn:
+        second, second_df = keyword_store.stored_stats(conn, "alice")
+    assert second.chunks > first.chunks and second.total_lexemes > first.total_lexemes
+    assert second_df["garden"] == first_df["garden"] + 3
+    assert all(second_df[lexeme] >= df for lexeme, df in first_df.items())
+
+
+def test_stats_stay_right_after_rechunk(db):
+    add(db, "alice", GARDEN[:4], day=DAY1)
+    add(db, "alice", GARDEN[4:], day=DAY2)
+    add(db, "bob", ["Only bob's garden, ingested on the first day."], day=DAY1)
+    index(db)
+    with db.connection() as conn:
+        indexed = keyword_store.stored_stats(conn, "alice"), keyword_store.stored_stats(conn, "bob")
+        day1, day2 = (conn.execute(
+            "SELECT count(*) FROM chunks c JOIN episodes e ON e.id = c.episode_id WHERE e.ingest_day = %s", (day,)
+        ).fetchone()[0] for day in (DAY1, DAY2))
+        # What `memory-pipeline backfill --rechunk` does first.
+        assert index_store.delete_chunks_of_days(conn, DAY1, DAY1) == day1
+        assert keyword_store.stored_stats(conn, "bob") == (None, {})  # no chunks left: no statistics
+        assert keyword_store.stored_stats(conn, "alice")[0].chunks == day2  # the second day's chunk rows
+    assert_stats_match_a_recount(db, "alice", "bob")
+    index(db)  # ... and then the days' chunks are written again
+    assert_stats_match_a_recount(db, "alice", "bob")
+    with db.connection() as conn:
+        assert (keyword_store.stored_stats(conn, "alice"), keyword_store.stored_stats(conn, "bob")) == indexed
+
+
+def test_migration_backfills_existing_chunks(db):
+    add(db, "alice", GARDEN)
+    index(db)
+    with db.connection() as conn:
+        indexed = keyword_store.stored_stats(conn, "alice")
+        conn.execute("DELETE FROM keyword_stats")
+        conn.execute("DELETE FROM keyword_memory_stats")
+        migration = (SQL_DIR / "migrations" / "0004_keyword_stats.sql").read_text(encoding="utf-8")
+        conn.execute(migration.split("-- Backfill from the chunks already stored.")[1])
+        assert keyword_store.stored_stats(conn, "alice") == indexed
+
+
+# -- the keyword query ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_world(db):
+    add(db, "alice", GARDEN, kinds=("note", "journal"))
+    add(db, "bob", ["My garden with Tomás: tulips, garlic, soil, wet. Garden garden garden."])
+    index(db)
+    return db
+
+
+@pytest.mark.parametrize("text", [
+    "garden", "garden soil tulips", "Tomás", "bicycle oil chain", "пробежка в парке", "same paragraph",
+    "garden nonexistentword", "it's & | ! (garden) :* \\",
+])
+@pytest.mark.parametrize("filters", [Filters(), Filters(kinds=["journal"]), Filters(since=T0 + dt.timedelta(days=2))])
+def test_small_memories_score_exactly_as_before(small_world, text, filters):
+    with small_world.connection() as conn:
+        rows, path = keyword_store.ranked(conn, "alice", text, filters, limit=50)
+        before = old_bm25(conn, "alice", text, filters)
+    assert path == "exact"
+    assert [c for c, _ in rows] == [c for c, _ in before]
+    assert [s for _, s in rows] == pytest.approx([s for _, s in before], rel=1e-12)
+
+
+def test_results_only_from_the_memory_and_distinct(small_world):
+    with small_world.connection() as conn:
+        for cap in (keyword_store.CAP, 1):
+            rows, _ = keyword_store.ranked(conn, "alice", "garden tulips paragraph", Filters(), cap=cap)
+            ids = [c for c, _ in rows]
+            assert ids and len(ids) == len(set(ids))
+            owners = {m for (m,) in conn.execute("SELECT DISTINCT memory FROM chunks WHERE chunk_id = ANY(%s)", (ids,))}
+            assert owners == {"alice"}
+
+
+def test_unknown_words_and_the_substring_fallback(small_world):
+    with small_world.connection() as conn:
+        assert keyword_store.ranked(conn, "alice", "zzzqqq", Filters()) == ([], "unmatched")
+        assert keyword_store.ranked(conn, "alice", "   ", Filters()) == ([], "none")
+        rows, method = keyword_store.candidates(conn, "alice", "%", Filters())  # no lexeme at all
+        assert method == "substring" and len(rows) == 1
+        # Lexemes the memory does not hold ('arden', 'ho'): full text finds nothing, the literal does.
+        assert keyword_store.ranked(conn, "alice", "arden ho", Filters()) == ([], "unmatched")
+        rows, method = keyword_store.candidates(conn, "alice", "arden ho", Filters())
+        assert method == "substring" and len(rows) == 1
+        assert keyword_store.candidates(conn, "alice", "zzqq%", Filters()) == ([], "substring")
+        assert keyword_store.candidates(conn, "alice", "garden", Filters())[1] == "full_text"
+
+
+def test_a_memory_without_statistics_is_counted(small_world):
+    with small_world.connection() as conn:
+        conn.execute("DELETE FROM keyword_memory_stats WHERE memory = 'alice'")
+        conn.execute("DELETE FROM keyword_stats WHERE memory = 'alice'")
+        rows, path = keyword_store.ranked(conn, "alice", "garden soil", Filters())
+        assert path == "counted" and rows == old_bm25(conn, "alice", "garden soil")
+
+
+COMMON = ["river", "mountain", "village", "harbor", "forest", "meadow"]
+
+
+def common_body(i: int) -> str:
+    # Chunks holding one or two of the common words (a few words apart, so they are not stop words).
+    words = [COMMON[i % 6], COMMON[(i * 7 + 3) % 6]] if i % 5 == 0 else [COMMON[i % 6]]
+    return f"Entry {i}: we walked by the " + " and later the ".join(words) + f" on day {i}."
+
+
+def test_capped_path_keeps_the_top_of_exact_bm25(db):
+    cap = 12
+    bodies = [common_body(i) for i in range(60)]
+    bodies.append("Entry rare: the zyxwortle stood near the river and the mountain.")
+    add(db, "big", bodies)
+    add(db, "other", ["zyxwortle river mountain zyxwortle zyxwortle"])  # another memory: never returned
+    index(db)
+    with db.connection() as conn:
+        plan = keyword_store.plan(conn, "big", "zyxwortle river mountain", cap=cap)
+        assert plan.path == "capped" and plan.gate == "'zyxwortl'" and sum(plan.dfs) > cap
+        assert plan.common is not None and "&" in plan.common  # river & mountain together
+        rows, path = keyword_store.ranked(conn, "big", "zyxwortle river mountain", Filters(), limit=8, cap=cap)
+        exact = old_bm25(conn, "big", "zyxwortle river mountain", limit=8)
+        both = conn.execute(
+            "SELECT count(DISTINCT chunk_id) FROM chunks WHERE memory = 'big' AND tsv @@ 'river & mountain'"
+        ).fetchone()[0]
+    assert path == "capped"
+    rare_chunk = exact[0][0]
+    assert rows[0][0] == rare_chunk
+    # The chunks holding two of the words rank next, in both: the same top results.
+    assert {c for c, _ in rows[:both]} == {c for c, _ in exact[:both]}
+    # A query of common words only: the chunks holding both come first, as in exact BM25.
+    with db.connection() as conn:
+        rows, path = keyword_store.ranked(conn, "big", "river mountain", Filters(), limit=8, cap=cap)
+        exact = old_bm25(conn, "big", "river mountain", limit=8)
+    assert path == "capped"
+    assert {c for c, _ in rows[:both]} == {c for c, _ in exact[:both]}
+
+
+def test_capped_path_keeps_filters_and_treats_the_query_as_data(db):
+    add(db, "big", [common_body(i) for i in range(40)], kinds=("note", "journal"))
+    index(db)
+    with db.connection() as conn:
+        for text in ("river mountain", "river & !mountain | (village):*", "'river' \\ mountain"):
+            rows, path = keyword_store.ranked(conn, "big", text, Filters(kinds=["journal"]), cap=5)
+            assert path == "capped" and rows
+            kinds = {k for (k,) in conn.execute(
+                "SELECT DISTINCT e.kind FROM chunks c JOIN episodes e ON e.id = c.episode_id WHERE c.chunk_id = ANY(%s)",
+                ([c for c, _ in rows],))}
+            assert kinds == {"journal"}
+            assert [s for _, s in rows] == sorted((s for _, s in rows), reverse=True)
+        rows, _ = keyword_store.ranked(conn, "big", "river", Filters(since=T0 + dt.timedelta(days=100)), cap=5)
+        assert rows == []

@@ -1,0 +1,75 @@
+-- Keyword channel, capped path (the query's lexemes together match many chunks of the memory).
+-- Candidates, at most %(cap)s, through the GIN index and never sorted before the cut (only as
+-- many heap rows are read as are kept), in three tiers chosen in keyword_store.py from
+-- keyword_stats (a NULL tsquery skips its tier): every chunk holding one of the rare query
+-- lexemes (%(gate)s: their summed df is within the cap), then chunks holding at least m of the
+-- common ones (%(common)s), then, to fill up, %(fill_limit)s chunks holding m - 1 of them
+-- (%(fill)s). Each candidate is scored with BM25 (k1 = 1.2, b = 0.75) over ALL query lexemes,
+-- df from keyword_stats and N and avgdl from keyword_memory_stats (the whole memory; passed in).
+-- Term frequencies are read for the query lexemes only (setweight/ts_filter, as in
+-- keyword_exact.sql). Which chunks of an over-full tier are kept follows the table's physical
+-- order: stable for a given table, not otherwise meaningful. Episodes are looked up only when
+-- the policy filters by kind or date.
+WITH q AS (
+    SELECT lexeme, ln(1 + (%(n)s::float8 - df + 0.5) / (df + 0.5)) AS idf
+    FROM unnest(%(lexemes)s::text[], %(dfs)s::float8[]) AS q(lexeme, df)
+),
+hits AS (
+    (SELECT c.chunk_id, c.tsv, 1 AS tier
+     FROM chunks c
+     WHERE %(gate)s::tsquery IS NOT NULL
+       AND c.memory = %(memory)s
+       AND c.tsv @@ %(gate)s::tsquery
+       AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
+            SELECT 1 FROM episodes e
+            WHERE e.id = c.episode_id
+              AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
+              AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)))
+     LIMIT %(cap)s)
+    UNION ALL
+    (SELECT c.chunk_id, c.tsv, 2 AS tier
+     FROM chunks c
+     WHERE %(common)s::tsquery IS NOT NULL
+       AND c.memory = %(memory)s
+       AND c.tsv @@ %(common)s::tsquery
+       AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
+            SELECT 1 FROM episodes e
+            WHERE e.id = c.episode_id
+              AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
+              AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)))
+     LIMIT %(cap)s)
+    UNION ALL
+    (SELECT c.chunk_id, c.tsv, 3 AS tier
+     FROM chunks c
+     WHERE %(fill)s::tsquery IS NOT NULL
+       AND c.memory = %(memory)s
+       AND c.tsv @@ %(fill)s::tsquery
+       AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
+            SELECT 1 FROM episodes e
+            WHERE e.id = c.episode_id
+              AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
+              AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)))
+     LIMIT %(fill_limit)s)
+),
+kept AS (
+    SELECT chunk_id, tsv
+    FROM (SELECT DISTINCT ON (chunk_id) chunk_id, tsv, tier FROM hits ORDER BY chunk_id, tier) d
+    ORDER BY tier, chunk_id
+    LIMIT %(cap)s
+),
+-- (array[tsv])[1] fetches and decompresses each kept vector once (an array holds no TOAST
+-- pointers); length() and ts_filter() below would otherwise each do it again.
+cand AS (
+    SELECT kept.chunk_id, v.tsv, length(v.tsv)::float8 AS dl
+    FROM kept, LATERAL (SELECT (array[kept.tsv])[1] AS tsv OFFSET 0) v
+),
+tf AS (
+    SELECT cand.chunk_id, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf, cand.dl
+    FROM cand, unnest(ts_filter(setweight(cand.tsv, 'A', %(lexemes)s::text[]), '{a}')) AS u
+)
+SELECT tf.chunk_id,
+       sum(q.idf * tf.tf * 2.2 / (tf.tf + 1.2 * (0.25 + 0.75 * tf.dl / %(avgdl)s::float8))) AS score
+FROM tf JOIN q USING (lexeme)
+GROUP BY tf.chunk_id
+ORDER BY score DESC, tf.chunk_id
+LIMIT %(limit)s
