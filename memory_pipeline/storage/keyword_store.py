@@ -114,6 +114,7 @@ class Plan:
     dfs: tuple[int, ...] = ()
     gate: str | None = None         # tsqueries of the tiers (see keyword_capped.sql)
     common: str | None = None
+    common_limit: int = 0
     fill: str | None = None
     chunks: int = 0
     total_lexemes: int = 0
@@ -130,8 +131,8 @@ def _at_least(m: int, lexemes: Sequence[str]) -> str:
     return " | ".join("(" + " & ".join(_quote(l) for l in combo) + ")" for combo in combinations(lexemes, m))
 
 
-def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int) -> tuple[str | None, str | None, str | None]:
-    """(gate, common, fill) tsqueries of the capped path for ``kept`` (lexeme, df), rarest first.
+def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int) -> tuple[str | None, str | None, int, str | None]:
+    """(gate, common, its limit, fill) of the capped path for ``kept`` (lexeme, df), rarest first.
 
     A chunk holding a rare lexeme, or several common ones, is where the top BM25 scores are: a
     chunk holding one common lexeme only scores at most 2.2 x its low idf.
@@ -139,8 +140,8 @@ def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int) -> tuple[str | Non
     gate: the rare lexemes, the rarest ones while their summed df stays within ``cap`` (every
     chunk holding one is a candidate). common: chunks holding at least m of the (up to
     COMMON_TERMS rarest) other lexemes, m the smallest (>= 2) for which their expected number,
-    were the lexemes independent, fits what is left of the budget (all of them at most). fill:
-    chunks holding m - 1 of them (with a single common lexeme: that lexeme).
+    were the lexemes independent, fits what is left of the budget (all of them at most), at most
+    that many. fill: chunks holding m - 1 of them (with a single common lexeme: that lexeme).
     """
     rare, used = [], 0
     for lexeme, df in kept:
@@ -151,15 +152,16 @@ def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int) -> tuple[str | Non
     common = kept[len(rare):][:COMMON_TERMS]
     names = [lexeme for lexeme, _ in common]
     gate = search_store.or_tsquery(rare) if rare else None
+    left = cap - used
     if len(names) == 1:
-        return (gate, None, names and _quote(names[0])) if rare else (None, _quote(names[0]), None)
+        return (gate, None, 0, _quote(names[0])) if rare else (None, _quote(names[0]), cap, None)
     exactly = [1.0]  # exactly[j]: probability that a chunk holds j of the common lexemes
     for _, df in common:
         p = min(df / max(n, 1), 1.0)
         exactly = [(exactly[j] if j < len(exactly) else 0.0) * (1 - p) + (exactly[j - 1] * p if j else 0.0)
                    for j in range(len(exactly) + 1)]
-    m = next((m for m in range(2, len(names)) if n * sum(exactly[m:]) <= cap - used), len(names))
-    return gate, _at_least(m, names), _at_least(m - 1, names)
+    m = next((m for m in range(2, len(names)) if n * sum(exactly[m:]) <= left), len(names))
+    return gate, (_at_least(m, names) if left else None), left, _at_least(m - 1, names)
 
 
 def plan(conn: psycopg.Connection, memory: str, text: str, *, cap: int = CAP) -> Plan:
@@ -175,8 +177,8 @@ def plan(conn: psycopg.Connection, memory: str, text: str, *, cap: int = CAP) ->
     lexemes, dfs = tuple(l for l, _ in kept), tuple(d for _, d in kept)
     if sum(dfs) <= cap or chunks <= cap:  # at most cap chunks match: score them all
         return Plan("exact", lexemes, dfs, search_store.or_tsquery(list(lexemes)), chunks=chunks, total_lexemes=total)
-    gate, common, fill = _gates(kept, chunks, cap)
-    return Plan("capped", lexemes, dfs, gate, common, fill, chunks, total)
+    gate, common, common_limit, fill = _gates(kept, chunks, cap)
+    return Plan("capped", lexemes, dfs, gate, common, common_limit, fill, chunks, total)
 
 
 def ranked(
@@ -194,7 +196,8 @@ def ranked(
     else:
         rows = conn.execute(
             query("keyword_capped"),
-            {**params, "dfs": list(p.dfs), "gate": p.gate, "common": p.common, "fill": p.fill, "cap": cap,
+            {**params, "dfs": list(p.dfs), "gate": p.gate, "common": p.common, "common_limit": p.common_limit,
+             "fill": p.fill, "cap": cap,
              "fill_limit": limit,
              "n": p.chunks, "avgdl": max(p.total_lexemes / p.chunks, 1.0)},
         )

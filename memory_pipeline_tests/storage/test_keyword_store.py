@@ -55,8 +55,9 @@ def assert_stats_match_a_recount(db, *memories: str) -> None:
             assert keyword_store.stored_stats(conn, memory) == keyword_store.counted_stats(conn, memory), memory
 
 
-def old_bm25(conn, memory: str, text: str, filters: Filters = Filters(), limit: int = 50) -> list[tuple[str, float]]:
+def old_bm25(conn, memory: str, text: str, filters: Filters | None = None, limit: int = 50) -> list[tuple[str, float]]:
     """What the keyword channel ran before the statistics (keyword_bm25.sql, counting)."""
+    filters = filters or Filters()
     lexemes = search_store.query_lexemes(conn, text)
     rows = conn.execute(
         query("keyword_bm25"),

@@ -3,18 +3,19 @@
 -- many heap rows are read as are kept), in three tiers chosen in keyword_store.py from
 -- keyword_stats (a NULL tsquery skips its tier): every chunk holding one of the rare query
 -- lexemes (%(gate)s: their summed df is within the cap), then chunks holding at least m of the
--- common ones (%(common)s), then, to fill up, %(fill_limit)s chunks holding m - 1 of them
--- (%(fill)s). Each candidate is scored with BM25 (k1 = 1.2, b = 0.75) over ALL query lexemes,
--- df from keyword_stats and N and avgdl from keyword_memory_stats (the whole memory; passed in).
--- Term frequencies are read for the query lexemes only (setweight/ts_filter, as in
--- keyword_exact.sql). Which chunks of an over-full tier are kept follows the table's physical
--- order: stable for a given table, not otherwise meaningful. Episodes are looked up only when
--- the policy filters by kind or date.
+-- common ones (%(common)s, at most %(common_limit)s: the cap less the rare lexemes' summed df),
+-- then, only when those are fewer than %(limit)s, %(fill_limit)s
+-- chunks holding m - 1 of them (%(fill)s). Which chunks of an over-full tier are kept follows
+-- the table's physical order: stable for a given table, not otherwise meaningful. Episodes are
+-- looked up only when the policy filters by kind or date.
+-- Each candidate is scored with BM25 (k1 = 1.2, b = 0.75) over ALL query lexemes, df from
+-- keyword_stats and N and avgdl from keyword_memory_stats (the whole memory; passed in). Term
+-- frequencies are read for the query lexemes only (setweight/ts_filter, as in keyword_exact.sql).
 WITH q AS (
     SELECT lexeme, ln(1 + (%(n)s::float8 - df + 0.5) / (df + 0.5)) AS idf
     FROM unnest(%(lexemes)s::text[], %(dfs)s::float8[]) AS q(lexeme, df)
 ),
-hits AS (
+preferred AS (
     (SELECT c.chunk_id, c.tsv, 1 AS tier
      FROM chunks c
      WHERE %(gate)s::tsquery IS NOT NULL
@@ -37,11 +38,15 @@ hits AS (
             WHERE e.id = c.episode_id
               AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
               AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)))
-     LIMIT %(cap)s)
+     LIMIT %(common_limit)s)
+),
+hits AS (
+    SELECT * FROM preferred
     UNION ALL
     (SELECT c.chunk_id, c.tsv, 3 AS tier
      FROM chunks c
      WHERE %(fill)s::tsquery IS NOT NULL
+       AND (SELECT count(*) FROM preferred) < %(limit)s
        AND c.memory = %(memory)s
        AND c.tsv @@ %(fill)s::tsquery
        AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
