@@ -146,8 +146,7 @@ def index_pass(
     report = IndexReport(profile=embedder.profile.name, passes=1)
     with db.connection() as conn:
         stored = get_profile(conn, embedder.profile)
-        probe_profile = stored.writing() if stored else StoredProfile(-1, "", "", "", 0, 0, False)
-        pending = index_store.pending_episodes(conn, probe_profile, limit=limit, day=day)
+        pending = index_store.pending_episodes(conn, stored.writing() if stored else None, limit=limit, day=day)
         if not pending:
             report.seconds = time.perf_counter() - started
             return report
@@ -222,11 +221,7 @@ def promote_when_complete(db: Database, embedder: Embedder) -> str | None:
         stored = get_profile(conn, embedder.profile)
         if stored is None or (stored.is_active and stored.building_generation is None):
             if stored is not None:  # first generation of the first profile: mark it ready
-                conn.execute(
-                    """UPDATE embedding_generations SET state = 'ready', ready_at = coalesce(ready_at, now())
-                       WHERE profile_id = %s AND generation = %s AND state = 'building'""",
-                    (stored.id, stored.generation),
-                )
+                profiles_store.mark_built(conn, stored.id, stored.generation)
             return None
         if sum(index_store.pending_by_day(conn, stored.writing()).values()) > 0:
             return None

@@ -22,6 +22,7 @@ from memory_pipeline.domain.sources import SUPPORTED_SUFFIXES
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.ingest import utc_today
 from memory_pipeline.resources import DatabaseResource, EmbedderResource
+from memory_pipeline.storage import index_store
 from memory_pipeline.storage.profiles_store import get_profile
 
 RETRY_AFTER_S = 300
@@ -36,21 +37,6 @@ IN_FLIGHT = [
 def days_in_flight(instance: dg.DagsterInstance) -> set[str]:
     records = instance.get_run_records(dg.RunsFilter(job_name=index_day_job.name, statuses=IN_FLIGHT))
     return {r.dagster_run.tags.get("dagster/partition") for r in records} - {None}
-
-
-def pending_signatures(conn, target) -> dict[str, tuple[int, int]]:
-    """Per ingest day: (pending episodes, highest pending episode id) for the written generation."""
-    params = {"profile_id": target.id if target else -1, "generation": target.generation if target else -1}
-    rows = conn.execute(
-        """SELECT e.ingest_day, count(*), max(e.id) FROM episodes e
-           WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id)
-              OR EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id AND NOT EXISTS (
-                     SELECT 1 FROM embeddings v WHERE v.profile_id = %(profile_id)s
-                       AND v.generation = %(generation)s AND v.memory = c.memory AND v.chunk_id = c.chunk_id))
-           GROUP BY e.ingest_day ORDER BY e.ingest_day""",
-        params,
-    ).fetchall()
-    return {day.isoformat(): (n, top) for day, n, top in rows}
 
 
 def plan_requests(pending: dict[str, tuple[int, int]], in_flight: set[str], cursor: dict, now: float,
@@ -94,7 +80,10 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
         profile = EmbeddingProfile(settings.provider, settings.model, settings.dim)
         with database.db.connection() as conn:
             stored = get_profile(conn, profile)
-            pending = pending_signatures(conn, stored.writing() if stored else None)
+            pending = {
+                day: (p.count, p.newest_id)
+                for day, p in index_store.pending_days(conn, stored.writing() if stored else None).items()
+            }
         total = sum(n for n, _ in pending.values())
         if not pending:
             return dg.SensorResult(skip_reason=dg.SkipReason("nothing to index: 0 pending episodes"), cursor="{}")

@@ -9,6 +9,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from memory_pipeline.storage.hnsw_store import index_expression
+from memory_pipeline.storage.index_store import pending_days
 from memory_pipeline.storage.profiles_store import StoredProfile
 
 
@@ -60,16 +61,8 @@ def index_recall(conn: psycopg.Connection, profile: StoredProfile, *, sample: in
 
 def oldest_pending(conn: psycopg.Connection, profile: StoredProfile | None) -> dt.datetime | None:
     """When the oldest still-pending episode was ingested (None when nothing is pending)."""
-    params = {"profile_id": profile.id if profile else -1, "generation": profile.generation if profile else -1}
-    row = conn.execute(
-        """SELECT min(e.ingested_at) FROM episodes e
-           WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id)
-              OR EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id AND NOT EXISTS (
-                     SELECT 1 FROM embeddings v WHERE v.profile_id = %(profile_id)s
-                       AND v.generation = %(generation)s AND v.memory = c.memory AND v.chunk_id = c.chunk_id))""",
-        params,
-    ).fetchone()
-    return row[0]
+    days = pending_days(conn, profile)
+    return min((p.oldest_ingested_at for p in days.values()), default=None)
 
 
 def daily_stats(conn: psycopg.Connection, since: dt.datetime) -> dict:

@@ -40,19 +40,33 @@ class EpisodeWork:
         return len(self.vectors) == len(self.missing)
 
 
+@dataclass(frozen=True)
+class PendingDay:
+    count: int
+    newest_id: int
+    oldest_ingested_at: dt.datetime
+
+
+def _target(profile: StoredProfile | None) -> dict:
+    # No stored profile yet: nothing has a vector, so every episode is pending.
+    return {"profile_id": profile.id if profile else -1, "generation": profile.generation if profile else -1}
+
+
 def pending_episodes(
-    conn: psycopg.Connection, profile: StoredProfile, *, limit: int, day: dt.date | None = None
+    conn: psycopg.Connection, profile: StoredProfile | None, *, limit: int, day: dt.date | None = None
 ) -> list[PendingEpisode]:
-    rows = conn.execute(
-        query("pending_episodes"),
-        {"profile_id": profile.id, "generation": profile.generation, "limit": limit, "day": day},
-    ).fetchall()
+    rows = conn.execute(query("pending_episodes"), {**_target(profile), "limit": limit, "day": day}).fetchall()
     return [PendingEpisode(*row) for row in rows]
 
 
+def pending_days(conn: psycopg.Connection, profile: StoredProfile | None) -> dict[str, PendingDay]:
+    """Per ingest day (ISO date): the pending episodes for ``profile``'s written generation."""
+    rows = conn.execute(query("pending_by_day"), _target(profile))
+    return {day.isoformat(): PendingDay(n, newest, oldest) for day, n, newest, oldest in rows}
+
+
 def pending_by_day(conn: psycopg.Connection, profile: StoredProfile | None) -> dict[str, int]:
-    params = {"profile_id": profile.id if profile else -1, "generation": profile.generation if profile else -1}
-    return {day.isoformat(): n for day, n in conn.execute(query("pending_by_day"), params)}
+    return {day: p.count for day, p in pending_days(conn, profile).items()}
 
 
 def episodes_with_chunks(conn: psycopg.Connection, episode_ids: Sequence[int]) -> set[int]:

@@ -118,6 +118,15 @@ def mark_stale(conn: psycopg.Connection, profile_id: int, generation: int, reaso
     )
 
 
+def mark_built(conn: psycopg.Connection, profile_id: int, generation: int) -> None:
+    """A generation that was building is complete: ready to serve."""
+    conn.execute(
+        """UPDATE embedding_generations SET state = 'ready', ready_at = coalesce(ready_at, now())
+           WHERE profile_id = %s AND generation = %s AND state = 'building'""",
+        (profile_id, generation),
+    )
+
+
 def start_reindex(conn: psycopg.Connection, profile: EmbeddingProfile) -> tuple[StoredProfile, bool]:
     """Begin (or resume) building a new generation of ``profile``; returns (profile, resumed)."""
     stored = register_profile(conn, profile)
@@ -167,11 +176,7 @@ def promote(conn: psycopg.Connection, stored: StoredProfile) -> str | None:
                 "UPDATE embedding_profiles SET generation = building_generation, building_generation = NULL WHERE id = %s",
                 (stored.id,),
             )
-        conn.execute(
-            """UPDATE embedding_generations SET state = 'ready', ready_at = coalesce(ready_at, now())
-               WHERE profile_id = %s AND generation = %s AND state = 'building'""",
-            (stored.id, target),
-        )
+        mark_built(conn, stored.id, target)
         changed_profile = not stored.is_active
         if changed_profile:
             conn.execute("UPDATE embedding_profiles SET is_active = false WHERE is_active")
@@ -220,8 +225,5 @@ def activate_profile(conn: psycopg.Connection, profile: EmbeddingProfile) -> Sto
     if not stored.is_active:
         promote(conn, stored)
     else:
-        conn.execute(
-            "UPDATE embedding_generations SET state = 'ready' WHERE profile_id = %s AND generation = %s AND state = 'building'",
-            (stored.id, stored.generation),
-        )
+        mark_built(conn, stored.id, stored.generation)
     return get_profile(conn, profile)  # type: ignore[return-value]

@@ -1,5 +1,6 @@
--- Pending episode counts per ingest day for a profile and generation (see pending_episodes.sql).
-SELECT e.ingest_day, count(*) AS pending
+-- Pending episodes per ingest day for a profile and generation (see pending_episodes.sql):
+-- how many, the newest one's id (sensor run keys), and the oldest ingest time (backlog check).
+SELECT e.ingest_day, count(*) AS pending, max(e.id) AS newest_id, min(e.ingested_at) AS oldest_ingested_at
 FROM episodes e
 WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id)
    OR EXISTS (
