@@ -63,7 +63,11 @@ from memory_pipeline.domain.chunking import chunk_body
 from memory_pipeline.domain.episodes import EpisodeDraft, make_episode
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
 from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.embedded import ensure_embedded_server, exit_cleanly_on_sigterm
+from memory_pipeline.storage.embedded import (
+    ensure_embedded_server,
+    exit_cleanly_on_sigterm,
+    wait_for_exit,
+)
 from memory_pipeline.storage.episodes_store import store_episodes
 from memory_pipeline.storage.index_store import count_summary
 from memory_pipeline.storage.migrations import apply_migrations
@@ -254,25 +258,10 @@ class Databases:
                 pid = self._server.pid
                 self._server.release()
                 self._server = None
-                _wait_gone(pid)
+                wait_for_exit(pid)
             if self._tmp is not None:
                 shutil.rmtree(self._tmp, ignore_errors=True)
                 self._tmp = None
-
-
-def _wait_gone(pid: int | None, timeout: float = 15.0) -> None:
-    """Wait until the embedded postmaster has exited, so the script leaves no process behind."""
-    if not pid:
-        return
-    import psutil
-
-    with contextlib.suppress(psutil.Error):
-        proc = psutil.Process(pid)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
-            time.sleep(0.05)
-        if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
-            print(f"warning: the embedded PostgreSQL (pid {pid}) is still running", file=sys.stderr)
 
 
 @contextlib.contextmanager

@@ -70,19 +70,37 @@ from pgvector import HalfVector
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from memory_pipeline.domain.chunking import MAX_CHUNK_CHARS, Chunk, chunk_body, content_hash
+from memory_pipeline.domain.chunking import (
+    MAX_CHUNK_CHARS,
+    Chunk,
+    chunk_body,
+    content_hash,
+)
+from memory_pipeline.domain.entities import Entity, mentioned_entities
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
 from memory_pipeline.search.service import VECTOR_CANDIDATES, SearchService
-from memory_pipeline.domain.entities import Entity, mentioned_entities
-from memory_pipeline.storage import entities_store, hnsw_store, keyword_store, search_store
-from memory_pipeline.storage.paths import query
-from memory_pipeline.storage.search_store import Filters
+from memory_pipeline.storage import (
+    entities_store,
+    hnsw_store,
+    keyword_store,
+    search_store,
+)
 from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.embedded import ensure_embedded_server, exit_cleanly_on_sigterm
+from memory_pipeline.storage.embedded import (
+    ensure_embedded_server,
+    exit_cleanly_on_sigterm,
+    wait_for_exit,
+)
 from memory_pipeline.storage.hnsw_store import index_expression
 from memory_pipeline.storage.migrations import apply_migrations
-from memory_pipeline.storage.profiles_store import StoredProfile, activate_profile, get_profile
+from memory_pipeline.storage.paths import query
+from memory_pipeline.storage.profiles_store import (
+    StoredProfile,
+    activate_profile,
+    get_profile,
+)
+from memory_pipeline.storage.search_store import Filters
 from memory_pipeline.storage.vector_store import MIN_EF_SEARCH, nearest_chunks
 
 MEMORY = "bench"
@@ -294,24 +312,10 @@ class FreshDatabase:
                 pid = self._server.pid
                 self._server.release()
                 self._server = None
-                _wait_gone(pid)
+                wait_for_exit(pid)
             if self._tmp is not None:
                 shutil.rmtree(self._tmp, ignore_errors=True)
                 self._tmp = None
-
-
-def _wait_gone(pid: int | None, timeout: float = 15.0) -> None:
-    if not pid:
-        return
-    import psutil
-
-    with contextlib.suppress(psutil.Error):
-        proc = psutil.Process(pid)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
-            time.sleep(0.05)
-        if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
-            print(f"warning: the embedded PostgreSQL (pid {pid}) is still running", file=sys.stderr)
 
 
 def load(conn: psycopg.Connection, episodes: list[GeneratedEpisode], vectors: np.ndarray) -> tuple[StoredProfile, list[str], dict]:
