@@ -34,7 +34,8 @@ returned per query (sum of the returned chunks' ``len(text)``), p50 latency of `
 (query embedding included for rows with the vector channel), questions. Reference figures from a
 plain BM25 / cosine / RRF setup over the same 759 questions are printed alongside.
 
-Diagnostics (no product code changed): channels called directly (``vector_store.nearest_chunks``,
+Diagnostics (no product code changed): channels called directly (``vector_store.nearest_chunks``
+with and without ``by_windows``, i.e. with the product's paragraph-window scoring and without it,
 ``search_store.keyword_candidates``, ``search_store.graph_candidates``) and fused here with
 ``domain.fusion``: vector+keyword without the graph, plain RRF of vector+keyword, graph at a
 smaller weight, and each channel's recall@50 (is the evidence in the candidate pool at all?).
@@ -251,7 +252,9 @@ def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict
     report = indexing.index_until_done(db, embedder, on_progress=progress)
     info["index_seconds"] = time.perf_counter() - t_index
     info["index_vectors"] = report.vectors
-    print(f"index: {report.episodes} episode(s), {report.chunks} chunk(s), {report.vectors} vector(s) written "
+    info["index_window_vectors"] = report.windows
+    print(f"index: {report.episodes} episode(s), {report.chunks} chunk(s), {report.vectors} chunk vector(s) and "
+          f"{report.windows} paragraph-window vector(s) written "
           f"in {info['index_seconds']:.1f}s; pending after: {report.pending_after}")
     if report.pending_after:
         raise SystemExit(f"{report.pending_after} episode(s) still pending after indexing")
@@ -354,6 +357,10 @@ def graph_ids(conn, memory: str, query: str, cache: dict) -> list[int]:
     return [i for i in named if counts[i] > 0 and (episodes < 4 or counts[i] <= GRAPH_MAX_EPISODE_SHARE * episodes)]
 
 
+# The fused default's weights with the vector channel scored by chunk vectors only (before windows).
+CHUNK_ONLY_WEIGHTS = {"vector_chunk": 1.0, "keyword": 1.0, "graph": 0.7}
+
+
 def run_diagnostics(db: Database, embedder: Embedder, questions: list[Question],
                     turns_of: dict[str, dict[str, Turn]]) -> dict:
     """Channels called directly, pools of 50, fused here in several ways."""
@@ -368,12 +375,14 @@ def run_diagnostics(db: Database, embedder: Embedder, questions: list[Question],
         "v+k+g, vector weight 0.5": (("vector", "keyword", "graph"), {"weights": {"vector": 0.5, "keyword": 1.0, "graph": 0.7}}),
         "vector+keyword, vector weight 0.5": (("vector", "keyword"), {"weights": {"vector": 0.5, "keyword": 1.0, "graph": 0.7}}),
         "vector+keyword, RRF k=10": (("vector", "keyword"), {"k": 10}),
+        "chunk vector alone (no windows)": (("vector_chunk",), {"weights": CHUNK_ONLY_WEIGHTS}),
+        "v+k+g, chunk vectors without windows": (("vector_chunk", "keyword", "graph"), {"weights": CHUNK_ONLY_WEIGHTS}),
     }
     recall = {name: {k: [] for k in KS} for name in variants}
-    pool_recall = {ch: [] for ch in ("vector", "keyword", "graph", "union")}
-    pool_sizes = {ch: [] for ch in ("vector", "keyword", "graph", "union")}
+    pool_recall = {ch: [] for ch in ("vector", "keyword", "graph", "vector_chunk", "union")}
+    pool_sizes = {ch: [] for ch in ("vector", "keyword", "graph", "vector_chunk", "union")}
     # Recall at the product's own candidate limits (graph is cut at 25).
-    product_pool = {ch: [] for ch in ("vector", "keyword", "graph")}
+    product_pool = {ch: [] for ch in ("vector", "keyword", "graph", "vector_chunk")}
     graph_fired = 0
     cache: dict = {}
     with db.connection() as conn:
@@ -383,20 +392,22 @@ def run_diagnostics(db: Database, embedder: Embedder, questions: list[Question],
         for i, q in enumerate(questions, 1):
             turns = [turns_of[q.memory][e] for e in q.evidence]
             qv = embedder.embed_query(q.text)
-            vec = [h.chunk_id for h in nearest_chunks(conn, profile, q.memory, qv, limit=POOL_K)]
+            vec = [h.chunk_id for h in nearest_chunks(conn, profile, q.memory, qv, limit=POOL_K, by_windows=True)]
+            chunk_only = [h.chunk_id for h in nearest_chunks(conn, profile, q.memory, qv, limit=POOL_K)]
             kw = [c for c, _ in search_store.keyword_candidates(conn, q.memory, q.text, Filters(), limit=POOL_K)[0]]
             ids = graph_ids(conn, q.memory, q.text, cache)
             gr = [c for c, _ in search_store.graph_candidates(conn, q.memory, ids, Filters(), limit=POOL_K)]
             graph_fired += bool(gr)
-            pools = {"vector": vec, "keyword": kw, "graph": gr}
-            union = sorted(set(vec) | set(kw) | set(gr))
+            pools = {"vector": vec, "keyword": kw, "graph": gr, "vector_chunk": chunk_only}
+            union = sorted(set(vec) | set(kw) | set(gr) | set(chunk_only))
             rows = search_store.chunk_rows(conn, q.memory, union)
             text = {c: r.text for c, r in rows.items()}
             facts = {c: fusion.ChunkFacts(salience=r.salience, occurred_at=r.occurred_at) for c, r in rows.items()}
             for ch, ids_ in (*pools.items(), ("union", union)):
                 pool_recall[ch].append(recall_at([text[c] for c in ids_], turns, len(ids_)) if ids_ else 0.0)
                 pool_sizes[ch].append(len(ids_))
-            limits = {"vector": VECTOR_CANDIDATES, "keyword": KEYWORD_CANDIDATES, "graph": GRAPH_CANDIDATES}
+            limits = {"vector": VECTOR_CANDIDATES, "keyword": KEYWORD_CANDIDATES, "graph": GRAPH_CANDIDATES,
+                      "vector_chunk": VECTOR_CANDIDATES}
             for ch, ids_ in pools.items():
                 cut = ids_[: limits[ch]]
                 product_pool[ch].append(recall_at([text[c] for c in cut], turns, len(cut)) if cut else 0.0)

@@ -8,14 +8,17 @@ PostgreSQL in a temporary folder, stopped and deleted at the end):
 
 - N chunks of generated English-like text in one memory: words drawn from a Zipf distribution
   (s = 1) over a few hundred real common English words (the most frequent ranks) followed by
-  ~20,000 generated pseudo-words; sentences of 6-18 words; paragraphs of 150-300 words; episodes
-  of 1-4 paragraphs with dates spread over three years; recurring proper names ("First Last",
-  Zipf over 400 people) placed mid-sentence, so entity extraction and the graph channel have data.
-  Each episode's body is its paragraphs joined by a blank line, cut by ``chunk_body`` (the product's
-  chunker), so chunk rows are exactly what indexing would have written.
-- Profile ``bench/random@384`` is registered and activated. Vectors are seeded random unit vectors
-  (numpy), one per chunk. Episodes, chunks and embeddings are loaded with binary COPY; then the HNSW
-  index is built with ``hnsw_store.ensure_index``, entities are refreshed for the memory
+  ~20,000 generated pseudo-words; sentences of 6-18 words; episodes of 1-4 paragraphs of 150-300
+  words, except chats (one kind in six) of 8-30 turns of 10-40 words; dates spread over three
+  years; recurring proper names ("First Last", Zipf over 400 people) placed mid-sentence, so
+  entity extraction and the graph channel have data. Each episode's body is its paragraphs joined
+  by a blank line, cut by ``chunk_body`` (the product's chunker), so chunk rows are exactly what
+  indexing would have written.
+- Profile ``bench/random@384`` is registered and activated. Vectors are seeded random unit
+  vectors (numpy), one per chunk, plus one per paragraph window of chunks with two or more
+  paragraphs (``domain.windows``; the chunk's vector plus noise) in the same row, as indexing
+  writes them. Episodes, chunks and embeddings are loaded with binary COPY; then the HNSW index
+  is built with ``hnsw_store.ensure_index``, entities are refreshed for the memory
   (``entities_store.refresh_memories``) and the tables are VACUUM ANALYZEd (so autovacuum does
   not start in the middle of the timings).
 
@@ -32,7 +35,11 @@ Recall@10: for 100 query vectors, ``nearest_chunks(limit=10)`` at ef_search 40, 
 ``--ef-search``) against the exact top 10 (the same query inside a transaction with
 ``SET LOCAL enable_indexscan = off``; EXPLAIN confirms the exact plan has no index scan).
 
-Targets: fused p95 <= 40 ms; vector recall@10 >= 0.95 at the chosen ef_search.
+Targets: fused p95 <= 40 ms; vector recall@10 >= 0.95 at the chosen ef_search, judged on the
+topic-clustered vectors (B; on ``--skip-clustered``, on the uniform ones). Uniform random unit
+vectors in 384 dimensions have no neighbourhood structure: every pair is about equally far apart,
+so the "true" top 10 differ from the 11th by noise and no approximate index reaches 0.95 at an
+affordable ef_search (0.46 at ef 400 measured). Their recall is printed and kept in the JSON.
 
 Run from the project root with the project's virtual environment::
 
@@ -77,6 +84,7 @@ from memory_pipeline.domain.chunking import (
     content_hash,
 )
 from memory_pipeline.domain.entities import Entity, mentioned_entities
+from memory_pipeline.domain.windows import paragraph_windows
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
 from memory_pipeline.search.service import VECTOR_CANDIDATES, SearchService
@@ -206,8 +214,8 @@ class TextGenerator:
     def person(self) -> str:
         return self.people[int(self._draw(self.person_cdf, 1)[0])]
 
-    def paragraph(self) -> str:
-        n = self.rng.randint(150, 300)
+    def paragraph(self, lo: int = 150, hi: int = 300) -> str:
+        n = self.rng.randint(lo, hi)
         words = list(self.words[self._draw(self.word_cdf, n)])
         # Up to three mentions of recurring people, never first in a sentence.
         for _ in range(self.rng.choice((0, 0, 1, 1, 1, 2, 3))):
@@ -249,12 +257,16 @@ def generate_corpus(target_chunks: int, seed: int) -> tuple[list[GeneratedEpisod
     total = 0
     i = 0
     while total < target_chunks:
-        paragraphs = [gen.paragraph() for _ in range(rng.randint(1, 4))]
+        kind = rng.choice(KINDS)
+        if kind == "chat":  # many short turns: the chunks that carry paragraph windows
+            paragraphs = [gen.paragraph(10, 40) for _ in range(rng.randint(8, 30))]
+        else:
+            paragraphs = [gen.paragraph() for _ in range(rng.randint(1, 4))]
         body = "\n\n".join(paragraphs)
         h = content_hash(body)
         chunks = chunk_body(body, h)
         when = START + dt.timedelta(seconds=rng.uniform(0, SPAN_DAYS * 86400))
-        episodes.append(GeneratedEpisode(rng.choice(KINDS), f"Generated episode {i}", when,
+        episodes.append(GeneratedEpisode(kind, f"Generated episode {i}", when,
                                          round(rng.uniform(0.2, 0.9), 2), body, h, chunks))
         total += len(chunks)
         i += 1
@@ -353,15 +365,34 @@ def load(conn: psycopg.Connection, episodes: list[GeneratedEpisode], vectors: np
     keyword_store.recompute(conn, [MEMORY])
     timings["keyword_stats_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
+    windows = copy_embeddings(conn, profile, episodes, chunk_ids, vectors)
+    timings["embeddings_s"] = time.perf_counter() - t0
+    timings["window_vectors"] = windows
+    return profile, chunk_ids, timings
+
+
+def copy_embeddings(conn: psycopg.Connection, profile: StoredProfile, episodes: list[GeneratedEpisode],
+                    chunk_ids: list[str], vectors: np.ndarray) -> int:
+    """Binary COPY of each chunk's vector and, as indexing stores them, its paragraph windows'
+    vectors (``domain.windows``; here the chunk's vector plus noise, cosine ~0.8 to it).
+    Returns the number of window vectors written."""
+    counts = [len(paragraph_windows(c.text)) for e in episodes for c in e.chunks]
+    rng = np.random.default_rng(len(chunk_ids))
+    written = 0
     with conn.transaction(), conn.cursor() as cur:
         with cur.copy(
-            "COPY embeddings (profile_id, generation, memory, chunk_id, embedding) FROM STDIN WITH (FORMAT BINARY)"
+            "COPY embeddings (profile_id, generation, memory, chunk_id, embedding, windows)"
+            " FROM STDIN WITH (FORMAT BINARY)"
         ) as copy:
-            copy.set_types(["int4", "int4", "text", "text", "halfvec"])
-            for cid, v in zip(chunk_ids, vectors):
-                copy.write_row((profile.id, profile.generation, MEMORY, cid, HalfVector(v)))
-    timings["embeddings_s"] = time.perf_counter() - t0
-    return profile, chunk_ids, timings
+            copy.set_types(["int4", "int4", "text", "text", "halfvec", "halfvec[]"])
+            for cid, v, n in zip(chunk_ids, vectors, counts, strict=True):
+                windows = None
+                if n:
+                    w = v + 0.75 * unit_rows(rng, n, len(v))
+                    windows = [HalfVector(row / np.linalg.norm(row)) for row in w]
+                    written += n
+                copy.write_row((profile.id, profile.generation, MEMORY, cid, HalfVector(v), windows))
+    return written
 
 
 # --------------------------------------------------------------------------------------------
@@ -626,13 +657,7 @@ def add_clustered_profile(conn: psycopg.Connection, episodes: list[GeneratedEpis
     conn.execute("INSERT INTO embedding_profiles (name, provider, model, dim) VALUES (%s, %s, %s, %s)",
                  (CLUSTERED.name, CLUSTERED.provider, CLUSTERED.model, CLUSTERED.dim))
     stored = get_profile(conn, CLUSTERED)
-    with conn.transaction(), conn.cursor() as cur:
-        with cur.copy(
-            "COPY embeddings (profile_id, generation, memory, chunk_id, embedding) FROM STDIN WITH (FORMAT BINARY)"
-        ) as copy:
-            copy.set_types(["int4", "int4", "text", "text", "halfvec"])
-            for cid, v in zip(chunk_ids, vectors):
-                copy.write_row((stored.id, stored.generation, MEMORY, cid, HalfVector(v)))
+    copy_embeddings(conn, stored, episodes, chunk_ids, vectors)
     return stored, vectors
 
 
@@ -778,12 +803,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             path = args.cprofile or str(Path(tempfile.gettempdir()) / "bench_search_latency.pstats")
             figures["diagnosis"] = diagnose(db, service, meta, path)
         fused_p95 = lat["fused default"]["p95_ms"]
-        chosen = rec[str(args.ef_search)]["recall_at_10"]
+        uniform = rec[str(args.ef_search)]["recall_at_10"]
+        clustered = crec[str(args.ef_search)]["recall_at_10"] if not args.skip_clustered else None
+        # The recall target is judged on the clustered vectors when they were measured: uniform
+        # random vectors have no neighbourhood structure (every distance is about the same), so
+        # no approximate index reaches 0.95 on them at any affordable ef_search.
+        judged = clustered if clustered is not None else uniform
         figures["targets"] = {
             "fused_p95_ms": fused_p95, "fused_p95_target_ms": FUSED_P95_TARGET_MS,
             "fused_pass": fused_p95 <= FUSED_P95_TARGET_MS,
-            "recall_at_10": chosen, "recall_target": RECALL_TARGET, "ef_search": args.ef_search,
-            "recall_pass": chosen >= RECALL_TARGET,
+            "recall_at_10": judged, "recall_judged_on": "clustered" if clustered is not None else "uniform",
+            "recall_at_10_uniform": uniform, "recall_at_10_clustered": clustered,
+            "recall_target": RECALL_TARGET, "ef_search": args.ef_search,
+            "recall_pass": judged >= RECALL_TARGET,
         }
         figures["migrations"] = fresh.migrations
     finally:
@@ -794,7 +826,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     t = figures["targets"]
     print("\n== Targets")
     print(f"  fused default p95 {t['fused_p95_ms']:.1f} ms <= {FUSED_P95_TARGET_MS:.0f} ms: {verdict(t['fused_pass'])}")
-    print(f"  vector recall@10 {t['recall_at_10']:.3f} >= {RECALL_TARGET} at ef_search {t['ef_search']}: {verdict(t['recall_pass'])}")
+    print(f"  vector recall@10 ({t['recall_judged_on']} vectors) {t['recall_at_10']:.3f} >= {RECALL_TARGET} "
+          f"at ef_search {t['ef_search']}: {verdict(t['recall_pass'])}")
+    if t["recall_judged_on"] == "clustered":
+        print(f"  (uniform random vectors, no neighbourhood structure: {t['recall_at_10_uniform']:.3f}, reported, not judged)")
     print(f"  total {figures['total_seconds']:.1f}s")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2, default=str) + "\n", encoding="utf-8")

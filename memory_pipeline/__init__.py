@@ -1,14 +1,16 @@
 """memory_pipeline: episodes -> chunks -> embeddings -> HNSW, as Dagster assets on PostgreSQL/pgvector.
 
 Package map (each folder says what belongs in it):
-- ``domain/``     pure domain code: chunking, episode records and file parsing, vector maths.
+- ``domain/``     pure domain code: chunking and paragraph windows, episode records and file
+                  parsing, fusion, policies, entities.
                   No Dagster, no SQL, no network.
 - ``embedders/``  one module per embedding provider behind one interface (``base.Embedder``).
 - ``rerankers/``  the optional ``/v1/rerank`` client; its failures never fail a search.
 - ``storage/``    PostgreSQL: the embedded server, the connection pool, migrations, and the
                   stores that run the SQL in ``sql/queries``.
-- ``indexing.py`` the index pass: pending episodes -> chunks -> vectors, canary first, one
-                  commit per episode; promotes a finished generation or profile.
+- ``indexing.py`` the index pass: pending episodes -> chunks -> vectors (chunk + paragraph
+                  windows), canary first, one commit per episode; promotes a finished
+                  generation or profile.
 - ``ingest.py``   files -> episodes for an ingest day (shared by the CLI and the episodes asset).
 - ``search/``     fused retrieval (``service.SearchService``), result documents, renderers.
 - ``resources.py`` Dagster ``ConfigurableResource`` wrappers: database, embedder, search.

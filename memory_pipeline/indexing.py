@@ -1,10 +1,11 @@
 """The index pass: pending episodes -> chunks -> vectors, committed episode by episode.
 
 A pass takes up to 500 pending episodes, oldest occurrence first, chunks them (pure, see
-``domain.chunking``), embeds the chunks that still lack a vector for the active profile in
-model-sized batches (several episodes share a batch so the model always sees full batches), and
-after every batch commits the episodes whose vectors are all there: each episode's chunks and
-vectors land in one transaction or not at all. A failure (model down, database gone) stops the
+``domain.chunking``), embeds the chunks that still lack a vector for the active profile, each
+with its paragraph windows (``domain.windows``, stored in the same row), in model-sized batches
+(several episodes share a batch so the model always sees full batches), and commits the episodes
+whose vectors are all there every 500 vectors or 2 seconds: each episode's chunks and vectors
+land in one transaction or not at all. A failure (model down, database gone) stops the
 pass; what was committed stays, everything else stays pending for the next pass.
 """
 
@@ -19,15 +20,23 @@ from typing import Callable
 import numpy as np
 
 from memory_pipeline.domain.chunking import chunk_body
+from memory_pipeline.domain.windows import paragraph_windows
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.errors import ModelRefused
 from memory_pipeline.storage import index_store
 from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.index_store import EpisodeWork, PendingEpisode
+from memory_pipeline.storage.index_store import ChunkVectors, EpisodeWork, PendingEpisode
 from memory_pipeline.storage import profiles_store
 from memory_pipeline.storage.profiles_store import StoredProfile, get_profile
 
 PASS_LIMIT = 500
+# Complete episodes are committed together once they hold this many new vectors, or when this
+# long has passed since the last commit (a slow model still commits every few seconds), and
+# before a model failure ends the pass. Per-batch commits paid a transaction's fixed cost
+# (lock, re-check, two COPYs, keyword statistics) for every ~100 chunks once paragraph windows
+# filled the model batches: a quarter of the store path's speed (benchmarks/bench_indexing.py).
+WRITE_EVERY_CHUNKS = 500
+WRITE_EVERY_SECONDS = 2.0
 
 # The canary: a fixed phrase whose vector is stored per (profile, generation) and re-embedded
 # at the start of every pass. The same model reproduces it (cosine ~1.0, halfvec rounding
@@ -48,6 +57,7 @@ class IndexReport:
     episodes: int = 0
     chunks: int = 0
     vectors: int = 0
+    windows: int = 0  # paragraph-window vectors embedded along with the chunk vectors
     model_calls: int = 0
     embed_seconds: float = 0.0
     store_seconds: float = 0.0
@@ -67,7 +77,7 @@ class IndexReport:
         return self.vectors / self.seconds if self.seconds > 0 else 0.0
 
     def add(self, other: "IndexReport") -> None:
-        for name in ("passes", "episodes", "chunks", "vectors", "model_calls", "skipped_locked"):
+        for name in ("passes", "episodes", "chunks", "vectors", "windows", "model_calls", "skipped_locked"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in ("embed_seconds", "store_seconds", "seconds"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -159,22 +169,50 @@ def index_pass(
 
         ready = [w for w in works if w.complete]  # nothing to embed (only chunks missing)
         _write(conn, profile, ready, report)
-        queue = [(w, cid) for w in works if not w.complete for cid in w.missing]
+        # One model input per view (the chunk, then its windows); batches cut across chunks and
+        # episodes, so every model call but the last is full.
         text_of = {(w.episode.id, c.chunk_id): c.text for w in works for c in w.chunks}
+        queue: list[tuple[EpisodeWork, str, int, str]] = []  # (work, chunk id, its view count, text)
+        for work in works:
+            if work.complete:
+                continue
+            for cid in work.missing:
+                views = chunk_views(text_of[(work.episode.id, cid)])
+                queue.extend((work, cid, len(views), text) for text in views)
+        received: dict[tuple[int, str], list[np.ndarray]] = {}
+        complete: list[EpisodeWork] = []  # embedded, not yet committed
+        last_write = time.perf_counter()
         for start in range(0, len(queue), embedder.batch_size):
             batch = queue[start : start + embedder.batch_size]
             t0 = time.perf_counter()
-            vectors = embedder.embed_documents([text_of[(w.episode.id, cid)] for w, cid in batch])
+            try:
+                vectors = embedder.embed_documents([text for *_, text in batch])
+            except Exception:
+                _write(conn, profile, complete, report)  # what is complete is kept
+                raise
             report.embed_seconds += time.perf_counter() - t0
             report.model_calls += 1
-            for (work, cid), vector in zip(batch, vectors):
-                work.vectors[cid] = vector
-            done = [w for w in {id(w): w for w, _ in batch}.values() if w.complete]
-            _write(conn, profile, done, report)
+            for (work, cid, n_views, _), vector in zip(batch, vectors):
+                got = received.setdefault((work.episode.id, cid), [])
+                got.append(vector)
+                if len(got) == n_views:
+                    work.vectors[cid] = ChunkVectors(got[0], np.stack(got[1:]) if n_views > 1 else None)
+                    report.windows += n_views - 1
+            complete.extend(w for w in {id(w): w for w, *_ in batch}.values() if w.complete)
+            last_batch = start + embedder.batch_size >= len(queue)
+            if (last_batch or sum(len(w.missing) for w in complete) >= WRITE_EVERY_CHUNKS
+                    or time.perf_counter() - last_write >= WRITE_EVERY_SECONDS):
+                _write(conn, profile, complete, report)
+                complete, last_write = [], time.perf_counter()
             if on_progress:
                 on_progress(report)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def chunk_views(text: str) -> list[str]:
+    """The model inputs for one chunk: its text, then its paragraph windows (``domain.windows``)."""
+    return [text, *paragraph_windows(text)]
 
 
 def _write(conn, profile: StoredProfile, works: list[EpisodeWork], report: IndexReport) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from memory_pipeline import indexing
 from memory_pipeline.domain.chunking import chunk_body, content_hash
+from memory_pipeline.domain.windows import paragraph_windows
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.errors import EmbedderUnavailable, ModelRefused
@@ -35,6 +36,11 @@ def expected_vectors(rows):
     return sum(len({c.chunk_id for c in chunk_body(r["body"])}) for r in rows)
 
 
+def expected_windows(rows):
+    unique = {c.chunk_id: c.text for r in rows for c in chunk_body(r["body"])}
+    return sum(len(paragraph_windows(text)) for text in unique.values())
+
+
 def test_index_pass_writes_exact_chunks_and_normalised_vectors(db, corpus):
     rows, path = corpus
     ingest_paths(db, [path])
@@ -44,11 +50,13 @@ def test_index_pass_writes_exact_chunks_and_normalised_vectors(db, corpus):
     assert report.episodes == len(rows)
     assert report.chunks == expected_chunks(rows)
     assert report.vectors == expected_vectors(rows)
+    assert report.windows == expected_windows(rows) > 0
     assert report.pending_after == 0
-    # Probe first (one text), then full batches of 16 across episodes, one short batch at the end.
+    # Probe first (one text), then full batches of 16 across chunks and episodes (a chunk's text,
+    # then its paragraph windows), one short batch at the end.
     assert batch_sizes[0] == 1
     assert all(n == 16 for n in batch_sizes[1:-1]) and 1 <= batch_sizes[-1] <= 16
-    assert sum(batch_sizes[1:]) == expected_vectors(rows)
+    assert sum(batch_sizes[1:]) == expected_vectors(rows) + expected_windows(rows)
     with db.connection() as conn:
         for (body, chash, texts, starts, ends) in conn.execute(
             """SELECT e.body, e.content_hash, array_agg(c.text ORDER BY c.ordinal),
@@ -58,10 +66,15 @@ def test_index_pass_writes_exact_chunks_and_normalised_vectors(db, corpus):
             assert "".join(texts) == body and chash == content_hash(body)
             assert all(body[s:e] == t for s, e, t in zip(starts, ends, texts))
             assert all(len(t) <= 1600 for t in texts)
-        dims, norms = zip(*[
-            (len(v.to_list()), math.sqrt(sum(x * x for x in v.to_list())))
-            for (v,) in conn.execute("SELECT embedding FROM embeddings")
-        ])
+        stored = conn.execute(
+            "SELECT DISTINCT ON (v.chunk_id) v.embedding, v.windows, c.text "
+            "FROM embeddings v JOIN chunks c USING (memory, chunk_id)"
+        ).fetchall()
+        assert len(stored) == expected_vectors(rows)
+        for _, windows, text in stored:
+            assert len(windows or []) == len(paragraph_windows(text))
+        every = [v for vector, windows, _ in stored for v in [vector, *(windows or [])]]
+        dims, norms = zip(*[(len(v.to_list()), math.sqrt(sum(x * x for x in v.to_list()))) for v in every])
         profile = active_profile(conn)
     assert set(dims) == {512}
     assert all(abs(n - 1) < 2e-3 for n in norms)  # halfvec keeps ~3 significant digits

@@ -73,8 +73,9 @@ def test_reindex_builds_a_new_generation_while_search_serves_the_old_one(db, ind
         stored, resumed = profiles_store.start_reindex(conn, embedder.profile)
     assert (stored.generation, stored.building_generation, resumed) == (1, 2, False)
     assert indexing.pending_count(db, embedder) == 6
-    # Interrupted half-way: the model server dies after a few requests.
-    server.fail_after = server.served + 2
+    # Interrupted half-way: the model server dies after a few requests (the canary, then batches
+    # of two inputs: chunk texts and their paragraph windows).
+    server.fail_after = server.served + 5
     with pytest.raises(EmbedderUnavailable):
         indexing.index_until_done(db, ollama_embedder(server.url, batch_size=2))
     assert 0 < indexing.pending_count(db, embedder) < 6

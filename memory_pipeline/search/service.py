@@ -3,7 +3,8 @@
 One search, inside one memory:
 1. validate the input and resolve the policy (kinds, time window, channels, limit);
 2. channels, each a ranked list of chunk ids of this memory only:
-   vector (HNSW, up to 50), keyword (BM25 full text, up to 50, literal substring fallback),
+   vector (HNSW, up to 50, each scored by its best paragraph window), keyword (BM25 full text,
+   up to 50, literal substring fallback),
    graph (entities named in the query -> up to 25 most recent chunks mentioning them);
 3. reciprocal-rank fusion (k = 60, graph weighted 0.7), times salience and recency factors
    (``domain.fusion``);
@@ -218,7 +219,8 @@ class SearchService:
         except MemoryPipelineError as exc:  # e.g. a configuration error in the embedder's settings
             return [], f"unavailable: {exc}"
         hits = nearest_chunks(
-            conn, profile, memory, vector, limit=VECTOR_CANDIDATES, kinds=filters.kinds, since=filters.since
+            conn, profile, memory, vector, limit=VECTOR_CANDIDATES, kinds=filters.kinds, since=filters.since,
+            by_windows=True,
         )
         return [(h.chunk_id, 1.0 - h.distance) for h in hits], "ok"
 

@@ -14,21 +14,28 @@ from memory_pipeline.storage.profiles_store import StoredProfile
 
 
 def vector_integrity(conn: psycopg.Connection, profile: StoredProfile) -> dict:
-    """Missing vectors, wrong dimensions and non-unit vectors for one (profile, generation)."""
+    """Missing vectors, wrong dimensions and non-unit vectors (chunk and window vectors alike) for
+    one (profile, generation)."""
     missing = conn.execute(
         """SELECT count(DISTINCT (c.memory, c.chunk_id)) FROM chunks c
            WHERE NOT EXISTS (SELECT 1 FROM embeddings v WHERE v.profile_id = %s AND v.generation = %s
                              AND v.memory = c.memory AND v.chunk_id = c.chunk_id)""",
         (profile.id, profile.generation),
     ).fetchone()[0]
-    rows, wrong_dim, not_unit = conn.execute(
-        """SELECT count(*),
-                  count(*) FILTER (WHERE vector_dims(embedding) <> %s),
-                  count(*) FILTER (WHERE abs(l2_norm(embedding) - 1) > 0.01)
-           FROM embeddings WHERE profile_id = %s AND generation = %s""",
+    # Every vector of a row counts: the chunk's and its paragraph windows' (domain.windows).
+    rows, windows, wrong_dim, not_unit = conn.execute(
+        """SELECT count(*) FILTER (WHERE x.is_chunk),
+                  count(*) FILTER (WHERE NOT x.is_chunk),
+                  count(*) FILTER (WHERE vector_dims(x.vector) <> %s),
+                  count(*) FILTER (WHERE abs(l2_norm(x.vector) - 1) > 0.01)
+           FROM embeddings v
+           CROSS JOIN LATERAL (SELECT v.embedding, true
+                               UNION ALL SELECT w, false FROM unnest(v.windows) AS w) AS x(vector, is_chunk)
+           WHERE v.profile_id = %s AND v.generation = %s""",
         (profile.dim, profile.id, profile.generation),
     ).fetchone()
-    return {"vectors": rows, "missing": missing, "wrong_dimension": wrong_dim, "not_normalized": not_unit}
+    return {"vectors": rows, "window_vectors": windows, "missing": missing, "wrong_dimension": wrong_dim,
+            "not_normalized": not_unit}
 
 
 def index_recall(conn: psycopg.Connection, profile: StoredProfile, *, sample: int = 50, k: int = 10,

@@ -25,6 +25,14 @@ class PendingEpisode:
     ingest_day: dt.date
 
 
+@dataclass(frozen=True)
+class ChunkVectors:
+    """A chunk's vector and its paragraph windows' vectors (``domain.windows``), unit length."""
+
+    chunk: np.ndarray
+    windows: np.ndarray | None = None  # (n_windows, dim); None when the chunk has no windows
+
+
 @dataclass
 class EpisodeWork:
     """One pending episode, chunked, with the vectors it still needs."""
@@ -33,7 +41,7 @@ class EpisodeWork:
     chunks: list[Chunk]
     has_stored_chunks: bool
     missing: list[str]                 # chunk ids (unique, in chunk order) that need a vector
-    vectors: dict[str, np.ndarray]     # filled as model batches come back
+    vectors: dict[str, ChunkVectors]   # filled as model batches come back
 
     @property
     def complete(self) -> bool:
@@ -115,13 +123,35 @@ def _copy_chunks(cur: psycopg.Cursor, works: Sequence[EpisodeWork]) -> int:
     return written
 
 
-def _copy_vectors(cur: psycopg.Cursor, profile: StoredProfile, rows: Sequence[tuple[str, str, np.ndarray]]) -> int:
+def halfvec_array_binary(matrix: np.ndarray, halfvec_oid: int) -> bytes:
+    """PostgreSQL's binary form of a one-dimensional ``halfvec[]`` holding the rows of ``matrix``.
+
+    array_send's layout: ndim, has-nulls flag, element type oid, then (length, lower bound) per
+    dimension; each element is its byte length and halfvec_send's form (int16 dim, int16 unused,
+    dim big-endian float16). Built in one numpy pass: dumping a list of ``HalfVector`` element by
+    element cost the store path about a fifth of its speed (benchmarks/bench_indexing.py).
+    """
+    n, dim = matrix.shape
+    element = np.dtype([("len", ">i4"), ("dim", ">i2"), ("unused", ">i2"), ("data", ">f2", (dim,))])
+    out = np.zeros(n, dtype=element)
+    out["len"] = 4 + 2 * dim
+    out["dim"] = dim
+    out["data"] = matrix
+    return np.array([1, 0, halfvec_oid, n, 1], dtype=">u4").tobytes() + out.tobytes()
+
+
+def _copy_vectors(cur: psycopg.Cursor, profile: StoredProfile, rows: Sequence[tuple[str, str, ChunkVectors]]) -> int:
+    halfvec_oid = cur.adapters.types["halfvec"].oid
     with cur.copy(
-        "COPY embeddings (profile_id, generation, memory, chunk_id, embedding) FROM STDIN WITH (FORMAT BINARY)"
+        "COPY embeddings (profile_id, generation, memory, chunk_id, embedding, windows)"
+        " FROM STDIN WITH (FORMAT BINARY)"
     ) as copy:
-        copy.set_types(["int4", "int4", "text", "text", "halfvec"])
-        for memory, chunk_id, vector in rows:
-            copy.write_row((profile.id, profile.generation, memory, chunk_id, HalfVector(vector)))
+        # Binary COPY sends each field as bytes the server reads with the column's own type: the
+        # windows go as pre-built halfvec[] bytes (declared bytea so psycopg passes them through).
+        copy.set_types(["int4", "int4", "text", "text", "halfvec", "bytea"])
+        for memory, chunk_id, vectors in rows:
+            windows = None if vectors.windows is None else halfvec_array_binary(vectors.windows, halfvec_oid)
+            copy.write_row((profile.id, profile.generation, memory, chunk_id, HalfVector(vectors.chunk), windows))
     return len(rows)
 
 

@@ -1,4 +1,5 @@
-"""Nearest chunks by cosine distance through the active profile's HNSW index."""
+"""Nearest chunks by cosine distance through the active profile's HNSW index, optionally re-scored
+by their paragraph windows."""
 
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ def nearest_chunks(
     ef_search: int | None = None,
     kinds: list[str] | None = None,
     since: datetime | None = None,
+    by_windows: bool = False,
 ) -> list[VectorHit]:
     """Up to ``limit`` chunk ids of ``memory`` nearest to ``query_vector``.
 
@@ -51,10 +53,15 @@ def nearest_chunks(
     Profile id and generation go in as literals because the partial index's predicate can only
     be matched against constants. A policy's kinds and time window are checked per row during
     the same scan, so a filtering policy still gets ``limit`` candidates when they exist.
+
+    ``by_windows``: each candidate's distance becomes that of its nearest view, the chunk's
+    paragraph windows (``domain.windows``) or, for a chunk without windows, the chunk vector, and
+    the candidates are re-ordered by it. The HNSW scan still picks the candidates by chunk vector;
+    the windows only re-score them, in the same statement.
     """
     expr = index_expression(profile)
     statement = sql.SQL(
-        "SELECT memory, chunk_id, {expr} <=> %(q)s::halfvec({dim}) AS distance "
+        "SELECT memory, chunk_id, {expr} <=> %(q)s::halfvec({dim}) AS distance{windows} "
         "FROM embeddings v WHERE profile_id = {pid} AND generation = {gen} AND memory = %(memory)s "
         "{policy_filter}"
         "ORDER BY {expr} <=> %(q)s::halfvec({dim}) LIMIT %(limit)s"
@@ -64,7 +71,14 @@ def nearest_chunks(
         pid=sql.Literal(profile.id),
         gen=sql.Literal(profile.generation),
         policy_filter=sql.SQL(POLICY_FILTER if (kinds or since) else ""),
+        windows=sql.SQL(", windows" if by_windows else ""),
     )
+    if by_windows:
+        # MATERIALIZED: the LIMIT applies first, so only the candidates' windows are read.
+        statement = sql.SQL(
+            "WITH near AS MATERIALIZED ({near}) SELECT memory, chunk_id, coalesce("
+            "(SELECT min(w <=> %(q)s::halfvec({dim})) FROM unnest(windows) AS w), distance) FROM near"
+        ).format(near=statement, dim=sql.Literal(profile.dim))
     with conn.transaction():
         ef = max(ef_search or 0, limit, MIN_EF_SEARCH)
         conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef)))
@@ -73,5 +87,5 @@ def nearest_chunks(
             statement,
             {"q": HalfVector(query_vector), "memory": memory, "limit": limit, "kinds": kinds, "since": since},
         ).fetchall()
-    # relaxed_order may return rows slightly out of order: restore exact distance order.
+    # relaxed_order may return rows slightly out of order, and windows re-score them: sort.
     return sorted((VectorHit(m, c, float(d)) for m, c, d in rows), key=lambda h: h.distance)

@@ -133,6 +133,22 @@ def test_checks_fail_on_missing_vectors_and_an_old_backlog(db, tmp_path, resourc
     assert results["backlog_is_fresh"].metadata["oldest_pending_hours"].value > 48
 
 
+def test_the_vector_check_reads_paragraph_window_vectors_too(db, tmp_path, resources):
+    _ingest_on(db, tmp_path, "2026-11-01", 0, 2)
+    dg.materialize([embeddings], partition_key="2026-11-01", resources=resources)
+    with db.connection() as conn:
+        # One row gets a window vector that is not of unit length (a unit vector, squared).
+        conn.execute("UPDATE embeddings SET windows = ARRAY[embedding * embedding] "
+                     "WHERE chunk_id = (SELECT min(chunk_id) FROM embeddings)")
+    # Nothing is pending, so the embeddings step leaves the row as it is; then the check runs.
+    checked = dg.materialize([embeddings, embeddings_complete_and_normalized], partition_key="2026-11-01",
+                             resources=resources)
+    [result] = checked.get_asset_check_evaluations()
+    assert result.passed is False
+    assert result.metadata["not_normalized"].value == 1 and result.metadata["missing"].value == 0
+    assert result.metadata["window_vectors"].value >= 1
+
+
 def test_embedding_steps_share_a_pool_whose_limit_comes_from_the_environment():
     assert embeddings.op.pool == EMBEDDING_POOL and backlog.op.pool == EMBEDDING_POOL
     assert hnsw_index.op.pool is None and pipeline_stats.op.pool is None

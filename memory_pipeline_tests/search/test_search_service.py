@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 
+from memory_pipeline import indexing
 from memory_pipeline.domain.policies import load_policies
 from memory_pipeline.errors import InputError
 from memory_pipeline.rerankers.http import HttpReranker
+from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
-from memory_pipeline_tests.helpers import ollama_embedder
+from memory_pipeline.storage.profiles_store import active_profile
+from memory_pipeline.storage.vector_store import nearest_chunks
+from memory_pipeline_tests.helpers import ollama_embedder, write_jsonl
 from memory_pipeline_tests.search.conftest import NOW
 from memory_pipeline_tests.support.loopback import unused_port_url
 from memory_pipeline_tests.support.rerank_server import LoopbackRerankServer
@@ -180,3 +185,45 @@ def test_both_graph_query_plans_return_the_same_chunks(db, world):
         limited = search_store.graph_candidates(conn, "alice", ids, Filters(), limit=1, mentions=999, episodes=1000)
     assert by_mentions == recent_first and len(by_mentions) >= 2
     assert limited == by_mentions[:1]
+
+
+FILLER = [
+    "Quarterly invoices arrived late because the accountant moved offices across town again",
+    "Weather stayed grey and windy with hail showers most afternoons near the harbour",
+    "Neighbours repainted their fence bright yellow and planted lavender along the path",
+    "Library books about medieval architecture are due back before next Thursday evening",
+    "Cousin Maria sent postcards from Lisbon showing trams, tiles and enormous custard tarts",
+    "Spreadsheet formulas broke after the software update renamed several column headers",
+    "Kitchen tap keeps dripping although the plumber replaced every washer last month",
+]
+
+
+def test_vector_channel_scores_a_chunk_by_its_best_paragraph_window(db, tmp_path, embed_server):
+    # One long chat whose fifth turn is about the question, among unrelated turns (its chunk
+    # vector is diluted), and a short note that shares one word with the question.
+    long_chat = "\n\n".join(FILLER[:4] + ["The bicycle chain snapped on the steep climb"] + FILLER[4:])
+    rows = [
+        {"memory": "m", "kind": "chat", "title": "Long chat", "occurred_at": "2026-11-01T09:00:00Z", "body": long_chat},
+        {"memory": "m", "kind": "note", "title": "Shop hours", "occurred_at": "2026-11-01T09:00:00Z",
+         "body": "bicycle shop opens at nine"},
+    ]
+    ingest_paths(db, [write_jsonl(tmp_path / "w.jsonl", rows)])
+    embedder = ollama_embedder(embed_server.url)
+    indexing.index_until_done(db, embedder)
+    query = "bicycle chain snapped climb"
+    vector = embedder.embed_query(query)
+    with db.connection() as conn:
+        profile = active_profile(conn)
+        title = dict(conn.execute("SELECT c.chunk_id, e.title FROM chunks c JOIN episodes e ON e.id = c.episode_id"))
+        by_chunk = nearest_chunks(conn, profile, "m", vector, limit=5)
+        by_window = nearest_chunks(conn, profile, "m", vector, limit=5, by_windows=True)
+    assert [title[h.chunk_id] for h in by_chunk] == ["Shop hours", "Long chat"]
+    assert [title[h.chunk_id] for h in by_window] == ["Long chat", "Shop hours"]
+    # The window's distance is that of the best window: the turn with the one before it.
+    window = "\n\n".join([FILLER[3], "The bicycle chain snapped on the steep climb"])
+    expected = 1 - float(np.dot(vector, embedder.embed_documents([window])[0]))
+    assert by_window[0].distance == pytest.approx(expected, abs=5e-3)
+    # A chunk without windows keeps its chunk distance.
+    assert by_window[1].distance == pytest.approx(by_chunk[0].distance, abs=1e-6)
+    service = SearchService(db, load_policies(), embedder=embedder, clock=lambda: NOW)
+    assert titles(service.search("m", query, channels=("vector",))) == ["Long chat", "Shop hours"]

@@ -1,0 +1,48 @@
+"""Paragraph windows: the finer views of a chunk that the vector channel scores it by.
+
+A 1600-character chunk holds several paragraphs (a chat session's turns, a note's sections). One
+vector for all of it averages them, so a question about one turn matches the chunk only weakly.
+Each chunk of two or more paragraphs therefore also gets one vector per *window*:
+
+* window 0 is the first paragraph alone;
+* window i (i >= 1) runs from the start of paragraph i-1 to the end of paragraph i, so each
+  paragraph is seen together with the one before it (the question a reply answers, the heading a
+  section follows).
+
+A window is a slice of the chunk's text, separators included, so it reads exactly as written.
+The vector channel scores a chunk by its best window (``vector_store.nearest_chunks``). A chunk
+with one paragraph, or none, has no windows: its only view is the chunk itself.
+
+More than ``MAX_WINDOWS`` paragraphs (a list of one-liners) are first grouped into ``MAX_WINDOWS``
+consecutive runs of nearly equal count, so a chunk never costs more than ``MAX_WINDOWS + 1``
+model inputs.
+
+Measured on LoCoMo (``benchmarks/bench_locomo.py``): scoring chunks by their best window lifts the
+vector channel's recall@1 from 0.40 (one vector a chunk) to 0.53; the best single paragraph alone
+reaches 0.44, a windows-of-two without the first paragraph 0.53 with a weaker fused result.
+"""
+
+from __future__ import annotations
+
+from memory_pipeline.domain.chunking import split_paragraphs
+
+MAX_WINDOWS = 16
+
+
+def _groups(spans: list[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
+    """``spans`` merged into at most ``limit`` consecutive runs whose counts differ by at most one."""
+    n = len(spans)
+    if n <= limit:
+        return spans
+    bounds = [round(i * n / limit) for i in range(limit + 1)]
+    return [(spans[a][0], spans[b - 1][1]) for a, b in zip(bounds, bounds[1:])]
+
+
+def paragraph_windows(text: str) -> list[str]:
+    """The windows of one chunk's text, in order; ``[]`` when it has fewer than two paragraphs."""
+    spans = _groups(split_paragraphs(text), MAX_WINDOWS)
+    if len(spans) < 2:
+        return []
+    windows = [text[spans[0][0] : spans[0][1]]]
+    windows.extend(text[prev[0] : cur[1]] for prev, cur in zip(spans, spans[1:]))
+    return windows

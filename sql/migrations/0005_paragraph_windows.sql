@@ -1,0 +1,11 @@
+-- Paragraph-window vectors (memory_pipeline/domain/windows.py): the vector channel scores a chunk
+-- by the best of its windows (first paragraph alone, then each paragraph with the one before it),
+-- so a question about one turn of a long chat session finds that session's chunk.
+--
+-- Stored in the chunk's own embeddings row, written in the same COPY as the chunk vector: a
+-- chunk has its windows exactly when it has its vector, so "pending" and every per-chunk
+-- invariant stay as they were. NULL = no windows: a chunk of one paragraph (its only view is the
+-- chunk), or a row written before this migration (those chunks are scored by their chunk vector
+-- until `memory-pipeline reindex` re-embeds them as a new generation). The array is read only
+-- for the HNSW candidates of a search; it is not indexed.
+ALTER TABLE embeddings ADD COLUMN windows halfvec[];
