@@ -112,6 +112,7 @@ def cmd_index(args) -> int:
                 "episodes": report.episodes,
                 "chunks": report.chunks,
                 "vectors": report.vectors,
+                "windowVectors": report.windows,
                 "seconds": round(report.seconds, 3),
                 "pendingEpisodes": report.pending_after,
             }
@@ -119,7 +120,7 @@ def cmd_index(args) -> int:
     else:
         print(
             f"indexed {report.episodes} episode(s): {report.chunks} new chunk(s), {report.vectors} "
-            f"vector(s) with {report.profile} in {report.seconds:.1f}s; "
+            f"vector(s) (+{report.windows} paragraph-window vectors) with {report.profile} in {report.seconds:.1f}s; "
             f"{report.pending_after} episode(s) still pending"
         )
     return ExitCode.OK

@@ -34,6 +34,31 @@ class VectorHit:
     distance: float
 
 
+def nearest_statement(profile: StoredProfile, *, filtered: bool, by_windows: bool) -> sql.Composed:
+    """The statement ``nearest_chunks`` runs (parameters: q, memory, limit, kinds, since)."""
+    expr = index_expression(profile)
+    statement = sql.SQL(
+        "SELECT memory, chunk_id, {expr} <=> %(q)s::halfvec({dim}) AS distance{windows} "
+        "FROM embeddings v WHERE profile_id = {pid} AND generation = {gen} AND memory = %(memory)s "
+        "{policy_filter}"
+        "ORDER BY {expr} <=> %(q)s::halfvec({dim}) LIMIT %(limit)s"
+    ).format(
+        expr=expr,
+        dim=sql.Literal(profile.dim),
+        pid=sql.Literal(profile.id),
+        gen=sql.Literal(profile.generation),
+        policy_filter=sql.SQL(POLICY_FILTER if filtered else ""),
+        windows=sql.SQL(", windows" if by_windows else ""),
+    )
+    if not by_windows:
+        return statement
+    # MATERIALIZED: the LIMIT applies first, so only the candidates' windows are read.
+    return sql.SQL(
+        "WITH near AS MATERIALIZED ({near}) SELECT memory, chunk_id, coalesce("
+        "(SELECT min(w <=> %(q)s::halfvec({dim})) FROM unnest(windows) AS w), distance) FROM near"
+    ).format(near=statement, dim=sql.Literal(profile.dim))
+
+
 def nearest_chunks(
     conn: psycopg.Connection,
     profile: StoredProfile,
@@ -59,26 +84,7 @@ def nearest_chunks(
     the candidates are re-ordered by it. The HNSW scan still picks the candidates by chunk vector;
     the windows only re-score them, in the same statement.
     """
-    expr = index_expression(profile)
-    statement = sql.SQL(
-        "SELECT memory, chunk_id, {expr} <=> %(q)s::halfvec({dim}) AS distance{windows} "
-        "FROM embeddings v WHERE profile_id = {pid} AND generation = {gen} AND memory = %(memory)s "
-        "{policy_filter}"
-        "ORDER BY {expr} <=> %(q)s::halfvec({dim}) LIMIT %(limit)s"
-    ).format(
-        expr=expr,
-        dim=sql.Literal(profile.dim),
-        pid=sql.Literal(profile.id),
-        gen=sql.Literal(profile.generation),
-        policy_filter=sql.SQL(POLICY_FILTER if (kinds or since) else ""),
-        windows=sql.SQL(", windows" if by_windows else ""),
-    )
-    if by_windows:
-        # MATERIALIZED: the LIMIT applies first, so only the candidates' windows are read.
-        statement = sql.SQL(
-            "WITH near AS MATERIALIZED ({near}) SELECT memory, chunk_id, coalesce("
-            "(SELECT min(w <=> %(q)s::halfvec({dim})) FROM unnest(windows) AS w), distance) FROM near"
-        ).format(near=statement, dim=sql.Literal(profile.dim))
+    statement = nearest_statement(profile, filtered=bool(kinds or since), by_windows=by_windows)
     with conn.transaction():
         ef = max(ef_search or 0, limit, MIN_EF_SEARCH)
         conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef)))

@@ -8,6 +8,8 @@ import time
 
 import psutil
 
+from memory_pipeline.domain.chunking import chunk_body
+from memory_pipeline.domain.windows import paragraph_windows
 from memory_pipeline_tests.helpers import episode, write_jsonl
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer, unused_port_url
 
@@ -68,6 +70,8 @@ def test_index_then_status_json(cli, tmp_path):
         indexed = cli("index", "--json", env=_ollama_env(server.url))
     assert indexed.code == 0, indexed.err
     assert indexed.json()["episodes"] == 4 and indexed.json()["pendingEpisodes"] == 0
+    texts = {c.chunk_id: c.text for i in range(4) for c in chunk_body(episode(i)["body"])}
+    assert indexed.json()["windowVectors"] == sum(len(paragraph_windows(t)) for t in texts.values()) > 0
     after = cli("status", "--json").json()
     assert after["pendingEpisodes"] == 0 and after["pendingByDay"] == {}
     assert after["chunks"] == after["vectors"] > 0

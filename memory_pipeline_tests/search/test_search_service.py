@@ -6,6 +6,8 @@ import time
 
 import numpy as np
 import pytest
+from pgvector import HalfVector
+from psycopg import sql
 
 from memory_pipeline import indexing
 from memory_pipeline.domain.policies import load_policies
@@ -14,7 +16,8 @@ from memory_pipeline.rerankers.http import HttpReranker
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage.profiles_store import active_profile
-from memory_pipeline.storage.vector_store import nearest_chunks
+from memory_pipeline.storage import hnsw_store
+from memory_pipeline.storage.vector_store import nearest_chunks, nearest_statement
 from memory_pipeline_tests.helpers import ollama_embedder, write_jsonl
 from memory_pipeline_tests.search.conftest import NOW
 from memory_pipeline_tests.support.loopback import unused_port_url
@@ -227,3 +230,17 @@ def test_vector_channel_scores_a_chunk_by_its_best_paragraph_window(db, tmp_path
     assert by_window[1].distance == pytest.approx(by_chunk[0].distance, abs=1e-6)
     service = SearchService(db, load_policies(), embedder=embedder, clock=lambda: NOW)
     assert titles(service.search("m", query, channels=("vector",))) == ["Long chat", "Shop hours"]
+
+
+@pytest.mark.parametrize("filtered", [False, True])
+def test_the_window_rescoring_statement_still_walks_the_hnsw_index(db, world, filtered):
+    with db.connection() as conn:
+        profile = active_profile(conn)
+        index = hnsw_store.ensure_index(conn, profile).name
+        statement = nearest_statement(profile, filtered=filtered, by_windows=True)
+        params = {"q": HalfVector(world.embed_query("garden")), "memory": "alice", "limit": 50,
+                  "kinds": ["note"] if filtered else None, "since": None}
+        with conn.transaction():
+            conn.execute("SET LOCAL enable_seqscan = off")  # a tiny table: make the choice visible
+            plan = "\n".join(r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + statement, params))
+    assert f"Index Scan using {index}" in plan and "CTE near" in plan

@@ -85,6 +85,7 @@ def embeddings(
             "episodes_indexed": report.episodes,
             "new_chunks": report.chunks,
             "new_vectors": report.vectors,
+            "new_window_vectors": report.windows,
             "model_calls": report.model_calls,
             "pending_after": report.pending_after or 0,
             "seconds": round(report.seconds, 3),

@@ -53,6 +53,7 @@ def backlog(
             "pending_after": sum(by_day.values()),
             "episodes_indexed": report.episodes,
             "new_vectors": report.vectors,
+            "new_window_vectors": report.windows,
             "profile": report.profile,
             "canary_cosine": round(cosine, 5) if cosine is not None else "recorded now",
             "switched": report.switched or "no",
