@@ -56,7 +56,7 @@ def test_partition_loads_its_inbox_and_indexes_it(db, db_url, tmp_path, monkeypa
     assert _meta(again, "episodes")["inbox_new"] == 0 and _meta(again, "embeddings")["new_vectors"] == 0
     hn = _meta(index, "hnsw_index")
     assert hn["valid"] is True and hn["rebuilt"] is True and hn["dagster/row_count"] == em["dagster/row_count"]
-    assert hn["size_bytes"] > 0 and hn["m"] == 16 and hn["ef_construction"] == 64
+    assert hn["size_bytes"] > 0 and hn["m"] == 16 and hn["ef_construction"] == 128
     with db.connection() as conn:
         indexdef = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", (hn["index"],)).fetchone()[0]
     assert "USING hnsw" in indexdef and "halfvec_cosine_ops" in indexdef and "halfvec(512)" in indexdef
