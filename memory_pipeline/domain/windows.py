@@ -38,11 +38,26 @@ def _groups(spans: list[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
     return [(spans[a][0], spans[b - 1][1]) for a, b in zip(bounds, bounds[1:])]
 
 
-def paragraph_windows(text: str) -> list[str]:
-    """The windows of one chunk's text, in order; ``[]`` when it has fewer than two paragraphs."""
+def _window_spans(text: str) -> list[tuple[int, int, int]]:
+    """(start, own paragraph's start, end) of each window; ``[]`` below two paragraphs."""
     spans = _groups(split_paragraphs(text), MAX_WINDOWS)
     if len(spans) < 2:
         return []
-    windows = [text[spans[0][0] : spans[0][1]]]
-    windows.extend(text[prev[0] : cur[1]] for prev, cur in zip(spans, spans[1:]))
+    windows = [(spans[0][0], spans[0][0], spans[0][1])]
+    windows.extend((prev[0], cur[0], cur[1]) for prev, cur in zip(spans, spans[1:]))
     return windows
+
+
+def paragraph_windows(text: str) -> list[str]:
+    """The windows of one chunk's text, in order; ``[]`` when it has fewer than two paragraphs."""
+    return [text[start:end] for start, _, end in _window_spans(text)]
+
+
+def window_focus(text: str, index: int) -> int | None:
+    """Where window ``index``'s own paragraph (the later of its two) starts in ``text``.
+
+    Search shows a vector hit's snippet from there: the turn that matched, not the chunk's start.
+    None when the text has no such window (changed rules, a stale index).
+    """
+    spans = _window_spans(text)
+    return spans[index][1] if 0 <= index < len(spans) else None

@@ -74,15 +74,26 @@ class SearchResponse:
         }
 
 
-def make_snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
-    """A window of the chunk around the first query word it contains, whitespace collapsed."""
+def make_snippet(text: str, query: str, width: int = SNIPPET_CHARS, *, focus: int | None = None) -> str:
+    """About ``width`` characters of the chunk, whitespace collapsed.
+
+    With ``focus`` (a character offset in ``text``: where the vector channel's best paragraph
+    window begins) the snippet starts there; otherwise around the first query word the chunk
+    contains.
+    """
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
-    lowered = flat.lower()
-    positions = [lowered.find(w) for w in re.findall(r"\w{3,}", query.lower())]
-    hits = [p for p in positions if p >= 0]
-    start = max(0, min(hits) - width // 4) if hits else 0
-    start = min(start, len(flat) - width)
+    if focus is not None and 0 < focus < len(text):
+        # Where the focus lands once whitespace is collapsed: the collapsed length of what
+        # precedes it, plus the single space that separates it from that.
+        before = " ".join(text[:focus].split())
+        start = len(before) + (1 if before and text[focus - 1].isspace() else 0)
+    else:
+        lowered = flat.lower()
+        positions = [lowered.find(w) for w in re.findall(r"\w{3,}", query.lower())]
+        hits = [p for p in positions if p >= 0]
+        start = max(0, min(hits) - width // 4) if hits else 0
+    start = max(0, min(start, len(flat) - width))
     piece = flat[start : start + width]
     return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")

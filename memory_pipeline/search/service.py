@@ -25,6 +25,7 @@ from memory_pipeline.domain import fusion
 from memory_pipeline.domain.entities import Entity, mentioned_entities
 from memory_pipeline.domain.episodes import validate_memory_name
 from memory_pipeline.domain.policies import Policy, PolicyError
+from memory_pipeline.domain.windows import window_focus
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.errors import EmbedderUnavailable, InputError, MemoryPipelineError, ModelRefused
 from memory_pipeline.rerankers.http import HttpReranker, RerankerFailed
@@ -33,7 +34,7 @@ from memory_pipeline.storage import search_store
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.profiles_store import active_profile, get_generation
 from memory_pipeline.storage.search_store import Filters
-from memory_pipeline.storage.vector_store import nearest_chunks
+from memory_pipeline.storage.vector_store import VectorHit, nearest_chunks
 
 MAX_QUERY_CHARS = 4000
 VECTOR_CANDIDATES = 50
@@ -120,7 +121,7 @@ class SearchService:
         with self.db.connection() as conn:
             if not search_store.memory_exists(conn, memory):
                 raise InputError(f"unknown memory {memory!r}: it has no episodes")
-        ranked = self._run_channels(chosen.channels, memory, query, filters, response)
+        ranked, best_window = self._run_channels(chosen.channels, memory, query, filters, response)
         with self.db.connection() as conn:
 
             pool = {cid for hits in ranked.values() for cid, _ in hits}
@@ -140,7 +141,7 @@ class SearchService:
                     title=rows[f.key].title,
                     kind=rows[f.key].kind,
                     occurred_at=rows[f.key].occurred_at,
-                    snippet=make_snippet(rows[f.key].text, query),
+                    snippet=make_snippet(rows[f.key].text, query, focus=self._focus(rows[f.key].text, best_window.get(f.key))),
                     start=rows[f.key].start,
                     end=rows[f.key].end,
                     text=rows[f.key].text,
@@ -156,8 +157,9 @@ class SearchService:
 
     # -- channels ---------------------------------------------------------------------------
     def _run_channels(self, channels, memory: str, query: str, filters: Filters,
-                      response: SearchResponse) -> dict[str, list[tuple[str, float]]]:
-        """Run the channels at the same time, each on its own pooled connection.
+                      response: SearchResponse) -> tuple[dict[str, list[tuple[str, float]]], dict[str, int]]:
+        """Run the channels at the same time, each on its own pooled connection; also return each
+        vector candidate's best paragraph window (for its snippet).
 
         They are independent until fusion, and each spends its time in PostgreSQL (or the model
         server), where the GIL is released: on two cores the search takes about as long as its
@@ -166,7 +168,9 @@ class SearchService:
 
         def vector():
             with self.db.connection() as conn:
-                return self._vector(conn, memory, query, filters)
+                hits, status = self._vector(conn, memory, query, filters)
+            windows = {h.chunk_id: h.window for h in hits if h.window is not None}
+            return [(h.chunk_id, 1.0 - h.distance) for h in hits], (status, windows)
 
         def keyword():
             with self.db.connection() as conn:
@@ -184,17 +188,22 @@ class SearchService:
             futures = {ch: self._executor.submit(jobs[ch]) for ch in wanted}
             outcomes = {ch: f.result() for ch, f in futures.items()}
         ranked: dict[str, list[tuple[str, float]]] = {}
+        best_window: dict[str, int] = {}
         for ch, (hits, extra) in outcomes.items():
             ranked[ch] = hits
             if ch == "vector":
-                response.vector_status = extra
+                response.vector_status, best_window = extra
             elif ch == "keyword":
                 response.keyword_method = extra
             else:
                 response.entities = extra
-        return ranked
+        return ranked, best_window
 
-    def _vector(self, conn, memory: str, query: str, filters: Filters) -> tuple[list[tuple[str, float]], str]:
+    @staticmethod
+    def _focus(text: str, window: int | None) -> int | None:
+        return window_focus(text, window) if window is not None else None
+
+    def _vector(self, conn, memory: str, query: str, filters: Filters) -> tuple[list[VectorHit], str]:
         profile = active_profile(conn)
         if profile is None:
             return [], "unavailable: nothing has been embedded yet (run memory-pipeline index)"
@@ -222,7 +231,7 @@ class SearchService:
             conn, profile, memory, vector, limit=VECTOR_CANDIDATES, kinds=filters.kinds, since=filters.since,
             by_windows=True,
         )
-        return [(h.chunk_id, 1.0 - h.distance) for h in hits], "ok"
+        return hits, "ok"
 
     def _graph(self, conn, memory: str, query: str, filters: Filters) -> tuple[list[tuple[str, float]], list[str]]:
         entities = search_store.memory_entities(conn, memory)

@@ -32,6 +32,7 @@ class VectorHit:
     memory: str
     chunk_id: str
     distance: float
+    window: int | None = None  # by_windows: the nearest paragraph window (0-based), None = the chunk
 
 
 def nearest_statement(profile: StoredProfile, *, filtered: bool, by_windows: bool) -> sql.Composed:
@@ -51,11 +52,14 @@ def nearest_statement(profile: StoredProfile, *, filtered: bool, by_windows: boo
         windows=sql.SQL(", windows" if by_windows else ""),
     )
     if not by_windows:
-        return statement
+        return sql.SQL("SELECT memory, chunk_id, distance, NULL::int FROM ({near}) AS near").format(near=statement)
     # MATERIALIZED: the LIMIT applies first, so only the candidates' windows are read.
     return sql.SQL(
-        "WITH near AS MATERIALIZED ({near}) SELECT memory, chunk_id, coalesce("
-        "(SELECT min(w <=> %(q)s::halfvec({dim})) FROM unnest(windows) AS w), distance) FROM near"
+        "WITH near AS MATERIALIZED ({near}) "
+        "SELECT n.memory, n.chunk_id, coalesce(best.distance, n.distance), best.window "
+        "FROM near n LEFT JOIN LATERAL ("
+        "SELECT w <=> %(q)s::halfvec({dim}) AS distance, (o - 1)::int AS window "
+        "FROM unnest(n.windows) WITH ORDINALITY AS x(w, o) ORDER BY 1 LIMIT 1) best ON true"
     ).format(near=statement, dim=sql.Literal(profile.dim))
 
 
@@ -94,4 +98,4 @@ def nearest_chunks(
             {"q": HalfVector(query_vector), "memory": memory, "limit": limit, "kinds": kinds, "since": since},
         ).fetchall()
     # relaxed_order may return rows slightly out of order, and windows re-score them: sort.
-    return sorted((VectorHit(m, c, float(d)) for m, c, d in rows), key=lambda h: h.distance)
+    return sorted((VectorHit(m, c, float(d), w) for m, c, d, w in rows), key=lambda h: h.distance)

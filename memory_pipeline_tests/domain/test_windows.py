@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_pipeline.domain.chunking import MAX_CHUNK_CHARS, chunk_body, split_paragraphs
-from memory_pipeline.domain.windows import MAX_WINDOWS, paragraph_windows
+from memory_pipeline.domain.windows import MAX_WINDOWS, paragraph_windows, window_focus
 
 
 def test_a_chat_chunk_gives_the_first_turn_then_each_turn_with_the_one_before():
@@ -60,3 +60,11 @@ def test_windows_are_slices_that_cover_every_paragraph(parts):
         # Every paragraph's text lies inside at least one window.
         for start, end in paras:
             assert any(chunk.text[start:end] in w for w in windows)
+
+
+def test_window_focus_is_where_the_windows_own_paragraph_starts():
+    text = "A: where did you go?\n\nB: to the lake.\n\nA: nice!\n"
+    assert [text[window_focus(text, i):].split("\n")[0] for i in range(3)] == [
+        "A: where did you go?", "B: to the lake.", "A: nice!"]
+    assert window_focus(text, 3) is None and window_focus(text, -1) is None
+    assert window_focus("one paragraph", 0) is None

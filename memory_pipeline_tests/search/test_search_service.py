@@ -228,8 +228,12 @@ def test_vector_channel_scores_a_chunk_by_its_best_paragraph_window(db, tmp_path
     assert by_window[0].distance == pytest.approx(expected, abs=5e-3)
     # A chunk without windows keeps its chunk distance.
     assert by_window[1].distance == pytest.approx(by_chunk[0].distance, abs=1e-6)
+    assert (by_window[0].window, by_window[1].window) == (4, None)  # FILLER[3] + the bicycle turn
     service = SearchService(db, load_policies(), embedder=embedder, clock=lambda: NOW)
-    assert titles(service.search("m", query, channels=("vector",))) == ["Long chat", "Shop hours"]
+    response = service.search("m", query, channels=("vector",))
+    assert titles(response) == ["Long chat", "Shop hours"]
+    # The long chat's snippet starts at the turn that matched, not at the chunk's start.
+    assert response.results[0].snippet.startswith("…The bicycle chain snapped on the steep climb")
 
 
 @pytest.mark.parametrize("filtered", [False, True])
