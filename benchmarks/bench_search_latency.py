@@ -39,7 +39,7 @@ Targets: fused p95 <= 40 ms; vector recall@10 >= 0.95 at the chosen ef_search, j
 topic-clustered vectors (B; on ``--skip-clustered``, on the uniform ones). Uniform random unit
 vectors in 384 dimensions have no neighbourhood structure: every pair is about equally far apart,
 so the "true" top 10 differ from the 11th by noise and no approximate index reaches 0.95 at an
-affordable ef_search (0.46 at ef 400 measured). Their recall is printed and kept in the JSON.
+affordable ef_search (0.54 at ef 400 measured). Their recall is printed and kept in the JSON.
 
 Run from the project root with the project's virtual environment::
 
