@@ -31,6 +31,7 @@ ENV_VARS = {
     "MEMORY_PIPELINE_EMBED_URL": "Base URL of the OpenAI-compatible embedding server (openai provider).",
     "MEMORY_PIPELINE_EMBED_BATCH": "Texts per model call (default 16).",
     "MEMORY_PIPELINE_EMBED_TIMEOUT": "Seconds to wait for one embedding call (default 120).",
+    "MEMORY_PIPELINE_PARAGRAPH_WINDOWS": "on (default) or off: also embed each chunk's paragraph windows, which the vector channel scores chunks by.",
     "OLLAMA_HOST": "Ollama server for the ollama provider (default http://127.0.0.1:11434).",
     "MEMORY_PIPELINE_RERANK_URL": "Base URL of a /v1/rerank server (llama.cpp, TEI). Unset: no reranking.",
     "MEMORY_PIPELINE_RERANK_MODEL": "Reranker model name (default qwen3-reranker:0.6b).",
@@ -70,6 +71,19 @@ def _float(environ: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
+_SWITCH = {"on": True, "true": True, "yes": True, "1": True, "off": False, "false": False, "no": False, "0": False}
+
+
+def _switch(environ: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return _SWITCH[raw.lower()]
+    except KeyError:
+        raise ConfigurationError(f"{name}={raw!r}: expected on or off") from None
+
+
 @dataclass(frozen=True)
 class EmbedSettings:
     provider: str
@@ -78,6 +92,7 @@ class EmbedSettings:
     url: str | None
     batch_size: int
     timeout_s: float
+    paragraph_windows: bool = True
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "EmbedSettings":
@@ -106,6 +121,7 @@ class EmbedSettings:
             url=url,
             batch_size=_int(environ, "MEMORY_PIPELINE_EMBED_BATCH", 16),
             timeout_s=_float(environ, "MEMORY_PIPELINE_EMBED_TIMEOUT", 120.0),
+            paragraph_windows=_switch(environ, "MEMORY_PIPELINE_PARAGRAPH_WINDOWS", True),
         )
 
 

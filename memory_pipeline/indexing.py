@@ -177,7 +177,7 @@ def index_pass(
             if work.complete:
                 continue
             for cid in work.missing:
-                views = chunk_views(text_of[(work.episode.id, cid)])
+                views = chunk_views(text_of[(work.episode.id, cid)], windows=embedder.paragraph_windows)
                 queue.extend((work, cid, len(views), text) for text in views)
         received: dict[tuple[int, str], list[np.ndarray]] = {}
         complete: list[EpisodeWork] = []  # embedded, not yet committed
@@ -210,9 +210,10 @@ def index_pass(
     return report
 
 
-def chunk_views(text: str) -> list[str]:
-    """The model inputs for one chunk: its text, then its paragraph windows (``domain.windows``)."""
-    return [text, *paragraph_windows(text)]
+def chunk_views(text: str, *, windows: bool = True) -> list[str]:
+    """The model inputs for one chunk: its text, then (unless switched off) its paragraph windows
+    (``domain.windows``). Without windows the vector channel scores the chunk by its own vector."""
+    return [text, *paragraph_windows(text)] if windows else [text]
 
 
 def _write(conn, profile: StoredProfile, works: list[EpisodeWork], report: IndexReport) -> None:

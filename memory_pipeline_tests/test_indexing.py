@@ -182,3 +182,16 @@ def test_openai_compatible_provider_indexes_and_searches(db, tmp_path):
     assert hits[0].distance < hits[1].distance
     title = count(db, "SELECT e.title FROM chunks c JOIN episodes e ON e.id = c.episode_id WHERE c.chunk_id = %s", hits[0].chunk_id)
     assert title == "Bikes"
+
+
+def test_paragraph_windows_switched_off_embed_chunks_only(db, corpus):
+    rows, path = corpus
+    ingest_paths(db, [path])
+    with LoopbackEmbeddingServer(dim=1024) as server:
+        embedder = ollama_embedder(server.url)
+        embedder.paragraph_windows = False  # what MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off sets
+        report = indexing.index_until_done(db, embedder)
+        inputs = sum(r.n_inputs for r in server.requests)
+    assert report.vectors == expected_vectors(rows) and report.windows == 0
+    assert inputs == 1 + expected_vectors(rows)  # the canary, then one input per chunk
+    assert count(db, "SELECT count(*) FROM embeddings WHERE windows IS NOT NULL") == 0

@@ -51,6 +51,9 @@ class Embedder(abc.ABC):
 
     #: Used in user-facing messages: "the {service_name} embedding service is unavailable".
     service_name: str = "embedding"
+    #: Whether index passes also embed each chunk's paragraph windows (``domain.windows``);
+    #: MEMORY_PIPELINE_PARAGRAPH_WINDOWS, set by ``embedders.factory``.
+    paragraph_windows: bool = True
 
     def __init__(self, profile: EmbeddingProfile, batch_size: int = 16):
         if profile.dim <= 0:

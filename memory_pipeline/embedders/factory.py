@@ -11,6 +11,12 @@ DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 
 def build_embedder(settings: EmbedSettings) -> Embedder:
     """A ready embedder for ``settings``; nothing is contacted until the first embed or probe."""
+    embedder = _provider_embedder(settings)
+    embedder.paragraph_windows = settings.paragraph_windows
+    return embedder
+
+
+def _provider_embedder(settings: EmbedSettings) -> Embedder:
     profile = EmbeddingProfile(provider=settings.provider, model=settings.model, dim=settings.dim)
     # Provider modules are imported on demand so that, e.g., the local engine is not loaded
     # by a process configured for Ollama.

@@ -409,3 +409,11 @@ def test_factory_local_with_a_foreign_model_names_the_variable():
 def test_factory_rejects_unusable_urls_naming_the_variable(environ, variable):
     with pytest.raises(ConfigurationError, match=variable):
         build_embedder(EmbedSettings.from_env(environ))
+
+
+def test_paragraph_windows_switch_reaches_the_embedder_and_rejects_nonsense():
+    assert build_embedder(EmbedSettings.from_env({})).paragraph_windows is True
+    off = EmbedSettings.from_env({"MEMORY_PIPELINE_PARAGRAPH_WINDOWS": " OFF "})
+    assert off.paragraph_windows is False and build_embedder(off).paragraph_windows is False
+    with pytest.raises(ConfigurationError, match="MEMORY_PIPELINE_PARAGRAPH_WINDOWS='sometimes': expected on or off"):
+        EmbedSettings.from_env({"MEMORY_PIPELINE_PARAGRAPH_WINDOWS": "sometimes"})
