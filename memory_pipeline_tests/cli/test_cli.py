@@ -101,7 +101,9 @@ def test_expected_failures_have_their_own_message_and_exit_code(cli, tmp_path):
     assert db_down.code == 4 and db_down.err.startswith("memory-pipeline: the database is unavailable")
     bad_config = cli("index", env={"MEMORY_PIPELINE_EMBED_DIM": "lots"})
     assert bad_config.code == 7 and "MEMORY_PIPELINE_EMBED_DIM='lots'" in bad_config.err
-    for result in (down, openai_down, wrong, missing_model, db_down, bad_config):
+    bad_switch = cli("index", env={"MEMORY_PIPELINE_PARAGRAPH_WINDOWS": "maybe"})
+    assert bad_switch.code == 7 and "MEMORY_PIPELINE_PARAGRAPH_WINDOWS='maybe': expected on or off" in bad_switch.err
+    for result in (down, openai_down, wrong, missing_model, db_down, bad_config, bad_switch):
         assert "Traceback" not in result.err
 
 
