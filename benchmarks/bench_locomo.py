@@ -77,6 +77,7 @@ from memory_pipeline.search.service import (
     GRAPH_MAX_EPISODE_SHARE,
     KEYWORD_CANDIDATES,
     VECTOR_CANDIDATES,
+    VECTOR_RESCORE_POOL,
     SearchService,
 )
 from memory_pipeline.storage import entities_store, hnsw_store, search_store
@@ -392,7 +393,9 @@ def run_diagnostics(db: Database, embedder: Embedder, questions: list[Question],
         for i, q in enumerate(questions, 1):
             turns = [turns_of[q.memory][e] for e in q.evidence]
             qv = embedder.embed_query(q.text)
-            vec = [h.chunk_id for h in nearest_chunks(conn, profile, q.memory, qv, limit=POOL_K, by_windows=True)]
+            # As the service does: the re-scored pool, cut to the channel's candidates below.
+            vec = [h.chunk_id for h in nearest_chunks(conn, profile, q.memory, qv, limit=VECTOR_RESCORE_POOL,
+                                                      by_windows=True)][:POOL_K]
             chunk_only = [h.chunk_id for h in nearest_chunks(conn, profile, q.memory, qv, limit=POOL_K)]
             kw = [c for c, _ in search_store.keyword_candidates(conn, q.memory, q.text, Filters(), limit=POOL_K)[0]]
             ids = graph_ids(conn, q.memory, q.text, cache)
