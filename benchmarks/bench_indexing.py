@@ -37,7 +37,6 @@ Exit status: 0 when every measured target passes, 1 when one fails.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import cProfile
 import datetime as dt
 import json
@@ -45,36 +44,26 @@ import os
 import platform
 import pstats
 import random
-import shutil
 import statistics
 import sys
-import tempfile
 import time
-import uuid
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
-import psycopg
-from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from memory_pipeline import indexing
 from memory_pipeline.domain.chunking import chunk_body
 from memory_pipeline.domain.episodes import EpisodeDraft, make_episode
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
-from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.embedded import (
-    ensure_embedded_server,
-    exit_cleanly_on_sigterm,
-    wait_for_exit,
-)
+from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 from memory_pipeline.storage.episodes_store import store_episodes
 from memory_pipeline.storage.index_store import count_summary
-from memory_pipeline.storage.migrations import apply_migrations
 from memory_pipeline.storage.profiles_store import get_profile
+
+from bench_databases import Databases, fresh_database  # a sibling module (benchmarks/)
 
 STORE_TARGET_CHUNKS_PER_S = 3000.0
 MODEL_FRACTION_TARGET = 0.90
@@ -186,96 +175,6 @@ class FastEmbedder(Embedder):
 # --------------------------------------------------------------------------------------------
 # Fresh databases
 # --------------------------------------------------------------------------------------------
-
-
-class Databases:
-    """Fresh ``bench_*`` databases on one server, cloned from a migrated template."""
-
-    def __init__(self) -> None:
-        self._server = None
-        self._tmp: Path | None = None
-        self._made: list[str] = []
-        self._template: str | None = None
-        self.migrations: list[str] = []  # applied to the template: the schema the figures are for
-        external = os.environ.get("MEMORY_PIPELINE_DATABASE_URL")
-        if external:
-            self.where = "external server (MEMORY_PIPELINE_DATABASE_URL)"
-            self._external = external
-        else:
-            self._external = None
-            self._tmp = Path(tempfile.mkdtemp(prefix="mp_bench_"))
-            self._server = ensure_embedded_server(self._tmp)
-            self.where = f"embedded PostgreSQL in {self._tmp}"
-
-    def url(self, name: str) -> str:
-        if self._server is not None:
-            return self._server.uri(name)
-        return make_conninfo(self._external, dbname=name)
-
-    def _admin(self) -> psycopg.Connection:
-        if self._server is not None:
-            return psycopg.connect(self._server.uri("postgres"), autocommit=True)
-        # The maintenance database of the same server, with the same credentials.
-        params = conninfo_to_dict(self._external)
-        for maintenance in ("postgres", "template1", params.get("dbname")):
-            try:
-                return psycopg.connect(make_conninfo(self._external, dbname=maintenance), autocommit=True)
-            except psycopg.OperationalError:
-                continue
-        raise SystemExit("cannot reach a maintenance database on MEMORY_PIPELINE_DATABASE_URL's server")
-
-    def _create(self, name: str, template: str | None) -> None:
-        with self._admin() as conn:
-            if template:
-                conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(name), sql.Identifier(template)))
-            else:
-                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        self._made.append(name)
-
-    def fresh(self) -> str:
-        """The URL of a new, migrated, empty database."""
-        if self._template is None:
-            self._template = "bench_tpl_" + uuid.uuid4().hex[:10]
-            self._create(self._template, None)
-            with psycopg.connect(self.url(self._template), autocommit=True) as conn:
-                self.migrations = apply_migrations(conn)
-        name = "bench_" + uuid.uuid4().hex[:12]
-        self._create(name, self._template)
-        return self.url(name)
-
-    def drop(self, url: str) -> None:
-        name = conninfo_to_dict(url)["dbname"]
-        with self._admin() as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-        if name in self._made:
-            self._made.remove(name)
-
-    def close(self) -> None:
-        """Drop every database we made; stop the embedded server and delete its folder."""
-        try:
-            for name in list(self._made):
-                with contextlib.suppress(Exception):
-                    self.drop(self.url(name))
-        finally:
-            if self._server is not None:
-                pid = self._server.pid
-                self._server.release()
-                self._server = None
-                wait_for_exit(pid)
-            if self._tmp is not None:
-                shutil.rmtree(self._tmp, ignore_errors=True)
-                self._tmp = None
-
-
-@contextlib.contextmanager
-def fresh_database(dbs: Databases) -> Iterator[Database]:
-    url = dbs.fresh()
-    db = Database.open(url)
-    try:
-        yield db
-    finally:
-        db.close()
-        dbs.drop(url)
 
 
 # --------------------------------------------------------------------------------------------

@@ -50,7 +50,6 @@ Run from the project root with the project's virtual environment::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import cProfile
 import datetime as dt
 import json
@@ -60,12 +59,10 @@ import platform
 import pstats
 import random
 import re
-import shutil
 import statistics
 import sys
 import tempfile
 import time
-import uuid
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +72,7 @@ import numpy as np
 import psycopg
 from pgvector import HalfVector
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import conninfo_to_dict
 
 from memory_pipeline.domain.chunking import (
     MAX_CHUNK_CHARS,
@@ -95,13 +92,8 @@ from memory_pipeline.storage import (
     search_store,
 )
 from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.embedded import (
-    ensure_embedded_server,
-    exit_cleanly_on_sigterm,
-    wait_for_exit,
-)
+from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 from memory_pipeline.storage.hnsw_store import index_expression
-from memory_pipeline.storage.migrations import apply_migrations
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import (
     StoredProfile,
@@ -110,6 +102,8 @@ from memory_pipeline.storage.profiles_store import (
 )
 from memory_pipeline.storage.search_store import Filters
 from memory_pipeline.storage.vector_store import MIN_EF_SEARCH, nearest_chunks
+
+from bench_databases import Databases  # a sibling module (benchmarks/)
 
 MEMORY = "bench"
 PROFILE = EmbeddingProfile("bench", "random", 384)
@@ -275,60 +269,8 @@ def generate_corpus(target_chunks: int, seed: int) -> tuple[list[GeneratedEpisod
 
 
 # --------------------------------------------------------------------------------------------
-# The database
+# The database (a fresh one from bench_databases.Databases)
 # --------------------------------------------------------------------------------------------
-
-
-class FreshDatabase:
-    """One fresh ``bench_*`` database: on MEMORY_PIPELINE_DATABASE_URL's server or an embedded one."""
-
-    def __init__(self) -> None:
-        self._server = None
-        self._tmp: Path | None = None
-        external = os.environ.get("MEMORY_PIPELINE_DATABASE_URL")
-        self._external = external
-        if external:
-            self.where = "external server (MEMORY_PIPELINE_DATABASE_URL)"
-        else:
-            self._tmp = Path(tempfile.mkdtemp(prefix="mp_latency_"))
-            self._server = ensure_embedded_server(self._tmp)
-            self.where = f"embedded PostgreSQL in {self._tmp}"
-        self.name = "bench_" + uuid.uuid4().hex[:12]
-        with self._admin() as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(self.name)))
-        self.url = self._url(self.name)
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            self.migrations = apply_migrations(conn)
-
-    def _url(self, name: str) -> str:
-        if self._server is not None:
-            return self._server.uri(name)
-        return make_conninfo(self._external, dbname=name)
-
-    def _admin(self) -> psycopg.Connection:
-        if self._server is not None:
-            return psycopg.connect(self._server.uri("postgres"), autocommit=True)
-        params = conninfo_to_dict(self._external)
-        for maintenance in ("postgres", "template1", params.get("dbname")):
-            try:
-                return psycopg.connect(make_conninfo(self._external, dbname=maintenance), autocommit=True)
-            except psycopg.OperationalError:
-                continue
-        raise SystemExit("cannot reach a maintenance database on MEMORY_PIPELINE_DATABASE_URL's server")
-
-    def close(self) -> None:
-        try:
-            with contextlib.suppress(Exception), self._admin() as conn:
-                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(self.name)))
-        finally:
-            if self._server is not None:
-                pid = self._server.pid
-                self._server.release()
-                self._server = None
-                wait_for_exit(pid)
-            if self._tmp is not None:
-                shutil.rmtree(self._tmp, ignore_errors=True)
-                self._tmp = None
 
 
 def load(conn: psycopg.Connection, episodes: list[GeneratedEpisode], vectors: np.ndarray) -> tuple[StoredProfile, list[str], dict]:
@@ -729,11 +671,12 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{sum(lens):,} characters, generated in {gen_s:.1f}s")
     figures["corpus"] = {"episodes": len(episodes), "chunks": n_chunks, "characters": sum(lens),
                          "chunk_chars_p50": pct(lens, 0.5), "generate_s": gen_s}
-    fresh = FreshDatabase()
+    fresh = Databases(prefix="mp_latency_")
     db = None
     try:
-        print(f"database: {fresh.where}, {fresh.name}")
-        db = Database.open(fresh.url)
+        url = fresh.fresh()
+        print(f"database: {fresh.where}, {conninfo_to_dict(url)['dbname']}")
+        db = Database.open(url)
         with db.connection() as conn:
             profile, chunk_ids, timings = load(conn, episodes, vectors)
             print(f"load (binary COPY): episodes {timings['episodes_s']:.1f}s, chunks {timings['chunks_s']:.1f}s, "
