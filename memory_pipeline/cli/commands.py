@@ -147,6 +147,7 @@ def status_document(db: Database) -> dict:
         "episodes": counts["episodes"],
         "chunks": counts["chunks"],
         "vectors": counts["vectors"],
+        "vectorsWithWindows": counts["vectors_with_windows"],
         "pendingEpisodes": sum(by_day.values()),
         "activeProfile": (
             {"name": profile.name, "provider": profile.provider, "model": profile.model,
@@ -201,7 +202,7 @@ def cmd_status(args) -> int:
     profile = doc["activeProfile"]
     print(f"episodes:         {doc['episodes']}")
     print(f"chunks:           {doc['chunks']}")
-    print(f"vectors:          {doc['vectors']} (active profile)")
+    print(f"vectors:          {doc['vectors']} (active profile; {doc['vectorsWithWindows']} with paragraph windows)")
     print(f"pending episodes: {doc['pendingEpisodes']}")
     print(f"active profile:   {profile['name'] + ' generation ' + str(profile['generation']) if profile else 'none yet (run memory-pipeline index)'}")
     if doc["configuredProfile"] != (profile or {}).get("name"):

@@ -215,10 +215,12 @@ def count_summary(conn: psycopg.Connection, profile: StoredProfile | None) -> di
     episodes, chunks = conn.execute(
         "SELECT (SELECT count(*) FROM episodes), (SELECT count(*) FROM chunks)"
     ).fetchone()
-    vectors = 0
+    vectors = windowed = 0
     if profile is not None:
-        vectors = conn.execute(
-            "SELECT count(*) FROM embeddings WHERE profile_id = %s AND generation = %s",
+        # windows IS NOT NULL reads the null bitmap only, never the (TOASTed) arrays.
+        vectors, windowed = conn.execute(
+            "SELECT count(*), count(*) FILTER (WHERE windows IS NOT NULL) FROM embeddings "
+            "WHERE profile_id = %s AND generation = %s",
             (profile.id, profile.generation),
-        ).fetchone()[0]
-    return {"episodes": episodes, "chunks": chunks, "vectors": vectors}
+        ).fetchone()
+    return {"episodes": episodes, "chunks": chunks, "vectors": vectors, "vectors_with_windows": windowed}

@@ -75,6 +75,7 @@ def test_index_then_status_json(cli, tmp_path):
     after = cli("status", "--json").json()
     assert after["pendingEpisodes"] == 0 and after["pendingByDay"] == {}
     assert after["chunks"] == after["vectors"] > 0
+    assert after["vectorsWithWindows"] == sum(1 for t in texts.values() if paragraph_windows(t)) > 0
     assert after["activeProfile"]["name"] == "ollama/qwen3-embedding:0.6b@512"
     assert after["canary"] == {"state": "ready", "reason": None, "recorded": True}
     assert after["building"] is None and after["lastNightlyRun"] is None
