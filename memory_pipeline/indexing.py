@@ -64,7 +64,8 @@ class IndexReport:
     seconds: float = 0.0
     skipped_locked: int = 0
     pending_after: int | None = None
-    canary_cosine: float | None = None
+    canary_checked: bool = False  # a pass ran the canary (the first one's result is kept)
+    canary_cosine: float | None = None  # None when checked: recorded for the first time
     switched: str | None = None
     preview: list[dict] = field(default_factory=list)
 
@@ -134,12 +135,8 @@ def check_canary(conn, embedder: Embedder, target: StoredProfile) -> float | Non
         profiles_store.mark_stale(conn, target.id, target.generation, reason)
         raise ModelRefused(stale_message(target, target.generation, reason))
     if generation.state == "stale":
-        # The original model is back: the generation's vectors are comparable again.
-        restored = "building" if target.building_generation == target.generation else "ready"
-        conn.execute(
-            "UPDATE embedding_generations SET state = %s, stale_reason = NULL WHERE profile_id = %s AND generation = %s",
-            (restored, target.id, target.generation),
-        )
+        profiles_store.clear_stale(conn, target.id, target.generation,
+                                   building=target.building_generation == target.generation)
     return cosine
 
 
@@ -164,6 +161,7 @@ def index_pass(
         # The gate: a wrong dimension, an unreachable server or a changed model stops the pass
         # before any write.
         report.canary_cosine = check_canary(conn, embedder, profile)
+        report.canary_checked = True
         report.model_calls += 1
         works = plan(conn, profile, pending)
 
@@ -245,24 +243,26 @@ def index_until_done(
     while True:
         one = index_pass(db, embedder, day=day, on_progress=on_progress)
         total.add(one)
-        if total.canary_cosine is None:
-            total.canary_cosine = one.canary_cosine
+        if one.canary_checked and not total.canary_checked:
+            total.canary_checked, total.canary_cosine = True, one.canary_cosine
         if one.episodes == 0:
             break
-    total.pending_after = pending_count(db, embedder, day=day)
-    total.switched = promote_when_complete(db, embedder)
+    counts = pending_by_day(db, embedder)
+    total.pending_after = _pending(counts, day)
+    total.switched = promote_when_complete(db, embedder, pending=sum(counts.values()))
     return total
 
 
-def promote_when_complete(db: Database, embedder: Embedder) -> str | None:
-    """Switch search to the written generation/profile once nothing at all is pending for it."""
+def promote_when_complete(db: Database, embedder: Embedder, *, pending: int) -> str | None:
+    """Switch search to the written generation/profile once nothing at all (``pending``, counted
+    for it by the caller) is pending for it."""
     with db.connection() as conn:
         stored = get_profile(conn, embedder.profile)
         if stored is None or (stored.is_active and stored.building_generation is None):
             if stored is not None:  # first generation of the first profile: mark it ready
                 profiles_store.mark_built(conn, stored.id, stored.generation)
             return None
-        if sum(index_store.pending_by_day(conn, stored.writing()).values()) > 0:
+        if pending > 0:
             return None
         switched = profiles_store.promote(conn, stored)
     if switched:
@@ -270,13 +270,19 @@ def promote_when_complete(db: Database, embedder: Embedder) -> str | None:
     return switched
 
 
-def pending_count(db: Database, embedder: Embedder, *, day: dt.date | None = None) -> int:
+def pending_by_day(db: Database, embedder: Embedder) -> dict[str, int]:
+    """Pending episodes per ingest day for the generation ``embedder`` writes."""
     with db.connection() as conn:
         stored = get_profile(conn, embedder.profile)
-        counts = index_store.pending_by_day(conn, stored.writing() if stored else None)
-    if day is not None:
-        return counts.get(day.isoformat(), 0)
-    return sum(counts.values())
+        return index_store.pending_by_day(conn, stored.writing() if stored else None)
+
+
+def _pending(counts: dict[str, int], day: dt.date | None) -> int:
+    return counts.get(day.isoformat(), 0) if day is not None else sum(counts.values())
+
+
+def pending_count(db: Database, embedder: Embedder, *, day: dt.date | None = None) -> int:
+    return _pending(pending_by_day(db, embedder), day)
 
 
 def chunk_pending(db: Database, *, day: dt.date | None = None, limit: int = 5000) -> IndexReport:

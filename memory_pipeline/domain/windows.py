@@ -54,11 +54,13 @@ def paragraph_windows(text: str) -> list[str]:
     return [text[start:end] for start, _, end in _window_spans(text)]
 
 
-def window_focus(text: str, index: int) -> int | None:
+def window_focus(text: str, index: int | None) -> int | None:
     """Where window ``index``'s own paragraph (the later of its two) starts in ``text``.
 
     Search shows a vector hit's snippet from there: the turn that matched, not the chunk's start.
-    None when the text has no such window (changed rules, a stale index).
+    None when ``index`` is None or the text has no such window (changed rules, a stale index).
     """
+    if index is None:
+        return None
     spans = _window_spans(text)
     return spans[index][1] if 0 <= index < len(spans) else None

@@ -41,7 +41,7 @@ VECTOR_CANDIDATES = 50
 # The HNSW scan fetches this many chunks by chunk vector; their paragraph windows re-score them
 # and the best VECTOR_CANDIDATES go to fusion, so a chunk whose one turn matches can climb past
 # chunks that match only on average. LoCoMo (memories of 41-83 chunks), fused recall@5/@8 with a
-# pool of 50: 0.821 / 0.864; of 100: 0.828 / 0.873 (benchmarks/bench_locomo.py). hnsw.ef_search is
+# pool of 50: 0.821 / 0.863; of 100: 0.826 / 0.871 (benchmarks/bench_locomo.py). hnsw.ef_search is
 # already 100 (vector_store.MIN_EF_SEARCH), so the larger pool costs only the extra rows.
 VECTOR_RESCORE_POOL = 100
 KEYWORD_CANDIDATES = 50
@@ -129,7 +129,6 @@ class SearchService:
                 raise InputError(f"unknown memory {memory!r}: it has no episodes")
         ranked, best_window = self._run_channels(chosen.channels, memory, query, filters, response)
         with self.db.connection() as conn:
-
             pool = {cid for hits in ranked.values() for cid, _ in hits}
             rows = search_store.chunk_rows(conn, memory, sorted(pool))
             facts = {cid: fusion.ChunkFacts(salience=r.salience, occurred_at=r.occurred_at) for cid, r in rows.items()}
@@ -147,7 +146,7 @@ class SearchService:
                     title=rows[f.key].title,
                     kind=rows[f.key].kind,
                     occurred_at=rows[f.key].occurred_at,
-                    snippet=make_snippet(rows[f.key].text, query, focus=self._focus(rows[f.key].text, best_window.get(f.key))),
+                    snippet=make_snippet(rows[f.key].text, query, focus=window_focus(rows[f.key].text, best_window.get(f.key))),
                     start=rows[f.key].start,
                     end=rows[f.key].end,
                     text=rows[f.key].text,
@@ -204,10 +203,6 @@ class SearchService:
             else:
                 response.entities = extra
         return ranked, best_window
-
-    @staticmethod
-    def _focus(text: str, window: int | None) -> int | None:
-        return window_focus(text, window) if window is not None else None
 
     def _vector(self, conn, memory: str, query: str, filters: Filters) -> tuple[list[VectorHit], str]:
         profile = active_profile(conn)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from memory_pipeline.storage.hnsw_store import index_expression
-from memory_pipeline.storage.index_store import pending_days
+from memory_pipeline.storage.index_store import count_summary, pending_days
 from memory_pipeline.storage.profiles_store import StoredProfile
+from memory_pipeline.storage.vector_store import nearest_chunks, nearest_statement
 
 
 def vector_integrity(conn: psycopg.Connection, profile: StoredProfile) -> dict:
@@ -38,9 +39,12 @@ def vector_integrity(conn: psycopg.Connection, profile: StoredProfile) -> dict:
             "not_normalized": not_unit}
 
 
-def index_recall(conn: psycopg.Connection, profile: StoredProfile, *, sample: int = 50, k: int = 10,
-                 ef_search: int = 50) -> float | None:
-    """Recall@k of the HNSW index against exact search, with stored vectors as queries."""
+def index_recall(conn: psycopg.Connection, profile: StoredProfile, *, sample: int = 50, k: int = 10) -> float | None:
+    """Recall@k of the HNSW index against exact search, with stored vectors as queries.
+
+    The approximate side is ``vector_store.nearest_chunks`` itself (the ef_search search uses);
+    the exact side is the same statement with index scans off (a sequential scan and a sort).
+    """
     queries = conn.execute(
         "SELECT memory, embedding FROM embeddings WHERE profile_id = %s AND generation = %s "
         "ORDER BY md5(chunk_id) LIMIT %s",
@@ -48,19 +52,15 @@ def index_recall(conn: psycopg.Connection, profile: StoredProfile, *, sample: in
     ).fetchall()
     if not queries:
         return None
-    expr = index_expression(profile)
-    statement = sql.SQL(
-        "SELECT chunk_id FROM embeddings WHERE profile_id = {pid} AND generation = {gen} AND memory = %s "
-        "ORDER BY {expr} <=> %s::halfvec({dim}) LIMIT %s"
-    ).format(expr=expr, pid=sql.Literal(profile.id), gen=sql.Literal(profile.generation), dim=sql.Literal(profile.dim))
+    exact_statement = nearest_statement(profile, filtered=False, by_windows=False)
     found = total = 0
     for memory, vector in queries:
+        query_vector = np.array(vector.to_list(), dtype=np.float32)
+        approx = {h.chunk_id for h in nearest_chunks(conn, profile, memory, query_vector, limit=k)}
         with conn.transaction():
-            conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(ef_search, k))))
-            approx = {r[0] for r in conn.execute(statement, (memory, vector, k))}
-        with conn.transaction():
-            conn.execute("SET LOCAL enable_indexscan = off")  # exact: a sequential scan and a sort
-            exact = {r[0] for r in conn.execute(statement, (memory, vector, k))}
+            conn.execute("SET LOCAL enable_indexscan = off")
+            exact = {r[1] for r in conn.execute(
+                exact_statement, {"q": vector, "memory": memory, "limit": k, "kinds": None, "since": None})}
         found += len(approx & exact)
         total += len(exact)
     return found / total if total else None
@@ -73,7 +73,7 @@ def oldest_pending(conn: psycopg.Connection, profile: StoredProfile | None) -> d
 
 
 def daily_stats(conn: psycopg.Connection, since: dt.datetime) -> dict:
-    episodes, chunks = conn.execute("SELECT (SELECT count(*) FROM episodes), (SELECT count(*) FROM chunks)").fetchone()
+    counts = count_summary(conn, None)
     per_kind = dict(conn.execute("SELECT kind, count(*) FROM episodes GROUP BY kind ORDER BY kind").fetchall())
     searches, p50, p95, fallbacks, vector_down = conn.execute(
         """SELECT count(*),
@@ -85,8 +85,8 @@ def daily_stats(conn: psycopg.Connection, since: dt.datetime) -> dict:
         (since,),
     ).fetchone()
     return {
-        "episodes": episodes,
-        "chunks": chunks,
+        "episodes": counts["episodes"],
+        "chunks": counts["chunks"],
         "episodes_by_kind": per_kind,
         "searches": searches,
         "search_latency_p50_ms": round(p50, 2) if p50 is not None else None,

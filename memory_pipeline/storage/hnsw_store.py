@@ -40,12 +40,8 @@ def index_name(profile: StoredProfile) -> str:
     return f"embeddings_hnsw_p{profile.id}_g{profile.generation}"
 
 
-def _inspect(conn: psycopg.Connection, name: str) -> tuple[bool, bool, int]:
-    exists, valid, size, _ = _inspect_with_options(conn, name)
-    return exists, valid, size
-
-
-def _inspect_with_options(conn: psycopg.Connection, name: str) -> tuple[bool, bool, int, dict[str, int]]:
+def _inspect(conn: psycopg.Connection, name: str) -> tuple[bool, bool, int, dict[str, int]]:
+    """Whether the index exists, is valid, its size in bytes and its numeric options (m, ...)."""
     row = conn.execute(
         """SELECT i.indisvalid, pg_relation_size(c.oid), coalesce(c.reloptions, '{}')
            FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid
@@ -65,7 +61,7 @@ def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> IndexState
     running while it builds, and cannot run inside a transaction block.
     """
     name = index_name(profile)
-    exists, valid, _ = _inspect(conn, name)
+    exists, valid, _, _ = _inspect(conn, name)
     build_seconds = None
     if exists and not valid:
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
@@ -89,7 +85,7 @@ def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> IndexState
         )
         conn.execute("RESET maintenance_work_mem")
         build_seconds = time.perf_counter() - started
-    exists, valid, size, options = _inspect_with_options(conn, name)
+    exists, valid, size, options = _inspect(conn, name)
     rows = conn.execute(
         "SELECT count(*) FROM embeddings WHERE profile_id = %s AND generation = %s",
         (profile.id, profile.generation),
@@ -102,7 +98,7 @@ def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> IndexState
 def inspect(conn: psycopg.Connection, profile: StoredProfile) -> dict:
     """Name, existence, validity and size of the profile's serving index (no changes made)."""
     name = index_name(profile)
-    exists, valid, size = _inspect(conn, name)
+    exists, valid, size, _ = _inspect(conn, name)
     return {"name": name, "exists": exists, "valid": valid, "size_bytes": size}
 
 

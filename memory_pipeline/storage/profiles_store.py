@@ -118,6 +118,15 @@ def mark_stale(conn: psycopg.Connection, profile_id: int, generation: int, reaso
     )
 
 
+def clear_stale(conn: psycopg.Connection, profile_id: int, generation: int, *, building: bool) -> None:
+    """The original model is back: a stale generation's vectors are comparable again."""
+    conn.execute(
+        "UPDATE embedding_generations SET state = %s, stale_reason = NULL "
+        "WHERE profile_id = %s AND generation = %s AND state = 'stale'",
+        ("building" if building else "ready", profile_id, generation),
+    )
+
+
 def mark_built(conn: psycopg.Connection, profile_id: int, generation: int) -> None:
     """A generation that was building is complete: ready to serve."""
     conn.execute(

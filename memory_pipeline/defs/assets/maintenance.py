@@ -26,31 +26,31 @@ def backlog(
     context: dg.AssetExecutionContext, database: DatabaseResource, embedder: EmbedderResource
 ) -> dg.MaterializeResult:
     from memory_pipeline.storage import entities_store
-    from memory_pipeline.storage.profiles_store import get_profile, register_profile
+    from memory_pipeline.storage.profiles_store import register_profile
 
     model = embedder.embedder
     db = database.db
     before = indexing.pending_count(db, model)
-    with db.connection() as conn:
-        # The canary runs every night, pending work or not: a silent model swap must surface.
-        target = register_profile(conn, model.profile).writing()
-        cosine = indexing.check_canary(conn, model, target)
-    report = indexing.index_until_done(db, model)
+    report = indexing.index_until_done(db, model)  # each pass with work checks the canary first
+    cosine = report.canary_cosine
+    if not report.canary_checked:
+        # Nothing was pending: the canary runs every night all the same, so that a silent model
+        # swap surfaces before the next ingest.
+        with db.connection() as conn:
+            cosine = indexing.check_canary(conn, model, register_profile(conn, model.profile).writing())
     entity_report = entities_store.EntityReport()
     with db.connection() as conn:
         memories = [r[0] for r in conn.execute(
             """SELECT DISTINCT e.memory FROM episodes e
                WHERE NOT EXISTS (SELECT 1 FROM episode_names n WHERE n.episode_id = e.id)""")]
         entities_store.refresh_memories(conn, memories, entity_report)
-        stored = get_profile(conn, model.profile)
-        by_day = index_store.pending_by_day(conn, stored.writing() if stored else None)
     if report.switched:
         context.log.info(report.switched)
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": sum(by_day.values()),
+            "dagster/row_count": report.pending_after,
             "pending_before": before,
-            "pending_after": sum(by_day.values()),
+            "pending_after": report.pending_after,
             "episodes_indexed": report.episodes,
             "new_vectors": report.vectors,
             "new_window_vectors": report.windows,
