@@ -190,6 +190,20 @@ def test_both_graph_query_plans_return_the_same_chunks(db, world):
     assert limited == by_mentions[:1]
 
 
+def test_graph_channel_skips_mentioning_episodes_that_have_no_chunks_yet(db, world):
+    from memory_pipeline.storage import search_store
+    from memory_pipeline.storage.search_store import Filters
+
+    with db.connection() as conn:
+        ids = [r[0] for r in conn.execute("SELECT id FROM entities WHERE memory = 'alice'")]
+        before = search_store.graph_candidates(conn, "alice", ids, Filters(), mentions=1, episodes=1000)
+        # The newest mentioning episode loses its chunks (as while it waits for its vectors).
+        conn.execute("DELETE FROM chunks WHERE chunk_id = %s", (before[0][0],))
+        for mentions in (1, 999):  # both plans
+            after = search_store.graph_candidates(conn, "alice", ids, Filters(), limit=1, mentions=mentions, episodes=1000)
+            assert after == [before[1]]
+
+
 FILLER = [
     "Quarterly invoices arrived late because the accountant moved offices across town again",
     "Weather stayed grey and windy with hail showers most afternoons near the harbour",

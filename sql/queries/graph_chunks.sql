@@ -1,12 +1,14 @@
 -- Graph channel: the most recent chunks of the episodes that mention any of the entities.
--- Every episode has at least one chunk, so the newest `limit` chunks lie within the newest
--- `limit` mentioning episodes: pick those first instead of joining every mention's chunks.
+-- Every chunked episode has at least one chunk, so the newest `limit` chunks lie within the
+-- newest `limit` mentioning episodes that have chunks (episodes still waiting for their vectors
+-- have none yet): pick those first instead of joining every mention's chunks.
 WITH recent AS (
     SELECT e.id, e.occurred_at
     FROM entity_mentions m
     JOIN episodes e ON e.id = m.episode_id
     WHERE m.entity_id = ANY(%(entity_ids)s::bigint[])
       AND m.memory = %(memory)s AND e.memory = %(memory)s
+      AND EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id)  -- not yet chunked: skip
       AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
       AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)
     GROUP BY e.id, e.occurred_at

@@ -7,6 +7,7 @@ WITH recent AS (
     WHERE e.memory = %(memory)s
       AND EXISTS (SELECT 1 FROM entity_mentions m
                   WHERE m.episode_id = e.id AND m.entity_id = ANY(%(entity_ids)s::bigint[]))
+      AND EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id)  -- not yet chunked: skip
       AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
       AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)
     ORDER BY e.occurred_at DESC, e.id DESC
