@@ -104,7 +104,7 @@ def test_nightly_job_indexes_the_backlog_maintains_the_index_and_records_stats(d
     assert meta["hnsw_index"]["valid"] is True
     assert meta["pipeline_stats"]["episodes"] == 5 and meta["pipeline_stats"]["pending"] == 0
     checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
-    assert checks == {"backlog_is_fresh": True, "hnsw_index_recall": True}
+    assert checks == {"backlog_is_fresh": True, "hnsw_index_recall": True, "embeddings_complete_and_normalized": True}
     assert count(db, "SELECT count(*) FROM pipeline_stats") == 1
     # The next night re-checks the canary even with nothing pending.
     second = job.execute_in_process(resources=resources, instance=dg.DagsterInstance.ephemeral())
