@@ -152,8 +152,8 @@ def index_pass(
     started = time.perf_counter()
     report = IndexReport(profile=embedder.profile.name, passes=1)
     with db.connection() as conn:
-        stored = get_profile(conn, embedder.profile)
-        pending = index_store.pending_episodes(conn, stored.writing() if stored else None, limit=limit, day=day)
+        target = profiles_store.writing_target(conn, embedder.profile)
+        pending = index_store.pending_episodes(conn, target, limit=limit, day=day)
         if not pending:
             report.seconds = time.perf_counter() - started
             return report
@@ -273,8 +273,7 @@ def promote_when_complete(db: Database, embedder: Embedder, *, pending: int) -> 
 def pending_by_day(db: Database, embedder: Embedder) -> dict[str, int]:
     """Pending episodes per ingest day for the generation ``embedder`` writes."""
     with db.connection() as conn:
-        stored = get_profile(conn, embedder.profile)
-        return index_store.pending_by_day(conn, stored.writing() if stored else None)
+        return index_store.pending_by_day(conn, profiles_store.writing_target(conn, embedder.profile))
 
 
 def _pending(counts: dict[str, int], day: dt.date | None) -> int:

@@ -14,8 +14,7 @@ from pathlib import Path
 from memory_pipeline import config, indexing
 from memory_pipeline.cli.common import err, open_database, print_json
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
-from memory_pipeline.embedders.base import EmbeddingProfile
-from memory_pipeline.embedders.factory import build_embedder
+from memory_pipeline.embedders.factory import build_embedder, profile_of
 from memory_pipeline.errors import ExitCode, InputError
 from memory_pipeline.ingest import IngestReport, ingest_paths
 from memory_pipeline.storage import episodes_store, index_store
@@ -131,7 +130,7 @@ def status_document(db: Database) -> dict:
     from memory_pipeline.storage import hnsw_store, profiles_store
 
     settings = config.EmbedSettings.from_env()
-    configured = EmbeddingProfile(settings.provider, settings.model, settings.dim)
+    configured = profile_of(settings)
     with db.connection() as conn:
         profile = active_profile(conn)
         counts = index_store.count_summary(conn, profile)

@@ -6,9 +6,10 @@ import dagster as dg
 
 from memory_pipeline.defs.assets import backlog, embeddings, hnsw_index
 from memory_pipeline.defs.settings import backlog_max_age_hours
-from memory_pipeline.resources import DatabaseResource
+from memory_pipeline.resources import DatabaseResource, EmbedderResource
 from memory_pipeline.storage import health_store
-from memory_pipeline.storage.profiles_store import active_profile
+from memory_pipeline.embedders.factory import profile_of
+from memory_pipeline.storage.profiles_store import active_profile, writing_target
 
 MIN_INDEX_RECALL = 0.95
 
@@ -43,11 +44,12 @@ def hnsw_index_recall(database: DatabaseResource) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(asset=backlog, description="The oldest pending episode is younger than MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS (24 h).")
-def backlog_is_fresh(database: DatabaseResource) -> dg.AssetCheckResult:
+def backlog_is_fresh(database: DatabaseResource, embedder: EmbedderResource) -> dg.AssetCheckResult:
     limit_h = backlog_max_age_hours()
     with database.db.connection() as conn:
-        profile = active_profile(conn)
-        oldest = health_store.oldest_pending(conn, profile.writing() if profile else None)
+        # Pending for the configured profile, as the sensor and the index passes count it.
+        target = writing_target(conn, profile_of(embedder.settings()))
+        oldest = health_store.oldest_pending(conn, target)
     if oldest is None:
         return dg.AssetCheckResult(passed=True, metadata={"oldest_pending_hours": 0.0, "limit_hours": limit_h})
     age_h = (dt.datetime.now(dt.timezone.utc) - oldest).total_seconds() / 3600

@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from memory_pipeline.embedders.factory import profile_of
 from memory_pipeline.resources import DatabaseResource, EmbedderResource
 from memory_pipeline.storage import profiles_store
 
@@ -10,11 +11,8 @@ from memory_pipeline.storage import profiles_store
                    "unindexed_episodes_sensor (or a backfill of index_day_job) then builds it; search "
                    "switches when nothing is pending for it.")
 def start_reindex_op(context: dg.OpExecutionContext, database: DatabaseResource, embedder: EmbedderResource) -> dict:
-    settings = embedder.settings()
-    from memory_pipeline.embedders.base import EmbeddingProfile
-
     with database.db.connection() as conn:
-        stored, resumed = profiles_store.start_reindex(conn, EmbeddingProfile(settings.provider, settings.model, settings.dim))
+        stored, resumed = profiles_store.start_reindex(conn, profile_of(embedder.settings()))
     verb = "resumed" if resumed else "started"
     context.log.info(f"{verb} generation {stored.building_generation} of {stored.name}")
     context.add_output_metadata({"profile": stored.name, "building_generation": stored.building_generation,

@@ -19,11 +19,11 @@ from memory_pipeline import config
 from memory_pipeline.defs.jobs import index_day_job
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.domain.sources import SUPPORTED_SUFFIXES
-from memory_pipeline.embedders.base import EmbeddingProfile
+from memory_pipeline.embedders.factory import profile_of
 from memory_pipeline.ingest import utc_today
 from memory_pipeline.resources import DatabaseResource, EmbedderResource
 from memory_pipeline.storage import index_store
-from memory_pipeline.storage.profiles_store import get_profile
+from memory_pipeline.storage.profiles_store import writing_target
 
 RETRY_AFTER_S = 300
 IN_FLIGHT = [
@@ -76,14 +76,9 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
     def unindexed_episodes_sensor(
         context: dg.SensorEvaluationContext, database: DatabaseResource, embedder: EmbedderResource
     ):
-        settings = embedder.settings()
-        profile = EmbeddingProfile(settings.provider, settings.model, settings.dim)
         with database.db.connection() as conn:
-            stored = get_profile(conn, profile)
-            pending = {
-                day: (p.count, p.newest_id)
-                for day, p in index_store.pending_days(conn, stored.writing() if stored else None).items()
-            }
+            target = writing_target(conn, profile_of(embedder.settings()))
+            pending = {day: (p.count, p.newest_id) for day, p in index_store.pending_days(conn, target).items()}
         total = sum(n for n, _ in pending.values())
         if not pending:
             return dg.SensorResult(skip_reason=dg.SkipReason("nothing to index: 0 pending episodes"), cursor="{}")

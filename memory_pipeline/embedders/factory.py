@@ -9,6 +9,11 @@ from memory_pipeline.errors import ConfigurationError
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 
 
+def profile_of(settings: EmbedSettings) -> EmbeddingProfile:
+    """The embedding profile ``settings`` name (provider, model, stored dimension)."""
+    return EmbeddingProfile(provider=settings.provider, model=settings.model, dim=settings.dim)
+
+
 def build_embedder(settings: EmbedSettings) -> Embedder:
     """A ready embedder for ``settings``; nothing is contacted until the first embed or probe."""
     embedder = _provider_embedder(settings)
@@ -17,7 +22,7 @@ def build_embedder(settings: EmbedSettings) -> Embedder:
 
 
 def _provider_embedder(settings: EmbedSettings) -> Embedder:
-    profile = EmbeddingProfile(provider=settings.provider, model=settings.model, dim=settings.dim)
+    profile = profile_of(settings)
     # Provider modules are imported on demand so that, e.g., the local engine is not loaded
     # by a process configured for Ollama.
     if settings.provider == "local":

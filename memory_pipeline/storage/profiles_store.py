@@ -66,6 +66,13 @@ def get_profile(conn: psycopg.Connection, profile: EmbeddingProfile) -> StoredPr
     return _profile(conn.execute(f"SELECT {_COLUMNS} FROM embedding_profiles WHERE name = %s", (profile.name,)).fetchone())
 
 
+def writing_target(conn: psycopg.Connection, profile: EmbeddingProfile) -> StoredProfile | None:
+    """The stored ``profile`` as the generation index passes write (its building one, if any);
+    None when it was never registered: then every episode is pending for it."""
+    stored = get_profile(conn, profile)
+    return stored.writing() if stored else None
+
+
 def active_profile(conn: psycopg.Connection) -> StoredProfile | None:
     return _profile(conn.execute(f"SELECT {_COLUMNS} FROM embedding_profiles WHERE is_active").fetchone())
 

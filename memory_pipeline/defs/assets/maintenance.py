@@ -8,7 +8,8 @@ from memory_pipeline.defs.assets._common import EMBEDDING_POOL
 from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.resources import DatabaseResource, EmbedderResource
 from memory_pipeline.storage import hnsw_store, index_store
-from memory_pipeline.storage.profiles_store import active_profile
+from memory_pipeline.embedders.factory import profile_of
+from memory_pipeline.storage.profiles_store import active_profile, writing_target
 from memory_pipeline.defs.assets.index import embeddings
 
 
@@ -111,7 +112,9 @@ def hnsw_index(context: dg.AssetExecutionContext, database: DatabaseResource) ->
         "the pipeline_stats table."
     ),
 )
-def pipeline_stats(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+def pipeline_stats(
+    context: dg.AssetExecutionContext, database: DatabaseResource, embedder: EmbedderResource
+) -> dg.MaterializeResult:
     import datetime as _dt
 
     from memory_pipeline.storage import health_store
@@ -120,8 +123,9 @@ def pipeline_stats(context: dg.AssetExecutionContext, database: DatabaseResource
     with database.db.connection() as conn:
         stats = health_store.daily_stats(conn, now - _dt.timedelta(hours=24))
         profile = active_profile(conn)
-        by_day = index_store.pending_by_day(conn, profile.writing() if profile else None)
-        stats["pending"] = sum(by_day.values())
+        # Pending for the configured profile, as the sensor and the index passes count it.
+        target = writing_target(conn, profile_of(embedder.settings()))
+        stats["pending"] = sum(index_store.pending_by_day(conn, target).values())
         stats["active_profile"] = f"{profile.name} generation {profile.generation}" if profile else None
         health_store.save_daily_stats(conn, now.date(), stats)
     metadata = {k: v for k, v in stats.items() if isinstance(v, (int, float)) and v is not None}
