@@ -67,18 +67,17 @@ from memory_pipeline import indexing
 from memory_pipeline.config import EmbedSettings
 from memory_pipeline.domain import fusion
 from memory_pipeline.domain.chunking import chunk_body
-from memory_pipeline.domain.entities import Entity, mentioned_entities
 from memory_pipeline.domain.episodes import EpisodeDraft, make_episode
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.search.service import (
     GRAPH_CANDIDATES,
-    GRAPH_MAX_EPISODE_SHARE,
     KEYWORD_CANDIDATES,
     VECTOR_CANDIDATES,
     VECTOR_RESCORE_POOL,
     SearchService,
+    followed_entities,
 )
 from memory_pipeline.storage import entities_store, hnsw_store, search_store
 from memory_pipeline.storage.database import Database
@@ -350,16 +349,14 @@ def run_service(service: SearchService, questions: list[Question], turns_of: dic
 
 
 def graph_ids(conn, memory: str, query: str, cache: dict) -> list[int]:
-    """The entity ids the graph channel follows for ``query`` (same rule as SearchService._graph)."""
+    """The entity ids the graph channel follows for ``query`` (service.followed_entities)."""
     if memory not in cache:
-        cache[memory] = [(e.id, Entity(e.name, e.aliases)) for e in search_store.memory_entities(conn, memory)]
-    named = mentioned_entities(query, cache[memory])
-    counts, episodes = search_store.mention_counts(conn, memory, named)
-    return [i for i in named if counts[i] > 0 and (episodes < 4 or counts[i] <= GRAPH_MAX_EPISODE_SHARE * episodes)]
+        cache[memory] = search_store.memory_entities(conn, memory)
+    return followed_entities(conn, memory, query, cache[memory])[0]
 
 
 # The fused default's weights with the vector channel scored by chunk vectors only (before windows).
-CHUNK_ONLY_WEIGHTS = {"vector_chunk": 1.0, "keyword": 1.0, "graph": 0.7}
+CHUNK_ONLY_WEIGHTS = {("vector_chunk" if ch == "vector" else ch): w for ch, w in fusion.CHANNEL_WEIGHTS.items()}
 
 
 def run_diagnostics(db: Database, embedder: Embedder, questions: list[Question],
@@ -367,14 +364,14 @@ def run_diagnostics(db: Database, embedder: Embedder, questions: list[Question],
     """Channels called directly, pools of 50, fused here in several ways."""
     now = dt.datetime.now(dt.timezone.utc)
     variants = {
-        # name: (channels, fuse kwargs or None for plain RRF, graph limit)
+        # name: (channels, fuse kwargs or None for plain RRF)
         "reproduced fused default (v+k+g)": (("vector", "keyword", "graph"), {}),
         "vector+keyword, product fuse": (("vector", "keyword"), {}),
         "vector+keyword, plain RRF k=60": (("vector", "keyword"), None),
-        "v+k+g, graph weight 0.35": (("vector", "keyword", "graph"), {"weights": {"vector": 1.0, "keyword": 1.0, "graph": 0.35}}),
+        "v+k+g, graph weight 0.35": (("vector", "keyword", "graph"), {"weights": {**fusion.CHANNEL_WEIGHTS, "graph": 0.35}}),
         "v+k+g, plain RRF (graph 0.7)": (("vector", "keyword", "graph"), None),
-        "v+k+g, vector weight 0.5": (("vector", "keyword", "graph"), {"weights": {"vector": 0.5, "keyword": 1.0, "graph": 0.7}}),
-        "vector+keyword, vector weight 0.5": (("vector", "keyword"), {"weights": {"vector": 0.5, "keyword": 1.0, "graph": 0.7}}),
+        "v+k+g, vector weight 0.5": (("vector", "keyword", "graph"), {"weights": {**fusion.CHANNEL_WEIGHTS, "vector": 0.5}}),
+        "vector+keyword, vector weight 0.5": (("vector", "keyword"), {"weights": {**fusion.CHANNEL_WEIGHTS, "vector": 0.5}}),
         "vector+keyword, RRF k=10": (("vector", "keyword"), {"k": 10}),
         "chunk vector alone (no windows)": (("vector_chunk",), {"weights": CHUNK_ONLY_WEIGHTS}),
         "v+k+g, chunk vectors without windows": (("vector_chunk", "keyword", "graph"), {"weights": CHUNK_ONLY_WEIGHTS}),

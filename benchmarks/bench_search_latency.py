@@ -28,8 +28,8 @@ vector plus noise (cosine ~0.9 to it), so every query has a true nearest neighbo
 
 Timings, in-process, after 20 warm-up queries, rows interleaved query by query: each channel alone
 (``channels=("vector",)`` etc.) and the fused default, ``SearchService(..., reranker=None,
-record=False)``, limit 8; and the raw vector SQL (``vector_store.nearest_chunks``, 50 candidates,
-``--ef-search``) alone. p50 and p95 in ms.
+record=False)``, limit 8; and the raw vector SQL alone (``vector_store.nearest_chunks`` as the vector
+channel calls it: 100 candidates re-scored by their windows, ``--ef-search``). p50 and p95 in ms.
 
 Recall@10: for 100 query vectors, ``nearest_chunks(limit=10)`` at ef_search 100 (and
 ``--ef-search``) against the exact top 10 (the same query inside a transaction with
@@ -80,11 +80,10 @@ from memory_pipeline.domain.chunking import (
     chunk_body,
     content_hash,
 )
-from memory_pipeline.domain.entities import Entity, mentioned_entities
 from memory_pipeline.domain.windows import paragraph_windows
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
-from memory_pipeline.search.service import VECTOR_CANDIDATES, SearchService
+from memory_pipeline.search.service import VECTOR_RESCORE_POOL, SearchService, followed_entities
 from memory_pipeline.storage import (
     entities_store,
     hnsw_store,
@@ -93,7 +92,6 @@ from memory_pipeline.storage import (
 )
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
-from memory_pipeline.storage.hnsw_store import index_expression
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import (
     StoredProfile,
@@ -101,7 +99,7 @@ from memory_pipeline.storage.profiles_store import (
     get_profile,
 )
 from memory_pipeline.storage.search_store import Filters
-from memory_pipeline.storage.vector_store import MIN_EF_SEARCH, nearest_chunks
+from memory_pipeline.storage.vector_store import MIN_EF_SEARCH, nearest_chunks, nearest_statement
 
 from bench_databases import Databases  # a sibling module (benchmarks/)
 
@@ -116,7 +114,7 @@ RECALL_TARGET = 0.95
 # nearest_chunks never searches below MIN_EF_SEARCH (100), so smaller values would only repeat it.
 EF_GRID = (MIN_EF_SEARCH,)
 EF_EXTRA = (200, 400)  # only to show what a target miss would cost
-DEFAULT_EF = max(VECTOR_CANDIDATES, MIN_EF_SEARCH)  # what nearest_chunks uses for the service's 50
+DEFAULT_EF = max(VECTOR_RESCORE_POOL, MIN_EF_SEARCH)  # what the vector channel searches with
 WARMUP = 20
 RECALL_QUERIES = 100
 QUERY_NOISE = 0.5  # |noise| relative to the unit vector it is added to: cosine ~0.89
@@ -432,7 +430,8 @@ def time_rows(db: Database, service: SearchService, profile: StoredProfile, quer
         for q in queries[:WARMUP]:
             for _, channels in ROWS:
                 service.search(MEMORY, q, channels=channels)
-            nearest_chunks(conn, profile, MEMORY, vectors[q], limit=VECTOR_CANDIDATES, ef_search=ef_search)
+            nearest_chunks(conn, profile, MEMORY, vectors[q], limit=VECTOR_RESCORE_POOL, ef_search=ef_search,
+                           by_windows=True)
     timed = queries[WARMUP:]
     with db.connection() as conn:
         for q in timed:
@@ -448,7 +447,8 @@ def time_rows(db: Database, service: SearchService, profile: StoredProfile, quer
                 if name == "vector" and resp.vector_status != "ok":
                     raise SystemExit(f"vector channel unavailable: {resp.vector_status}")
             t0 = time.perf_counter()
-            hits = nearest_chunks(conn, profile, MEMORY, vectors[q], limit=VECTOR_CANDIDATES, ef_search=ef_search)
+            hits = nearest_chunks(conn, profile, MEMORY, vectors[q], limit=VECTOR_RESCORE_POOL, ef_search=ef_search,
+                                  by_windows=True)
             samples["raw vector SQL"].append((time.perf_counter() - t0) * 1000)
             counts["raw vector SQL"].append(len(hits))
     out = {}
@@ -456,29 +456,20 @@ def time_rows(db: Database, service: SearchService, profile: StoredProfile, quer
         out[name] = {"p50_ms": pct(xs, 0.5), "p95_ms": pct(xs, 0.95), "mean_ms": statistics.fmean(xs),
                      "max_ms": max(xs), "queries": len(xs), "mean_results": statistics.fmean(counts[name])}
     out["_meta"] = {"timed_queries": len(timed), "graph_nonempty": graph_fired, "keyword_methods": keyword_methods,
-                    "timed": timed, "keyword_ms": samples["keyword"], "graph_ms": samples["graph"],
-                    "fused_ms": samples["fused default"]}
+                    "timed": timed, "keyword_ms": samples["keyword"]}
     return out
 
 
-def vector_sql(profile: StoredProfile) -> sql.Composed:
-    expr = index_expression(profile)
-    return sql.SQL(
-        "SELECT memory, chunk_id, {expr} <=> %(q)s::halfvec({dim}) AS distance "
-        "FROM embeddings v WHERE profile_id = {pid} AND generation = {gen} AND memory = %(memory)s "
-        "ORDER BY {expr} <=> %(q)s::halfvec({dim}) LIMIT %(limit)s"
-    ).format(expr=expr, dim=sql.Literal(profile.dim), pid=sql.Literal(profile.id), gen=sql.Literal(profile.generation))
-
-
-def explain(conn: psycopg.Connection, profile: StoredProfile, vector: np.ndarray, *, exact: bool, analyze: bool = False) -> str:
+def explain(conn: psycopg.Connection, profile: StoredProfile, vector: np.ndarray, *, exact: bool) -> str:
+    """EXPLAIN of the statement nearest_chunks runs for 10 neighbours (index scans off: exact)."""
     with conn.transaction():
         if exact:
             conn.execute("SET LOCAL enable_indexscan = off")
-        conn.execute("SET LOCAL hnsw.ef_search = 50")
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        prefix = "EXPLAIN (ANALYZE, BUFFERS) " if analyze else "EXPLAIN "
-        rows = conn.execute(sql.SQL(prefix) + vector_sql(profile),
-                            {"q": HalfVector(vector), "memory": MEMORY, "limit": 10}).fetchall()
+        statement = nearest_statement(profile, filtered=False, by_windows=False)
+        rows = conn.execute(sql.SQL("EXPLAIN ") + statement,
+                            {"q": HalfVector(vector), "memory": MEMORY, "limit": 10, "kinds": None,
+                             "since": None}).fetchall()
     return re.sub(r"'\[[-0-9.e,]+\]'", "'[...]'", "\n".join(r[0] for r in rows))
 
 
@@ -526,33 +517,31 @@ def diagnose(db: Database, service: SearchService, meta: dict, cprofile_path: st
         n_chunks = conn.execute("SELECT count(*) FROM chunks WHERE memory = %s", (MEMORY,)).fetchone()[0]
         rows = []
         for q, ms in zip(timed, kw_ms):
-            lex = search_store.query_lexemes(conn, q)
+            path, name, params = keyword_store.statement(conn, MEMORY, q, Filters())
             matched = conn.execute(
-                "SELECT count(*), coalesce(sum(length(tsv)), 0) FROM chunks WHERE memory = %s AND tsv @@ %s::tsquery",
-                (MEMORY, search_store.or_tsquery(lex)),
-            ).fetchone() if lex else (0, 0)
-            rows.append((ms, matched[0], matched[1], q, lex))
-        rows.sort()
+                "SELECT count(*) FROM chunks WHERE memory = %s AND tsv @@ %s::tsquery",
+                (MEMORY, search_store.or_tsquery(list(params["lexemes"]))),
+            ).fetchone()[0] if name else 0
+            rows.append((ms, matched, path, q, name, params))
+        rows.sort(key=lambda r: r[0])
+        paths = {}
+        for r in rows:
+            paths[r[2]] = paths.get(r[2], 0) + 1
         print(f"  keyword channel: latency against the chunks its OR query matches (of {n_chunks:,}) and the "
-              f"lexemes those chunks hold (what the BM25 SQL unnests):")
+              f"path keyword_store.plan took (queries per path: {paths}):")
         for label, i in (("fastest", 0), ("p25", len(rows) // 4), ("median", len(rows) // 2),
                          ("p75", 3 * len(rows) // 4), ("p95", min(len(rows) - 1, math.ceil(0.95 * len(rows)) - 1)),
                          ("slowest", len(rows) - 1)):
-            ms, m, lexemes, q, _ = rows[i]
-            print(f"    {label:<8}{ms:8.1f} ms  {m:7,} chunks matched ({m / n_chunks:5.1%})  {lexemes:10,} lexemes  {q!r}")
-        corr = float(np.corrcoef([r[0] for r in rows], [r[2] for r in rows])[0, 1]) if len(rows) > 2 else float("nan")
-        print(f"    correlation of latency with lexemes unnested: {corr:.2f}")
-        out["keyword_rows"] = [{"ms": r[0], "matched": r[1], "lexemes": r[2], "query": r[3]} for r in rows]
-        slow_q, slow_lex = rows[-1][3], rows[-1][4]
-        plan = conn.execute(
-            "EXPLAIN (ANALYZE, BUFFERS) " + query("keyword_bm25"),
-            {"memory": MEMORY, "lexemes": slow_lex, "tsquery": search_store.or_tsquery(slow_lex), "limit": 50,
-             "kinds": None, "since": None},
-        ).fetchall()
-        plan_text = "\n".join(r[0] for r in plan)
-        out["keyword_explain_analyze"] = plan_text
-        print(f"  EXPLAIN (ANALYZE, BUFFERS) keyword_bm25 for the slowest query {slow_q!r}:")
-        print("    " + plan_text.replace("\n", "\n    "))
+            ms, m, path, q, _, _ = rows[i]
+            print(f"    {label:<8}{ms:8.1f} ms  {m:7,} chunks matched ({m / n_chunks:5.1%})  {path:<9} {q!r}")
+        out["keyword_rows"] = [{"ms": r[0], "matched": r[1], "path": r[2], "query": r[3]} for r in rows]
+        slow = next((r for r in reversed(rows) if r[4]), None)
+        if slow is not None:
+            plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + query(slow[4]), slow[5]).fetchall()
+            plan_text = "\n".join(r[0] for r in plan)
+            out["keyword_explain_analyze"] = plan_text
+            print(f"  EXPLAIN (ANALYZE, BUFFERS) {slow[4]} (the path taken) for the slowest query {slow[3]!r}:")
+            print("    " + plan_text.replace("\n", "\n    "))
 
         # The graph channel's pieces, on the queries that name somebody.
         def timed_ms(fn, repeat: int = 20) -> float:
@@ -564,20 +553,20 @@ def diagnose(db: Database, service: SearchService, meta: dict, cprofile_path: st
             return statistics.median(xs)
 
         entities = search_store.memory_entities(conn, MEMORY)
-        useful = [(e.id, Entity(e.name, e.aliases)) for e in entities]
-        named = next((q for q in timed if mentioned_entities(q, useful)), timed[0])
-        ids = mentioned_entities(named, useful)
+        named = next((q for q in timed if followed_entities(conn, MEMORY, q, entities)[0]), timed[0])
+        ids, mentions, episodes = followed_entities(conn, MEMORY, named, entities)
         pieces = {
             "memory_entities (names and aliases)": timed_ms(lambda: search_store.memory_entities(conn, MEMORY)),
-            "mentioned_entities (compile matcher + match the query)": timed_ms(lambda: mentioned_entities(named, useful)),
-            "mention_counts (named entities only)": timed_ms(lambda: search_store.mention_counts(conn, MEMORY, ids)),
-            "graph_candidates (graph_chunks.sql)": timed_ms(lambda: search_store.graph_candidates(conn, MEMORY, ids, Filters(), limit=25)),
+            "followed_entities (match the query, count its mentions)":
+                timed_ms(lambda: followed_entities(conn, MEMORY, named, entities)),
+            "graph_candidates (the plan the service picks)": timed_ms(lambda: search_store.graph_candidates(
+                conn, MEMORY, ids, Filters(), limit=25, mentions=mentions, episodes=episodes)),
         }
         print(f"  graph channel pieces (median of 20, query {named!r}, {len(entities)} entities):")
         for k, v in pieces.items():
             print(f"    {v:7.2f} ms  {k}")
         out["graph_pieces_ms"] = pieces
-    lines = profile_search(service, timed, None, cprofile_path)
+    lines = profile_search(service, timed, cprofile_path)
     out["cprofile_top"] = lines
     print(f"  cProfile of the fused default over the {len(timed)} timed queries (stats in {cprofile_path}):")
     for line in lines:
@@ -604,11 +593,11 @@ def add_clustered_profile(conn: psycopg.Connection, episodes: list[GeneratedEpis
     return stored, vectors
 
 
-def profile_search(service: SearchService, queries: list[str], channels, path: str) -> list[str]:
+def profile_search(service: SearchService, queries: list[str], path: str) -> list[str]:
     prof = cProfile.Profile()
     prof.enable()
     for q in queries:
-        service.search(MEMORY, q, channels=channels)
+        service.search(MEMORY, q)
     prof.disable()
     prof.dump_stats(path)
     stats = pstats.Stats(path)
@@ -632,8 +621,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--chunks", type=int, default=None, help="chunks in the memory (default 100000; --quick 10000)")
     p.add_argument("--queries", type=int, default=None, help="timed queries (default 200; --quick 50), after 20 warm-up ones")
     p.add_argument("--ef-search", type=int, default=DEFAULT_EF,
-                   help=f"hnsw.ef_search for the raw vector SQL and the recall check (default {DEFAULT_EF}: what "
-                        f"nearest_chunks uses for the service's {VECTOR_CANDIDATES} candidates)")
+                   help=f"hnsw.ef_search for the raw vector SQL and the recall check, at least {MIN_EF_SEARCH} "
+                        f"(nearest_chunks' floor; default {DEFAULT_EF}: what the vector channel uses)")
     p.add_argument("--quick", action="store_true", help="10,000 chunks, 50 queries")
     p.add_argument("--seed", type=int, default=20240115)
     p.add_argument("--skip-clustered", action="store_true", help="skip the recall check on topic-clustered vectors")
@@ -645,8 +634,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         args.chunks = 10_000 if args.quick else 100_000
     if args.queries is None:
         args.queries = 50 if args.quick else 200
-    if args.chunks < 100 or args.queries < 1 or args.ef_search < 1:
-        p.error("--chunks must be at least 100, --queries and --ef-search at least 1")
+    if args.chunks < 100 or args.queries < 1 or args.ef_search < MIN_EF_SEARCH:
+        p.error(f"--chunks must be at least 100, --queries at least 1, --ef-search at least {MIN_EF_SEARCH}")
     return args
 
 
@@ -716,7 +705,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         meta = lat.pop("_meta")
         print(f"  {'row':<26}{'p50 ms':>9}{'p95 ms':>9}{'mean ms':>9}{'max ms':>9}{'results':>9}")
         for name, r in lat.items():
-            label = name if name != "raw vector SQL" else f"raw vector SQL (ef {max(args.ef_search, VECTOR_CANDIDATES, MIN_EF_SEARCH)})"
+            label = name if name != "raw vector SQL" else f"raw vector SQL (ef {args.ef_search})"
             print(f"  {label:<26}{r['p50_ms']:9.1f}{r['p95_ms']:9.1f}{r['mean_ms']:9.1f}{r['max_ms']:9.1f}{r['mean_results']:9.1f}")
         print(f"  graph channel found chunks for {meta['graph_nonempty']}/{meta['timed_queries']} queries; "
               f"keyword methods {meta['keyword_methods']}")
@@ -746,7 +735,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"\n== Where the time goes (fused p95 {fused_p95:.1f} ms vs target {FUSED_P95_TARGET_MS:.0f} ms)")
             path = args.cprofile or str(Path(tempfile.gettempdir()) / "bench_search_latency.pstats")
             figures["diagnosis"] = diagnose(db, service, meta, path)
-        fused_p95 = lat["fused default"]["p95_ms"]
         uniform = rec[str(args.ef_search)]["recall_at_10"]
         clustered = crec[str(args.ef_search)]["recall_at_10"] if not args.skip_clustered else None
         # The recall target is judged on the clustered vectors when they were measured: uniform

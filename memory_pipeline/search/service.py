@@ -64,6 +64,22 @@ def validate_query(query: object) -> str:
     return query
 
 
+def followed_entities(conn, memory: str, query: str, entities) -> tuple[list[int], int, int]:
+    """The graph channel's rule: the ids of the entities ``query`` names (``entities``: the
+    memory's, from ``search_store.memory_entities``) that it follows, with their mentions summed
+    and the memory's episode count (which pick the graph query's plan)."""
+    named = mentioned_entities(query, [(e.id, Entity(e.name, e.aliases)) for e in entities])
+    if not named:
+        return [], 0, 0
+    # Only now count mentions, for the few entities the query names.
+    counts, episodes = search_store.mention_counts(conn, memory, named)
+    followed = [
+        i for i in named
+        if counts[i] > 0 and (episodes < 4 or counts[i] <= GRAPH_MAX_EPISODE_SHARE * episodes)
+    ]
+    return followed, sum(counts[i] for i in followed), episodes
+
+
 class SearchService:
     """Searches over one database; the embedder and reranker are optional collaborators."""
 
@@ -236,19 +252,12 @@ class SearchService:
 
     def _graph(self, conn, memory: str, query: str, filters: Filters) -> tuple[list[tuple[str, float]], list[str]]:
         entities = search_store.memory_entities(conn, memory)
-        named = mentioned_entities(query, [(e.id, Entity(e.name, e.aliases)) for e in entities])
-        if not named:
+        followed, mentions, episodes = followed_entities(conn, memory, query, entities)
+        if not followed:
             return [], []
-        # Only now count mentions, for the few entities the query names.
-        counts, episodes = search_store.mention_counts(conn, memory, named)
-        followed = [
-            i for i in named
-            if counts[i] > 0 and (episodes < 4 or counts[i] <= GRAPH_MAX_EPISODE_SHARE * episodes)
-        ]
         by_id = {e.id: e.name for e in entities}
         hits = search_store.graph_candidates(
-            conn, memory, followed, filters, limit=GRAPH_CANDIDATES,
-            mentions=sum(counts[i] for i in followed), episodes=episodes,
+            conn, memory, followed, filters, limit=GRAPH_CANDIDATES, mentions=mentions, episodes=episodes,
         )
         return hits, [by_id[i] for i in followed]
 

@@ -181,27 +181,33 @@ def plan(conn: psycopg.Connection, memory: str, text: str, *, cap: int = CAP) ->
     return Plan("capped", lexemes, dfs, gate, common, common_limit, fill, chunks, total)
 
 
+def statement(
+    conn: psycopg.Connection, memory: str, text: str, filters, *, limit: int = 50, cap: int = CAP
+) -> tuple[str, str | None, dict]:
+    """The path full-text search takes for ``text`` and the named query and parameters it runs
+    (None when there is nothing to run). ``ranked`` runs it; the latency benchmark EXPLAINs it."""
+    p = plan(conn, memory, text, cap=cap)
+    if p.path in ("none", "unmatched"):
+        return p.path, None, {}
+    params = {"memory": memory, "lexemes": list(p.lexemes), "limit": limit, **filters.params()}
+    if p.path == "counted":
+        return p.path, "keyword_bm25", {**params, "tsquery": search_store.or_tsquery(list(p.lexemes))}
+    if p.path == "exact":
+        return p.path, "keyword_exact", {**params, "tsquery": p.gate, "n": p.chunks}
+    return p.path, "keyword_capped", {
+        **params, "dfs": list(p.dfs), "gate": p.gate, "common": p.common, "common_limit": p.common_limit,
+        "fill": p.fill, "cap": cap, "n": p.chunks, "avgdl": max(p.total_lexemes / p.chunks, 1.0),
+    }
+
+
 def ranked(
     conn: psycopg.Connection, memory: str, text: str, filters, *, limit: int = 50, cap: int = CAP
 ) -> tuple[list[tuple[str, float]], str]:
     """Full-text BM25 only: ((chunk_id, score) best first, the path taken)."""
-    p = plan(conn, memory, text, cap=cap)
-    if p.path in ("none", "unmatched"):
-        return [], p.path
-    params = {"memory": memory, "lexemes": list(p.lexemes), "limit": limit, **filters.params()}
-    if p.path == "counted":
-        rows = conn.execute(query("keyword_bm25"), {**params, "tsquery": search_store.or_tsquery(list(p.lexemes))})
-    elif p.path == "exact":
-        rows = conn.execute(query("keyword_exact"), {**params, "tsquery": p.gate, "n": p.chunks})
-    else:
-        rows = conn.execute(
-            query("keyword_capped"),
-            {**params, "dfs": list(p.dfs), "gate": p.gate, "common": p.common, "common_limit": p.common_limit,
-             "fill": p.fill, "cap": cap,
-             "fill_limit": limit,
-             "n": p.chunks, "avgdl": max(p.total_lexemes / p.chunks, 1.0)},
-        )
-    return [(c, float(s)) for c, s in rows.fetchall()], p.path
+    path, name, params = statement(conn, memory, text, filters, limit=limit, cap=cap)
+    if name is None:
+        return [], path
+    return [(c, float(s)) for c, s in conn.execute(query(name), params).fetchall()], path
 
 
 def candidates(

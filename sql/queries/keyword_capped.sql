@@ -4,7 +4,7 @@
 -- keyword_stats (a NULL tsquery skips its tier): every chunk holding one of the rare query
 -- lexemes (%(gate)s: their summed df is within the cap), then chunks holding at least m of the
 -- common ones (%(common)s, at most %(common_limit)s: the cap less the rare lexemes' summed df),
--- then, only when those are fewer than %(limit)s, %(fill_limit)s
+-- then, only when those are fewer than %(limit)s, up to that many
 -- chunks holding m - 1 of them (%(fill)s). Which chunks of an over-full tier are kept follows
 -- the table's physical order: stable for a given table, not otherwise meaningful. Episodes are
 -- looked up only when the policy filters by kind or date.
@@ -54,7 +54,7 @@ hits AS (
             WHERE e.id = c.episode_id
               AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
               AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)))
-     LIMIT %(fill_limit)s)
+     LIMIT %(limit)s)
 ),
 kept AS (
     SELECT chunk_id, tsv
