@@ -268,16 +268,14 @@ def _demo_searches(db: Database) -> None:
 
 # -- ui -------------------------------------------------------------------------------------
 def cmd_ui(args) -> int:
-    import dagster as dg
-
-    from memory_pipeline.defs.instance import WORKSPACE_YAML, apply_pool_limits, prepare_dagster_env
+    from memory_pipeline.defs.instance import WORKSPACE_YAML, apply_pool_limits, open_instance
     from memory_pipeline.defs.settings import OpsSettings
 
     OpsSettings.from_env()  # a bad schedule/sensor setting fails here, plainly, not in the code server
     open_database()  # starts the embedded server (held by this process) and migrates
-    # In place: the instance opened here reads os.environ, and dagster dev inherits a copy.
-    env = dict(prepare_dagster_env())
-    instance = dg.DagsterInstance.from_config(env["DAGSTER_HOME"])
+    # open_instance sets DAGSTER_HOME and the storage URL in os.environ; dagster dev inherits a copy.
+    instance = open_instance()
+    env = dict(os.environ)
     pool_limit = apply_pool_limits(instance, env)
     instance.dispose()
     dagster = Path(sys.executable).with_name("dagster")

@@ -32,7 +32,7 @@ from memory_pipeline.rerankers.http import HttpReranker, RerankerFailed
 from memory_pipeline.search.results import SearchResponse, SearchResult, make_snippet
 from memory_pipeline.storage import search_store
 from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.profiles_store import active_profile, get_generation
+from memory_pipeline.storage.profiles_store import active_profile, generation_state
 from memory_pipeline.storage.search_store import Filters
 from memory_pipeline.storage.vector_store import VectorHit, nearest_chunks
 
@@ -226,11 +226,10 @@ class SearchService:
             return [], "unavailable: nothing has been embedded yet (run memory-pipeline index)"
         if self._embedder is None:
             return [], "unavailable: no embedder is configured"
-        generation = get_generation(conn, profile.id, profile.generation)
-        if generation is not None and generation.state == "stale":
+        state = generation_state(conn, profile.id, profile.generation)
+        if state is not None and state[0] == "stale":
             return [], (
-                f"unavailable: the model behind {profile.name} changed ({generation.stale_reason}); "
-                "run memory-pipeline reindex"
+                f"unavailable: the model behind {profile.name} changed ({state[1]}); run memory-pipeline reindex"
             )
         try:
             embedder = self.embedder()

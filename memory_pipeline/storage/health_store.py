@@ -6,7 +6,6 @@ import datetime as dt
 
 import numpy as np
 import psycopg
-from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from memory_pipeline.storage.index_store import count_summary, pending_days
@@ -105,5 +104,4 @@ def save_daily_stats(conn: psycopg.Connection, day: dt.date, stats: dict) -> Non
 
 
 def analyze(conn: psycopg.Connection) -> None:
-    for table in ("episodes", "chunks", "embeddings", "entity_mentions"):
-        conn.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(table)))
+    conn.execute("ANALYZE episodes, chunks, embeddings, entities, entity_mentions, keyword_stats, keyword_memory_stats")

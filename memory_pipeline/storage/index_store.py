@@ -187,12 +187,13 @@ def write_episodes(conn: psycopg.Connection, profile: StoredProfile | None, work
         mine = [by_id[i] for i in sorted(locked)]
         # Re-read inside the lock: another run may have finished some of this since we looked.
         already_chunked = episodes_with_chunks(conn, [w.episode.id for w in mine])
-        report.chunks = _copy_chunks(cur, [w for w in mine if w.episode.id not in already_chunked])
+        unchunked = [w for w in mine if w.episode.id not in already_chunked]
+        report.chunks = _copy_chunks(cur, unchunked)
         if profile is not None:
             wanted = [(w.episode.memory, cid, w.vectors[cid]) for w in mine for cid in w.missing if cid in w.vectors]
             present = existing_vectors(conn, profile, ((m, c) for m, c, _ in wanted))
             report.vectors = _copy_vectors(cur, profile, [r for r in wanted if (r[0], r[1]) not in present])
-        keyword_store.record_chunks(cur, [w.episode.id for w in mine if w.episode.id not in already_chunked])
+        keyword_store.record_chunks(cur, [w.episode.id for w in unchunked])
         report.episodes = len(mine)
     return report
 

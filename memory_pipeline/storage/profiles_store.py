@@ -77,6 +77,14 @@ def active_profile(conn: psycopg.Connection) -> StoredProfile | None:
     return _profile(conn.execute(f"SELECT {_COLUMNS} FROM embedding_profiles WHERE is_active").fetchone())
 
 
+def generation_state(conn: psycopg.Connection, profile_id: int, generation: int) -> tuple[str, str | None] | None:
+    """(state, stale reason) of one generation, without its canary: what every search checks."""
+    return conn.execute(
+        "SELECT state, stale_reason FROM embedding_generations WHERE profile_id = %s AND generation = %s",
+        (profile_id, generation),
+    ).fetchone()
+
+
 def get_generation(conn: psycopg.Connection, profile_id: int, generation: int) -> Generation | None:
     row = conn.execute(
         """SELECT profile_id, generation, state, stale_reason, canary_text, canary_vector
@@ -145,10 +153,14 @@ def mark_built(conn: psycopg.Connection, profile_id: int, generation: int) -> No
 
 def start_reindex(conn: psycopg.Connection, profile: EmbeddingProfile) -> tuple[StoredProfile, bool]:
     """Begin (or resume) building a new generation of ``profile``; returns (profile, resumed)."""
-    stored = register_profile(conn, profile)
-    if stored.building_generation is not None:
-        return stored, True
+    register_profile(conn, profile)
     with conn.transaction():
+        # Locked and re-read: two reindexes started at once must not both pick the next number.
+        conn.execute("LOCK TABLE embedding_profiles IN SHARE ROW EXCLUSIVE MODE")
+        stored = get_profile(conn, profile)
+        assert stored is not None  # registered above; profiles are never deleted
+        if stored.building_generation is not None:
+            return stored, True
         next_generation = conn.execute(
             "SELECT coalesce(max(generation), 0) + 1 FROM embedding_generations WHERE profile_id = %s", (stored.id,)
         ).fetchone()[0]
