@@ -6,6 +6,7 @@ generated from the same names). Invalid values raise ``ConfigurationError`` nami
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +46,9 @@ ENV_VARS = {
 }
 
 
-def _int(environ: Mapping[str, str], name: str, default: int, *, minimum: int = 1) -> int:
+def env_int(environ: Mapping[str, str], name: str, default: int, *, minimum: int = 1,
+            maximum: int | None = None) -> int:
+    """A whole-number setting; ConfigurationError naming the variable when it is not one."""
     raw = environ.get(name, "").strip()
     if not raw:
         return default
@@ -55,19 +58,22 @@ def _int(environ: Mapping[str, str], name: str, default: int, *, minimum: int = 
         raise ConfigurationError(f"{name}={raw!r}: expected a whole number") from None
     if value < minimum:
         raise ConfigurationError(f"{name}={value}: must be at least {minimum}")
+    if maximum is not None and value > maximum:
+        raise ConfigurationError(f"{name}={value}: must be at most {maximum}")
     return value
 
 
-def _float(environ: Mapping[str, str], name: str, default: float) -> float:
+def env_float(environ: Mapping[str, str], name: str, default: float, *, unit: str = "seconds") -> float:
+    """A positive number setting (of ``unit``); ConfigurationError naming the variable otherwise."""
     raw = environ.get(name, "").strip()
     if not raw:
         return default
     try:
         value = float(raw)
     except ValueError:
-        raise ConfigurationError(f"{name}={raw!r}: expected a number of seconds") from None
-    if not value > 0:
-        raise ConfigurationError(f"{name}={raw}: must be positive")
+        raise ConfigurationError(f"{name}={raw!r}: expected a number of {unit}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ConfigurationError(f"{name}={raw!r}: must be a positive number of {unit}")
     return value
 
 
@@ -117,10 +123,10 @@ class EmbedSettings:
         return cls(
             provider=provider,
             model=model,
-            dim=_int(environ, "MEMORY_PIPELINE_EMBED_DIM", default_dim),
+            dim=env_int(environ, "MEMORY_PIPELINE_EMBED_DIM", default_dim),
             url=url,
-            batch_size=_int(environ, "MEMORY_PIPELINE_EMBED_BATCH", 16),
-            timeout_s=_float(environ, "MEMORY_PIPELINE_EMBED_TIMEOUT", 120.0),
+            batch_size=env_int(environ, "MEMORY_PIPELINE_EMBED_BATCH", 16),
+            timeout_s=env_float(environ, "MEMORY_PIPELINE_EMBED_TIMEOUT", 120.0),
             paragraph_windows=_switch(environ, "MEMORY_PIPELINE_PARAGRAPH_WINDOWS", True),
         )
 

@@ -71,13 +71,9 @@ def report_episodes_partition(instance, day: str, metadata: dict) -> None:
 
 
 def embed_concurrency(environ: Mapping[str, str] | None = None) -> int:
-    from memory_pipeline.errors import ConfigurationError
+    from memory_pipeline.config import env_int
 
-    environ = os.environ if environ is None else environ
-    raw = environ.get("MEMORY_PIPELINE_EMBED_CONCURRENCY", "").strip() or "1"
-    if not raw.isdigit() or int(raw) < 1:
-        raise ConfigurationError(f"MEMORY_PIPELINE_EMBED_CONCURRENCY={raw!r}: expected a whole number >= 1")
-    return int(raw)
+    return env_int(os.environ if environ is None else environ, "MEMORY_PIPELINE_EMBED_CONCURRENCY", 1)
 
 
 def apply_pool_limits(instance, environ: Mapping[str, str] | None = None) -> int:

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dagster._utils.schedules import is_valid_cron_string
 
+from memory_pipeline.config import env_float, env_int
 from memory_pipeline.errors import ConfigurationError
 
 
@@ -26,9 +27,7 @@ class OpsSettings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "OpsSettings":
         environ = os.environ if environ is None else environ
-        raw = environ.get("MEMORY_PIPELINE_SENSOR_INTERVAL", "").strip() or "30"
-        if not raw.isdigit() or not 1 <= int(raw) <= 86400:
-            raise ConfigurationError(f"MEMORY_PIPELINE_SENSOR_INTERVAL={raw!r}: expected seconds between 1 and 86400")
+        interval = env_int(environ, "MEMORY_PIPELINE_SENSOR_INTERVAL", cls.sensor_interval_s, maximum=86400)
         cron = environ.get("MEMORY_PIPELINE_NIGHTLY_CRON", "").strip() or cls.nightly_cron
         if not is_valid_cron_string(cron):
             raise ConfigurationError(f"MEMORY_PIPELINE_NIGHTLY_CRON={cron!r}: not a cron expression (e.g. '0 3 * * *')")
@@ -37,16 +36,9 @@ class OpsSettings:
             ZoneInfo(tz)
         except (ZoneInfoNotFoundError, ValueError):
             raise ConfigurationError(f"MEMORY_PIPELINE_NIGHTLY_TIMEZONE={tz!r}: not a time zone (e.g. Europe/Lisbon)") from None
-        return cls(int(raw), cron, tz)
+        return cls(interval, cron, tz)
 
 
 def backlog_max_age_hours(environ: Mapping[str, str] | None = None) -> float:
     environ = os.environ if environ is None else environ
-    raw = environ.get("MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS", "").strip() or "24"
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigurationError(f"MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS={raw!r}: expected a number of hours") from None
-    if value <= 0:
-        raise ConfigurationError(f"MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS={raw!r}: must be positive")
-    return value
+    return env_float(environ, "MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS", 24.0, unit="hours")

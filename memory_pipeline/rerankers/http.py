@@ -24,6 +24,7 @@ from typing import Mapping, Sequence
 
 import httpx
 
+from memory_pipeline.config import env_float
 from memory_pipeline.errors import ConfigurationError
 
 __all__ = [
@@ -235,16 +236,7 @@ class HttpReranker:
 
 
 def _timeout_from(environ: Mapping[str, str]) -> float:
-    raw = environ.get(TIMEOUT_VAR, "").strip()
-    if not raw:
-        return DEFAULT_TIMEOUT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigurationError(f"{TIMEOUT_VAR}={raw!r}: expected a number of seconds") from None
-    if not (math.isfinite(value) and value > 0):
-        raise ConfigurationError(f"{TIMEOUT_VAR}={raw!r}: must be a positive number of seconds")
-    return value
+    return env_float(environ, TIMEOUT_VAR, DEFAULT_TIMEOUT_S)
 
 
 def reranker_from_env(environ: Mapping[str, str] | None = None) -> HttpReranker | None:
