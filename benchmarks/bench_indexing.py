@@ -198,8 +198,10 @@ class StoreRun:
         return self.chunks / self.store_seconds
 
 
-def store_run(dbs: Databases, drafts: list[EpisodeDraft], expected_chunks: int, profile_to: str | None) -> StoreRun:
+def store_run(dbs: Databases, drafts: list[EpisodeDraft], expected_chunks: int, profile_to: str | None,
+              *, windows: bool = True) -> StoreRun:
     embedder = FastEmbedder()
+    embedder.paragraph_windows = windows  # what MEMORY_PIPELINE_PARAGRAPH_WINDOWS sets
     with fresh_database(dbs) as db:
         with db.connection() as conn:
             t0 = time.perf_counter()
@@ -254,7 +256,7 @@ def bench_store(dbs: Databases, args) -> dict:
     runs: list[StoreRun] = []
     for i in range(args.repeats):
         profile_to = args.cprofile if (args.cprofile and i == 0) else None
-        run = store_run(dbs, drafts, chunks, profile_to)
+        run = store_run(dbs, drafts, chunks, profile_to, windows=not args.no_windows)
         runs.append(run)
         print(f"  run {i + 1}/{args.repeats}: insert {run.insert_seconds:6.2f}s ({len(drafts) / run.insert_seconds:7.0f} episodes/s) | "
               f"index pass {run.pass_seconds:6.2f}s = {run.chunks_per_s:7.0f} chunks/s "
@@ -393,6 +395,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--model-repeats", type=int, default=None, help="bare/pipeline pairs (default 3; --quick 1)")
     p.add_argument("--skip-model", action="store_true", help="skip the model-fraction measurement")
     p.add_argument("--skip-store", action="store_true", help="skip the store-path measurement")
+    p.add_argument("--no-windows", action="store_true",
+                   help="store path without paragraph-window vectors (MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off)")
     p.add_argument("--quick", action="store_true", help="small sanity run: 300 episodes, 16 model texts, 1 repeat")
     p.add_argument("--seed", type=int, default=20240115, help="seed of the generated text")
     p.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")

@@ -494,6 +494,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--home", type=Path, default=DEFAULT_HOME, help="folder of the persistent embedded PostgreSQL (default benchmarks/.locomo_home)")
     p.add_argument("--limit-questions", type=int, default=None, metavar="N", help="only N questions, taken round-robin across the conversations")
     p.add_argument("--skip-diagnostics", action="store_true", help="only the service table")
+    p.add_argument("--no-windows", action="store_true",
+                   help="index without paragraph-window vectors (MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off); "
+                        "use a --home of its own: a home indexed one way keeps its vectors")
     p.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
     args = p.parse_args(argv)
     if args.limit_questions is not None and args.limit_questions < 1:
@@ -526,7 +529,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("  note: MEMORY_PIPELINE_DATABASE_URL is ignored; this benchmark uses its own embedded server under --home")
     print(f"home: {args.home}")
 
-    embedder = build_embedder(EmbedSettings.from_env({}))
+    embedder = build_embedder(EmbedSettings.from_env({"MEMORY_PIPELINE_PARAGRAPH_WINDOWS": "off" if args.no_windows else "on"}))
     figures: dict = {
         "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
