@@ -23,7 +23,7 @@ POLICY_FILTER = (
 
 # pgvector returns at most ef_search rows from an HNSW scan, so it must cover the candidates asked
 # for (the service asks for 100). At 100 recall@10 against exact search on 100k topic-clustered
-# vectors measured 0.967-0.982 over three runs (ef_construction 128); 200 bought +0.000 to +0.022
+# vectors measured 0.967-0.989 over four runs (ef_construction 128); 200 bought +0.000 to +0.022
 # for 1.7-2.2 ms more at p50 (benchmarks/bench_search_latency.py).
 MIN_EF_SEARCH = 100
 
