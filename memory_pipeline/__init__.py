@@ -12,8 +12,21 @@ Package map (each folder says what belongs in it):
                   windows), canary first, one commit per episode; promotes a finished
                   generation or profile.
 - ``ingest.py``   files -> episodes for an ingest day (shared by the CLI and the episodes asset).
+- ``memory.py``   the Python API (``Memory``) that the CLI, the servers and the resources call.
+- ``server/``     the HTTP API (FastAPI) and the MCP server, both over ``Memory``.
 - ``search/``     fused retrieval (``service.SearchService``), result documents, renderers.
 - ``resources.py`` Dagster ``ConfigurableResource`` wrappers: database, embedder, search.
 - ``defs/``       Dagster wiring only: partitions, assets, jobs, sensors, schedules.
 - ``cli/``        the ``memory-pipeline`` command.
 """
+
+__all__ = ["Memory"]
+
+
+def __getattr__(name: str):
+    # Imported on first use: ``import memory_pipeline.config`` must not load the whole stack.
+    if name == "Memory":
+        from memory_pipeline.memory import Memory
+
+        return Memory
+    raise AttributeError(f"module 'memory_pipeline' has no attribute {name!r}")

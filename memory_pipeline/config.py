@@ -43,6 +43,8 @@ ENV_VARS = {
     "MEMORY_PIPELINE_NIGHTLY_TIMEZONE": "Time zone of the nightly cron (default UTC).",
     "MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS": "The backlog check fails when the oldest pending episode is older (default 24).",
     "MEMORY_PIPELINE_EMBED_CONCURRENCY": "Embedding steps running at once across all runs (Dagster pool 'embedding', default 1).",
+    "MEMORY_PIPELINE_TELEMETRY": "on (default) or off: record one search_telemetry row per search.",
+    "MEMORY_PIPELINE_TELEMETRY_DAYS": "Days search telemetry is kept (default 90); older rows are deleted.",
 }
 
 
@@ -80,7 +82,8 @@ def env_float(environ: Mapping[str, str], name: str, default: float, *, unit: st
 _SWITCH = {"on": True, "true": True, "yes": True, "1": True, "off": False, "false": False, "no": False, "0": False}
 
 
-def _switch(environ: Mapping[str, str], name: str, default: bool) -> bool:
+def switch(environ: Mapping[str, str], name: str, default: bool) -> bool:
+    """An on/off setting; ConfigurationError naming the variable otherwise."""
     raw = environ.get(name, "").strip()
     if not raw:
         return default
@@ -127,7 +130,7 @@ class EmbedSettings:
             url=url,
             batch_size=env_int(environ, "MEMORY_PIPELINE_EMBED_BATCH", 16),
             timeout_s=env_float(environ, "MEMORY_PIPELINE_EMBED_TIMEOUT", 120.0),
-            paragraph_windows=_switch(environ, "MEMORY_PIPELINE_PARAGRAPH_WINDOWS", True),
+            paragraph_windows=switch(environ, "MEMORY_PIPELINE_PARAGRAPH_WINDOWS", True),
         )
 
 

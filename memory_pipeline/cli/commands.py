@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from memory_pipeline import config, indexing
-from memory_pipeline.cli.common import err, open_database, print_json
+from memory_pipeline.cli.common import err, open_database, open_memory, print_json, print_warnings
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.embedders.factory import build_embedder, profile_of
 from memory_pipeline.errors import ExitCode, InputError
@@ -37,11 +37,11 @@ def _validated(value: str | None, validate, flag: str) -> str | None:
 def cmd_ingest(args) -> int:
     memory = _validated(args.memory, validate_memory_name, "--memory")
     kind = _validated(args.kind, validate_kind, "--kind")
-    db = open_database()
-    report = ingest_paths(db, args.paths, memory=memory, kind=kind)
-    for rejection in report.rejections:
-        err(str(rejection))
-    record_ingest_in_dagster(db, report)
+    with open_memory() as mem:
+        report = mem.ingest(args.paths, memory=memory, kind=kind)
+        for rejection in report.rejections:
+            err(str(rejection))
+        print_warnings(mem)
     if args.json:
         print_json(
             {
@@ -58,40 +58,8 @@ def cmd_ingest(args) -> int:
     return ExitCode.INPUT_REJECTED if report.rejections else ExitCode.OK
 
 
-def record_ingest_in_dagster(db: Database, report: IngestReport) -> None:
-    """Mark the day's ``episodes`` partition materialized in Dagster (best effort).
-
-    The episodes are already safely stored; failing to tell Dagster only costs the UI a
-    green square, so a problem here is a warning, not a failed ingest.
-    """
-    if not report.inserted:
-        return
-    try:
-        from memory_pipeline.defs.instance import open_instance, report_episodes_partition
-
-        with db.connection() as conn:
-            summary = episodes_store.day_summary(conn, report.ingest_day)
-        instance = open_instance()
-        report_episodes_partition(
-            instance,
-            report.ingest_day.isoformat(),
-            {
-                "dagster/row_count": sum(r["episodes"] for r in summary),
-                "ingested_by": "memory-pipeline ingest",
-                "new": report.inserted,
-                "duplicates": report.duplicates,
-                "rejected": len(report.rejections),
-            },
-        )
-        instance.dispose()
-    except Exception as exc:  # noqa: BLE001 - reported, never fatal (see docstring)
-        err(f"memory-pipeline: warning: stored, but could not record the ingest in Dagster: {exc}")
-
-
 # -- index ----------------------------------------------------------------------------------
 def cmd_index(args) -> int:
-    embedder = build_embedder(config.EmbedSettings.from_env())
-    db = open_database()
     last = [0.0]
 
     def progress(report: indexing.IndexReport) -> None:
@@ -100,10 +68,8 @@ def cmd_index(args) -> int:
             last[0] = now
             err(f"  ... {report.episodes} episodes, {report.vectors} vectors")
 
-    try:
-        report = indexing.index_until_done(db, embedder, day=args.day, on_progress=progress)
-    finally:
-        embedder.close()
+    with open_memory() as mem:
+        report = mem.index(day=args.day, on_progress=progress)
     if args.json:
         print_json(
             {
@@ -125,47 +91,42 @@ def cmd_index(args) -> int:
     return ExitCode.OK
 
 
-# -- status ---------------------------------------------------------------------------------
-def status_document(db: Database) -> dict:
-    from memory_pipeline.storage import hnsw_store, profiles_store
+# -- memories and forget --------------------------------------------------------------------
+def cmd_memories(args) -> int:
+    with open_memory() as mem:
+        rows = mem.memories()
+    if args.json:
+        print_json([r.to_json() for r in rows])
+        return ExitCode.OK
+    if not rows:
+        print("no memories yet (memory-pipeline ingest FILE --memory NAME)")
+    for r in rows:
+        print(f"{r.name}: {r.episodes} episode(s), {r.chunks} chunk(s), "
+              f"{r.first_at.date().isoformat()} to {r.last_at.date().isoformat()}")
+    return ExitCode.OK
 
-    settings = config.EmbedSettings.from_env()
-    configured = profile_of(settings)
-    with db.connection() as conn:
-        profile = active_profile(conn)
-        counts = index_store.count_summary(conn, profile)
-        target = profiles_store.get_profile(conn, configured) or profile
-        by_day = index_store.pending_by_day(conn, target.writing() if target else None)
-        serving = profiles_store.get_generation(conn, profile.id, profile.generation) if profile else None
-        building = (
-            profiles_store.get_generation(conn, target.id, target.building_generation)
-            if target and target.building_generation else None
-        )
-        index = hnsw_store.inspect(conn, profile) if profile else None
-    return {
-        "episodes": counts["episodes"],
-        "chunks": counts["chunks"],
-        "vectors": counts["vectors"],
-        "vectorsWithWindows": counts["vectors_with_windows"],
-        "pendingEpisodes": sum(by_day.values()),
-        "activeProfile": (
-            {"name": profile.name, "provider": profile.provider, "model": profile.model,
-             "dim": profile.dim, "generation": profile.generation}
-            if profile else None
-        ),
-        "pendingByDay": by_day,
-        "configuredProfile": configured.name,
-        "canary": (
-            {"state": serving.state, "reason": serving.stale_reason, "recorded": serving.canary_vector is not None}
-            if serving else None
-        ),
-        "building": (
-            {"profile": target.name, "generation": target.building_generation, "state": building.state}
-            if building else None
-        ),
-        "index": index,
-        "lastNightlyRun": last_nightly_run(),
-    }
+
+def cmd_forget(args) -> int:
+    if args.episode is None and not args.all:
+        raise InputError("say what to forget: --episode ID, or --all for the whole memory")
+    if args.episode is not None and args.all:
+        raise InputError("--episode and --all exclude each other")
+    with open_memory() as mem:
+        counts = mem.forget(args.memory, episode_id=args.episode)
+        print_warnings(mem)
+    if args.json:
+        print_json({"memory": args.memory, "episodeId": args.episode, "deleted": counts.to_json()})
+    else:
+        what = f"episode {args.episode} of {args.memory!r}" if args.episode is not None else f"memory {args.memory!r}"
+        print(f"forgot {what}: {counts.episodes} episode(s), {counts.chunks} chunk(s), {counts.vectors} vector(s), "
+              f"{counts.mentions} entity mention(s), {counts.entities} entit(ies), "
+              f"{counts.telemetry} telemetry row(s)")
+    return ExitCode.OK
+
+
+# -- status ---------------------------------------------------------------------------------
+def status_document(mem) -> dict:
+    return {**mem.status(), "lastNightlyRun": last_nightly_run()}
 
 
 def last_nightly_run() -> dict | None:
@@ -194,11 +155,15 @@ def last_nightly_run() -> dict | None:
 
 
 def cmd_status(args) -> int:
-    doc = status_document(open_database())
+    with open_memory() as mem:
+        doc = status_document(mem)
     if args.json:
         print_json(doc)
         return ExitCode.OK
     profile = doc["activeProfile"]
+    print(f"data folder:      {doc['dataFolder'] or '-'}")
+    print(f"database:         {doc['database']}")
+    print(f"memories:         {doc['memories']} (memory-pipeline memories lists them)")
     print(f"episodes:         {doc['episodes']}")
     print(f"chunks:           {doc['chunks']}")
     print(f"vectors:          {doc['vectors']} (active profile; {doc['vectorsWithWindows']} with paragraph windows)")
@@ -231,9 +196,9 @@ def cmd_demo(args) -> int:
     from memory_pipeline.defs.instance import open_instance
     from memory_pipeline.defs.resources import default_resources
 
-    db = open_database()
+    mem = open_memory()
     print(f"memory_pipeline demo: home {config.home_dir()}")
-    report = ingest_paths(db, [SAMPLE_CORPUS])
+    report = ingest_paths(mem.db, [SAMPLE_CORPUS])
     for rejection in report.rejections:
         err(str(rejection))
     print(f"ingest: {report.summary()}")
@@ -253,17 +218,17 @@ def cmd_demo(args) -> int:
     for event in result.get_asset_materialization_events():
         meta = event.materialization.metadata
         print(f"hnsw_index: {meta['dagster/row_count'].value} vectors, {meta['size'].value}")
-    _demo_searches(db)
+    _demo_searches(mem)
+    mem.close()
     print("\nNext: `memory-pipeline ui` opens Dagster's web UI on this data.")
     return ExitCode.OK
 
 
-def _demo_searches(db: Database) -> None:
-    from memory_pipeline.cli.search_commands import build_service
+def _demo_searches(mem) -> None:
     from memory_pipeline.search.demo import print_demo_searches
 
     queries = json.loads((SAMPLE_CORPUS / "demo_queries.json").read_text(encoding="utf-8"))
-    print_demo_searches(build_service(db), queries)
+    print_demo_searches(mem.search_service, queries)
 
 
 # -- ui -------------------------------------------------------------------------------------

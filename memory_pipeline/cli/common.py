@@ -10,6 +10,19 @@ from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 
 
+def open_memory():
+    """The ``Memory`` every command works through, configured by the environment."""
+    from memory_pipeline.memory import Memory
+
+    exit_cleanly_on_sigterm()  # as in open_database: SIGTERM still stops an embedded server
+    return Memory.open()
+
+
+def print_warnings(memory) -> None:
+    for warning in memory.take_warnings():
+        err(f"memory-pipeline: warning: {warning}")
+
+
 def open_database() -> Database:
     # If this command starts the embedded server, SIGTERM must still stop it on the way out.
     exit_cleanly_on_sigterm()

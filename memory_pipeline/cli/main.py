@@ -53,6 +53,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("status", help="counts, pending work per day, the active profile")
     p.add_argument("--json", action="store_true", help="print a JSON document")
 
+    p = sub.add_parser("memories", help="the memories with their episode and chunk counts")
+    p.add_argument("--json", action="store_true", help="print a JSON document")
+
+    p = sub.add_parser("forget", help="delete an episode or a whole memory with everything derived from it")
+    p.add_argument("--memory", required=True, help="the memory the episode belongs to (or to forget whole)")
+    p.add_argument("--episode", type=_int, metavar="ID", help="the episode id (from search results or ingest --json)")
+    p.add_argument("--all", action="store_true", help="forget every episode of the memory")
+    p.add_argument("--json", action="store_true", help="print what was deleted as JSON")
+
     p = sub.add_parser("search", help="fused search inside one memory")
     p.add_argument("query", nargs="?", help="the question, in your own words")
     p.add_argument("--memory", help="the memory to search (required unless --batch)")
@@ -99,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         "ingest": commands.cmd_ingest,
         "index": commands.cmd_index,
         "status": commands.cmd_status,
+        "memories": commands.cmd_memories,
+        "forget": commands.cmd_forget,
         "demo": commands.cmd_demo,
         "ui": commands.cmd_ui,
         "search": search_commands.cmd_search,

@@ -3,33 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 
-from memory_pipeline import config
-from memory_pipeline.cli.common import err, open_database, print_json
+from memory_pipeline.cli.common import err, open_memory, print_json
 from memory_pipeline.domain.entities import parse_entity_import
 from memory_pipeline.domain.episodes import validate_memory_name
-from memory_pipeline.domain.policies import PolicyError, default_policies_path, load_policies, parse_channels
-from memory_pipeline.errors import ConfigurationError, ExitCode, InputError
+from memory_pipeline.domain.policies import PolicyError, parse_channels
+from memory_pipeline.errors import ExitCode, InputError
 from memory_pipeline.search.render import human_table
-from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import entities_store
-from memory_pipeline.storage.database import Database
-
-
-def build_service(db: Database) -> SearchService:
-    from memory_pipeline.embedders.factory import build_embedder
-    from memory_pipeline.rerankers.http import reranker_from_env
-
-    path = os.environ.get("MEMORY_PIPELINE_POLICIES") or default_policies_path()
-    try:
-        policies = load_policies(path)
-    except (OSError, ValueError) as exc:
-        raise ConfigurationError(f"policies: {exc}") from None
-    return SearchService(
-        db, policies, embedder=lambda: build_embedder(config.EmbedSettings.from_env()), reranker=reranker_from_env()
-    )
 
 
 def _channels(text: str | None) -> tuple[str, ...] | None:
@@ -50,10 +32,10 @@ def cmd_search(args) -> int:
         raise InputError("give a query (or --batch FILE)")
     if not args.memory:
         raise InputError("--memory is required: every search is inside one memory")
-    service = build_service(open_database())
-    response = service.search(
-        args.memory, args.query, policy=args.policy, limit=args.limit, channels=_channels(args.channels)
-    )
+    with open_memory() as mem:
+        response = mem.search(
+            args.memory, args.query, policy=args.policy, limit=args.limit, channels=_channels(args.channels)
+        )
     if args.json:
         print_json(response.to_json())
     else:
@@ -68,9 +50,9 @@ def _batch(path: str) -> int:
     an evaluation over thousands of queries never loses the good ones to one typo.
     """
     stream = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
-    service = build_service(open_database())
+    mem = open_memory()
     failures = 0
-    with stream:
+    with stream, mem:
         for number, line in enumerate(stream, 1):
             if not line.strip():
                 continue
@@ -89,7 +71,7 @@ def _batch(path: str) -> int:
                 limit = item.get("limit")
                 if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
                     raise InputError("'limit' must be a whole number")
-                response = service.search(
+                response = mem.search(
                     str(item["memory"]), item["query"], policy=item.get("policy"), limit=limit,
                     channels=_channels(channels),
                 )
@@ -118,9 +100,8 @@ def cmd_entities(args) -> int:
         pairs, rejections = parse_entity_import(args.file, memory=memory)
         for rejection in rejections:
             err(str(rejection))
-        db = open_database()
         report = entities_store.EntityReport()
-        with db.connection() as conn:
+        with open_memory() as mem, mem.db.connection() as conn:
             touched = entities_store.import_entities(conn, pairs, report)
             for m in sorted(touched):
                 entities_store.link_mentions(conn, m, report)
@@ -132,9 +113,10 @@ def cmd_entities(args) -> int:
             print(f"{report.imported} new entit(ies), {report.merged} merged, {report.mentions_added} new mention "
                   f"link(s), {len(rejections)} rejected")
         return ExitCode.INPUT_REJECTED if rejections else ExitCode.OK
-    db = open_database()
-    with db.connection() as conn:
-        rows = entities_store.top_entities(conn, [args.memory], limit=10_000)
+    with open_memory() as mem:
+        memory = mem.require_memory(args.memory)
+        with mem.db.connection() as conn:
+            rows = entities_store.top_entities(conn, [memory], limit=10_000)
     if args.json:
         print_json(rows)
     else:

@@ -194,32 +194,9 @@ class _Parser:
                 self.result.episodes.append(episode)
 
     def _jsonl_episode(self, location: str, raw: bytes) -> EpisodeDraft:
-        value = parse_object_line(raw)
-        reject_unknown_fields(value, _JSONL_FIELDS)
-        # null means "not given", so an exported "salience": null gets the default.
-        fields = {name: item for name, item in value.items() if item is not None}
-        if self.memory is not None:
-            fields.setdefault("memory", self.memory)
-        if self.kind is not None:
-            fields.setdefault("kind", self.kind)
-        missing = [name for name in JSONL_REQUIRED_FIELDS if name not in fields]
-        if missing:
-            hint = " (or pass --memory)" if "memory" in missing else ""
-            raise LineRejected(_plural("missing field", missing) + hint)
-        try:
-            return make_episode(
-                memory=fields["memory"],
-                kind=fields["kind"],
-                title=fields["title"],
-                occurred_at=fields["occurred_at"],
-                body=fields["body"],
-                salience=fields.get("salience"),
-                source=fields.get("source", location),
-                metadata=fields.get("metadata"),
-                external_id=fields.get("id"),
-            )
-        except InvalidEpisode as error:
-            raise LineRejected(str(error)) from None
+        return episode_from_object(
+            parse_object_line(raw), location, memory=self.memory, kind=self.kind, memory_hint=" (or pass --memory)"
+        )
 
     # -- Markdown and plain text -----------------------------------------------------------------
 
@@ -429,6 +406,46 @@ def _nul_line(lines: list[str]) -> int:
         if "\x00" in line:
             return number
     return 0
+
+
+def episode_from_object(
+    value: dict[str, Any],
+    location: str,
+    *,
+    memory: str | None = None,
+    kind: str | None = None,
+    memory_hint: str = "",
+) -> EpisodeDraft:
+    """One JSONL-shaped object (a parsed line, or an item the Python/HTTP API was given) as a
+    draft, or ``LineRejected`` with the reason; ``memory``/``kind`` fill fields it leaves out and
+    ``location`` is the default ``source``. Every way in validates episodes by this one rule."""
+    if not isinstance(value, dict):
+        raise LineRejected(f"expected a JSON object, got {json_type(value)}")
+    reject_unknown_fields(value, _JSONL_FIELDS)
+    # null means "not given", so an exported "salience": null gets the default.
+    fields = {name: item for name, item in value.items() if item is not None}
+    if memory is not None:
+        fields.setdefault("memory", memory)
+    if kind is not None:
+        fields.setdefault("kind", kind)
+    missing = [name for name in JSONL_REQUIRED_FIELDS if name not in fields]
+    if missing:
+        hint = memory_hint if "memory" in missing else ""
+        raise LineRejected(_plural("missing field", missing) + hint)
+    try:
+        return make_episode(
+            memory=fields["memory"],
+            kind=fields["kind"],
+            title=fields["title"],
+            occurred_at=fields["occurred_at"],
+            body=fields["body"],
+            salience=fields.get("salience"),
+            source=fields.get("source", location),
+            metadata=fields.get("metadata"),
+            external_id=fields.get("id"),
+        )
+    except InvalidEpisode as error:
+        raise LineRejected(str(error)) from None
 
 
 class _NotJson(Exception):

@@ -74,3 +74,44 @@ def day_preview(conn: psycopg.Connection, day: dt.date, limit: int = 5) -> list[
         {"id": i, "memory": m, "kind": k, "title": t, "occurred_at": o.isoformat(), "chars": n}
         for i, m, k, t, o, n in rows
     ]
+
+
+@dataclass(frozen=True)
+class MemoryCounts:
+    name: str
+    episodes: int
+    chunks: int
+    first_at: dt.datetime
+    last_at: dt.datetime
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "episodes": self.episodes, "chunks": self.chunks,
+                "firstAt": self.first_at.isoformat(), "lastAt": self.last_at.isoformat()}
+
+
+def memory_counts(conn: psycopg.Connection) -> list[MemoryCounts]:
+    """Every memory that has episodes, by name."""
+    return [MemoryCounts(*row) for row in conn.execute(query("memory_counts")).fetchall()]
+
+
+def memory_names(conn: psycopg.Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT DISTINCT memory FROM episodes ORDER BY memory").fetchall()]
+
+
+def get_episode(conn: psycopg.Connection, episode_id: int) -> dict | None:
+    """One stored episode with its chunk count, or None."""
+    row = conn.execute(
+        """SELECT e.id, e.memory, e.kind, e.title, e.occurred_at, e.ingested_at, e.ingest_day, e.salience,
+                  e.source, e.external_id, e.metadata, e.body,
+                  (SELECT count(*) FROM chunks c WHERE c.episode_id = e.id)
+           FROM episodes e WHERE e.id = %s""",
+        (episode_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    keys = ("id", "memory", "kind", "title", "occurredAt", "ingestedAt", "ingestDay", "salience",
+            "source", "externalId", "metadata", "body", "chunks")
+    document = dict(zip(keys, row))
+    for key in ("occurredAt", "ingestedAt", "ingestDay"):
+        document[key] = document[key].isoformat()
+    return document

@@ -127,3 +127,10 @@ def record_telemetry(conn: psycopg.Connection, row: dict) -> None:
                    %(vector_status)s, %(reranker)s, %(candidates)s, %(results)s)""",
         {**row, "candidates": Jsonb(row["candidates"]), "results": Jsonb(row["results"])},
     )
+
+
+def purge_telemetry(conn: psycopg.Connection, older_than_days: int) -> int:
+    """Delete telemetry rows older than the retention; how many went."""
+    return conn.execute(
+        "DELETE FROM search_telemetry WHERE searched_at < now() - make_interval(days => %s)", (older_than_days,)
+    ).rowcount

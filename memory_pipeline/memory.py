@@ -1,0 +1,472 @@
+"""The Python API: one ``Memory`` that the CLI, the HTTP and MCP servers and Dagster's resources use.
+
+    from memory_pipeline import Memory
+
+    with Memory.open() as mem:                      # the embedded server under MEMORY_PIPELINE_HOME
+        mem.add([{"memory": "me", "kind": "note", "title": "Bread",
+                  "occurred_at": "2026-05-01", "body": "Sourdough needs a warm kitchen."}])
+        mem.index()
+        for hit in mem.search("me", "how do I bake bread?").results:
+            print(hit.title, hit.score)
+
+Every setting is a keyword argument of ``Memory.open``; one left out comes from its environment
+variable (``config.ENV_VARS``), so an application, a test or a Dagster resource passes exactly
+what it means and nothing reads the environment behind its back. Expected failures raise the
+``errors`` classes (``DatabaseUnavailable``, ``EmbedderUnavailable``, ``InputError``...).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from memory_pipeline import config, indexing
+from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
+from memory_pipeline.domain.jsonl import LineRejected
+from memory_pipeline.domain.policies import Policy, default_policies_path, load_policies
+from memory_pipeline.domain.sources import Rejection, episode_from_object
+from memory_pipeline.embedders.base import Embedder
+from memory_pipeline.embedders.factory import build_embedder, profile_of
+from memory_pipeline.errors import ConfigurationError, InputError
+from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
+from memory_pipeline.search.results import SearchResponse
+from memory_pipeline.search.service import SearchService
+from memory_pipeline.storage import episodes_store, forget_store, search_store
+from memory_pipeline.storage.database import Database, redact
+from memory_pipeline.storage.forget_store import ForgetCounts
+
+# At most this many episodes in one ``add`` call: one transaction stores them all.
+MAX_ADD_ITEMS = 1000
+# Telemetry older than the retention is purged when a Memory opens and then at most this often.
+PURGE_EVERY_S = 3600.0
+
+
+class UnknownMemory(InputError):
+    """A memory that has no episodes; the message names the ones that exist (``known``)."""
+
+    def __init__(self, memory: str, known: list[str]):
+        self.memory = memory
+        self.known = known
+        super().__init__(unknown_memory_message(memory, known))
+
+
+def unknown_memory_message(memory: str, known: list[str]) -> str:
+    listed = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+    return f"unknown memory {memory!r} (existing: {listed or 'none yet'})"
+
+
+class UnknownEpisode(InputError):
+    def __init__(self, episode_id: object):
+        super().__init__(f"no episode {episode_id}")
+        self.episode_id = episode_id
+
+
+@dataclass
+class AddReport:
+    """What ``add`` stored: new episode ids, bodies already stored, and located rejections."""
+
+    ingest_day: dt.date
+    inserted_ids: list[int] = field(default_factory=list)
+    duplicates: int = 0
+    rejections: list[Rejection] = field(default_factory=list)
+
+    @property
+    def inserted(self) -> int:
+        return len(self.inserted_ids)
+
+    def to_json(self) -> dict:
+        return {
+            "ingestDay": self.ingest_day.isoformat(),
+            "inserted": self.inserted,
+            "episodeIds": self.inserted_ids,
+            "duplicates": self.duplicates,
+            "rejected": [{"location": r.location, "reason": r.reason} for r in self.rejections],
+        }
+
+
+@dataclass(frozen=True)
+class TelemetrySettings:
+    enabled: bool = True
+    retention_days: int = 90
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> "TelemetrySettings":
+        return cls(
+            enabled=config.switch(environ, "MEMORY_PIPELINE_TELEMETRY", True),
+            retention_days=config.env_int(environ, "MEMORY_PIPELINE_TELEMETRY_DAYS", 90, maximum=36500),
+        )
+
+
+def _overridden(environ: Mapping[str, str] | None, overrides: Mapping[str, Any]) -> dict[str, str]:
+    merged = dict(os.environ if environ is None else environ)
+    for name, value in overrides.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            value = "on" if value else "off"
+        merged[name] = str(value)
+    return merged
+
+
+def _load_policies(path: str | os.PathLike) -> dict[str, Policy]:
+    try:
+        return load_policies(path)
+    except (OSError, ValueError) as exc:
+        raise ConfigurationError(f"policies: {exc}") from None
+
+
+class Memory:
+    """A memory store: episodes in, fused search out, and forgetting. Safe to share between threads.
+
+    Build it with ``Memory.open(...)``; the constructor takes already-built parts (a ``Database``,
+    settings objects) for callers that own them.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        embed_settings: config.EmbedSettings,
+        policies: dict[str, Policy],
+        reranker=None,
+        telemetry: TelemetrySettings = TelemetrySettings(),
+        home: Path | None = None,
+        record_in_dagster: bool = True,
+        owns_db: bool = True,
+    ):
+        self.db = db
+        self.embed_settings = embed_settings
+        self.policies = policies
+        self.telemetry = telemetry
+        self.home = home
+        self.record_in_dagster = record_in_dagster
+        self._owns_db = owns_db
+        self._embedder: Embedder | None = None
+        self._lock = threading.Lock()
+        self._purged_at = 0.0
+        self._instance = None  # Dagster's instance, opened on the first event reported to it
+        self.warnings: list[str] = []  # problems that failed nothing (Dagster not told), oldest first
+        self.search_service = SearchService(
+            db, policies, embedder=lambda: self.embedder, reranker=reranker, record=telemetry.enabled
+        )
+        self.purge_telemetry()
+
+    @classmethod
+    def open(
+        cls,
+        url: str | None = None,
+        *,
+        home: str | os.PathLike | None = None,
+        pool_size: int = 4,
+        embed_provider: str | None = None,
+        embed_model: str | None = None,
+        embed_dim: int | None = None,
+        embed_url: str | None = None,
+        embed_batch_size: int | None = None,
+        embed_timeout_s: float | None = None,
+        paragraph_windows: bool | None = None,
+        rerank_url: str | None = None,
+        rerank_model: str | None = None,
+        rerank_timeout_s: float | None = None,
+        policies_path: str | os.PathLike | None = None,
+        telemetry: bool | None = None,
+        telemetry_days: int | None = None,
+        record_in_dagster: bool = True,
+        environ: Mapping[str, str] | None = None,
+    ) -> "Memory":
+        """Open (and migrate) the database and read the settings; nothing is embedded yet.
+
+        ``url``: an external PostgreSQL (else MEMORY_PIPELINE_DATABASE_URL, else the embedded
+        server in ``home``, else MEMORY_PIPELINE_HOME). ``embed_url`` is the openai provider's
+        base URL, or the Ollama server for the ollama provider. ``environ`` replaces
+        ``os.environ`` as the source of the settings not given.
+        """
+        provider = (embed_provider or "").strip().lower() or None
+        env = _overridden(environ, {
+            "MEMORY_PIPELINE_HOME": os.fspath(home) if home is not None else None,
+            "MEMORY_PIPELINE_EMBED_PROVIDER": provider,
+            "MEMORY_PIPELINE_EMBED_MODEL": embed_model,
+            "MEMORY_PIPELINE_EMBED_DIM": embed_dim,
+            "MEMORY_PIPELINE_EMBED_BATCH": embed_batch_size,
+            "MEMORY_PIPELINE_EMBED_TIMEOUT": embed_timeout_s,
+            "MEMORY_PIPELINE_PARAGRAPH_WINDOWS": paragraph_windows,
+            "MEMORY_PIPELINE_RERANK_URL": rerank_url,
+            "MEMORY_PIPELINE_RERANK_MODEL": rerank_model,
+            "MEMORY_PIPELINE_RERANK_TIMEOUT": rerank_timeout_s,
+            "MEMORY_PIPELINE_POLICIES": os.fspath(policies_path) if policies_path is not None else None,
+            "MEMORY_PIPELINE_TELEMETRY": telemetry,
+            "MEMORY_PIPELINE_TELEMETRY_DAYS": telemetry_days,
+        })
+        if embed_url:
+            env["MEMORY_PIPELINE_EMBED_URL"] = embed_url
+            env["OLLAMA_HOST"] = embed_url
+        from memory_pipeline.rerankers.http import reranker_from_env
+
+        # Every setting is checked before the database starts: a typo fails in milliseconds.
+        embed_settings = config.EmbedSettings.from_env(env)
+        telemetry_settings = TelemetrySettings.from_env(env)
+        policies = _load_policies(env.get("MEMORY_PIPELINE_POLICIES") or default_policies_path())
+        reranker = reranker_from_env(env)
+        url = url or config.database_url(env)
+        home_dir = None if url else config.home_dir(env)
+        db = Database.open(url, home=home_dir, environ=env, max_size=pool_size)
+        try:
+            return cls(db, embed_settings=embed_settings, policies=policies, reranker=reranker,
+                       telemetry=telemetry_settings, home=home_dir, record_in_dagster=record_in_dagster)
+        except BaseException:
+            db.close()
+            raise
+
+    # -- lifetime ---------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        """The configured embedder, built on first use (searching keyword-only never loads it)."""
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = build_embedder(self.embed_settings)
+            return self._embedder
+
+    def close(self) -> None:
+        with self._lock:
+            if self._embedder is not None:
+                self._embedder.close()
+                self._embedder = None
+            if self._instance is not None:
+                self._instance.dispose()
+                self._instance = None
+        reranker = self.search_service.reranker
+        if reranker is not None:
+            reranker.close()
+        if self._owns_db:
+            self.db.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    # -- memories ---------------------------------------------------------------------------
+    def memories(self) -> list[episodes_store.MemoryCounts]:
+        """Every memory with its episode and chunk counts."""
+        with self.db.connection() as conn:
+            return episodes_store.memory_counts(conn)
+
+    def memory_names(self) -> list[str]:
+        with self.db.connection() as conn:
+            return episodes_store.memory_names(conn)
+
+    def require_memory(self, memory: object) -> str:
+        """``memory`` if it is a valid name with episodes, else InputError / UnknownMemory."""
+        try:
+            name = validate_memory_name(memory)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        names = self.memory_names()
+        if name not in names:
+            raise UnknownMemory(name, names)
+        return name
+
+    # -- adding -----------------------------------------------------------------------------
+    def add(
+        self,
+        episodes: Iterable[Mapping[str, Any]],
+        *,
+        memory: str | None = None,
+        kind: str | None = None,
+        ingest_day: dt.date | None = None,
+    ) -> AddReport:
+        """Store episodes given as JSONL-shaped objects (``memory``, ``kind``, ``title``,
+        ``occurred_at``, ``body``; optional ``salience``, ``source``, ``metadata``, ``id``).
+
+        The same rules as ``memory-pipeline ingest``: each rejected item is reported as
+        ``episodes[i]`` with its reason, the valid ones are stored (a body already in its memory
+        counts as a duplicate). ``memory``/``kind`` fill items that leave them out.
+        """
+        if memory is not None:
+            memory = self._checked(validate_memory_name, memory, "memory")
+        if kind is not None:
+            kind = self._checked(validate_kind, kind, "kind")
+        items = list(episodes)
+        if len(items) > MAX_ADD_ITEMS:
+            raise InputError(f"{len(items)} episodes in one call; at most {MAX_ADD_ITEMS}")
+        report = AddReport(ingest_day or utc_today())
+        drafts = []
+        for i, item in enumerate(items):
+            location = f"episodes[{i}]"
+            try:
+                drafts.append(episode_from_object(item, location, memory=memory, kind=kind,
+                                                  memory_hint=" (or pass memory)"))
+            except LineRejected as rejected:
+                report.rejections.append(Rejection(location, rejected.reason))
+        if drafts:
+            with self.db.connection() as conn:
+                stored = episodes_store.store_episodes(conn, drafts, report.ingest_day)
+            report.inserted_ids, report.duplicates = stored.inserted_ids, stored.duplicates
+            self._tell_dagster_ingested(report.ingest_day, report.inserted, report.duplicates,
+                                        len(report.rejections), "Memory.add")
+        return report
+
+    def ingest(self, paths: Iterable[str | os.PathLike], *, memory: str | None = None,
+               kind: str | None = None) -> IngestReport:
+        """Store episodes from JSONL, Markdown and text files or folders (``memory-pipeline ingest``)."""
+        if memory is not None:
+            memory = self._checked(validate_memory_name, memory, "--memory")
+        if kind is not None:
+            kind = self._checked(validate_kind, kind, "--kind")
+        report = ingest_paths(self.db, paths, memory=memory, kind=kind)
+        self._tell_dagster_ingested(report.ingest_day, report.inserted, report.duplicates,
+                                    len(report.rejections), "memory-pipeline ingest")
+        return report
+
+    @staticmethod
+    def _checked(validate: Callable[[Any], str], value: Any, what: str) -> str:
+        try:
+            return validate(value)
+        except ValueError as exc:
+            raise InputError(f"{what} {value!r}: {exc}") from None
+
+    # -- indexing ---------------------------------------------------------------------------
+    def index(self, *, day: dt.date | None = None,
+              on_progress: Callable[[indexing.IndexReport], None] | None = None) -> indexing.IndexReport:
+        """Chunk and embed everything pending (of one ingest day), until done or something fails."""
+        return indexing.index_until_done(self.db, self.embedder, day=day, on_progress=on_progress)
+
+    # -- searching --------------------------------------------------------------------------
+    def search(self, memory: str, query: str, *, policy: str | None = None, limit: int | None = None,
+               channels: tuple[str, ...] | None = None) -> SearchResponse:
+        """Fused search inside one memory (``search.service``); UnknownMemory names the others."""
+        try:
+            validate_memory_name(memory)
+        except ValueError as exc:
+            raise InputError(f"memory {memory!r}: {exc}") from None
+        self._purge_if_due()
+        try:
+            return self.search_service.search(memory, query, policy=policy, limit=limit, channels=channels)
+        except InputError as exc:
+            if str(exc).startswith("unknown memory"):
+                raise UnknownMemory(memory, self.memory_names()) from None
+            raise
+
+    # -- reading ----------------------------------------------------------------------------
+    def episode(self, episode_id: int) -> dict:
+        """One stored episode as a document (body, metadata, chunk count); UnknownEpisode if none."""
+        with self.db.connection() as conn:
+            document = episodes_store.get_episode(conn, episode_id)
+        if document is None:
+            raise UnknownEpisode(episode_id)
+        return document
+
+    # -- forgetting -------------------------------------------------------------------------
+    def forget(self, memory: str, *, episode_id: int | None = None) -> ForgetCounts:
+        """Forget one episode of ``memory`` (``episode_id``) or the whole memory.
+
+        Removes the episodes, their chunks, their vectors of every profile and generation, entity
+        mentions, keyword statistics and the telemetry rows that name them (``forget_store``);
+        search never returns them again. The affected ingest days' ``episodes`` partitions get a
+        new materialization in Dagster, so the UI shows them as changed.
+        """
+        memory = self.require_memory(memory)
+        with self.db.connection() as conn:
+            counts = forget_store.forget(conn, memory, None if episode_id is None else [episode_id])
+        if episode_id is not None and counts.episodes == 0:
+            raise UnknownEpisode(episode_id)
+        self._tell_dagster_forgotten(memory, counts)
+        return counts
+
+    # -- status -----------------------------------------------------------------------------
+    def status(self) -> dict:
+        """Counts, pending work per day, profiles, the HNSW index; where the data lives."""
+        from memory_pipeline.storage import hnsw_store, index_store, profiles_store
+
+        configured = profile_of(self.embed_settings)
+        with self.db.connection() as conn:
+            profile = profiles_store.active_profile(conn)
+            counts = index_store.count_summary(conn, profile)
+            target = profiles_store.get_profile(conn, configured) or profile
+            by_day = index_store.pending_by_day(conn, target.writing() if target else None)
+            serving = profiles_store.get_generation(conn, profile.id, profile.generation) if profile else None
+            building = (
+                profiles_store.get_generation(conn, target.id, target.building_generation)
+                if target and target.building_generation else None
+            )
+            index = hnsw_store.inspect(conn, profile) if profile else None
+            memories = episodes_store.memory_counts(conn)
+        return {
+            "dataFolder": str(self.home) if self.home else None,
+            "database": redact(self.db.url) if self.db.embedded is None else f"embedded ({redact(self.db.url)})",
+            "memories": len(memories),
+            "episodes": counts["episodes"],
+            "chunks": counts["chunks"],
+            "vectors": counts["vectors"],
+            "vectorsWithWindows": counts["vectors_with_windows"],
+            "pendingEpisodes": sum(by_day.values()),
+            "activeProfile": (
+                {"name": profile.name, "provider": profile.provider, "model": profile.model,
+                 "dim": profile.dim, "generation": profile.generation}
+                if profile else None
+            ),
+            "pendingByDay": by_day,
+            "configuredProfile": configured.name,
+            "canary": (
+                {"state": serving.state, "reason": serving.stale_reason, "recorded": serving.canary_vector is not None}
+                if serving else None
+            ),
+            "building": (
+                {"profile": target.name, "generation": target.building_generation, "state": building.state}
+                if building else None
+            ),
+            "index": index,
+            "telemetry": {"enabled": self.telemetry.enabled, "retentionDays": self.telemetry.retention_days},
+        }
+
+    # -- telemetry --------------------------------------------------------------------------
+    def purge_telemetry(self) -> int:
+        """Delete search telemetry older than the retention; the number of rows deleted."""
+        self._purged_at = time.monotonic()
+        with self.db.connection() as conn:
+            return search_store.purge_telemetry(conn, self.telemetry.retention_days)
+
+    def _purge_if_due(self) -> None:
+        if time.monotonic() - self._purged_at >= PURGE_EVERY_S:
+            self.purge_telemetry()
+
+    # -- Dagster ----------------------------------------------------------------------------
+    def _tell_dagster_ingested(self, day: dt.date, inserted: int, duplicates: int, rejected: int, by: str) -> None:
+        if not inserted:
+            return
+        self._report_days([day], {"ingested_by": by, "new": inserted, "duplicates": duplicates, "rejected": rejected})
+
+    def _tell_dagster_forgotten(self, memory: str, counts: ForgetCounts) -> None:
+        if counts.episodes:
+            self._report_days(counts.ingest_days, {"forgotten_by": "Memory.forget", "forgotten_episodes": counts.episodes})
+
+    def _report_days(self, days: list[dt.date], metadata: dict) -> None:
+        """A runless materialization of each day's ``episodes`` partition (best effort).
+
+        The data is already stored (or deleted); failing to tell Dagster only costs the UI a
+        square, so a problem here becomes a warning in ``self.warnings``, never a failure.
+        """
+        if not self.record_in_dagster:
+            return
+        try:
+            from memory_pipeline.defs.instance import open_instance, report_episodes_partition
+
+            with self._lock:
+                if self._instance is None:
+                    self._instance = open_instance()
+                for day in days:
+                    with self.db.connection() as conn:
+                        rows = sum(r["episodes"] for r in episodes_store.day_summary(conn, day))
+                    report_episodes_partition(self._instance, day.isoformat(), {"dagster/row_count": rows, **metadata})
+        except Exception as exc:  # noqa: BLE001 - reported, never fatal (see docstring)
+            self.warnings.append(f"stored, but could not record it in Dagster: {exc}")
+
+    def take_warnings(self) -> list[str]:
+        taken, self.warnings = self.warnings, []
+        return taken
