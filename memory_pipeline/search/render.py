@@ -13,6 +13,12 @@ def _ranks(ranks: dict) -> str:
     return " ".join(f"{CHANNEL_LETTERS[ch]}{r}" for ch, r in ranks.items() if r is not None) or "-"
 
 
+def _title(result) -> str:
+    """The title, and how many chunks a sewn passage covers (one chunk says nothing)."""
+    n = len(result.chunk_ids)
+    return result.title + (f" ({n} adjacent chunks)" if n > 1 else "")
+
+
 def notes(response: SearchResponse) -> list[str]:
     lines = []
     if not response.vector_available:
@@ -39,7 +45,7 @@ def human_table(response: SearchResponse) -> str:
     for i, r in enumerate(response.results, 1):
         lines.append(
             f"{i:>2}  {r.score:7.4f}  {r.occurred_at.date().isoformat():10}  {r.kind[:8]:8}  "
-            f"{_ranks(r.ranks):11}  {r.title[:room]}"
+            f"{_ranks(r.ranks):11}  {_title(r)[:room]}"
         )
         lines.append(f"{'':>44}{r.snippet[:room]}")
     return "\n".join(lines)
@@ -55,6 +61,6 @@ def markdown_table(response: SearchResponse) -> str:
     for i, r in enumerate(response.results, 1):
         lines.append(
             f"| {i} | {r.score:.4f} | {r.occurred_at.date()} | {r.kind} | {_ranks(r.ranks)} | "
-            f"{cell(r.title)} | {cell(r.snippet)} |"
+            f"{cell(_title(r))} | {cell(r.snippet)} |"
         )
     return "\n".join(lines)

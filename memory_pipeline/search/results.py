@@ -11,6 +11,12 @@ SNIPPET_CHARS = 200
 
 @dataclass(frozen=True)
 class SearchResult:
+    """One passage: adjacent chunks of one episode sewn together (``domain.passages``).
+
+    ``chunk_id``, ``snippet``, ``score`` and ``ranks`` are those of its best chunk; ``start``,
+    ``end`` and ``text`` cover the whole passage; ``chunk_ids`` lists its chunks in text order.
+    """
+
     episode_id: int
     chunk_id: str
     title: str
@@ -22,11 +28,17 @@ class SearchResult:
     text: str
     score: float
     ranks: dict[str, int | None]  # channel -> 1-based rank in that channel, None if absent
+    chunk_ids: tuple[str, ...] = ()  # the passage's chunks in text order (default: chunk_id alone)
+
+    def __post_init__(self):
+        if not self.chunk_ids:
+            object.__setattr__(self, "chunk_ids", (self.chunk_id,))
 
     def to_json(self) -> dict:
         return {
             "episodeId": self.episode_id,
             "chunkId": self.chunk_id,
+            "chunkIds": list(self.chunk_ids),
             "title": self.title,
             "kind": self.kind,
             "occurredAt": self.occurred_at.isoformat(),

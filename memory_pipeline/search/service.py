@@ -10,7 +10,9 @@ One search, inside one memory:
    (``domain.fusion``);
 4. if a reranker is configured, the policy allows it and there are more candidates than
    wanted, the reranker orders the fused pool; any failure keeps the fused order;
-5. a telemetry row records candidates, ranks, scores, the reranker's outcome and latency.
+5. adjacent chunks of one episode among the results are sewn into one passage
+   (``domain.passages``); the limit counts passages;
+6. a telemetry row records candidates, ranks, scores, the reranker's outcome and latency.
 Without a usable embedder the vector channel is skipped and the response says why.
 """
 
@@ -21,7 +23,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
-from memory_pipeline.domain import fusion
+from memory_pipeline.domain import fusion, passages
 from memory_pipeline.domain.entities import Entity, mentioned_entities
 from memory_pipeline.domain.episodes import validate_memory_name
 from memory_pipeline.domain.policies import Policy, PolicyError
@@ -155,26 +157,35 @@ class SearchService:
                 salience_weight=chosen.salience_weight,
             )
             final, scores, response.reranker = self._rerank(chosen, query, fused, rows)
-            response.results = [
-                SearchResult(
-                    episode_id=rows[f.key].episode_id,
-                    chunk_id=f.key,
-                    title=rows[f.key].title,
-                    kind=rows[f.key].kind,
-                    occurred_at=rows[f.key].occurred_at,
-                    snippet=make_snippet(rows[f.key].text, query, focus=window_focus(rows[f.key].text, best_window.get(f.key))),
-                    start=rows[f.key].start,
-                    end=rows[f.key].end,
-                    text=rows[f.key].text,
-                    score=scores[f.key],
-                    ranks={ch: f.ranks.get(ch) for ch in chosen.channels},
-                )
-                for f in final[: chosen.limit]
-            ]
+            response.results = self._passages(final, scores, rows, best_window, query, chosen)
             response.latency_ms = (time.perf_counter() - started) * 1000
             if self.record:
                 search_store.record_telemetry(conn, self._telemetry(response, ranked))
         return response
+
+    @staticmethod
+    def _passages(final, scores, rows, best_window, query: str, chosen: Policy) -> list[SearchResult]:
+        """The ranked chunks sewn into at most ``chosen.limit`` passages (``domain.passages``)."""
+        hits = (passages.Hit(f.key, rows[f.key].episode_id, rows[f.key].start, rows[f.key].end) for f in final)
+        ranks = {f.key: f.ranks for f in final}
+        results = []
+        for passage in passages.sew(hits, chosen.limit):
+            best = rows[passage.best.key]
+            results.append(SearchResult(
+                episode_id=best.episode_id,
+                chunk_id=best.chunk_id,
+                title=best.title,
+                kind=best.kind,
+                occurred_at=best.occurred_at,
+                snippet=make_snippet(best.text, query, focus=window_focus(best.text, best_window.get(best.chunk_id))),
+                start=passage.start,
+                end=passage.end,
+                text="".join(rows[key].text for key in passage.keys),
+                score=scores[best.chunk_id],
+                ranks={ch: ranks[best.chunk_id].get(ch) for ch in chosen.channels},
+                chunk_ids=tuple(passage.keys),
+            ))
+        return results
 
     # -- channels ---------------------------------------------------------------------------
     def _run_channels(self, channels, memory: str, query: str, filters: Filters,
@@ -291,7 +302,7 @@ class SearchService:
                 for ch, hits in ranked.items()
             },
             "results": [
-                {"chunk_id": r.chunk_id, "rank": i + 1, "score": round(r.score, 6)}
+                {"chunk_id": r.chunk_id, "chunk_ids": list(r.chunk_ids), "rank": i + 1, "score": round(r.score, 6)}
                 for i, r in enumerate(response.results)
             ],
         }

@@ -37,7 +37,7 @@ def test_fused_search_finds_by_meaning_and_words_with_provenance(service):
     assert response.vector_status == "ok" and response.keyword_method == "full_text"
     assert len(response.results) <= 8 and response.limit == 8
     doc = response.to_json()
-    assert set(doc["results"][0]) == {"episodeId", "chunkId", "title", "kind", "occurredAt", "snippet",
+    assert set(doc["results"][0]) == {"episodeId", "chunkId", "chunkIds", "title", "kind", "occurredAt", "snippet",
                                       "start", "end", "text", "score", "ranks"}
     assert doc["vector"] == {"status": "ok", "reason": None}
 
@@ -262,3 +262,36 @@ def test_the_window_rescoring_statement_still_walks_the_hnsw_index(db, world, fi
             conn.execute("SET LOCAL enable_seqscan = off")  # a tiny table: make the choice visible
             plan = "\n".join(r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + statement, params))
     assert f"Index Scan using {index}" in plan and "CTE near" in plan
+
+
+def test_adjacent_chunks_of_one_episode_come_back_as_one_passage(db, tmp_path, embed_server):
+    # Paragraphs of ~1,000 characters are one chunk each; "zebra crossing" is in the second and
+    # third, "zebra" alone in the fifth (not adjacent to them) and in a second episode.
+    paragraphs = [f"Section {i}. " + (FILLER[i % len(FILLER)] + ". ") * 11 for i in range(6)]
+    for i in (1, 2):
+        paragraphs[i] += "The zebra crossing by the school was repainted."
+    paragraphs[4] += "A zebra appeared in a dream."
+    body = "\n\n".join(paragraphs)
+    rows = [
+        {"memory": "m", "kind": "doc", "title": "Town report", "occurred_at": "2026-11-01T09:00:00Z", "body": body},
+        {"memory": "m", "kind": "note", "title": "Zoo", "occurred_at": "2026-11-02T09:00:00Z", "body": "zebra zebra"},
+    ]
+    ingest_paths(db, [write_jsonl(tmp_path / "w.jsonl", rows)])
+    indexing.index_until_done(db, ollama_embedder(embed_server.url))
+    service = SearchService(db, load_policies(), embedder=None, clock=lambda: NOW)
+    response = service.search("m", "zebra crossing school", channels=("keyword",), limit=8)
+    assert sorted(r.title for r in response.results) == ["Town report", "Town report", "Zoo"]
+    sewn = response.results[0]
+    (lone,) = [r for r in response.results[1:] if r.title == "Town report"]
+    assert len(sewn.chunk_ids) == 2 and sewn.chunk_id in sewn.chunk_ids
+    assert sewn.text == body[sewn.start:sewn.end] and sewn.text.startswith("Section 1.")
+    assert sewn.text.rstrip().endswith("repainted.") and "Section 2." in sewn.text
+    assert lone.chunk_ids == (lone.chunk_id,) and lone.text.startswith("Section 4.")
+    # The limit counts passages: one passage of two chunks fills a limit of 1.
+    assert [r.chunk_ids for r in service.search("m", "zebra crossing school", channels=("keyword",), limit=1).results] \
+        == [sewn.chunk_ids]
+    assert response.to_json()["results"][0]["chunkIds"] == list(sewn.chunk_ids)
+    from memory_pipeline.search.render import human_table, markdown_table
+
+    assert "Town report (2 adjacent chunks)" in human_table(response)
+    assert "| Town report (2 adjacent chunks) |" in markdown_table(response)
