@@ -21,6 +21,10 @@ PROVIDER_DEFAULTS = {
     "openai": ("multilingual-e5-small", 384),
 }
 
+# Model calls in flight per index pass unless MEMORY_PIPELINE_EMBED_PARALLEL says otherwise:
+# enough to overlap the network and this process's own work with a server of a few slots.
+DEFAULT_IN_FLIGHT = 4
+
 ENV_VARS = {
     "MEMORY_PIPELINE_HOME": "Folder for the embedded PostgreSQL, the inbox and Dagster's home (default ./.memory_pipeline).",
     "MEMORY_PIPELINE_DATABASE_URL": "An external PostgreSQL (pgvector >= 0.7). Unset: the embedded server under MEMORY_PIPELINE_HOME.",
@@ -31,6 +35,7 @@ ENV_VARS = {
     "MEMORY_PIPELINE_EMBED_DIM": "Stored dimension (Matryoshka prefix); default 384 (local/openai) or 512 (ollama).",
     "MEMORY_PIPELINE_EMBED_URL": "Base URL of the OpenAI-compatible embedding server (openai provider).",
     "MEMORY_PIPELINE_EMBED_BATCH": "Texts per model call (default 16).",
+    "MEMORY_PIPELINE_EMBED_PARALLEL": "Model calls an index pass keeps in flight (default 4): match the server's parallel slots (OLLAMA_NUM_PARALLEL, llama.cpp --parallel, TEI, servers behind one URL). The local model runs one at a time.",
     "MEMORY_PIPELINE_EMBED_TIMEOUT": "Seconds to wait for one embedding call (default 120).",
     "MEMORY_PIPELINE_PARAGRAPH_WINDOWS": "on (default) or off: also embed each chunk's paragraph windows, which the vector channel scores chunks by.",
     "OLLAMA_HOST": "Ollama server for the ollama provider (default http://127.0.0.1:11434).",
@@ -102,6 +107,7 @@ class EmbedSettings:
     batch_size: int
     timeout_s: float
     paragraph_windows: bool = True
+    in_flight: int = DEFAULT_IN_FLIGHT
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "EmbedSettings":
@@ -131,6 +137,7 @@ class EmbedSettings:
             batch_size=env_int(environ, "MEMORY_PIPELINE_EMBED_BATCH", 16),
             timeout_s=env_float(environ, "MEMORY_PIPELINE_EMBED_TIMEOUT", 120.0),
             paragraph_windows=switch(environ, "MEMORY_PIPELINE_PARAGRAPH_WINDOWS", True),
+            in_flight=env_int(environ, "MEMORY_PIPELINE_EMBED_PARALLEL", DEFAULT_IN_FLIGHT, maximum=64),
         )
 
 

@@ -1,12 +1,20 @@
 """The index pass: pending episodes -> chunks -> vectors, committed episode by episode.
 
-A pass takes up to 500 pending episodes, oldest occurrence first, chunks them (pure, see
-``domain.chunking``), embeds the chunks that still lack a vector for the active profile, each
-with its paragraph windows (``domain.windows``, stored in the same row), in model-sized batches
-(several episodes share a batch so the model always sees full batches), and commits the episodes
-whose vectors are all there every 500 vectors or 2 seconds: each episode's chunks and vectors
-land in one transaction or not at all. A failure (model down, database gone) stops the
-pass; what was committed stays, everything else stays pending for the next pass.
+A pass claims up to ``PASS_LIMIT`` pending episodes, oldest occurrence first (an advisory lock
+each: concurrent passes, in this process or others, never embed the same episode), chunks them
+(pure, see ``domain.chunking``), embeds the chunks that still lack a vector for the active
+profile, each with its paragraph windows (``domain.windows``, stored in the same row), in
+model-sized batches (several episodes share a batch so the model always sees full batches),
+and commits the episodes whose vectors are all there every 500 vectors or 2 seconds: each
+episode's chunks and vectors land in one transaction or not at all.
+
+Model calls run on worker threads, up to ``Embedder.in_flight`` at once
+(MEMORY_PIPELINE_EMBED_PARALLEL), while this thread stores what came back. Every call carries
+the canary phrase as its first input; a call whose canary does not match the generation's
+stored canary is refused, so a model swapped in the middle of a pass writes nothing.
+
+A failure (model down, model changed, database gone) stops the pass; what was committed stays,
+everything else stays pending for the next pass.
 """
 
 from __future__ import annotations
@@ -14,10 +22,12 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Generator
 
 import numpy as np
+import psycopg
 
 from memory_pipeline.domain.chunking import chunk_body
 from memory_pipeline.domain.windows import paragraph_windows
@@ -29,7 +39,7 @@ from memory_pipeline.storage.index_store import ChunkVectors, EpisodeWork, Pendi
 from memory_pipeline.storage import profiles_store
 from memory_pipeline.storage.profiles_store import StoredProfile, get_profile
 
-PASS_LIMIT = 500
+PASS_LIMIT = 2000
 # Complete episodes are committed together once they hold this many new vectors, or when this
 # long has passed since the last commit (a slow model still commits every few seconds), and
 # before a model failure ends the pass. Per-batch commits paid a transaction's fixed cost
@@ -107,14 +117,20 @@ def plan(conn, profile: StoredProfile | None, pending: list[PendingEpisode]) -> 
     return works
 
 
-def stale_message(profile: StoredProfile, generation: int, reason: str) -> str:
+def stale_message(profile: StoredProfile, generation: int, reason: str, *, kept: int = 0) -> str:
+    kept_note = (f" The {kept} vectors committed before the change came from model calls whose own "
+                 "canary matched, so they are the original model's." if kept else "")
     return (
         f"the model behind {profile.name} (generation {generation}) changed under the same name: "
-        f"{reason}. No vector was written; the generation is marked stale and search answers with "
-        "the keyword and graph channels only. Recover with `memory-pipeline reindex` (re-embeds "
-        "everything as a new generation while search keeps serving), or serve the original model "
-        "again and re-run."
+        f"{reason}. No vector of the changed model was written.{kept_note} The generation is "
+        "marked stale and search answers with the keyword and graph channels only. Recover with "
+        "`memory-pipeline reindex` (re-embeds everything as a new generation while search keeps "
+        "serving), or serve the original model again and re-run."
     )
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b) or 1.0))
 
 
 def check_canary(conn, embedder: Embedder, target: StoredProfile) -> float | None:
@@ -128,16 +144,31 @@ def check_canary(conn, embedder: Embedder, target: StoredProfile) -> float | Non
     if generation is None or generation.canary_vector is None:
         profiles_store.record_canary(conn, target.id, target.generation, CANARY_TEXT, vector)
         return None
-    stored = generation.canary_vector
-    cosine = float(np.dot(vector, stored) / (np.linalg.norm(vector) * np.linalg.norm(stored) or 1.0))
+    cosine = _cosine(vector, generation.canary_vector)
     if cosine < CANARY_MIN_COSINE:
-        reason = f"the canary phrase now embeds at cosine {cosine:.3f} to its stored vector (< {CANARY_MIN_COSINE})"
-        profiles_store.mark_stale(conn, target.id, target.generation, reason)
-        raise ModelRefused(stale_message(target, target.generation, reason))
+        _refuse(conn, target, cosine)
     if generation.state == "stale":
         profiles_store.clear_stale(conn, target.id, target.generation,
                                    building=target.building_generation == target.generation)
     return cosine
+
+
+def _refuse(conn, target: StoredProfile, cosine: float, *, kept: int = 0) -> None:
+    reason = f"the canary phrase now embeds at cosine {cosine:.3f} to its stored vector (< {CANARY_MIN_COSINE})"
+    profiles_store.mark_stale(conn, target.id, target.generation, reason)
+    raise ModelRefused(stale_message(target, target.generation, reason, kept=kept))
+
+
+def stored_canary(conn, target: StoredProfile) -> np.ndarray:
+    """The canary vector of the generation ``target`` writes (recorded by ``check_canary``)."""
+    generation = profiles_store.get_generation(conn, target.id, target.generation)
+    if generation is None or generation.canary_vector is None:  # check_canary records it first
+        raise RuntimeError(f"no canary recorded for {target.name} generation {target.generation}")
+    return generation.canary_vector
+
+
+# One model input of a pass: the episode's work, the chunk id, how many views the chunk has, text.
+_View = tuple[EpisodeWork, str, int, str]
 
 
 def index_pass(
@@ -148,64 +179,127 @@ def index_pass(
     day: dt.date | None = None,
     on_progress: Callable[[IndexReport], None] | None = None,
 ) -> IndexReport:
-    """Index up to ``limit`` pending episodes (optionally of one ingest day) with ``embedder``."""
+    """Index up to ``limit`` pending episodes (optionally of one ingest day) with ``embedder``.
+
+    The episodes are claimed first (``index_store.claim_pending``): passes running at once, in
+    this process or others, never embed the same episode. Every model call carries the canary
+    phrase as its first input and its vectors are used only when that canary matches the
+    generation's: a model swapped at any moment writes nothing (``ModelRefused``).
+    """
     started = time.perf_counter()
     report = IndexReport(profile=embedder.profile.name, passes=1)
     with db.connection() as conn:
         target = profiles_store.writing_target(conn, embedder.profile)
-        pending = index_store.pending_episodes(conn, target, limit=limit, day=day)
-        if not pending:
-            report.seconds = time.perf_counter() - started
-            return report
-        profile = profiles_store.register_profile(conn, embedder.profile).writing()
-        # The gate: a wrong dimension, an unreachable server or a changed model stops the pass
-        # before any write.
-        report.canary_cosine = check_canary(conn, embedder, profile)
-        report.canary_checked = True
-        report.model_calls += 1
-        works = plan(conn, profile, pending)
+        pending = index_store.claim_pending(conn, target, limit=limit, day=day)
+        try:
+            if pending:
+                _index_claimed(conn, embedder, pending, report, on_progress)
+        finally:
+            _release(conn, [p.id for p in pending])
+    report.seconds = time.perf_counter() - started
+    return report
 
-        ready = [w for w in works if w.complete]  # nothing to embed (only chunks missing)
-        _write(conn, profile, ready, report)
-        # One model input per view (the chunk, then its windows); batches cut across chunks and
-        # episodes, so every model call but the last is full.
-        text_of = {(w.episode.id, c.chunk_id): c.text for w in works for c in w.chunks}
-        queue: list[tuple[EpisodeWork, str, int, str]] = []  # (work, chunk id, its view count, text)
-        for work in works:
-            if work.complete:
-                continue
-            for cid in work.missing:
-                views = chunk_views(text_of[(work.episode.id, cid)], windows=embedder.paragraph_windows)
-                queue.extend((work, cid, len(views), text) for text in views)
-        received: dict[tuple[int, str], list[np.ndarray]] = {}
-        complete: list[EpisodeWork] = []  # embedded, not yet committed
-        last_write = time.perf_counter()
-        for start in range(0, len(queue), embedder.batch_size):
-            batch = queue[start : start + embedder.batch_size]
-            t0 = time.perf_counter()
-            try:
-                vectors = embedder.embed_documents([text for *_, text in batch])
-            except Exception:
-                _write(conn, profile, complete, report)  # what is complete is kept
-                raise
-            report.embed_seconds += time.perf_counter() - t0
+
+def _release(conn, episode_ids: list[int]) -> None:
+    try:
+        index_store.release_claims(conn, episode_ids)
+    except psycopg.Error:
+        pass  # the connection is gone, and its claims with it
+
+
+def _index_claimed(conn, embedder: Embedder, pending: list[PendingEpisode], report: IndexReport,
+                   on_progress: Callable[[IndexReport], None] | None) -> None:
+    profile = profiles_store.register_profile(conn, embedder.profile).writing()
+    # The gate: a wrong dimension, an unreachable server or a changed model stops the pass
+    # before any write; it also records the canary of a new generation.
+    report.canary_cosine = check_canary(conn, embedder, profile)
+    report.canary_checked = True
+    report.model_calls += 1
+    canary = stored_canary(conn, profile)
+    works = plan(conn, profile, pending)
+
+    ready = [w for w in works if w.complete]  # nothing to embed (only chunks missing)
+    _write(conn, profile, ready, report)
+    # One model input per view (the chunk, then its windows); batches cut across chunks and
+    # episodes, so every model call but the last is full: the canary and batch_size - 1 views.
+    queue: list[_View] = []
+    for work in works:
+        if work.complete:
+            continue
+        text_of = {c.chunk_id: c.text for c in work.chunks}
+        for cid in work.missing:
+            views = chunk_views(text_of[cid], windows=embedder.paragraph_windows)
+            queue.extend((work, cid, len(views), text) for text in views)
+    per_call = max(1, embedder.batch_size - 1)
+    batches = [queue[i : i + per_call] for i in range(0, len(queue), per_call)]
+    received: dict[tuple[int, str], list[np.ndarray]] = {}
+    complete: list[EpisodeWork] = []  # embedded, not yet committed
+    last_write = time.perf_counter()
+    calls = model_calls(embedder, [[CANARY_TEXT] + [text for *_, text in b] for b in batches])
+    try:
+        for number, vectors, seconds in calls:
+            report.embed_seconds += seconds
             report.model_calls += 1
-            for (work, cid, n_views, _), vector in zip(batch, vectors):
+            cosine = _cosine(vectors[0], canary)
+            if cosine < CANARY_MIN_COSINE:
+                # This call's vectors are dropped; the complete episodes before it are the
+                # original model's (each of their calls passed its own canary).
+                _write(conn, profile, complete, report)
+                complete = []
+                _refuse(conn, profile, cosine, kept=report.vectors)
+            batch = batches[number]
+            for (work, cid, n_views, _), vector in zip(batch, vectors[1:]):
                 got = received.setdefault((work.episode.id, cid), [])
                 got.append(vector)
                 if len(got) == n_views:
                     work.vectors[cid] = ChunkVectors(got[0], np.stack(got[1:]) if n_views > 1 else None)
                     report.windows += n_views - 1
             complete.extend(w for w in {id(w): w for w, *_ in batch}.values() if w.complete)
-            last_batch = start + embedder.batch_size >= len(queue)
-            if (last_batch or sum(len(w.missing) for w in complete) >= WRITE_EVERY_CHUNKS
+            if (sum(len(w.missing) for w in complete) >= WRITE_EVERY_CHUNKS
                     or time.perf_counter() - last_write >= WRITE_EVERY_SECONDS):
                 _write(conn, profile, complete, report)
                 complete, last_write = [], time.perf_counter()
             if on_progress:
                 on_progress(report)
-    report.seconds = time.perf_counter() - started
-    return report
+    except Exception:
+        _write(conn, profile, complete, report)  # what is complete (and proven) is kept
+        raise
+    finally:
+        calls.close()  # a failure: no model call is left running or queued
+    _write(conn, profile, complete, report)
+
+
+def model_calls(embedder: Embedder, inputs: list[list[str]]) -> Generator[tuple[int, np.ndarray, float], None, None]:
+    """Embed each list of ``inputs`` in one model call, up to ``embedder.in_flight`` calls at
+    once on worker threads, yielding (index, vectors, seconds) as the calls complete.
+
+    The caller stores while the next calls run: the model server is never idle waiting for the
+    database, and with several calls in flight it is never idle waiting for this process.
+    Closing the generator cancels the calls not yet started and waits for the running ones.
+    """
+    def one(number: int) -> tuple[int, np.ndarray, float]:
+        t0 = time.perf_counter()
+        vectors = embedder.embed_documents(inputs[number])
+        return number, vectors, time.perf_counter() - t0
+
+    in_flight = max(1, embedder.in_flight)
+    with ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="embed") as pool:
+        # Twice as many submitted as run: a worker that finishes starts the next call at once.
+        waiting = [pool.submit(one, n) for n in range(min(len(inputs), 2 * in_flight))]
+        queued = len(waiting)
+        running = set(waiting)
+        try:
+            while running:
+                done, running = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    if queued < len(inputs):
+                        running.add(pool.submit(one, queued))
+                        queued += 1
+                for future in done:
+                    yield future.result()
+        finally:
+            for future in running:
+                future.cancel()
 
 
 def chunk_views(text: str, *, windows: bool = True) -> list[str]:

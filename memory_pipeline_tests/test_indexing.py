@@ -47,16 +47,19 @@ def test_index_pass_writes_exact_chunks_and_normalised_vectors(db, corpus):
     with LoopbackEmbeddingServer(dim=1024) as server:
         report = indexing.index_until_done(db, ollama_embedder(server.url))
         batch_sizes = [r.n_inputs for r in server.requests]
+        inputs = server.inputs
     assert report.episodes == len(rows)
     assert report.chunks == expected_chunks(rows)
     assert report.vectors == expected_vectors(rows)
     assert report.windows == expected_windows(rows) > 0
     assert report.pending_after == 0
-    # Probe first (one text), then full batches of 16 across chunks and episodes (a chunk's text,
-    # then its paragraph windows), one short batch at the end.
-    assert batch_sizes[0] == 1
-    assert all(n == 16 for n in batch_sizes[1:-1]) and 1 <= batch_sizes[-1] <= 16
-    assert sum(batch_sizes[1:]) == expected_vectors(rows) + expected_windows(rows)
+    # Probe first (the canary alone), then full batches of 16 across chunks and episodes (a chunk's
+    # text, then its paragraph windows), one short batch at the end; every call starts with the
+    # canary, which proves the vectors of that call come from the generation's model.
+    assert inputs[0] == [indexing.CANARY_TEXT]
+    assert all(n == 16 for n in batch_sizes[1:-1]) and 2 <= batch_sizes[-1] <= 16
+    assert all(texts[0] == indexing.CANARY_TEXT for texts in inputs)
+    assert sum(batch_sizes[1:]) - (len(batch_sizes) - 1) == expected_vectors(rows) + expected_windows(rows)
     with db.connection() as conn:
         for (body, chash, texts, starts, ends) in conn.execute(
             """SELECT e.body, e.content_hash, array_agg(c.text ORDER BY c.ordinal),
@@ -192,6 +195,7 @@ def test_paragraph_windows_switched_off_embed_chunks_only(db, corpus):
         embedder.paragraph_windows = False  # what MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off sets
         report = indexing.index_until_done(db, embedder)
         inputs = sum(r.n_inputs for r in server.requests)
+        calls = len(server.requests)
     assert report.vectors == expected_vectors(rows) and report.windows == 0
-    assert inputs == 1 + expected_vectors(rows)  # the canary, then one input per chunk
+    assert inputs == calls + expected_vectors(rows)  # a canary per call, then one input per chunk
     assert count(db, "SELECT count(*) FROM embeddings WHERE windows IS NOT NULL") == 0

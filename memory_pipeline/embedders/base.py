@@ -54,6 +54,9 @@ class Embedder(abc.ABC):
     #: Whether index passes also embed each chunk's paragraph windows (``domain.windows``);
     #: MEMORY_PIPELINE_PARAGRAPH_WINDOWS, set by ``embedders.factory``.
     paragraph_windows: bool = True
+    #: How many model calls an index pass keeps in flight at once (MEMORY_PIPELINE_EMBED_PARALLEL,
+    #: set by ``embedders.factory``): match the server's parallel slots. Calls must be thread-safe.
+    in_flight: int = 1
 
     def __init__(self, profile: EmbeddingProfile, batch_size: int = 16):
         if profile.dim <= 0:

@@ -18,6 +18,7 @@ def build_embedder(settings: EmbedSettings) -> Embedder:
     """A ready embedder for ``settings``; nothing is contacted until the first embed or probe."""
     embedder = _provider_embedder(settings)
     embedder.paragraph_windows = settings.paragraph_windows
+    embedder.in_flight = settings.in_flight
     return embedder
 
 

@@ -77,8 +77,14 @@ class OpenAICompatibleEmbedder(Embedder):
             raise ConfigurationError(
                 f"invalid embedding server URL {base_url!r}: expected http(s)://HOST[:PORT][/v1]"
             )
-        # One client for the embedder's life: batches reuse the kept-alive connection.
-        self._client = httpx.Client(timeout=timeout_s)
+        # One client for the embedder's life: batches reuse kept-alive connections, one per call
+        # in flight (index passes run several at once, ``Embedder.in_flight``).
+        self._client = httpx.Client(
+            timeout=timeout_s, limits=httpx.Limits(max_connections=None, max_keepalive_connections=64)
+        )
+        # Vectors asked as base64 float32 (OpenAI's encoding_format): decoded with one numpy call
+        # instead of a Python float per number. Off once the server refuses it.
+        self._base64 = True
 
     def close(self) -> None:
         self._client.close()
@@ -88,11 +94,20 @@ class OpenAICompatibleEmbedder(Embedder):
         payload = {
             "model": self.profile.model,
             "input": [prefix + t for t in texts],
-            "encoding_format": "float",
+            "encoding_format": "base64" if self._base64 else "float",
             "input_type": "query" if is_query else "passage",
         }
+        response = self._post(payload)
+        if payload["encoding_format"] == "base64" and _refuses_base64(response):
+            self._base64 = False
+            response = self._post({**payload, "encoding_format": "float"})
+        if response.status_code >= 400:
+            raise self._status_error(response)
+        return self._vectors(response, len(texts))
+
+    def _post(self, payload: dict) -> httpx.Response:
         try:
-            response = self._client.post(self.url, json=payload)
+            return self._client.post(self.url, json=payload)
         except httpx.TimeoutException:
             raise EmbedderUnavailable(
                 self.service_name, f"no answer from {self.url} within {self.timeout_s:g}s"
@@ -101,9 +116,6 @@ class OpenAICompatibleEmbedder(Embedder):
             raise EmbedderUnavailable(
                 self.service_name, f"cannot connect to {self.url}: {_short(exc, 120)}"
             ) from None
-        if response.status_code >= 400:
-            raise self._status_error(response)
-        return self._vectors(response, len(texts))
 
     def _status_error(self, response: httpx.Response) -> Exception:
         status, message = response.status_code, _error_message(response)
@@ -131,7 +143,10 @@ class OpenAICompatibleEmbedder(Embedder):
             rows = sorted(((int(item["index"]), item["embedding"]) for item in items), key=lambda r: r[0])
             if [index for index, _ in rows] != list(range(expected)):
                 raise ValueError(f"indices {[index for index, _ in rows]} for {expected} inputs")
-            raw = np.asarray([_decode(embedding) for _, embedding in rows], dtype=np.float32)
+            decoded = [_decode(embedding) for _, embedding in rows]
+            if len({len(row) for row in decoded}) > 1:
+                raise ValueError("vectors of unequal length")
+            raw = np.asarray(decoded, dtype=np.float32)
             if raw.ndim != 2 or raw.shape[1] == 0:
                 raise ValueError("vectors of unequal or zero length")
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -145,6 +160,15 @@ class OpenAICompatibleEmbedder(Embedder):
                 f"for model {self.profile.model!r}; refusing to store them"
             )
         return raw
+
+
+def _refuses_base64(response: httpx.Response) -> bool:
+    """A 400/422 that names the encoding: a server that speaks floats only (the request is
+    sent again asking for floats)."""
+    if response.status_code not in (400, 422):
+        return False
+    message = _error_message(response).lower()
+    return "encoding" in message or "base64" in message
 
 
 def _decode(embedding: object) -> np.ndarray | list:

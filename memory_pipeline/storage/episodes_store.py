@@ -28,11 +28,19 @@ def store_episodes(conn: psycopg.Connection, drafts: Iterable[EpisodeDraft], ing
 
     One transaction for the whole set: a database failure stores none of them, so a retry of
     the same files cannot leave a partial import behind (and a retry is harmless: idempotent).
+    Rows are inserted in (memory, content hash) order, whatever the input order: two ingests of
+    the same rows then wait for each other's uniqueness check in one order and cannot deadlock.
+    ``inserted_ids`` keeps the input order.
     """
     report = StoreReport()
     sql = query("insert_episode")
+    listed = list(drafts)
+    # Stable: of two drafts with the same body in one memory, the first in the input is stored.
+    order = sorted(range(len(listed)), key=lambda i: (listed[i].memory, listed[i].content_hash))
+    inserted: list[tuple[int, int]] = []  # (input position, id)
     with conn.transaction():
-        for draft in drafts:
+        for position in order:
+            draft = listed[position]
             row = conn.execute(
                 sql,
                 {
@@ -52,7 +60,8 @@ def store_episodes(conn: psycopg.Connection, drafts: Iterable[EpisodeDraft], ing
             if row is None:
                 report.duplicates += 1
             else:
-                report.inserted_ids.append(row[0])
+                inserted.append((position, row[0]))
+    report.inserted_ids = [episode_id for _, episode_id in sorted(inserted)]
     return report
 
 

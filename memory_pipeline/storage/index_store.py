@@ -67,6 +67,32 @@ def pending_episodes(
     return [PendingEpisode(*row) for row in rows]
 
 
+# The advisory-lock class of index claims (claim_pending_episodes.sql): "MPix".
+CLAIM_LOCK_CLASS = 0x4D506978
+# How far down the pending list a pass looks for episodes no other pass holds, in passes' worth:
+# with up to this many minus one passes running at once, each still finds a full pass of work.
+CLAIM_SCAN_FACTOR = 8
+
+
+def claim_pending(
+    conn: psycopg.Connection, profile: StoredProfile | None, *, limit: int, day: dt.date | None = None
+) -> list[PendingEpisode]:
+    """Claim up to ``limit`` pending episodes no other index pass holds (oldest occurrence first).
+
+    The claim is a session advisory lock per episode on ``conn``: hold that connection until
+    ``release_claims``; a process that dies releases its claims with its connection.
+    """
+    params = {**_target(profile), "limit": limit, "scan": limit * CLAIM_SCAN_FACTOR, "day": day,
+              "lock_class": CLAIM_LOCK_CLASS}
+    rows = conn.execute(query("claim_pending_episodes"), params, prepare=False).fetchall()
+    return [PendingEpisode(*row) for row in rows]
+
+
+def release_claims(conn: psycopg.Connection, episode_ids: Sequence[int]) -> None:
+    if episode_ids:
+        conn.execute(query("release_claims"), {"ids": list(episode_ids), "lock_class": CLAIM_LOCK_CLASS})
+
+
 def pending_days(conn: psycopg.Connection, profile: StoredProfile | None) -> dict[str, PendingDay]:
     """Per ingest day (ISO date): the pending episodes for ``profile``'s written generation."""
     rows = conn.execute(query("pending_by_day"), _target(profile))
@@ -157,7 +183,7 @@ def _copy_vectors(cur: psycopg.Cursor, profile: StoredProfile, rows: Sequence[tu
 
 @dataclass
 class WriteReport:
-    episodes: int = 0
+    episodes: int = 0  # episodes this call wrote a chunk or a vector of
     chunks: int = 0
     vectors: int = 0
     skipped_locked: int = 0
@@ -189,12 +215,16 @@ def write_episodes(conn: psycopg.Connection, profile: StoredProfile | None, work
         already_chunked = episodes_with_chunks(conn, [w.episode.id for w in mine])
         unchunked = [w for w in mine if w.episode.id not in already_chunked]
         report.chunks = _copy_chunks(cur, unchunked)
+        touched = {w.episode.id for w in unchunked}
         if profile is not None:
-            wanted = [(w.episode.memory, cid, w.vectors[cid]) for w in mine for cid in w.missing if cid in w.vectors]
-            present = existing_vectors(conn, profile, ((m, c) for m, c, _ in wanted))
-            report.vectors = _copy_vectors(cur, profile, [r for r in wanted if (r[0], r[1]) not in present])
+            wanted = [(w, cid, w.vectors[cid]) for w in mine for cid in w.missing if cid in w.vectors]
+            present = existing_vectors(conn, profile, ((w.episode.memory, c) for w, c, _ in wanted))
+            new = [(w, c, v) for w, c, v in wanted if (w.episode.memory, c) not in present]
+            report.vectors = _copy_vectors(cur, profile, [(w.episode.memory, c, v) for w, c, v in new])
+            touched.update(w.episode.id for w, _, _ in new)
         keyword_store.record_chunks(cur, [w.episode.id for w in unchunked])
-        report.episodes = len(mine)
+        # Only what this call wrote: an episode another pass finished meanwhile is not ours.
+        report.episodes = len(touched)
     return report
 
 

@@ -17,9 +17,12 @@ Routes:
 * ``POST /api/embed`` (Ollama): ``{"model", "input": str | [str]}`` ->
   ``{"model", "embeddings": [[...], ...]}``; an unserved model -> 404
   ``{"error": "model \\"x\\" not found, try pulling it first"}``.
-* ``POST /v1/embeddings`` (OpenAI; ``/embeddings`` too): ``{"model", "input", "input_type"?}`` ->
+* ``POST /v1/embeddings`` (OpenAI; ``/embeddings`` too): ``{"model", "input", "input_type"?,
+  "encoding_format"?}`` ->
   ``{"object": "list", "data": [{"object": "embedding", "index": i, "embedding": [...]}], "model"}``;
-  an unserved model -> 404 ``{"error": {"message", "type", "code": "model_not_found"}}``.
+  with ``"encoding_format": "base64"`` each embedding is the base64 of its little-endian float32
+  bytes, as OpenAI answers; an unserved model -> 404
+  ``{"error": {"message", "type", "code": "model_not_found"}}``.
 * ``GET /``, ``GET /api/tags``, ``GET /v1/models``: liveness and model lists.
 
 Every vector is ``hashing_vector(text, dim)`` of the exact input text, so expected values can be
@@ -28,6 +31,7 @@ computed in the test (``instruction_aware=True`` changes that for instruction-pr
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
@@ -137,6 +141,14 @@ class LoopbackEmbeddingServer:
     * ``answer_override``: ``f(flavour, texts) -> body``; when set, successful embed requests are
       answered 200 with ``body`` as JSON instead of the normal answer (``flavour`` is "ollama" or
       "openai"). For malformed-answer and reordering tests.
+    * ``slots``: at most this many embed requests are computed at once (the others queue), each
+      holding its slot for ``delay_s`` plus the time its vectors take: a server with a fixed
+      number of parallel slots, like ``OLLAMA_NUM_PARALLEL`` or llama.cpp's ``--parallel``.
+      ``None`` (default): no limit.
+    * ``vector_fn``: ``f(texts) -> rows`` (a float32 array or lists of floats, one row per text)
+      instead of ``hashing_vector`` of each text; benchmarks use a cheaper one.
+    * ``base64``: whether ``"encoding_format": "base64"`` is honoured (default True); False
+      answers it with HTTP 400, like a server that only speaks floats.
 
     Attributes:
 
@@ -145,6 +157,7 @@ class LoopbackEmbeddingServer:
       one per embed request received (including refused ones), in arrival order.
     * ``inputs``: a snapshot list with the input texts of each request, parallel to ``requests``.
     * ``served``: how many embed requests were answered successfully.
+    * ``max_in_flight``: the most embed requests the server was handling at one moment.
 
     Use as a context manager, or call ``stop()`` (idempotent). ``clear()`` forgets the request
     log and resets the success count that ``fail_after`` compares with.
@@ -159,6 +172,9 @@ class LoopbackEmbeddingServer:
         delay_s: float = 0.0,
         instruction_aware: bool = False,
         answer_override: Callable[[str, list[str]], object] | None = None,
+        slots: int | None = None,
+        vector_fn: Callable[[list[str]], object] | None = None,
+        base64: bool = True,
     ):
         if dim <= 0:
             raise ValueError(f"dim must be positive, got {dim}")
@@ -168,6 +184,11 @@ class LoopbackEmbeddingServer:
         self.delay_s = delay_s
         self.instruction_aware = instruction_aware
         self.answer_override = answer_override
+        self.vector_fn = vector_fn
+        self.base64 = base64
+        self._slots = threading.BoundedSemaphore(slots) if slots else None
+        self._in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         self._requests: list[EmbedRequest] = []
         self._inputs: list[list[str]] = []
@@ -237,10 +258,36 @@ class LoopbackEmbeddingServer:
             self._served += 1
             return "ok"
 
-    def _vectors(self, texts: list[str]) -> list[list[float]]:
+    def _vectors(self, texts: list[str]):
         if self.instruction_aware:
             texts = [strip_instruction(t) for t in texts]
+        if self.vector_fn is not None:
+            return self.vector_fn(texts)
         return [hashing_vector(t, self.dim) for t in texts]
+
+    def _enter(self) -> None:
+        if self._slots is not None:
+            self._slots.acquire()
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+        if self._slots is not None:
+            self._slots.release()
+
+
+def _base64_rows(rows) -> list[str]:
+    import numpy as np  # only when a client asks for base64 (the module is otherwise stdlib-only)
+
+    matrix = np.asarray(rows, dtype="<f4")
+    return [base64.b64encode(row.tobytes()).decode("ascii") for row in matrix]
+
+
+def _float_rows(rows) -> list[list[float]]:
+    return rows.tolist() if hasattr(rows, "tolist") else rows
 
 
 _EMBED_ROUTES = {"/api/embed": "ollama", "/v1/embeddings": "openai", "/embeddings": "openai"}
@@ -310,28 +357,38 @@ def _make_handler(server: LoopbackEmbeddingServer) -> type[BaseHTTPRequestHandle
                 return
             input_type = body.get("input_type") if flavour == "openai" else None
 
+            encoding = body.get("encoding_format") if flavour == "openai" else None
+            if encoding not in (None, "float", "base64") or (encoding == "base64" and not server.base64):
+                self._error(flavour, 400, f"encoding_format: unsupported value {encoding!r}")
+                return
+
             verdict = server._admit(self.path, model, texts, input_type)
-            if server.delay_s > 0:
-                time.sleep(server.delay_s)
-            if verdict == "fail":
-                self._error(flavour, 500, "loopback server: injected failure (fail_after)")
-            elif verdict == "unknown_model":
-                if flavour == "ollama":
+            if verdict != "ok":
+                if server.delay_s > 0:
+                    time.sleep(server.delay_s)
+                if verdict == "fail":
+                    self._error(flavour, 500, "loopback server: injected failure (fail_after)")
+                elif flavour == "ollama":
                     self._error(flavour, 404, f'model "{model}" not found, try pulling it first')
                 else:
-                    self._error(
-                        flavour, 404, f"The model `{model}` does not exist.", "model_not_found"
-                    )
-            elif server.answer_override is not None:
-                self._send_json(200, server.answer_override(flavour, texts))
-            elif flavour == "ollama":
-                self._send_json(200, {"model": model, "embeddings": server._vectors(texts)})
-            else:
-                data = [
-                    {"object": "embedding", "index": i, "embedding": vector}
-                    for i, vector in enumerate(server._vectors(texts))
-                ]
-                usage = {"prompt_tokens": 0, "total_tokens": 0}
-                self._send_json(200, {"object": "list", "data": data, "model": model, "usage": usage})
+                    self._error(flavour, 404, f"The model `{model}` does not exist.", "model_not_found")
+                return
+            server._enter()
+            try:
+                if server.delay_s > 0:
+                    time.sleep(server.delay_s)
+                if server.answer_override is not None:
+                    answer = server.answer_override(flavour, texts)
+                elif flavour == "ollama":
+                    answer = {"model": model, "embeddings": _float_rows(server._vectors(texts))}
+                else:
+                    rows = server._vectors(texts)
+                    rows = _base64_rows(rows) if encoding == "base64" else _float_rows(rows)
+                    data = [{"object": "embedding", "index": i, "embedding": row} for i, row in enumerate(rows)]
+                    usage = {"prompt_tokens": 0, "total_tokens": 0}
+                    answer = {"object": "list", "data": data, "model": model, "usage": usage}
+            finally:
+                server._leave()
+            self._send_json(200, answer)
 
     return Handler
