@@ -80,6 +80,12 @@ class Databases:
         self._create(name, self._template)
         return self.url(name)
 
+    def clone(self, url: str) -> str:
+        """The URL of a new database copied from ``url``'s (nobody may be connected to it)."""
+        name = "bench_" + uuid.uuid4().hex[:12]
+        self._create(name, conninfo_to_dict(url)["dbname"])
+        return self.url(name)
+
     def drop(self, url: str) -> None:
         name = conninfo_to_dict(url)["dbname"]
         with self._admin() as conn:

@@ -1,7 +1,9 @@
 """The index pass: pending episodes -> chunks -> vectors, committed episode by episode.
 
-A pass claims up to ``PASS_LIMIT`` pending episodes, oldest occurrence first (an advisory lock
-each: concurrent passes, in this process or others, never embed the same episode), chunks them
+A pass claims up to ``PASS_LIMIT`` pending episodes, oldest occurrence first, ``CLAIM_ROUND`` at a
+time while the model works on the previous round (an advisory lock each, given back once the
+episode is written: concurrent passes, in this process or others, never embed the same
+episode), chunks them
 (pure, see ``domain.chunking``), embeds the chunks that still lack a vector for the active
 profile, each with its paragraph windows (``domain.windows``, stored in the same row), in
 model-sized batches (several episodes share a batch so the model always sees full batches),
@@ -39,7 +41,11 @@ from memory_pipeline.storage.index_store import ChunkVectors, EpisodeWork, Pendi
 from memory_pipeline.storage import profiles_store
 from memory_pipeline.storage.profiles_store import StoredProfile, get_profile
 
-PASS_LIMIT = 2000
+# A pass claims up to this many episodes, CLAIM_ROUND at a time: the next round is claimed
+# and planned while the model embeds the last one, so the model is not idle between rounds, and
+# a pass holds at most a few rounds of claims (advisory locks) at once.
+PASS_LIMIT = 20_000
+CLAIM_ROUND = 500
 # Complete episodes are committed together once they hold this many new vectors, or when this
 # long has passed since the last commit (a slow model still commits every few seconds), and
 # before a model failure ends the pass. Per-batch commits paid a transaction's fixed cost
@@ -181,120 +187,180 @@ def index_pass(
 ) -> IndexReport:
     """Index up to ``limit`` pending episodes (optionally of one ingest day) with ``embedder``.
 
-    The episodes are claimed first (``index_store.claim_pending``): passes running at once, in
-    this process or others, never embed the same episode. Every model call carries the canary
-    phrase as its first input and its vectors are used only when that canary matches the
-    generation's: a model swapped at any moment writes nothing (``ModelRefused``).
+    Episodes are claimed ``CLAIM_ROUND`` at a time while the model works on the previous ones
+    (``index_store.claim_pending``): passes running at once, in this process or others, never
+    embed the same episode. Every model call carries the canary phrase as its first input and
+    its vectors are used only when that canary matches the generation's: a model swapped at any
+    moment writes nothing (``ModelRefused``).
     """
     started = time.perf_counter()
     report = IndexReport(profile=embedder.profile.name, passes=1)
     with db.connection() as conn:
-        target = profiles_store.writing_target(conn, embedder.profile)
-        pending = index_store.claim_pending(conn, target, limit=limit, day=day)
+        run = _Pass(conn, embedder, report, limit=limit, day=day)
         try:
-            if pending:
-                _index_claimed(conn, embedder, pending, report, on_progress)
+            run.execute(on_progress)
         finally:
-            _release(conn, [p.id for p in pending])
+            run.release(list(run.claimed))
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _release(conn, episode_ids: list[int]) -> None:
-    try:
-        index_store.release_claims(conn, episode_ids)
-    except psycopg.Error:
-        pass  # the connection is gone, and its claims with it
+class _Pass:
+    """One index pass on one connection: claims, plans, model calls in flight, writes."""
+
+    def __init__(self, conn, embedder: Embedder, report: IndexReport, *, limit: int, day: dt.date | None):
+        self.conn, self.embedder, self.report, self.limit, self.day = conn, embedder, report, limit, day
+        self.target = profiles_store.writing_target(conn, embedder.profile)
+        self.profile: StoredProfile | None = None  # registered at the first claim that finds work
+        self.canary: np.ndarray | None = None
+        self.claimed: set[int] = set()  # held now
+        self.claimed_total = 0
+        self.exhausted = False
+        self.batches: list[list[_View] | None] = []  # by call number; None once processed
+        self.next_call = 0
+        self.received: dict[tuple[int, str], list[np.ndarray]] = {}
+        self.complete: list[EpisodeWork] = []  # embedded, not yet committed
+        self.last_write = time.perf_counter()
+
+    def execute(self, on_progress: Callable[[IndexReport], None] | None) -> None:
+        report = self.report
+        calls = model_calls(self.embedder, self.next_inputs)
+        try:
+            for number, vectors, seconds in calls:
+                report.embed_seconds += seconds
+                report.model_calls += 1
+                cosine = _cosine(vectors[0], self.canary)
+                if cosine < CANARY_MIN_COSINE:
+                    # This call's vectors are dropped; the complete episodes before it are the
+                    # original model's (each of their calls passed its own canary).
+                    self.write(self.complete)
+                    self.complete = []
+                    _refuse(self.conn, self.profile, cosine, kept=report.vectors)
+                self.receive(number, vectors[1:])
+                if (sum(len(w.missing) for w in self.complete) >= WRITE_EVERY_CHUNKS
+                        or time.perf_counter() - self.last_write >= WRITE_EVERY_SECONDS):
+                    self.write(self.complete)
+                    self.complete, self.last_write = [], time.perf_counter()
+                if on_progress:
+                    on_progress(report)
+        except Exception:
+            self.write(self.complete)  # what is complete (and proven) is kept
+            raise
+        finally:
+            calls.close()  # a failure: no model call is left running or queued
+        self.write(self.complete)
+
+    def next_inputs(self) -> list[str] | None:
+        """The inputs of the next model call (the canary first), claiming more work when the
+        claimed work is all sent; None when there is nothing left for this pass."""
+        while self.next_call >= len(self.batches):
+            batches = self.claim_round()
+            if not batches:
+                if self.exhausted:
+                    return None
+                continue
+            self.batches.extend(batches)
+        batch = self.batches[self.next_call]
+        self.next_call += 1
+        return [CANARY_TEXT] + [text for *_, text in batch]
+
+    def claim_round(self) -> list[list[_View]]:
+        """Claim and plan the next pending episodes; write those that need no model; the model
+        calls (batches of views) the others need."""
+        wanted = min(CLAIM_ROUND, self.limit - self.claimed_total)
+        if self.exhausted or wanted <= 0:
+            self.exhausted = True
+            return []
+        pending = index_store.claim_pending(self.conn, self.target, limit=wanted, day=self.day,
+                                              held=self.claimed)
+        self.claimed.update(p.id for p in pending)
+        self.claimed_total += len(pending)
+        self.exhausted = len(pending) < wanted
+        if not pending:
+            return []
+        if self.profile is None:
+            self.profile = self.target = profiles_store.register_profile(self.conn, self.embedder.profile).writing()
+            # The gate: a wrong dimension, an unreachable server or a changed model stops the
+            # pass before any write; it also records the canary of a new generation.
+            self.report.canary_cosine = check_canary(self.conn, self.embedder, self.profile)
+            self.report.canary_checked = True
+            self.report.model_calls += 1
+            self.canary = stored_canary(self.conn, self.profile)
+        works = plan(self.conn, self.profile, pending)
+        self.write([w for w in works if w.complete])  # nothing to embed (only chunks missing)
+        # One model input per view (the chunk, then its windows); batches cut across chunks and
+        # episodes, so every model call of a round but its last is full: the canary and
+        # batch_size - 1 views.
+        queue: list[_View] = []
+        for work in works:
+            if work.complete:
+                continue
+            text_of = {c.chunk_id: c.text for c in work.chunks}
+            for cid in work.missing:
+                views = chunk_views(text_of[cid], windows=self.embedder.paragraph_windows)
+                queue.extend((work, cid, len(views), text) for text in views)
+        per_call = max(1, self.embedder.batch_size - 1)
+        return [queue[i : i + per_call] for i in range(0, len(queue), per_call)]
+
+    def receive(self, number: int, vectors: np.ndarray) -> None:
+        batch, self.batches[number] = self.batches[number], None
+        for (work, cid, n_views, _), vector in zip(batch, vectors):
+            got = self.received.setdefault((work.episode.id, cid), [])
+            got.append(vector)
+            if len(got) == n_views:
+                del self.received[(work.episode.id, cid)]
+                work.vectors[cid] = ChunkVectors(got[0], np.stack(got[1:]) if n_views > 1 else None)
+                self.report.windows += n_views - 1
+        self.complete.extend(w for w in {id(w): w for w, *_ in batch}.values() if w.complete)
+
+    def write(self, works: list[EpisodeWork]) -> None:
+        _write(self.conn, self.profile, works, self.report)
+        self.release([w.episode.id for w in works])
+
+    def release(self, episode_ids: list[int]) -> None:
+        """Give back claims (their episodes are written, or the pass ends)."""
+        if not episode_ids:
+            return
+        self.claimed.difference_update(episode_ids)
+        try:
+            index_store.release_claims(self.conn, episode_ids)
+        except psycopg.Error:
+            pass  # the connection is gone, and its claims with it
 
 
-def _index_claimed(conn, embedder: Embedder, pending: list[PendingEpisode], report: IndexReport,
-                   on_progress: Callable[[IndexReport], None] | None) -> None:
-    profile = profiles_store.register_profile(conn, embedder.profile).writing()
-    # The gate: a wrong dimension, an unreachable server or a changed model stops the pass
-    # before any write; it also records the canary of a new generation.
-    report.canary_cosine = check_canary(conn, embedder, profile)
-    report.canary_checked = True
-    report.model_calls += 1
-    canary = stored_canary(conn, profile)
-    works = plan(conn, profile, pending)
+def model_calls(
+    embedder: Embedder, next_inputs: Callable[[], list[str] | None]
+) -> Generator[tuple[int, np.ndarray, float], None, None]:
+    """Embed each list of texts ``next_inputs()`` gives (until it gives None) in one model call,
+    up to ``embedder.in_flight`` calls at once on worker threads, yielding (call number, vectors,
+    seconds) as the calls complete; call numbers count from 0 in the order the inputs were given.
 
-    ready = [w for w in works if w.complete]  # nothing to embed (only chunks missing)
-    _write(conn, profile, ready, report)
-    # One model input per view (the chunk, then its windows); batches cut across chunks and
-    # episodes, so every model call but the last is full: the canary and batch_size - 1 views.
-    queue: list[_View] = []
-    for work in works:
-        if work.complete:
-            continue
-        text_of = {c.chunk_id: c.text for c in work.chunks}
-        for cid in work.missing:
-            views = chunk_views(text_of[cid], windows=embedder.paragraph_windows)
-            queue.extend((work, cid, len(views), text) for text in views)
-    per_call = max(1, embedder.batch_size - 1)
-    batches = [queue[i : i + per_call] for i in range(0, len(queue), per_call)]
-    received: dict[tuple[int, str], list[np.ndarray]] = {}
-    complete: list[EpisodeWork] = []  # embedded, not yet committed
-    last_write = time.perf_counter()
-    calls = model_calls(embedder, [[CANARY_TEXT] + [text for *_, text in b] for b in batches])
-    try:
-        for number, vectors, seconds in calls:
-            report.embed_seconds += seconds
-            report.model_calls += 1
-            cosine = _cosine(vectors[0], canary)
-            if cosine < CANARY_MIN_COSINE:
-                # This call's vectors are dropped; the complete episodes before it are the
-                # original model's (each of their calls passed its own canary).
-                _write(conn, profile, complete, report)
-                complete = []
-                _refuse(conn, profile, cosine, kept=report.vectors)
-            batch = batches[number]
-            for (work, cid, n_views, _), vector in zip(batch, vectors[1:]):
-                got = received.setdefault((work.episode.id, cid), [])
-                got.append(vector)
-                if len(got) == n_views:
-                    work.vectors[cid] = ChunkVectors(got[0], np.stack(got[1:]) if n_views > 1 else None)
-                    report.windows += n_views - 1
-            complete.extend(w for w in {id(w): w for w, *_ in batch}.values() if w.complete)
-            if (sum(len(w.missing) for w in complete) >= WRITE_EVERY_CHUNKS
-                    or time.perf_counter() - last_write >= WRITE_EVERY_SECONDS):
-                _write(conn, profile, complete, report)
-                complete, last_write = [], time.perf_counter()
-            if on_progress:
-                on_progress(report)
-    except Exception:
-        _write(conn, profile, complete, report)  # what is complete (and proven) is kept
-        raise
-    finally:
-        calls.close()  # a failure: no model call is left running or queued
-    _write(conn, profile, complete, report)
-
-
-def model_calls(embedder: Embedder, inputs: list[list[str]]) -> Generator[tuple[int, np.ndarray, float], None, None]:
-    """Embed each list of ``inputs`` in one model call, up to ``embedder.in_flight`` calls at
-    once on worker threads, yielding (index, vectors, seconds) as the calls complete.
-
-    The caller stores while the next calls run: the model server is never idle waiting for the
-    database, and with several calls in flight it is never idle waiting for this process.
-    Closing the generator cancels the calls not yet started and waits for the running ones.
+    The caller stores (and ``next_inputs`` claims more work) while the next calls run: the model
+    server is never idle waiting for the database, and with several calls in flight it is never
+    idle waiting for this process. Closing the generator cancels the calls not yet started and
+    waits for the running ones.
     """
-    def one(number: int) -> tuple[int, np.ndarray, float]:
+    def one(number: int, texts: list[str]) -> tuple[int, np.ndarray, float]:
         t0 = time.perf_counter()
-        vectors = embedder.embed_documents(inputs[number])
+        vectors = embedder.embed_documents(texts)
         return number, vectors, time.perf_counter() - t0
 
     in_flight = max(1, embedder.in_flight)
+    submitted = 0
     with ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="embed") as pool:
-        # Twice as many submitted as run: a worker that finishes starts the next call at once.
-        waiting = [pool.submit(one, n) for n in range(min(len(inputs), 2 * in_flight))]
-        queued = len(waiting)
-        running = set(waiting)
+        running: set = set()
         try:
-            while running:
+            # Twice as many submitted as run: a worker that finishes starts the next call at once.
+            while True:
+                while len(running) < 2 * in_flight:
+                    texts = next_inputs()
+                    if texts is None:
+                        break
+                    running.add(pool.submit(one, submitted, texts))
+                    submitted += 1
+                if not running:
+                    return
                 done, running = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    if queued < len(inputs):
-                        running.add(pool.submit(one, queued))
-                        queued += 1
                 for future in done:
                     yield future.result()
         finally:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from memory_pipeline import indexing
-from memory_pipeline.errors import ModelRefused
+from memory_pipeline.errors import EmbedderUnavailable, ModelRefused
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.storage import index_store, profiles_store
 from memory_pipeline_tests.helpers import count, episode, ollama_embedder, write_jsonl
@@ -140,3 +140,32 @@ def test_two_ingests_of_the_same_rows_in_opposite_order_do_not_deadlock(db, tmp_
     assert not [r for r in reports if isinstance(r, Exception)], reports
     assert sum(r.inserted for r in reports) == 1500
     assert count(db, "SELECT count(*) FROM episodes") == 1500
+
+
+def advisory_locks(db) -> int:
+    return count(db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND database = "
+                     "(SELECT oid FROM pg_database WHERE datname = current_database())")
+
+
+def test_one_pass_claims_in_rounds_embeds_each_text_once_and_releases_every_claim(db, tmp_path, monkeypatch):
+    monkeypatch.setattr(indexing, "CLAIM_ROUND", 5)
+    ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(23)])])
+    with LoopbackEmbeddingServer(dim=1024, delay_s=0.005) as server:
+        embedder = ollama_embedder(server.url, batch_size=3)
+        embedder.in_flight = 2
+        report = indexing.index_pass(db, embedder)
+        texts = embedded_texts(server)
+    assert report.episodes == 23 and report.passes == 1
+    assert max(texts.values()) == 1
+    assert advisory_locks(db) == 0
+    assert indexing.pending_count(db, embedder) == 0
+
+
+def test_a_failed_pass_releases_its_claims(db, tmp_path):
+    ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(8)])])
+    with LoopbackEmbeddingServer(dim=1024, fail_after=3) as server:
+        embedder = ollama_embedder(server.url, batch_size=3)
+        with pytest.raises(EmbedderUnavailable):
+            indexing.index_until_done(db, embedder)
+    assert advisory_locks(db) == 0
+    assert 0 < indexing.pending_count(db, embedder) < 8

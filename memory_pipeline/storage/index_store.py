@@ -75,15 +75,17 @@ CLAIM_SCAN_FACTOR = 8
 
 
 def claim_pending(
-    conn: psycopg.Connection, profile: StoredProfile | None, *, limit: int, day: dt.date | None = None
+    conn: psycopg.Connection, profile: StoredProfile | None, *, limit: int, day: dt.date | None = None,
+    held: Iterable[int] = (),
 ) -> list[PendingEpisode]:
-    """Claim up to ``limit`` pending episodes no other index pass holds (oldest occurrence first).
+    """Claim up to ``limit`` pending episodes no index pass holds (oldest occurrence first);
+    ``held``: the ones this connection claimed already.
 
     The claim is a session advisory lock per episode on ``conn``: hold that connection until
     ``release_claims``; a process that dies releases its claims with its connection.
     """
     params = {**_target(profile), "limit": limit, "scan": limit * CLAIM_SCAN_FACTOR, "day": day,
-              "lock_class": CLAIM_LOCK_CLASS}
+              "held": list(held), "lock_class": CLAIM_LOCK_CLASS}
     rows = conn.execute(query("claim_pending_episodes"), params, prepare=False).fetchall()
     return [PendingEpisode(*row) for row in rows]
 

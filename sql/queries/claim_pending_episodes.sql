@@ -5,10 +5,12 @@
 -- the same scan as the ORDER BY would be evaluated on every pending row, not just the kept ones.
 -- (lock_class, episode id mod 2^31-1) is the two-int advisory key space, apart from the
 -- migrations' one-bigint lock; a rare key clash only makes a pass skip an episode another holds.
+-- `held`: the episodes this session claimed already (its own locks would be granted again).
 WITH candidates AS MATERIALIZED (
     SELECT e.id
     FROM episodes e
     WHERE (%(day)s::date IS NULL OR e.ingest_day = %(day)s::date)
+      AND NOT e.id = ANY(%(held)s::bigint[])
       AND (
             NOT EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id)
          OR EXISTS (

@@ -1,0 +1,187 @@
+#!/usr/bin/env python
+"""Indexing through an HTTP model server, as a user runs it: `memory-pipeline index` against
+``model_server.py`` (a loopback OpenAI-style server with a set capacity).
+
+1. ``--chunks`` one-paragraph episodes (one chunk each, no paragraph windows, so chunks = model
+   inputs), written as JSONL by this script's own generator and stored with
+   ``memory-pipeline ingest`` into a fresh database (on an embedded PostgreSQL in a temporary
+   folder, or ``MEMORY_PIPELINE_DATABASE_URL``'s server), which each run then copies.
+2. The server's own capacity, measured bare: ``--slots`` client threads sending full batches
+   for a few seconds (inputs/s), beside the nominal slots x batch / latency.
+3. ``memory-pipeline index --json`` (a subprocess, provider ``openai``, batch ``--batch``,
+   ``MEMORY_PIPELINE_EMBED_PARALLEL`` each of ``--parallel``) on a fresh copy of the backlog;
+   chunks/s over the command's wall time (process start and the model-free work included) and
+   over its own reported seconds; the fraction of the measured capacity. Then the same against
+   a server that answers at once (``--latency-ms 0``, no slot limit) unless ``--skip-instant``.
+
+Targets (exit 1 on a miss): the capacity-limited run reaches >= 90% of the server's measured
+capacity (up to 5,000 chunks/s), and the instant server run reaches >= 3,000 chunks/s.
+
+    python benchmarks/bench_index_server.py --quick               # 3,000 chunks (~1 min)
+    python benchmarks/bench_index_server.py                       # 100,000 chunks
+    python benchmarks/bench_index_server.py --slots 4 --latency-ms 40 --batch 16 --parallel 4,6
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from bench_databases import Databases  # a sibling module (benchmarks/)
+from model_server import CapacityServer
+
+CAPACITY_FRACTION_TARGET = 0.90
+CAPACITY_CAP = 5000.0
+INSTANT_TARGET = 3000.0
+MODEL = "bench-capacity"
+
+# Written for this benchmark (not the search benchmarks' generator): everyday words and a few
+# hundred rarer ones, so paragraphs differ and none is split into two chunks.
+_COMMON = """the a and of to in is for on that with as it at by from this we be are was have
+not but or an they you he she his her their our will can all one about more when there which
+team project meeting billing invoice garden coffee morning call notes plan week friday budget
+client review design report sprint release office travel family dinner doctor school weekend
+""".split()
+_RARE = [f"{a}{b}{c}" for a in ("zor", "mel", "qua", "tiv", "ben", "sal") for b in ("an", "ek", "ul", "ir")
+         for c in ("dor", "bit", "lex", "mon", "tas", "vin")]
+
+
+def paragraph(rng: random.Random) -> str:
+    words = [rng.choice(_RARE) if rng.random() < 0.08 else rng.choice(_COMMON) for _ in range(rng.randint(90, 160))]
+    return " ".join(words).capitalize() + "."
+
+
+def write_episodes(path: Path, n: int, seed: int = 12) -> None:
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(n):
+            row = {"memory": "bench", "kind": "note", "title": f"note {i}",
+                   "occurred_at": f"2025-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:00:00Z",
+                   "body": f"Note {i}. " + paragraph(rng)}
+            out.write(json.dumps(row) + "\n")
+
+
+def cli(args: list[str], env: dict[str, str]) -> tuple[float, str]:
+    exe = Path(sys.executable).with_name("memory-pipeline")
+    t0 = time.perf_counter()
+    done = subprocess.run([str(exe), *args], env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"memory-pipeline {' '.join(args)} exited {done.returncode}:\n{done.stderr[-2000:]}")
+    return seconds, done.stdout
+
+
+def measured_capacity(server: CapacityServer, batch: int, seconds: float = 4.0) -> float:
+    """Inputs/s the server answers with every slot kept busy by a bare client (no pipeline)."""
+    texts = [f"capacity probe text {i}" for i in range(batch)]
+    stop = time.perf_counter() + seconds
+    counts = []
+
+    def hammer():
+        n = 0
+        with httpx.Client(timeout=60) as client:
+            while time.perf_counter() < stop:
+                r = client.post(server.url + "/v1/embeddings",
+                                json={"model": MODEL, "input": texts, "encoding_format": "base64"})
+                r.raise_for_status()
+                n += batch
+        counts.append(n)
+
+    threads = [threading.Thread(target=hammer) for _ in range(server.slots or 4)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(counts) / (time.perf_counter() - t0)
+
+
+def index_run(dbs: Databases, base_url: str, server: CapacityServer, batch: int, parallel: int,
+              dim: int) -> dict:
+    url = dbs.clone(base_url)
+    try:
+        env = {**os.environ, "MEMORY_PIPELINE_DATABASE_URL": url, "MEMORY_PIPELINE_EMBED_PROVIDER": "openai",
+               "MEMORY_PIPELINE_EMBED_URL": server.url, "MEMORY_PIPELINE_EMBED_MODEL": MODEL,
+               "MEMORY_PIPELINE_EMBED_DIM": str(dim), "MEMORY_PIPELINE_EMBED_BATCH": str(batch),
+               "MEMORY_PIPELINE_EMBED_PARALLEL": str(parallel)}
+        before = server.inputs
+        wall, out = cli(["index", "--json"], env)
+        report = json.loads(out)
+        return {"parallel": parallel, "chunks": report["chunks"], "wall_s": round(wall, 2),
+                "index_s": report["seconds"], "chunks_per_s_wall": round(report["chunks"] / wall, 1),
+                "chunks_per_s_index": round(report["chunks"] / report["seconds"], 1),
+                "model_inputs": server.inputs - before, "pending_after": report["pendingEpisodes"]}
+    finally:
+        dbs.drop(url)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--quick", action="store_true", help="3,000 chunks")
+    parser.add_argument("--slots", type=int, default=4)
+    parser.add_argument("--latency-ms", type=float, default=40.0)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--parallel", default="4", help="MEMORY_PIPELINE_EMBED_PARALLEL values, comma-separated")
+    parser.add_argument("--dim", type=int, default=384)
+    parser.add_argument("--skip-instant", action="store_true")
+    parser.add_argument("--json", type=Path, help="write every figure here")
+    args = parser.parse_args(argv)
+    n = 3000 if args.quick else args.chunks
+    parallels = [int(p) for p in args.parallel.split(",")]
+    figures: dict = {"chunks": n, "slots": args.slots, "latency_ms": args.latency_ms, "batch": args.batch}
+    dbs = Databases()
+    failed = False
+    try:
+        with tempfile.TemporaryDirectory(prefix="mp_bench_index_") as tmp:
+            data = Path(tmp) / "episodes.jsonl"
+            write_episodes(data, n)
+            base = dbs.fresh()
+            ingest_s, _ = cli(["ingest", str(data), "--json"], {**os.environ, "MEMORY_PIPELINE_DATABASE_URL": base})
+            print(f"ingest: {n:,} episodes in {ingest_s:.1f} s ({n / ingest_s:,.0f}/s, through the CLI) on {dbs.where}")
+            figures["ingest_s"] = round(ingest_s, 1)
+
+        with CapacityServer(slots=args.slots, latency_s=args.latency_ms / 1000, batch=args.batch, dim=args.dim) as server:
+            capacity = measured_capacity(server, args.batch)
+            print(f"server: {args.slots} slots x {args.batch} inputs / {args.latency_ms:g} ms: nominal "
+                  f"{server.capacity:,.0f} inputs/s, measured bare {capacity:,.0f} inputs/s")
+            figures.update(nominal_capacity=server.capacity, measured_capacity=round(capacity, 1), runs=[])
+            goal = min(capacity, CAPACITY_CAP) * CAPACITY_FRACTION_TARGET
+            for parallel in parallels:
+                run = index_run(dbs, base, server, args.batch, parallel, args.dim)
+                run["fraction_of_capacity"] = round(run["chunks_per_s_wall"] / capacity, 3)
+                figures["runs"].append(run)
+                verdict = "PASS" if run["chunks_per_s_wall"] >= goal else "FAIL"
+                failed |= verdict == "FAIL"
+                print(f"index, parallel {parallel}: {run['chunks']:,} chunks in {run['wall_s']} s wall "
+                      f"({run['chunks_per_s_wall']:,} chunks/s; {run['chunks_per_s_index']:,} over the pass's "
+                      f"own {run['index_s']} s), {run['model_inputs']:,} model inputs; "
+                      f"{run['fraction_of_capacity']:.1%} of measured capacity [{verdict}: >= {goal:,.0f}]")
+        if not args.skip_instant:
+            with CapacityServer(slots=None, latency_s=0.0, batch=args.batch, dim=args.dim) as server:
+                run = index_run(dbs, base, server, args.batch, max(parallels), args.dim)
+                figures["instant"] = run
+                verdict = "PASS" if run["chunks_per_s_wall"] >= INSTANT_TARGET else "FAIL"
+                failed |= verdict == "FAIL"
+                print(f"index, instant server, parallel {run['parallel']}: {run['chunks']:,} chunks in "
+                      f"{run['wall_s']} s wall ({run['chunks_per_s_wall']:,} chunks/s; "
+                      f"{run['chunks_per_s_index']:,} over {run['index_s']} s) [{verdict}: >= {INSTANT_TARGET:,.0f}]")
+    finally:
+        dbs.close()
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
