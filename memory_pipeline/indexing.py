@@ -3,11 +3,10 @@
 A pass claims up to ``PASS_LIMIT`` pending episodes, oldest occurrence first, ``CLAIM_ROUND`` at a
 time while the model works on the previous round (an advisory lock each, given back once the
 episode is written: concurrent passes, in this process or others, never embed the same
-episode), chunks them
-(pure, see ``domain.chunking``), embeds the chunks that still lack a vector for the active
-profile, each with its paragraph windows (``domain.windows``, stored in the same row), in
-model-sized batches (several episodes share a batch so the model always sees full batches),
-and commits the episodes whose vectors are all there every 500 vectors or 2 seconds: each
+episode), chunks them (pure, see ``domain.chunking``), embeds the chunks that still lack a
+vector for the active profile, each with its paragraph windows (``domain.windows``, stored in
+the same row), in model-sized batches (several episodes share a batch so the model always sees
+full batches), and commits the episodes whose vectors are all there every 500 vectors or 2 seconds: each
 episode's chunks and vectors land in one transaction or not at all.
 
 Model calls run on worker threads, up to ``Embedder.in_flight`` at once
