@@ -45,6 +45,8 @@ from memory_pipeline.storage.profiles_store import StoredProfile, get_profile
 # a pass holds at most a few rounds of claims (advisory locks) at once.
 PASS_LIMIT = 20_000
 CLAIM_ROUND = 500
+# Model calls submitted beyond those in flight (their inputs are prepared, their episodes claimed).
+QUEUED_CALLS = 32
 # Complete episodes are committed together once they hold this many new vectors, or when this
 # long has passed since the last commit (a slow model still commits every few seconds), and
 # before a model failure ends the pass. Per-batch commits paid a transaction's fixed cost
@@ -186,8 +188,8 @@ def index_pass(
 ) -> IndexReport:
     """Index up to ``limit`` pending episodes (optionally of one ingest day) with ``embedder``.
 
-    Episodes are claimed ``CLAIM_ROUND`` at a time while the model works on the previous ones
-    (``index_store.claim_pending``): passes running at once, in this process or others, never
+    Pending episodes are listed once, then claimed ``CLAIM_ROUND`` at a time while the model
+    works on the previous ones (``index_store.claim_episodes``): passes running at once, in this process or others, never
     embed the same episode. Every model call carries the canary phrase as its first input and
     its vectors are used only when that canary matches the generation's: a model swapped at any
     moment writes nothing (``ModelRefused``).
@@ -213,7 +215,8 @@ class _Pass:
         self.profile: StoredProfile | None = None  # registered at the first claim that finds work
         self.canary: np.ndarray | None = None
         self.claimed: set[int] = set()  # held now
-        self.claimed_total = 0
+        self.candidates: list[int] | None = None  # pending ids, listed at the first claim
+        self.cursor = 0  # candidates before it were tried
         self.exhausted = False
         self.batches: list[list[_View] | None] = []  # by call number; None once processed
         self.next_call = 0
@@ -266,15 +269,18 @@ class _Pass:
     def claim_round(self) -> list[list[_View]]:
         """Claim and plan the next pending episodes; write those that need no model; the model
         calls (batches of views) the others need."""
-        wanted = min(CLAIM_ROUND, self.limit - self.claimed_total)
-        if self.exhausted or wanted <= 0:
+        if self.candidates is None:
+            # One scan for the pass; rounds then claim from this list (another pass may hold
+            # some, or have finished them: both are skipped).
+            self.candidates = index_store.pending_ids(self.conn, self.target, limit=self.limit, day=self.day)
+        if self.cursor >= len(self.candidates):
             self.exhausted = True
             return []
-        pending = index_store.claim_pending(self.conn, self.target, limit=wanted, day=self.day,
-                                              held=self.claimed)
+        ids = self.candidates[self.cursor : self.cursor + CLAIM_ROUND]
+        self.cursor += len(ids)
+        pending, finished = index_store.claim_episodes(self.conn, self.target, ids)
+        self.release(finished)
         self.claimed.update(p.id for p in pending)
-        self.claimed_total += len(pending)
-        self.exhausted = len(pending) < wanted
         if not pending:
             return []
         if self.profile is None:
@@ -349,9 +355,10 @@ def model_calls(
     with ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="embed") as pool:
         running: set = set()
         try:
-            # Twice as many submitted as run: a worker that finishes starts the next call at once.
+            # More submitted than run: a worker that finishes starts the next call at once, and the
+            # queue outlasts the caller's pauses (a commit of 500 chunks, a claim round).
             while True:
-                while len(running) < 2 * in_flight:
+                while len(running) < in_flight + QUEUED_CALLS:
                     texts = next_inputs()
                     if texts is None:
                         break

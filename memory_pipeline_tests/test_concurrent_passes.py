@@ -62,8 +62,8 @@ def test_a_pass_skips_episodes_another_pass_has_claimed(db, tmp_path):
     ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(6)])])
     with LoopbackEmbeddingServer(dim=1024) as server, db.connection() as holder:
         embedder = ollama_embedder(server.url)
-        held = index_store.claim_pending(holder, None, limit=2)
-        assert len(held) == 2
+        held, finished = index_store.claim_episodes(holder, None, index_store.pending_ids(holder, None, limit=2))
+        assert len(held) == 2 and not finished
         report = indexing.index_until_done(db, embedder)
         assert report.episodes == 4 and report.pending_after == 2
         assert not {e.body for e in held} & {t for texts in server.inputs for t in texts}

@@ -67,27 +67,37 @@ def pending_episodes(
     return [PendingEpisode(*row) for row in rows]
 
 
-# The advisory-lock class of index claims (claim_pending_episodes.sql): "MPix".
+# The advisory-lock class of index claims (claim_episodes.sql): "MPix".
 CLAIM_LOCK_CLASS = 0x4D506978
-# How far down the pending list a pass looks for episodes no other pass holds, in passes' worth:
-# with up to this many minus one passes running at once, each still finds a full pass of work.
-CLAIM_SCAN_FACTOR = 8
 
 
-def claim_pending(
-    conn: psycopg.Connection, profile: StoredProfile | None, *, limit: int, day: dt.date | None = None,
-    held: Iterable[int] = (),
-) -> list[PendingEpisode]:
-    """Claim up to ``limit`` pending episodes no index pass holds (oldest occurrence first);
-    ``held``: the ones this connection claimed already.
+def pending_ids(
+    conn: psycopg.Connection, profile: StoredProfile | None, *, limit: int, day: dt.date | None = None
+) -> list[int]:
+    """Up to ``limit`` pending episode ids, oldest occurrence first (one scan of the episodes)."""
+    rows = conn.execute(query("pending_episode_ids"), {**_target(profile), "limit": limit, "day": day},
+                        prepare=False)
+    return [row[0] for row in rows]
+
+
+def claim_episodes(
+    conn: psycopg.Connection, profile: StoredProfile | None, episode_ids: Sequence[int]
+) -> tuple[list[PendingEpisode], list[int]]:
+    """Claim those of ``episode_ids`` no index pass holds: (the claimed ones still pending, in
+    the given order; the claimed ones finished meanwhile, to release at once).
 
     The claim is a session advisory lock per episode on ``conn``: hold that connection until
     ``release_claims``; a process that dies releases its claims with its connection.
     """
-    params = {**_target(profile), "limit": limit, "scan": limit * CLAIM_SCAN_FACTOR, "day": day,
-              "held": list(held), "lock_class": CLAIM_LOCK_CLASS}
-    rows = conn.execute(query("claim_pending_episodes"), params, prepare=False).fetchall()
-    return [PendingEpisode(*row) for row in rows]
+    rows = conn.execute(query("claim_episodes"), {**_target(profile), "ids": list(episode_ids),
+                                                  "lock_class": CLAIM_LOCK_CLASS}, prepare=False)
+    pending, done = [], []
+    for *fields, still_pending in rows:
+        if still_pending:
+            pending.append(PendingEpisode(*fields))
+        else:
+            done.append(fields[0])
+    return pending, done
 
 
 def release_claims(conn: psycopg.Connection, episode_ids: Sequence[int]) -> None:
