@@ -11,12 +11,14 @@ from hypothesis import strategies as st
 from memory_pipeline.domain.fusion import (
     CHANNEL_WEIGHTS,
     DEFAULT_SALIENCE_WEIGHT,
+    NEAR_TIE,
     RECENCY_FLOOR,
     RECENCY_HALF_LIFE_DAYS,
     RRF_K,
     ChunkFacts,
     Fused,
     fuse,
+    rank_step,
     recency_factor,
     reciprocal_rank_fusion,
     salience_factor,
@@ -168,18 +170,21 @@ def test_salience_factor_rejects_out_of_range(salience, weight):
 # --- fuse --------------------------------------------------------------------------------------
 
 
-def test_fuse_multiplies_rrf_by_salience_and_recency():
+def test_fuse_adds_a_nudge_smaller_than_half_a_rank_step():
     facts = {
         "a": ChunkFacts(0.9, NOW - timedelta(days=180)),
         "b": ChunkFacts(0.5, NOW),
     }
     fused = fuse({"vector": ["a", "b"], "keyword": ["a"]}, facts, now=NOW)
     by_key = {item.key: item for item in fused}
+    step = 0.7 * (1 / 61 - 1 / 62)  # graph is the lightest channel
+    assert rank_step(CHANNEL_WEIGHTS, RRF_K) == pytest.approx(step)
     assert by_key["a"].rrf == 2 / 61
-    assert by_key["a"].score == pytest.approx(
-        2 / 61 * (1 + DEFAULT_SALIENCE_WEIGHT * 0.4) * (RECENCY_FLOOR + (1 - RECENCY_FLOOR) / 2)
-    )
+    span = DEFAULT_SALIENCE_WEIGHT + (1 - RECENCY_FLOOR)
+    nudge = (DEFAULT_SALIENCE_WEIGHT * 0.4 - (1 - RECENCY_FLOOR) / 2) / span
+    assert by_key["a"].score == pytest.approx(2 / 61 + NEAR_TIE * step * nudge)
     assert by_key["a"].ranks == {"vector": 1, "keyword": 1}
+    # Neutral salience, today: no nudge at all.
     assert by_key["b"] == Fused(key="b", score=1 / 62, rrf=1 / 62, ranks={"vector": 2})
     assert [item.key for item in fused] == ["a", "b"]
 
@@ -187,7 +192,21 @@ def test_fuse_multiplies_rrf_by_salience_and_recency():
 def test_fuse_uses_the_given_salience_weight_and_half_life():
     facts = {"a": ChunkFacts(1.0, NOW - timedelta(days=30))}
     (only,) = fuse({"graph": ["a"]}, facts, now=NOW, salience_weight=0.0, half_life_days=30)
-    assert only.score == pytest.approx(0.7 / 61 * (RECENCY_FLOOR + (1 - RECENCY_FLOOR) / 2))
+    step = 0.7 * (1 / 61 - 1 / 62)
+    nudge = -((1 - RECENCY_FLOOR) / 2) / (1 - RECENCY_FLOOR)
+    assert only.score == pytest.approx(0.7 / 61 + NEAR_TIE * step * nudge)
+
+
+def test_salience_and_recency_decide_an_exact_rank_tie():
+    # Ranks 1 + 3 against 3 + 1: the same RRF sum; the newer, more salient chunk comes first.
+    ranked = {"vector": ["old", "x", "new"], "keyword": ["new", "x", "old"]}
+    facts = {"old": ChunkFacts(0.5, NOW - timedelta(days=400)), "new": ChunkFacts(0.5, NOW), **_facts("x")}
+    order = [item.key for item in fuse(ranked, facts, now=NOW)]
+    # 1 + 3 is a hair above x's 2 + 2: today's "new" stays above x, the 400-day-old one drops below.
+    assert order == ["new", "x", "old"]
+    facts_salient = {**facts, "old": ChunkFacts(1.0, NOW), "new": ChunkFacts(0.0, NOW)}
+    order = [item.key for item in fuse(ranked, facts_salient, now=NOW)]
+    assert order.index("old") < order.index("new")
 
 
 def test_old_memory_ranked_first_by_two_channels_beats_a_new_chunk_tenth_in_one():
@@ -221,10 +240,21 @@ def test_agreement_of_vector_and_keyword_beats_any_single_channel_hit_at_default
     assert fuse(ranked, facts, now=NOW)[0].key == "old"
 
 
-def test_recency_decides_between_near_neighbours_of_one_channel():
+def test_neighbouring_ranks_of_one_channel_are_not_a_near_tie():
+    # One rank apart is a whole step: recency does not reorder a channel's own list.
     ranked = {"vector": ["old", "new"]}
-    facts = {"old": ChunkFacts(0.5, NOW - timedelta(days=3 * 365)), "new": ChunkFacts(0.5, NOW)}
-    assert [item.key for item in fuse(ranked, facts, now=NOW)] == ["new", "old"]
+    facts = {"old": ChunkFacts(0.0, NOW - timedelta(days=30 * 365)), "new": ChunkFacts(1.0, NOW)}
+    for weight in (0.0, 0.1, 1.0):
+        assert [item.key for item in fuse(ranked, facts, now=NOW, salience_weight=weight)] == ["old", "new"]
+
+
+def test_the_sample_corpus_dentist_case_first_by_both_channels_stays_first():
+    # The README's example before this rule: "Dentist" ranks 1 + 1, "1:1 with Tomás" 2 + 4 and
+    # newer and more salient; the multiplying factors used to put the 1:1 first.
+    ranked = {"vector": ["dentist", "tomas"], "keyword": ["dentist", "a", "b", "tomas"]}
+    facts = {"dentist": ChunkFacts(0.3, NOW - timedelta(days=200)), "tomas": ChunkFacts(0.9, NOW),
+             **_facts("a", "b")}
+    assert fuse(ranked, facts, now=NOW, salience_weight=1.0)[0].key == "dentist"
 
 
 def test_future_dated_chunk_is_not_boosted_past_new():
@@ -309,3 +339,29 @@ def test_fused_order_ignores_channel_order_and_lists_every_key_once(case):
             for channel in ranked if item.key in ranked[channel]
         }
         assert item.score > 0 or item.rrf == 0
+
+
+@st.composite
+def _first_everywhere(draw):
+    """Channels that all put one key first; any ages, saliences, weights and k."""
+    channels = draw(st.lists(st.sampled_from(["vector", "keyword", "graph"]), min_size=1, max_size=3, unique=True))
+    others = [f"k{i}" for i in range(12)]
+    ranked = {ch: ["top", *draw(st.lists(st.sampled_from(others), max_size=15))] for ch in channels}
+    weights = {ch: draw(st.floats(0.05, 3)) for ch in ("vector", "keyword", "graph")}
+    keys = {key for keys in ranked.values() for key in keys}
+    facts = {
+        key: ChunkFacts(draw(st.floats(0, 1)), NOW - timedelta(days=draw(st.floats(-30, 20_000))))
+        for key in keys
+    }
+    return ranked, facts, weights, draw(st.floats(0, 1)), draw(st.floats(0, 200))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_first_everywhere())
+def test_a_key_every_channel_put_first_is_first(case):
+    ranked, facts, weights, salience_weight, k = case
+    fused = fuse(ranked, facts, now=NOW, salience_weight=salience_weight, weights=weights, k=k)
+    assert fused[0].key == "top"
+    # And with the default policy's constants:
+    default = fuse(ranked, facts, now=NOW)
+    assert default[0].key == "top"
