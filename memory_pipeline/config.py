@@ -50,6 +50,7 @@ ENV_VARS = {
     "MEMORY_PIPELINE_EMBED_CONCURRENCY": "Embedding steps running at once across all runs (Dagster pool 'embedding', default 1).",
     "MEMORY_PIPELINE_TELEMETRY": "on (default) or off: record one search_telemetry row per search.",
     "MEMORY_PIPELINE_TELEMETRY_DAYS": "Days search telemetry is kept (default 90); older rows are deleted.",
+    "MEMORY_PIPELINE_DAGSTER_UI": "The Dagster web server `memory-pipeline backfill` launches backfills through (default http://127.0.0.1:3000).",
 }
 
 

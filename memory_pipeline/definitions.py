@@ -1,27 +1,31 @@
-"""The Dagster entry point (``workspace.yaml`` and ``pyproject.toml`` point here)."""
+"""The Dagster entry point: everything in the ``defs`` folder (``[tool.dg]`` in pyproject.toml,
+``workspace.yaml`` and ``[tool.dagster]`` point here). Loaded when the code location starts."""
+
+import warnings
+from pathlib import Path
 
 import dagster as dg
 
-from memory_pipeline.defs import assets, checks, jobs, model_changes, search
-from memory_pipeline.defs.resources import default_resources
-from memory_pipeline.defs.schedules import build_schedules
-from memory_pipeline.defs.sensors import build_sensors
-from memory_pipeline.defs.settings import OpsSettings
 
-_ops = OpsSettings.from_env()
+def load() -> dg.Definitions:
+    """The project's definitions, for code that runs a named job itself (the CLI's demo)."""
+    loaded = dg.load_from_defs_folder(path_within_project=Path(__file__).parent)
+    # The loader meets an asset once per module that imports it; keep one of each, linked to the
+    # function that computes it (the UI's "code references").
+    assets = list({id(a): a for a in loaded.assets or []}.values())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.BetaWarning)  # code references are beta in Dagster 1.13
+        assets = dg.with_source_code_references(assets)
+    return dg.Definitions(
+        assets=assets,
+        asset_checks=list({id(c): c for c in loaded.asset_checks or []}.values()),
+        jobs=list({id(j): j for j in loaded.jobs or []}.values()),
+        sensors=loaded.sensors,
+        schedules=loaded.schedules,
+        resources=loaded.resources,
+    )
 
-defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([assets]),
-    asset_checks=dg.load_asset_checks_from_modules([checks]),
-    jobs=[
-        jobs.index_day_job,
-        jobs.build_hnsw_index_job,
-        jobs.nightly_maintenance_job,
-        search.search_memory_job,
-        model_changes.start_reindex_job,
-        model_changes.rollback_generation_job,
-    ],
-    sensors=build_sensors(_ops.sensor_interval_s),
-    schedules=build_schedules(_ops.nightly_cron, _ops.nightly_timezone),
-    resources=default_resources(),
-)
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return load()

@@ -185,8 +185,10 @@ def index_pass(
     limit: int = PASS_LIMIT,
     day: dt.date | None = None,
     on_progress: Callable[[IndexReport], None] | None = None,
+    chunked_only: bool = False,
 ) -> IndexReport:
-    """Index up to ``limit`` pending episodes (optionally of one ingest day) with ``embedder``.
+    """Index up to ``limit`` pending episodes (optionally of one ingest day) with ``embedder``;
+    ``chunked_only`` leaves episodes without stored chunks to the ``chunks`` stage.
 
     Pending episodes are listed once, then claimed ``CLAIM_ROUND`` at a time while the model
     works on the previous ones (``index_store.claim_episodes``): passes running at once, in this process or others, never
@@ -197,7 +199,7 @@ def index_pass(
     started = time.perf_counter()
     report = IndexReport(profile=embedder.profile.name, passes=1)
     with db.connection() as conn:
-        run = _Pass(conn, embedder, report, limit=limit, day=day)
+        run = _Pass(conn, embedder, report, limit=limit, day=day, chunked_only=chunked_only)
         try:
             run.execute(on_progress)
         finally:
@@ -209,8 +211,10 @@ def index_pass(
 class _Pass:
     """One index pass on one connection: claims, plans, model calls in flight, writes."""
 
-    def __init__(self, conn, embedder: Embedder, report: IndexReport, *, limit: int, day: dt.date | None):
+    def __init__(self, conn, embedder: Embedder, report: IndexReport, *, limit: int, day: dt.date | None,
+                 chunked_only: bool = False):
         self.conn, self.embedder, self.report, self.limit, self.day = conn, embedder, report, limit, day
+        self.chunked_only = chunked_only
         self.target = profiles_store.writing_target(conn, embedder.profile)
         self.profile: StoredProfile | None = None  # registered at the first claim that finds work
         self.canary: np.ndarray | None = None
@@ -292,6 +296,10 @@ class _Pass:
             self.report.model_calls += 1
             self.canary = stored_canary(self.conn, self.profile)
         works = plan(self.conn, self.profile, pending)
+        if self.chunked_only:
+            # Unchunked episodes stay claimed (so this pass does not claim them again) and are
+            # released with the pass's other claims when it ends.
+            works = [w for w in works if w.has_stored_chunks]
         self.write([w for w in works if w.complete])  # nothing to embed (only chunks missing)
         # One model input per view (the chunk, then its windows); batches cut across chunks and
         # episodes, so every model call of a round but its last is full: the canary and
@@ -403,11 +411,16 @@ def index_until_done(
     *,
     day: dt.date | None = None,
     on_progress: Callable[[IndexReport], None] | None = None,
+    chunked_only: bool = False,
+    promote: bool = True,
 ) -> IndexReport:
-    """Run passes until nothing is pending (or a pass could do nothing: others hold the rest)."""
+    """Run passes until nothing is pending (or a pass could do nothing: others hold the rest).
+
+    ``promote=False`` leaves the serving generation alone (a day's partition must not switch
+    search for everyone; ``promote_when_complete`` is then the caller's to run globally)."""
     total = IndexReport(profile=embedder.profile.name)
     while True:
-        one = index_pass(db, embedder, day=day, on_progress=on_progress)
+        one = index_pass(db, embedder, day=day, on_progress=on_progress, chunked_only=chunked_only)
         total.add(one)
         if one.canary_checked and not total.canary_checked:
             total.canary_checked, total.canary_cosine = True, one.canary_cosine
@@ -415,8 +428,16 @@ def index_until_done(
             break
     counts = pending_by_day(db, embedder)
     total.pending_after = _pending(counts, day)
-    total.switched = promote_when_complete(db, embedder, pending=sum(counts.values()))
+    if promote:
+        total.switched = promote_when_complete(db, embedder, pending=sum(counts.values()))
     return total
+
+
+def embed_day(db: Database, embedder: Embedder, day: dt.date,
+              on_progress: Callable[[IndexReport], None] | None = None) -> IndexReport:
+    """The ``embeddings`` partition's work: vectors for the day's stored chunks that lack one in
+    the generation being written; writes no chunk and never switches the serving generation."""
+    return index_until_done(db, embedder, day=day, on_progress=on_progress, chunked_only=True, promote=False)
 
 
 def promote_when_complete(db: Database, embedder: Embedder, *, pending: int) -> str | None:

@@ -58,6 +58,23 @@ def cmd_ingest(args) -> int:
     return ExitCode.INPUT_REJECTED if report.rejections else ExitCode.OK
 
 
+def record_index_in_dagster(days: list[str]) -> None:
+    """Mark the days this command finished as materialized chunks and embeddings partitions, so
+    the UI's partition status is true whichever path did the work (best effort, as for ingest)."""
+    if not days:
+        return
+    try:
+        from memory_pipeline.defs.instance import open_instance, report_indexed_days
+
+        instance = open_instance()
+        try:
+            report_indexed_days(instance, days, "memory-pipeline index")
+        finally:
+            instance.dispose()
+    except Exception as exc:  # noqa: BLE001 - reported, never fatal
+        err(f"memory-pipeline: warning: indexed, but could not record it in Dagster: {exc}")
+
+
 # -- index ----------------------------------------------------------------------------------
 def cmd_index(args) -> int:
     last = [0.0]
@@ -69,7 +86,10 @@ def cmd_index(args) -> int:
             err(f"  ... {report.episodes} episodes, {report.vectors} vectors")
 
     with open_memory() as mem:
+        before = indexing.pending_by_day(mem.db, mem.embedder)
         report = mem.index(day=args.day, on_progress=progress)
+        after = indexing.pending_by_day(mem.db, mem.embedder)
+    record_index_in_dagster([d for d in before if d not in after and (args.day is None or d == args.day.isoformat())])
     if args.json:
         print_json(
             {
@@ -190,38 +210,50 @@ def cmd_status(args) -> int:
 
 # -- demo -----------------------------------------------------------------------------------
 def cmd_demo(args) -> int:
-    import dagster as dg
+    """Ingest the sample corpus, then run the named jobs a deployment runs: the day's
+    index_day_job partition (with its checks) and nightly_maintenance_job (entities, the serving
+    generation, the HNSW index, statistics, with their checks), recorded in Dagster's instance."""
+    from memory_pipeline.definitions import load
+    from memory_pipeline.defs.instance import add_partitions, open_instance
 
-    from memory_pipeline.defs.assets import chunks, embeddings, entity_mentions, episodes, hnsw_index
-    from memory_pipeline.defs.instance import open_instance
-    from memory_pipeline.defs.resources import default_resources
-
-    mem = open_memory()
-    print(f"memory_pipeline demo: home {config.home_dir()}")
-    report = ingest_paths(mem.db, [SAMPLE_CORPUS])
-    for rejection in report.rejections:
-        err(str(rejection))
-    print(f"ingest: {report.summary()}")
-    instance = open_instance()
-    day = report.ingest_day.isoformat()
-    print(f"indexing partition {day} with Dagster (episodes -> chunks -> embeddings -> hnsw_index);"
-          " the bundled model embeds a few chunks a second ...")
-    resources = default_resources()
-    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-    result = dg.materialize([episodes, chunks, embeddings, entity_mentions], partition_key=day, instance=instance,
-                            resources=resources, run_config=quiet)
-    for event in result.get_asset_materialization_events():
-        meta = event.materialization.metadata
-        print(f"{event.asset_key.to_user_string()}: {meta['dagster/row_count'].value} rows"
-              f" ({meta['seconds'].value}s)")
-    result = dg.materialize([hnsw_index], instance=instance, resources=resources, run_config=quiet)
-    for event in result.get_asset_materialization_events():
-        meta = event.materialization.metadata
-        print(f"hnsw_index: {meta['dagster/row_count'].value} vectors, {meta['size'].value}")
-    _demo_searches(mem)
-    mem.close()
+    with open_memory() as mem:
+        print(f"memory_pipeline demo: home {config.home_dir()}")
+        report = ingest_paths(mem.db, [SAMPLE_CORPUS])
+        for rejection in report.rejections:
+            err(str(rejection))
+        print(f"ingest: {report.summary()}")
+        instance = open_instance()
+        day = report.ingest_day.isoformat()
+        add_partitions(instance, [day])
+        print(f"index_day_job, partition {day} (episodes -> chunks -> embeddings, entity_mentions);"
+              " the bundled model embeds a few chunks a second ...")
+        defs = load()
+        quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+        try:
+            for job, partition in (("index_day_job", day), ("nightly_maintenance_job", None)):
+                result = defs.resolve_job_def(job).execute_in_process(
+                    instance=instance, partition_key=partition, run_config=quiet, raise_on_error=False,
+                    tags={"memory_pipeline/trigger": "memory-pipeline demo"})
+                _print_run(job, result)
+                if not result.success:
+                    err(f"memory-pipeline: {job} failed; see run {result.run_id} in the UI")
+                    return ExitCode.FAILURE
+        finally:
+            instance.dispose()
+        _demo_searches(mem)
     print("\nNext: `memory-pipeline ui` opens Dagster's web UI on this data.")
     return ExitCode.OK
+
+
+def _print_run(job: str, result) -> None:
+    for event in result.get_asset_materialization_events():
+        meta = event.materialization.metadata
+        rows = meta["dagster/row_count"].value if "dagster/row_count" in meta else "?"
+        seconds = f" ({meta['seconds'].value}s)" if "seconds" in meta else ""
+        print(f"  {event.asset_key.to_user_string()}: {rows} rows{seconds}")
+    checks = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    passed = sum(1 for c in checks if c.passed)
+    print(f"{job}: {'success' if result.success else 'FAILED'}, {passed} of {len(checks)} check(s) passed")
 
 
 def _demo_searches(mem) -> None:

@@ -87,10 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-wait", action="store_true", help="only start it; the sensor or a backfill builds it")
     p.add_argument("--rollback", action="store_true", help="serve the previous generation again")
 
-    p = sub.add_parser("backfill", help="re-run the indexing of a range of ingest days (recorded in Dagster)")
+    p = sub.add_parser("backfill", help="launch a Dagster backfill of index_day_job over a range of ingest days")
     p.add_argument("--from", dest="start", type=_date, required=True, metavar="YYYY-MM-DD")
     p.add_argument("--to", dest="end", type=_date, required=True, metavar="YYYY-MM-DD")
     p.add_argument("--rechunk", action="store_true", help="delete and recompute the days' chunks first")
+    p.add_argument("--no-wait", action="store_true", help="launch it and return (follow it on the Backfills page)")
+    p.add_argument("--dagster-url", metavar="URL",
+                   help="the running Dagster web server (default MEMORY_PIPELINE_DAGSTER_UI, else http://127.0.0.1:3000)")
 
     sub.add_parser("demo", help="ingest the bundled sample corpus, index it with Dagster, run searches")
 

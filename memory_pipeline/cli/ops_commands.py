@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import time
 
 from memory_pipeline import config, indexing
 from memory_pipeline.cli.common import err, open_database
@@ -48,42 +50,67 @@ def _days(start: dt.date, end: dt.date) -> list[str]:
     return [(start + dt.timedelta(days=i)).isoformat() for i in range((end - start).days + 1)]
 
 
-def cmd_backfill(args) -> int:
-    """Re-run index_day_job for each day in a range, recorded in Dagster's instance (the UI shows it)."""
-    import dagster as dg
+def dagster_url(args) -> str:
+    return (getattr(args, "dagster_url", None) or os.environ.get("MEMORY_PIPELINE_DAGSTER_UI", "").strip()
+            or "http://127.0.0.1:3000")
 
-    from memory_pipeline.defs.assets import chunks, embeddings, entity_mentions, episodes
-    from memory_pipeline.defs.instance import open_instance
-    from memory_pipeline.defs.partitions import ingest_days
-    from memory_pipeline.defs.resources import default_resources
+
+def cmd_backfill(args) -> int:
+    """Launch a Dagster backfill of index_day_job over the range's ingest days that hold episodes
+    (through the running web server: it is on the Backfills page, cancellable there); wait for
+    its runs unless --no-wait."""
+    from memory_pipeline.dagster_api import DagsterApi
+    from memory_pipeline.defs.instance import add_partitions, open_instance
+    from memory_pipeline.storage import partition_store
 
     days = _days(args.start, args.end)
-    valid = set(ingest_days.get_partition_keys())
-    outside = [d for d in days if d not in valid]
-    if outside:
-        raise InputError(f"days outside the partitions ({ingest_days.start.date()} to today): {outside[0]} ...")
     db = open_database()
+    with db.connection() as conn:
+        holding = [d for d in partition_store.days_with_episodes(conn) if args.start.isoformat() <= d <= args.end.isoformat()]
+    if not holding:
+        print(f"no ingest day from {args.start} to {args.end} holds episodes: nothing to backfill")
+        return ExitCode.OK
+    api = DagsterApi(dagster_url(args))
+    api.ping()  # before deleting anything: the backfill must be launchable
     if args.rechunk:
         with db.connection() as conn:
             deleted = index_store.delete_chunks_of_days(conn, args.start, args.end)
         # Vectors are keyed by content address: unchanged chunk texts find theirs again.
-        print(f"deleted {deleted} chunk row(s) of {len(days)} day(s); vectors are kept and reused by content")
+        print(f"deleted {deleted} chunk row(s) of {len(holding)} day(s); vectors are kept and reused by content")
     instance = open_instance()
-    resources = default_resources()
-    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-    failed = []
-    for day in days:
-        result = dg.materialize([episodes, chunks, embeddings, entity_mentions], partition_key=day,
-                                instance=instance, resources=resources, run_config=quiet, raise_on_error=False,
-                                tags={"memory_pipeline/trigger": "memory-pipeline backfill"})
-        vectors = [e.materialization.metadata["new_vectors"].value for e in result.get_asset_materialization_events()
-                   if e.asset_key.to_user_string() == "embeddings"]
-        status = "ok" if result.success else "FAILED"
-        print(f"{day}: {status}" + (f", {vectors[0]} new vector(s)" if vectors else ""))
-        if not result.success:
-            failed.append(day)
-    instance.dispose()
+    try:
+        add_partitions(instance, holding)
+    finally:
+        instance.dispose()
+    tags = {"memory_pipeline/trigger": "memory-pipeline backfill"}
+    if args.rechunk:
+        tags["memory_pipeline/rechunk"] = "true"
+    backfill_id = api.launch_backfill("index_day_job", holding, tags)
+    empty = len(days) - len(holding)
+    print(f"backfill {backfill_id}: index_day_job over {len(holding)} day(s) that hold episodes"
+          + (f" ({empty} day(s) in the range received nothing)" if empty else "")
+          + f"; {api.url}/overview/backfills/{backfill_id}")
+    if args.no_wait:
+        return ExitCode.OK
+    started = time.monotonic()
+    reported: set[str] = set()
+
+    def progress(state) -> None:
+        for day, status in sorted(state.runs.items()):
+            if status in ("SUCCESS", "FAILURE", "CANCELED") and day not in reported:
+                reported.add(day)
+                print(f"{day}: {status.lower()}")
+
+    try:
+        state = api.wait(backfill_id, holding, on_change=progress)
+    except KeyboardInterrupt:
+        api.cancel_backfill(backfill_id)
+        err(f"memory-pipeline: interrupted; backfill {backfill_id} cancelled")
+        return 130
+    failed = sorted(d for d, s in state.runs.items() if s != "SUCCESS")
+    print(f"backfill {backfill_id} {state.status.lower()}: {state.count('SUCCESS')} of {len(holding)} day(s) "
+          f"succeeded in {time.monotonic() - started:.1f}s")
     if failed:
-        err(f"memory-pipeline: {len(failed)} day(s) failed: {', '.join(failed)} (see the runs in the UI)")
+        err(f"memory-pipeline: {len(failed)} day(s) did not succeed: {', '.join(failed)} (see the backfill in the UI)")
         return ExitCode.FAILURE
     return ExitCode.OK

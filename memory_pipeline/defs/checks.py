@@ -1,32 +1,19 @@
-"""Asset checks, visible in the UI: vector integrity, index recall, backlog age."""
+"""Asset checks of the global assets that are not returned with their materialization: index
+recall (slow: 50 exact searches) and backlog age. The per-day checks come with each partition
+(``assets/index.py``), the serving generation's with ``serving_generation``."""
 
 import datetime as dt
 
 import dagster as dg
 
-from memory_pipeline.defs.assets import backlog, embeddings, hnsw_index
+from memory_pipeline.defs.assets import backlog, hnsw_index
 from memory_pipeline.defs.settings import backlog_max_age_hours
+from memory_pipeline.embedders.factory import profile_of
 from memory_pipeline.resources import DatabaseResource, EmbedderResource
 from memory_pipeline.storage import health_store
-from memory_pipeline.embedders.factory import profile_of
 from memory_pipeline.storage.profiles_store import active_profile, writing_target
 
 MIN_INDEX_RECALL = 0.95
-
-
-@dg.asset_check(asset=embeddings, description="The active generation has every vector, of the profile's dimension, normalized.")
-def embeddings_complete_and_normalized(database: DatabaseResource) -> dg.AssetCheckResult:
-    with database.db.connection() as conn:
-        profile = active_profile(conn)
-        if profile is None:
-            return dg.AssetCheckResult(passed=False, description="no active embedding profile yet")
-        found = health_store.vector_integrity(conn, profile)
-    passed = found["missing"] == 0 and found["wrong_dimension"] == 0 and found["not_normalized"] == 0
-    return dg.AssetCheckResult(
-        passed=passed,
-        metadata={**found, "profile": profile.name, "generation": profile.generation},
-        description=None if passed else "missing, mis-sized or non-unit vectors in the serving generation",
-    )
 
 
 @dg.asset_check(asset=hnsw_index, description=f"Recall@10 of the HNSW index against exact search is at least {MIN_INDEX_RECALL}.")

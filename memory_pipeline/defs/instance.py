@@ -1,47 +1,29 @@
-"""This project's Dagster instance: its home folder, its storage URL, and runless events.
+"""This project's Dagster instance for the CLI: its home folder, partitions, and runless events.
 
-Commands outside Dagster (``memory-pipeline ingest``) still tell Dagster what they did, so the
-web UI shows a day's ``episodes`` partition as materialized however the episodes arrived.
+The instance's storage resolves itself (``memory_pipeline.dagster_storage``); this module gives
+CLI commands a persistent DAGSTER_HOME (HOME/dagster, with the project's dagster.yaml) and
+lets commands outside Dagster (``memory-pipeline ingest``, ``index``) tell Dagster what they
+did, so the UI's partitions are true however the work was done.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from memory_pipeline import config
-from memory_pipeline.storage.embedded import DAGSTER_DATABASE, ensure_embedded_server
 from memory_pipeline.storage.paths import PROJECT_ROOT
 
 DAGSTER_YAML = PROJECT_ROOT / "dagster.yaml"
 WORKSPACE_YAML = PROJECT_ROOT / "workspace.yaml"
-
-
-def as_psycopg2_url(url: str) -> str:
-    """dagster-postgres needs the psycopg2 driver spelled out (ENVIRONMENT.md)."""
-    return re.sub(r"^postgres(?:ql)?(?:\+\w+)?://", "postgresql+psycopg2://", url)
-
-
-def dagster_storage_url(environ: Mapping[str, str] | None = None) -> str:
-    environ = os.environ if environ is None else environ
-    explicit = environ.get("MEMORY_PIPELINE_DAGSTER_URL", "").strip()
-    if explicit:
-        return as_psycopg2_url(explicit)
-    data_url = config.database_url(environ)
-    if data_url:
-        return as_psycopg2_url(data_url)
-    server = ensure_embedded_server(config.home_dir(environ))
-    return server.uri(DAGSTER_DATABASE, driver="psycopg2")
+PARTITIONS = "ingest_days"  # memory_pipeline.defs.partitions.ingest_days.name
 
 
 def prepare_dagster_env(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """Set DAGSTER_HOME (HOME/dagster with the project's dagster.yaml) and the storage URL.
-
-    Returns the environment (``os.environ`` by default, modified in place) so child processes
-    (``dagster dev``) inherit the same instance.
-    """
+    """Set DAGSTER_HOME (HOME/dagster with the project's dagster.yaml) and an absolute
+    MEMORY_PIPELINE_HOME, so child processes (``dagster dev``) use the same instance and data
+    whatever their working directory. Returns the environment (``os.environ`` by default)."""
     environ = os.environ if environ is None else environ
     home = config.home_dir(environ)
     dagster_home = home / "dagster"
@@ -51,7 +33,6 @@ def prepare_dagster_env(environ: dict[str, str] | None = None) -> dict[str, str]
         shutil.copyfile(DAGSTER_YAML, target)
     environ["MEMORY_PIPELINE_HOME"] = str(home)
     environ["DAGSTER_HOME"] = str(dagster_home)
-    environ["MEMORY_PIPELINE_DAGSTER_URL"] = dagster_storage_url(environ)
     return environ
 
 
@@ -62,12 +43,35 @@ def open_instance():
     return dg.DagsterInstance.from_config(environ["DAGSTER_HOME"])
 
 
+def add_partitions(instance, days: Iterable[str]) -> list[str]:
+    """Add the days' partitions that do not exist yet; returns those added."""
+    new = sorted(set(days) - set(instance.get_dynamic_partitions(PARTITIONS)))
+    if new:
+        instance.add_dynamic_partitions(PARTITIONS, new)
+    return new
+
+
 def report_episodes_partition(instance, day: str, metadata: dict) -> None:
     import dagster as dg
 
+    add_partitions(instance, [day])
     instance.report_runless_asset_event(
         dg.AssetMaterialization(asset_key="episodes", partition=day, metadata=metadata)
     )
+
+
+def report_indexed_days(instance, days: Iterable[str], by: str, assets=("chunks", "embeddings")) -> None:
+    """Record the days an index pass outside Dagster completed as materializations of the
+    ``assets`` partitions it did the work of (``memory-pipeline index``: chunks and vectors)."""
+    import dagster as dg
+
+    days = sorted(set(days))
+    add_partitions(instance, days)
+    for day in days:
+        for asset in assets:
+            instance.report_runless_asset_event(
+                dg.AssetMaterialization(asset_key=asset, partition=day, metadata={"materialized_by": by})
+            )
 
 
 def embed_concurrency(environ: Mapping[str, str] | None = None) -> int:

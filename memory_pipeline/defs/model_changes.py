@@ -32,11 +32,13 @@ def rollback_generation_op(context: dg.OpExecutionContext, database: DatabaseRes
     return message
 
 
-@dg.job(description="Re-embed everything as a new generation while search keeps serving the current one.")
+@dg.job(description="Re-embed everything as a new generation while search keeps serving the current one.",
+        executor_def=dg.in_process_executor)
 def start_reindex_job():
     start_reindex_op()
 
 
-@dg.job(description="Roll search back to the previous generation of the active profile.")
+@dg.job(description="Roll search back to the previous generation of the active profile.",
+        executor_def=dg.in_process_executor)
 def rollback_generation_job():
     rollback_generation_op()

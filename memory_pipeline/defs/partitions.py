@@ -1,7 +1,13 @@
-"""The partitioning of the pipeline: one partition per UTC ingest day."""
+"""The partitioning of the pipeline: one partition per UTC ingest day that received episodes.
+
+Dynamic partitions, added when a day receives its first episodes (``memory-pipeline ingest``,
+the inbox, the sensors for any other path), so a day that received nothing is not a
+"missing" partition: the graph reads 100% filled once every day with data is indexed, and the
+backfill dialog's "Missing" launches only days that hold episodes. A fixed start date would
+list every calendar day since then as missing, and a start date from configuration would have
+to be read when the definitions are imported.
+"""
 
 import dagster as dg
 
-# end_offset=1 makes today's partition exist while today is still running: episodes ingested
-# now must be visible (and materializable) now, not tomorrow.
-ingest_days = dg.DailyPartitionsDefinition(start_date="2025-01-01", end_offset=1, timezone="UTC")
+ingest_days = dg.DynamicPartitionsDefinition(name="ingest_days")

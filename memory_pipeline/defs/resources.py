@@ -1,5 +1,7 @@
 """The one set of resources; environments differ only by environment variables."""
 
+import dagster as dg
+
 from memory_pipeline.resources import DatabaseResource, EmbedderResource, SearchResource
 
 
@@ -11,3 +13,8 @@ def default_resources() -> dict:
         "embedder": embedder,
         "search": SearchResource(database=database, embedder=embedder),
     }
+
+
+@dg.definitions
+def resources() -> dg.Definitions:
+    return dg.Definitions(resources=default_resources())

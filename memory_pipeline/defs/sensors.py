@@ -1,8 +1,10 @@
 """Sensors: pending episodes become partition runs; files dropped in the inbox get ingested.
 
-Both request runs of ``index_day_job`` for an ingest day. Run keys make Dagster drop a request
-it has already launched; the cursor remembers what was requested so a failed day is retried
-only after ``RETRY_AFTER_S``, not on every tick.
+Both request runs of ``index_day_job`` for an ingest day, adding the day's partition first if
+the episodes came by a path that did not (the HTTP API, another process). Run keys make Dagster
+drop a request it has already launched; the cursor remembers what was requested so a failed
+day is retried only after ``RETRY_AFTER_S``, not on every tick. Once nothing is pending and a
+new generation is complete, the first sensor requests ``switch_generation_job``.
 """
 
 from __future__ import annotations
@@ -16,14 +18,14 @@ from pathlib import Path
 import dagster as dg
 
 from memory_pipeline import config
-from memory_pipeline.defs.jobs import index_day_job
+from memory_pipeline.defs.jobs import index_day_job, switch_generation_job
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.domain.sources import SUPPORTED_SUFFIXES
 from memory_pipeline.embedders.factory import profile_of
 from memory_pipeline.ingest import utc_today
 from memory_pipeline.resources import DatabaseResource, EmbedderResource
-from memory_pipeline.storage import index_store
-from memory_pipeline.storage.profiles_store import writing_target
+from memory_pipeline.storage import index_store, partition_store
+from memory_pipeline.storage.profiles_store import active_profile, get_profile, writing_target
 
 RETRY_AFTER_S = 300
 IN_FLIGHT = [
@@ -37,6 +39,14 @@ IN_FLIGHT = [
 def days_in_flight(instance: dg.DagsterInstance) -> set[str]:
     records = instance.get_run_records(dg.RunsFilter(job_name=index_day_job.name, statuses=IN_FLIGHT))
     return {r.dagster_run.tags.get("dagster/partition") for r in records} - {None}
+
+
+def switch_in_flight(instance: dg.DagsterInstance) -> bool:
+    return bool(instance.get_run_records(dg.RunsFilter(job_name=switch_generation_job.name, statuses=IN_FLIGHT), limit=1))
+
+
+def missing_partitions(instance: dg.DagsterInstance, days: set[str]) -> list[str]:
+    return sorted(days - set(instance.get_dynamic_partitions(ingest_days.name)))
 
 
 def plan_requests(pending: dict[str, tuple[int, int]], in_flight: set[str], cursor: dict, now: float,
@@ -56,6 +66,7 @@ def plan_requests(pending: dict[str, tuple[int, int]], in_flight: set[str], curs
         requests.append(
             dg.RunRequest(
                 run_key=f"{day}:{signature}:{attempt}",
+                job_name=index_day_job.name,
                 partition_key=day,
                 tags={"memory_pipeline/trigger": "unindexed_episodes_sensor", "memory_pipeline/pending": str(count)},
             )
@@ -67,23 +78,37 @@ def plan_requests(pending: dict[str, tuple[int, int]], in_flight: set[str], curs
 def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
     @dg.sensor(
         name="unindexed_episodes_sensor",
-        job=index_day_job,
+        jobs=[index_day_job, switch_generation_job],
         minimum_interval_seconds=interval_s,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Finds pending episodes (no chunks, or chunks without a vector for the profile and "
-        "generation being written) and requests index_day_job for their ingest days.",
+        "generation being written) and requests index_day_job for their ingest days; when nothing is "
+        "pending and a new generation is complete, requests switch_generation_job.",
     )
     def unindexed_episodes_sensor(
         context: dg.SensorEvaluationContext, database: DatabaseResource, embedder: EmbedderResource
     ):
+        configured = profile_of(embedder.settings())
         with database.db.connection() as conn:
-            target = writing_target(conn, profile_of(embedder.settings()))
+            target = writing_target(conn, configured)
             pending = {day: (p.count, p.newest_id) for day, p in index_store.pending_days(conn, target).items()}
+            days = set(partition_store.days_with_episodes(conn))
+            stored, serving = get_profile(conn, configured), active_profile(conn)
+        new_days = missing_partitions(context.instance, days)
+        partition_requests = [ingest_days.build_add_request(new_days)] if new_days else []
         total = sum(n for n, _ in pending.values())
         if not pending:
-            return dg.SensorResult(skip_reason=dg.SkipReason("nothing to index: 0 pending episodes"), cursor="{}")
+            to_switch = stored is not None and (
+                stored.building_generation is not None or serving is None or serving.id != stored.id)
+            if to_switch and not switch_in_flight(context.instance):
+                return dg.SensorResult(
+                    run_requests=[dg.RunRequest(job_name=switch_generation_job.name,
+                                                tags={"memory_pipeline/trigger": "unindexed_episodes_sensor"})],
+                    dynamic_partitions_requests=partition_requests, cursor="{}")
+            return dg.SensorResult(skip_reason=dg.SkipReason("nothing to index: 0 pending episodes"), cursor="{}",
+                                   dynamic_partitions_requests=partition_requests)
         cursor = json.loads(context.cursor) if context.cursor else {}
-        valid = set(ingest_days.get_partition_keys())
+        valid = set(context.instance.get_dynamic_partitions(ingest_days.name)) | set(new_days)
         requests, next_cursor = plan_requests(pending, days_in_flight(context.instance), cursor, time.time(), valid)
         if not requests:
             return dg.SensorResult(
@@ -92,8 +117,10 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
                     f"progress, or waiting {RETRY_AFTER_S}s before a retry"
                 ),
                 cursor=json.dumps(next_cursor),
+                dynamic_partitions_requests=partition_requests,
             )
-        return dg.SensorResult(run_requests=requests, cursor=json.dumps(next_cursor))
+        return dg.SensorResult(run_requests=requests, cursor=json.dumps(next_cursor),
+                               dynamic_partitions_requests=partition_requests)
 
     @dg.sensor(
         name="inbox_sensor",
@@ -111,16 +138,18 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
         if moved:
             context.log.info(f"filed {len(moved)} file(s) under {utc_today().isoformat()}")
         cursor = json.loads(context.cursor) if context.cursor else {}
-        valid = set(ingest_days.get_partition_keys())
         requests, seen = [], {}
         for day, signature in day_folder_signatures(inbox).items():
             seen[day] = signature
-            if cursor.get(day) != signature and day in valid:
+            if cursor.get(day) != signature:
                 requests.append(dg.RunRequest(run_key=f"inbox:{day}:{signature}", partition_key=day,
                                               tags={"memory_pipeline/trigger": "inbox_sensor"}))
         if not requests:
             return dg.SensorResult(skip_reason=dg.SkipReason(f"no new files in {inbox}"), cursor=json.dumps(seen))
-        return dg.SensorResult(run_requests=requests, cursor=json.dumps(seen))
+        # A day folder is a day that receives episodes: its partition exists from now on.
+        new_days = missing_partitions(context.instance, {r.partition_key for r in requests})
+        return dg.SensorResult(run_requests=requests, cursor=json.dumps(seen),
+                               dynamic_partitions_requests=[ingest_days.build_add_request(new_days)] if new_days else [])
 
     return [unindexed_episodes_sensor, inbox_sensor]
 

@@ -1,8 +1,8 @@
-"""Operational settings that Dagster needs when it loads the definitions.
+"""Operational settings that are part of definitions: the sensors' interval, the nightly cron.
 
-A sensor's interval and a schedule's cron string are part of their definitions, so these few
-values are read when ``memory_pipeline.definitions`` is loaded (by the code server), unlike
-every other setting, which resources read when a run starts.
+Dagster needs these when it builds the definitions, so ``defs/automation.py`` reads them inside
+its ``@dg.definitions`` function, when the code location loads: never when a module is
+imported. Every other setting is read by the resources when a run starts.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from dagster._utils.schedules import is_valid_cron_string
+import dagster as dg
 
 from memory_pipeline.config import env_float, env_int
 from memory_pipeline.errors import ConfigurationError
@@ -29,8 +29,10 @@ class OpsSettings:
         environ = os.environ if environ is None else environ
         interval = env_int(environ, "MEMORY_PIPELINE_SENSOR_INTERVAL", cls.sensor_interval_s, maximum=86400)
         cron = environ.get("MEMORY_PIPELINE_NIGHTLY_CRON", "").strip() or cls.nightly_cron
-        if not is_valid_cron_string(cron):
-            raise ConfigurationError(f"MEMORY_PIPELINE_NIGHTLY_CRON={cron!r}: not a cron expression (e.g. '0 3 * * *')")
+        try:  # Dagster's own validation, through its public API
+            dg.ScheduleDefinition(name="cron_probe", job_name="cron_probe", cron_schedule=cron)
+        except dg.DagsterInvalidDefinitionError:
+            raise ConfigurationError(f"MEMORY_PIPELINE_NIGHTLY_CRON={cron!r}: not a cron expression (e.g. '0 3 * * *')") from None
         tz = environ.get("MEMORY_PIPELINE_NIGHTLY_TIMEZONE", "").strip() or cls.nightly_timezone
         try:
             ZoneInfo(tz)

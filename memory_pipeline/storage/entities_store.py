@@ -81,8 +81,9 @@ def promote_recurring(conn: psycopg.Connection, memory: str, report: EntityRepor
             report.promoted += 1
 
 
-def link_mentions(conn: psycopg.Connection, memory: str, report: EntityReport) -> None:
-    """Link every entity of ``memory`` to every episode of it that names it (idempotent).
+def link_mentions(conn: psycopg.Connection, memory: str, report: EntityReport, *, day=None) -> None:
+    """Link every entity of ``memory`` to every episode of it (of ingest ``day`` only, if given)
+    that names it (idempotent).
 
     Reads all of the memory's bodies: simple and exact, linear in the memory's size. A memory
     with millions of episodes would want this restricted to new episodes and new entities.
@@ -96,7 +97,8 @@ def link_mentions(conn: psycopg.Connection, memory: str, report: EntityReport) -
     matcher = EntityMatcher(entities)  # one compiled pattern for the whole memory
     links = []
     for episode_id, body, title in conn.execute(
-        "SELECT id, body, title FROM episodes WHERE memory = %s", (memory,)
+        "SELECT id, body, title FROM episodes WHERE memory = %s AND (%s::date IS NULL OR ingest_day = %s::date)",
+        (memory, day, day),
     ):
         for entity_id in matcher.find(title + "\n" + body):
             links.append((entity_id, episode_id, memory))
@@ -118,6 +120,36 @@ def refresh_memories(conn: psycopg.Connection, memories: Iterable[str], report: 
         promote_recurring(conn, memory, report)
         link_mentions(conn, memory, report)
         report.memories += 1
+
+
+def refresh_day(conn: psycopg.Connection, day, report: EntityReport) -> list[str]:
+    """The entity_mentions partition's work: extract the proper names of the day's episodes and
+    link them to the entities their memories already have. Writes only rows of the day's
+    episodes; promoting names that recur across a memory is ``promote_memories``' job (global).
+    Returns the memories that received episodes that day."""
+    rows = conn.execute("SELECT id, memory FROM episodes WHERE ingest_day = %s ORDER BY id", (day,)).fetchall()
+    extract_episode_names(conn, [episode_id for episode_id, _ in rows], report)
+    memories = sorted({memory for _, memory in rows})
+    for memory in memories:
+        link_mentions(conn, memory, report, day=day)
+    report.memories += len(memories)
+    return memories
+
+
+def promote_memories(conn: psycopg.Connection, report: EntityReport) -> list[str]:
+    """The global part of entities: in every memory, names that recur across episodes become
+    entities, and every entity new this way is linked to all the memory's episodes naming it."""
+    memories = [m for (m,) in conn.execute("SELECT DISTINCT memory FROM episode_names ORDER BY 1")]
+    for memory in memories:
+        before = report.promoted
+        promote_recurring(conn, memory, report)
+        if report.promoted > before:
+            link_mentions(conn, memory, report)
+    return memories
+
+
+def count_entities(conn: psycopg.Connection) -> int:
+    return conn.execute("SELECT count(*) FROM entities").fetchone()[0]
 
 
 def top_entities(conn: psycopg.Connection, memories: list[str], limit: int = 10) -> list[dict]:

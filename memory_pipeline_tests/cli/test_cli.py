@@ -111,7 +111,7 @@ def test_expected_failures_have_their_own_message_and_exit_code(cli, tmp_path):
 def test_cli_ingest_marks_the_days_episodes_partition_in_dagster(cli, tmp_path, db_url):
     import dagster as dg
 
-    from memory_pipeline.defs.instance import as_psycopg2_url
+    from memory_pipeline.dagster_storage import as_psycopg2_url
 
     write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(2)])
     result = cli("ingest", str(tmp_path / "e.jsonl"))
@@ -124,6 +124,7 @@ def test_cli_ingest_marks_the_days_episodes_partition_in_dagster(cli, tmp_path, 
     try:
         today = dt.datetime.now(dt.timezone.utc).date().isoformat()
         assert today in instance.get_materialized_partitions(dg.AssetKey("episodes"))
+        assert instance.get_dynamic_partitions("ingest_days") == [today]
         event = instance.get_latest_materialization_event(dg.AssetKey("episodes"))
         assert event.asset_materialization.metadata["dagster/row_count"].value == 2
     finally:

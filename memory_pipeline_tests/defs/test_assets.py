@@ -36,10 +36,14 @@ def test_partition_loads_its_inbox_and_indexes_it(db, db_url, tmp_path, monkeypa
             "database": DatabaseResource(url=db_url),
             "embedder": EmbedderResource(provider="ollama", url=server.url),
         }
-        result = dg.materialize([episodes, chunks, embeddings], partition_key=DAY, resources=resources)
+        instance = dg.DagsterInstance.ephemeral()
+        instance.add_dynamic_partitions("ingest_days", [DAY])
+        result = dg.materialize([episodes, chunks, embeddings], partition_key=DAY, resources=resources,
+                                instance=instance)
         assert result.success
-        again = dg.materialize([episodes, chunks, embeddings], partition_key=DAY, resources=resources)
-        index = dg.materialize([hnsw_index], resources=resources)
+        again = dg.materialize([episodes, chunks, embeddings], partition_key=DAY, resources=resources,
+                               instance=instance)
+        index = dg.materialize([hnsw_index], resources=resources, instance=instance)
 
     ep = _meta(result, "episodes")
     assert ep["dagster/row_count"] == 5 and ep["inbox_new"] == 5 and ep["inbox_rejected"] == 1
@@ -64,9 +68,9 @@ def test_partition_loads_its_inbox_and_indexes_it(db, db_url, tmp_path, monkeypa
 
 
 def test_definitions_load_and_validate(tmp_path):
-    from memory_pipeline.definitions import defs
+    from memory_pipeline.definitions import load
 
-    repo = defs.get_repository_def()
+    repo = load().get_repository_def()
     assert {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()} >= {
         "episodes", "chunks", "embeddings", "hnsw_index"}
     # The same check the UI's code server runs, in a clean folder (no dagster.yaml picked up).

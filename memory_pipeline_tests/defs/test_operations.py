@@ -10,10 +10,10 @@ import dagster as dg
 import pytest
 
 from memory_pipeline import indexing
-from memory_pipeline.definitions import defs
-from memory_pipeline.defs.assets import EMBEDDING_POOL, backlog, embeddings, hnsw_index, pipeline_stats
-from memory_pipeline.defs.checks import backlog_is_fresh, embeddings_complete_and_normalized
-from memory_pipeline.defs.instance import apply_pool_limits
+from memory_pipeline.definitions import load
+from memory_pipeline.defs.assets import EMBEDDING_POOL, backlog, chunks, embeddings, hnsw_index, pipeline_stats
+from memory_pipeline.defs.checks import backlog_is_fresh
+from memory_pipeline.defs.instance import add_partitions, apply_pool_limits
 from memory_pipeline.defs.sensors import RETRY_AFTER_S, build_sensors, plan_requests
 from memory_pipeline.errors import DatabaseUnavailable
 from memory_pipeline.ingest import ingest_paths, utc_today
@@ -22,6 +22,13 @@ from memory_pipeline_tests.helpers import count, episode, ollama_embedder, write
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
 
 unindexed_sensor, inbox_sensor = build_sensors(30)
+defs = load()
+
+
+def instance_with(*days: str) -> dg.DagsterInstance:
+    instance = dg.DagsterInstance.ephemeral()
+    add_partitions(instance, days)
+    return instance
 
 
 @pytest.fixture
@@ -52,7 +59,11 @@ def test_unindexed_sensor_requests_each_pending_day_once(db, tmp_path, resources
         cursor = result.cursor
     assert [(r.partition_key, r.tags["memory_pipeline/pending"]) for r in result.run_requests] == [
         ("2026-11-01", "2"), ("2026-11-03", "3")]
-    assert all(r.job_name in (None, "index_day_job") for r in result.run_requests)
+    assert all(r.job_name == "index_day_job" for r in result.run_requests)
+    # Days that hold episodes become partitions (the ingest here told Dagster nothing).
+    [added] = result.dynamic_partitions_requests
+    assert added.partitions_def_name == "ingest_days" and list(added.partition_keys) == ["2026-11-01", "2026-11-03"]
+    instance.add_dynamic_partitions("ingest_days", list(added.partition_keys))
     with dg.build_sensor_context(instance=instance, resources=resources, cursor=cursor) as ctx:
         again = unindexed_sensor(ctx)
     assert not again.run_requests
@@ -84,6 +95,7 @@ def test_inbox_sensor_files_loose_files_under_today_and_requests_the_day(tmp_pat
         result = inbox_sensor(ctx)
     assert (inbox / today / "dropped.jsonl").exists() and (inbox / "ignore.pdf").exists()
     assert [r.partition_key for r in result.run_requests] == [today]
+    assert [list(r.partition_keys) for r in result.dynamic_partitions_requests] == [[today]]
     with dg.build_sensor_context(instance=instance, cursor=result.cursor) as ctx:
         assert not inbox_sensor(ctx).run_requests
     write_jsonl(inbox / today / "second.jsonl", [episode(2)])
@@ -95,19 +107,25 @@ def test_nightly_job_indexes_the_backlog_maintains_the_index_and_records_stats(d
     _ingest_on(db, tmp_path, "2026-11-01", 0, 3)
     _ingest_on(db, tmp_path, "2026-11-02", 5, 2)
     job = defs.resolve_job_def("nightly_maintenance_job")
-    result = job.execute_in_process(resources=resources, instance=dg.DagsterInstance.ephemeral())
+    instance = dg.DagsterInstance.ephemeral()
+    result = job.execute_in_process(resources=resources, instance=instance)
     assert result.success
     meta = {e.asset_key.to_user_string(): {k: v.value for k, v in e.materialization.metadata.items()}
-            for e in result.get_asset_materialization_events()}
+            for e in result.get_asset_materialization_events() if e.partition is None}
     assert meta["backlog"]["pending_before"] == 5 and meta["backlog"]["pending_after"] == 0
-    assert meta["backlog"]["canary_cosine"] == "recorded now"
+    assert meta["backlog"]["canary_cosine"] == "recorded now" and meta["backlog"]["days_indexed"] == 2
     assert meta["hnsw_index"]["valid"] is True
     assert meta["pipeline_stats"]["episodes"] == 5 and meta["pipeline_stats"]["pending"] == 0
     checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
-    assert checks == {"backlog_is_fresh": True, "hnsw_index_recall": True, "embeddings_complete_and_normalized": True}
+    assert checks == {"backlog_is_fresh": True, "hnsw_index_recall": True,
+                      "serving_generation_complete_and_normalized": True}
+    # The backlog did the two days' partition work: the UI shows those partitions materialized.
+    for asset in ("episodes", "chunks", "embeddings", "entity_mentions"):
+        assert instance.get_materialized_partitions(dg.AssetKey(asset)) == {"2026-11-01", "2026-11-02"}
+    assert instance.get_dynamic_partitions("ingest_days") == ["2026-11-01", "2026-11-02"]
     assert count(db, "SELECT count(*) FROM pipeline_stats") == 1
     # The next night re-checks the canary even with nothing pending.
-    second = job.execute_in_process(resources=resources, instance=dg.DagsterInstance.ephemeral())
+    second = job.execute_in_process(resources=resources, instance=instance)
     canary = [e.materialization.metadata["canary_cosine"].value for e in second.get_asset_materialization_events()
               if e.asset_key.to_user_string() == "backlog"]
     assert canary[0] == pytest.approx(1.0, abs=1e-3)
@@ -115,34 +133,44 @@ def test_nightly_job_indexes_the_backlog_maintains_the_index_and_records_stats(d
 
 def test_checks_fail_on_missing_vectors_and_an_old_backlog(db, tmp_path, resources, monkeypatch):
     _ingest_on(db, tmp_path, "2026-11-01", 0, 3)
-    result = dg.materialize([embeddings, embeddings_complete_and_normalized], partition_key="2026-11-01",
-                            resources=resources)
-    assert [e.passed for e in result.get_asset_check_evaluations()] == [True]
+    instance = instance_with("2026-11-01")
+    job = defs.resolve_job_def("index_day_job")
+    result = job.execute_in_process(partition_key="2026-11-01", resources=resources, instance=instance)
+    assert {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()} == {
+        "every_episode_chunked": True, "day_vectors_complete_and_normalized": True,
+        "every_episode_scanned_for_names": True}
     with db.connection() as conn:
-        conn.execute("DELETE FROM embeddings WHERE chunk_id = (SELECT chunk_id FROM embeddings LIMIT 1)")
+        conn.execute("DELETE FROM embeddings WHERE chunk_id = (SELECT min(chunk_id) FROM embeddings)")
         conn.execute("UPDATE episodes SET ingested_at = now() - interval '3 days'")
     monkeypatch.setenv("MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS", "48")
+    # The global checks see the hole and the old backlog.
     checked = dg.materialize(
-        [embeddings, backlog, embeddings_complete_and_normalized, backlog_is_fresh], resources=resources,
-        selection=dg.AssetSelection.checks(embeddings_complete_and_normalized, backlog_is_fresh),
+        [backlog, backlog_is_fresh], resources=resources, instance=instance,
+        selection=dg.AssetSelection.checks(backlog_is_fresh),
     )
-    results = {e.asset_check_key.name: e for e in checked.get_asset_check_evaluations()}
-    assert results["embeddings_complete_and_normalized"].passed is False
-    assert results["embeddings_complete_and_normalized"].metadata["missing"].value == 1
-    assert results["backlog_is_fresh"].passed is False
-    assert results["backlog_is_fresh"].metadata["oldest_pending_hours"].value > 48
+    [fresh] = checked.get_asset_check_evaluations()
+    assert fresh.passed is False and fresh.metadata["oldest_pending_hours"].value > 48
+    switched = defs.resolve_job_def("switch_generation_job").execute_in_process(resources=resources, instance=instance)
+    [serving] = [e for e in switched.get_asset_check_evaluations()
+                 if e.asset_check_key.name == "serving_generation_complete_and_normalized"]
+    assert serving.passed is False and serving.metadata["missing"].value == 1
+    # Re-running the day fills the hole, and its check says so.
+    again = job.execute_in_process(partition_key="2026-11-01", resources=resources, instance=instance)
+    day = {e.asset_check_key.name: e for e in again.get_asset_check_evaluations()}
+    assert day["day_vectors_complete_and_normalized"].passed is True
+    assert day["day_vectors_complete_and_normalized"].metadata["missing"].value == 0
 
 
-def test_the_vector_check_reads_paragraph_window_vectors_too(db, tmp_path, resources):
+def test_the_day_vector_check_reads_paragraph_window_vectors_too(db, tmp_path, resources):
     _ingest_on(db, tmp_path, "2026-11-01", 0, 2)
-    dg.materialize([embeddings], partition_key="2026-11-01", resources=resources)
+    instance = instance_with("2026-11-01")
+    dg.materialize([chunks, embeddings], partition_key="2026-11-01", resources=resources, instance=instance)
     with db.connection() as conn:
         # One row gets a window vector that is not of unit length (a unit vector, squared).
         conn.execute("UPDATE embeddings SET windows = ARRAY[embedding * embedding] "
                      "WHERE chunk_id = (SELECT min(chunk_id) FROM embeddings)")
-    # Nothing is pending, so the embeddings step leaves the row as it is; then the check runs.
-    checked = dg.materialize([embeddings, embeddings_complete_and_normalized], partition_key="2026-11-01",
-                             resources=resources)
+    # Nothing is pending, so the embeddings step leaves the row as it is; then its check runs.
+    checked = dg.materialize([embeddings], partition_key="2026-11-01", resources=resources, instance=instance)
     [result] = checked.get_asset_check_evaluations()
     assert result.passed is False
     assert result.metadata["not_normalized"].value == 1 and result.metadata["missing"].value == 0

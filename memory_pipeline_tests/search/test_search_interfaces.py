@@ -85,6 +85,26 @@ def test_search_job_puts_a_markdown_table_in_the_run(db_url, world, embed_server
         run_config={"ops": {"search_op": {"config": {"memory": "nobody", "query": "x"}}}},
         resources=resources, raise_on_error=False,
     )
-    assert not failed.success
-    failure = failed.failure_data_for_node("search_op")
-    assert "unknown memory 'nobody'" in failure.error.message or "unknown memory 'nobody'" in str(failure.user_failure_data.description)
+    # A search that cannot be answered is the user's to fix: one plain line, no stack trace.
+    assert not [e for e in failed.all_events if e.event_type_value == "STEP_FAILURE"]
+    output = failed.output_for_node("search_op")
+    assert "unknown memory 'nobody'" in output["error"] and output["results"] == []
+
+
+def test_search_job_opens_with_a_preset_that_searches_the_demo_memory(db, db_url, embed_server):
+    from memory_pipeline import indexing
+    from memory_pipeline.cli.commands import SAMPLE_CORPUS
+    from memory_pipeline.ingest import ingest_paths
+    from memory_pipeline_tests.helpers import ollama_embedder
+
+    ingest_paths(db, [SAMPLE_CORPUS])  # what `memory-pipeline demo` loads
+    indexing.index_until_done(db, ollama_embedder(embed_server.url))
+    database = DatabaseResource(url=db_url)
+    embedder = EmbedderResource(provider="ollama", url=embed_server.url)
+    result = search_memory_job.execute_in_process(  # no run config: the Launchpad's preset
+        resources={"database": database, "embedder": embedder,
+                   "search": SearchResource(database=database, embedder=embedder)})
+    assert result.success
+    output = result.output_for_node("search_op")
+    assert "error" not in output and output["memory"] == "mara"
+    assert output["results"][0]["title"] == "Postmortem: duplicate invoices (LDG-4102)"

@@ -1,17 +1,31 @@
-"""Stages 2-4 per ingest day: chunks, embeddings (vectors of the written generation), entity mentions."""
+"""Stages 2-4 per ingest day: chunks, embeddings (vectors of the written generation), entity mentions.
 
-import time
+Each partition reads and writes its own day's rows only, and running it again leaves the same
+rows: what is global (switching the serving generation, promoting recurring names, the HNSW
+index) lives in the unpartitioned assets of ``maintenance``. Each returns its cheap checks with
+the materialization, about its own day, so a UI backfill evaluates them too.
+"""
+
+import os
 
 import dagster as dg
 
 from memory_pipeline import indexing
-from memory_pipeline.defs.assets._common import EMBEDDING_POOL, day_of
+from memory_pipeline.defs.assets._common import (
+    CHUNKS_TABLE,
+    EMBEDDING_POOL,
+    EMBEDDINGS_TABLE,
+    ENTITY_MENTIONS_TABLE,
+    OWNERS,
+    day_of,
+)
+from memory_pipeline.defs.assets.ingest import episodes
 from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
+from memory_pipeline.embedders.factory import profile_of
 from memory_pipeline.resources import DatabaseResource, EmbedderResource
-from memory_pipeline.storage import index_store
-from memory_pipeline.storage.profiles_store import active_profile
-from memory_pipeline.defs.assets.ingest import episodes
+from memory_pipeline.storage import entities_store, partition_store
+from memory_pipeline.storage.profiles_store import writing_target
 
 
 @dg.asset(
@@ -19,6 +33,12 @@ from memory_pipeline.defs.assets.ingest import episodes
     group_name="index",
     deps=[episodes],
     kinds={"postgres"},
+    owners=OWNERS,
+    tags={"stage": "index"},
+    metadata=CHUNKS_TABLE,
+    check_specs=[dg.AssetCheckSpec(
+        "every_episode_chunked", asset="chunks",
+        description="Every episode of the day has its chunks.")],
     description=(
         "The day's episodes cut into chunks: paragraphs packed up to 1600 characters, no "
         "overlap, content-addressed ids (see memory_pipeline/domain/chunking.py)."
@@ -28,21 +48,22 @@ def chunks(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.
     day = day_of(context)
     report = indexing.chunk_pending(database.db, day=day)
     with database.db.connection() as conn:
-        total, chars = conn.execute(
-            """SELECT count(*), coalesce(sum(length(c.text)), 0) FROM chunks c
-               JOIN episodes e ON e.id = c.episode_id WHERE e.ingest_day = %s""",
-            (day,),
-        ).fetchone()
+        stats = partition_store.chunk_stats(conn, day)
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": total,
+            "dagster/row_count": stats["chunks"],
             "new_chunks": report.chunks,
             "episodes_chunked": report.episodes,
-            "mean_chunk_chars": round(chars / total, 1) if total else 0,
+            "mean_chunk_chars": round(stats["characters"] / stats["chunks"], 1) if stats["chunks"] else 0.0,
             "seconds": round(report.seconds, 3),
             "chunks_per_second": round(report.chunks_per_second, 1),
             "preview": markdown_table(report.preview),
-        }
+        },
+        check_results=[dg.AssetCheckResult(
+            check_name="every_episode_chunked",
+            passed=stats["episodes_without_chunks"] == 0,
+            metadata={"episodes": stats["episodes"], "episodes_without_chunks": stats["episodes_without_chunks"]},
+        )],
     )
 
 
@@ -51,12 +72,18 @@ def chunks(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.
     group_name="index",
     deps=[chunks],
     kinds={"postgres", "pgvector"},
-    # Every step that calls the embedding model takes a slot of this pool, so a 100-day
-    # backfill queues behind the model server's capacity instead of flooding it.
+    owners=OWNERS,
+    tags={"stage": "index", "calls": "embedding-model"},
+    metadata=EMBEDDINGS_TABLE,
     pool=EMBEDDING_POOL,
+    check_specs=[dg.AssetCheckSpec(
+        "day_vectors_complete_and_normalized", asset="embeddings",
+        description="Every chunk of the day has a vector in the generation being written, of the "
+                    "profile's dimension and unit length (window vectors included).")],
     description=(
-        "Vectors for the day's chunks under the active embedding profile, stored as halfvec "
-        "and stamped with profile and generation. A probe refuses a wrong model before any write."
+        "Vectors for the day's chunks under the configured embedding profile, stored as halfvec "
+        "and stamped with profile and generation. A canary refuses a wrong or changed model "
+        "before any write. Never switches what search serves: `serving_generation` does."
     ),
 )
 def embeddings(
@@ -64,26 +91,24 @@ def embeddings(
 ) -> dg.MaterializeResult:
     day = day_of(context)
     model = embedder.embedder
-    report = indexing.index_until_done(
-        database.db,
-        model,
-        day=day,
+    report = indexing.embed_day(
+        database.db, model, day,
         on_progress=lambda r: context.log.debug(f"{r.episodes} episodes, {r.vectors} vectors so far"),
     )
     with database.db.connection() as conn:
-        profile = active_profile(conn)
-        counts = index_store.count_summary(conn, profile)
+        target = writing_target(conn, profile_of(embedder.settings()))
+        found = partition_store.vector_integrity(conn, day, target) if target else partition_store.no_vectors(conn, day)
     context.log.info(
         f"{report.episodes} episodes, {report.vectors} vectors in {report.seconds:.1f}s "
         f"({report.vectors_per_second:.1f} vectors/s) with {report.profile}"
     )
+    passed = found["missing"] == 0 and found["wrong_dimension"] == 0 and found["not_normalized"] == 0
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": counts["vectors"],
+            "dagster/row_count": found["vectors"],
             "profile": report.profile,
-            "generation": profile.generation if profile else 0,
+            "generation": target.generation if target else 0,
             "episodes_indexed": report.episodes,
-            "new_chunks": report.chunks,
             "new_vectors": report.vectors,
             "new_window_vectors": report.windows,
             "model_calls": report.model_calls,
@@ -92,8 +117,16 @@ def embeddings(
             "embed_seconds": round(report.embed_seconds, 3),
             "store_seconds": round(report.store_seconds, 3),
             "vectors_per_second": round(report.vectors_per_second, 2),
+            # Which process embedded: tells a distributed executor's workers apart.
+            "worker_pid": os.getpid(),
             "preview": markdown_table(report.preview),
-        }
+        },
+        check_results=[dg.AssetCheckResult(
+            check_name="day_vectors_complete_and_normalized",
+            passed=passed,
+            metadata={**found, "profile": report.profile, "generation": target.generation if target else 0},
+            description=None if passed else "missing, mis-sized or non-unit vectors among the day's chunks",
+        )],
     )
 
 
@@ -102,36 +135,40 @@ def embeddings(
     group_name="index",
     deps=[episodes],
     kinds={"postgres"},
+    owners=OWNERS,
+    tags={"stage": "index"},
+    metadata=ENTITY_MENTIONS_TABLE,
+    check_specs=[dg.AssetCheckSpec(
+        "every_episode_scanned_for_names", asset="entity_mentions",
+        description="The proper names of every episode of the day were extracted.")],
     description=(
-        "Links from entities (imported with `memory-pipeline entities import`, or proper names "
-        "that recur in a memory) to the episodes that mention them; the graph channel of search "
-        "follows these links. A day refreshes every memory that received episodes that day."
+        "Links from the entities of a memory (imported with `memory-pipeline entities import`, or "
+        "names promoted by `entities`) to the day's episodes that mention them; the graph channel "
+        "of search follows these links. Writes only links to the day's episodes."
     ),
 )
 def entity_mentions(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
-    from memory_pipeline.storage import entities_store
+    import time
 
     day = day_of(context)
     started = time.perf_counter()
     report = entities_store.EntityReport()
     with database.db.connection() as conn:
-        memories = [r[0] for r in conn.execute("SELECT DISTINCT memory FROM episodes WHERE ingest_day = %s", (day,))]
-        entities_store.refresh_memories(conn, memories, report)
-        total_entities, total_mentions = conn.execute(
-            "SELECT (SELECT count(*) FROM entities WHERE memory = ANY(%(m)s)),"
-            " (SELECT count(*) FROM entity_mentions WHERE memory = ANY(%(m)s))",
-            {"m": memories},
-        ).fetchone()
+        memories = entities_store.refresh_day(conn, day, report)
+        stats = partition_store.entity_stats(conn, day)
         top = entities_store.top_entities(conn, memories)
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": total_mentions,
+            "dagster/row_count": stats["mentions"],
             "memories": len(memories),
-            "entities": total_entities,
-            "new_entities": report.promoted,
             "new_mentions": report.mentions_added,
             "episodes_scanned_for_names": report.extracted_episodes,
             "seconds": round(time.perf_counter() - started, 3),
             "top_entities": markdown_table(top),
-        }
+        },
+        check_results=[dg.AssetCheckResult(
+            check_name="every_episode_scanned_for_names",
+            passed=stats["episodes_without_names"] == 0,
+            metadata={"episodes_without_names": stats["episodes_without_names"]},
+        )],
     )

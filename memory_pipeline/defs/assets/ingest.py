@@ -5,7 +5,7 @@ import time
 import dagster as dg
 
 from memory_pipeline import config
-from memory_pipeline.defs.assets._common import day_of
+from memory_pipeline.defs.assets._common import EPISODES_TABLE, OWNERS, day_of
 from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.ingest import ingest_paths
@@ -17,10 +17,14 @@ from memory_pipeline.storage import episodes_store
     partitions_def=ingest_days,
     group_name="ingest",
     kinds={"postgres"},
+    owners=OWNERS,
+    tags={"stage": "ingest"},
+    metadata=EPISODES_TABLE,
+    # Backticks: the UI renders descriptions as Markdown, where a bare <day> is an HTML tag.
     description=(
         "Episodes (notes, journal entries, chats, documents) ingested on this UTC day. "
-        "Materializing a day loads the inbox folder INBOX/<day>/ (JSONL, Markdown, text) and "
-        "reports every episode of the day, however it arrived (CLI, inbox, API)."
+        "Materializing a day loads the inbox folder `INBOX/YYYY-MM-DD/` (JSONL, Markdown, text) "
+        "and reports every episode of the day, however it arrived (CLI, inbox, API)."
     ),
 )
 def episodes(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:

@@ -1,75 +1,191 @@
-"""Unpartitioned upkeep, run nightly: the backlog, the HNSW index, daily statistics."""
+"""Unpartitioned, global work: the backlog, entities, the serving generation, the HNSW index, stats.
 
+These are the steps whose effect is not one day's: switching what search serves, promoting
+names that recur across a memory, the index over every vector, statistics. They run nightly
+(``nightly_maintenance_job``) and, for the generation switch, when the sensor sees a finished
+reindex (``switch_generation_job``).
+"""
+
+import datetime as dt
 
 import dagster as dg
 
 from memory_pipeline import indexing
-from memory_pipeline.defs.assets._common import EMBEDDING_POOL
+from memory_pipeline.defs.assets._common import (
+    EMBEDDING_POOL,
+    ENTITIES_TABLE,
+    OWNERS,
+    PROFILES_TABLE,
+    STATS_TABLE,
+)
+from memory_pipeline.defs.assets.index import chunks, embeddings, entity_mentions
+from memory_pipeline.defs.assets.ingest import episodes
 from memory_pipeline.defs.metadata import markdown_table
-from memory_pipeline.resources import DatabaseResource, EmbedderResource
-from memory_pipeline.storage import hnsw_store, index_store
+from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.embedders.factory import profile_of
-from memory_pipeline.storage.profiles_store import active_profile, writing_target
-from memory_pipeline.defs.assets.index import embeddings
+from memory_pipeline.resources import DatabaseResource, EmbedderResource
+from memory_pipeline.storage import entities_store, health_store, hnsw_store, index_store, partition_store
+from memory_pipeline.storage.profiles_store import active_profile, register_profile, writing_target
 
 
 @dg.asset(
     group_name="maintenance",
     kinds={"postgres", "pgvector"},
+    owners=OWNERS,
+    tags={"stage": "maintenance", "calls": "embedding-model"},
     pool=EMBEDDING_POOL,
     description=(
-        "Everything pending, indexed: runs the canary check, index passes over every ingest day "
-        "until nothing is pending (promoting a finished reindex), and refreshes the entity "
-        "mentions of memories with unscanned episodes. The nightly schedule materializes it."
+        "Everything pending, indexed day by day with the partitions' own steps (chunks, "
+        "embeddings, entity mentions of each pending day), each day recorded as a materialization "
+        "of those partitions so the UI's partition status stays true; runs the canary even when "
+        "nothing is pending. The nightly schedule materializes it; the sensor usually leaves it "
+        "nothing to do."
     ),
 )
 def backlog(
     context: dg.AssetExecutionContext, database: DatabaseResource, embedder: EmbedderResource
 ) -> dg.MaterializeResult:
-    from memory_pipeline.storage import entities_store
-    from memory_pipeline.storage.profiles_store import register_profile
-
     model = embedder.embedder
     db = database.db
-    before = indexing.pending_count(db, model)
-    report = indexing.index_until_done(db, model)  # each pass with work checks the canary first
-    cosine = report.canary_cosine
-    if not report.canary_checked:
+    pending = indexing.pending_by_day(db, model)
+    if pending:
+        context.instance.add_dynamic_partitions(ingest_days.name, sorted(pending))
+    total = indexing.IndexReport(profile=model.profile.name)
+    mentions = 0
+    for day in sorted(pending):
+        date = dt.date.fromisoformat(day)
+        chunked = indexing.chunk_pending(db, day=date)
+        embedded = indexing.embed_day(db, model, date)
+        total.add(chunked)
+        total.add(embedded)
+        if embedded.canary_checked and not total.canary_checked:
+            total.canary_checked, total.canary_cosine = True, embedded.canary_cosine
+        entity_report = entities_store.EntityReport()
+        with db.connection() as conn:
+            entities_store.refresh_day(conn, date, entity_report)
+        mentions += entity_report.mentions_added
+        for asset, row_meta in (
+            (episodes, {}),
+            (chunks, {"new_chunks": chunked.chunks}),
+            (embeddings, {"new_vectors": embedded.vectors, "profile": embedded.profile}),
+            (entity_mentions, {"new_mentions": entity_report.mentions_added}),
+        ):
+            context.log_event(dg.AssetMaterialization(
+                asset_key=asset.key, partition=day,
+                metadata={**row_meta, "materialized_by": "backlog", "run_id": context.run.run_id},
+            ))
+    cosine = total.canary_cosine
+    if not total.canary_checked:
         # Nothing was pending: the canary runs every night all the same, so that a silent model
         # swap surfaces before the next ingest.
         with db.connection() as conn:
             cosine = indexing.check_canary(conn, model, register_profile(conn, model.profile).writing())
-    entity_report = entities_store.EntityReport()
-    with db.connection() as conn:
-        memories = [r[0] for r in conn.execute(
-            """SELECT DISTINCT e.memory FROM episodes e
-               WHERE NOT EXISTS (SELECT 1 FROM episode_names n WHERE n.episode_id = e.id)""")]
-        entities_store.refresh_memories(conn, memories, entity_report)
-    if report.switched:
-        context.log.info(report.switched)
+    after = indexing.pending_count(db, model)
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": report.pending_after,
-            "pending_before": before,
-            "pending_after": report.pending_after,
-            "episodes_indexed": report.episodes,
-            "new_vectors": report.vectors,
-            "new_window_vectors": report.windows,
-            "profile": report.profile,
+            "dagster/row_count": after,
+            "pending_before": sum(pending.values()),
+            "pending_after": after,
+            "days_indexed": len(pending),
+            "episodes_indexed": total.episodes,
+            "new_vectors": total.vectors,
+            "new_window_vectors": total.windows,
+            "new_entity_mentions": mentions,
+            "profile": total.profile,
             "canary_cosine": round(cosine, 5) if cosine is not None else "recorded now",
-            "switched": report.switched or "no",
-            "memories_refreshed_for_entities": len(memories),
-            "new_entity_mentions": entity_report.mentions_added,
-            "seconds": round(report.seconds, 3),
-            "vectors_per_second": round(report.vectors_per_second, 2),
+            "seconds": round(total.seconds, 3),
+            "vectors_per_second": round(total.vectors_per_second, 2),
         }
     )
 
 
 @dg.asset(
     group_name="maintenance",
+    deps=[entity_mentions, backlog],
+    kinds={"postgres"},
+    owners=OWNERS,
+    tags={"stage": "maintenance"},
+    metadata=ENTITIES_TABLE,
+    description=(
+        "Entities of every memory: imported ones, plus proper names that recur in at least two "
+        "episodes of a memory (global by nature: it reads every day's names). A name promoted "
+        "here is linked to every episode of its memory that mentions it."
+    ),
+)
+def entities(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+    import time
+
+    started = time.perf_counter()
+    report = entities_store.EntityReport()
+    with database.db.connection() as conn:
+        memories = entities_store.promote_memories(conn, report)
+        total = entities_store.count_entities(conn)
+        top = entities_store.top_entities(conn, memories)
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": total,
+        "memories": len(memories),
+        "new_entities": report.promoted,
+        "new_mentions": report.mentions_added,
+        "seconds": round(time.perf_counter() - started, 3),
+        "top_entities": markdown_table(top),
+    })
+
+
+@dg.asset(
+    group_name="maintenance",
     deps=[embeddings, backlog],
+    kinds={"postgres"},
+    owners=OWNERS,
+    tags={"stage": "maintenance"},
+    metadata=PROFILES_TABLE,
+    check_specs=[dg.AssetCheckSpec(
+        "serving_generation_complete_and_normalized", asset="serving_generation",
+        description="The generation search serves has every vector, of the profile's dimension, normalized.")],
+    description=(
+        "Which embedding profile and generation search serves. A new generation (a reindex, a "
+        "changed model) is switched to here, and only here, once nothing at all is pending for it; "
+        "until then search keeps serving the previous one."
+    ),
+)
+def serving_generation(
+    context: dg.AssetExecutionContext, database: DatabaseResource, embedder: EmbedderResource
+) -> dg.MaterializeResult:
+    model = embedder.embedder
+    db = database.db
+    pending = indexing.pending_count(db, model)
+    switched = indexing.promote_when_complete(db, model, pending=pending)
+    if switched:
+        context.log.info(switched)
+    with db.connection() as conn:
+        profile = active_profile(conn)
+        found = health_store.vector_integrity(conn, profile) if profile else None
+    passed = bool(found) and found["missing"] == 0 and found["wrong_dimension"] == 0 and found["not_normalized"] == 0
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": found["vectors"] if found else 0,
+            "profile": profile.name if profile else "none",
+            "generation": profile.generation if profile else 0,
+            "configured_profile": model.profile.name,
+            "pending_for_configured": pending,
+            "switched": switched or "no",
+        },
+        check_results=[dg.AssetCheckResult(
+            check_name="serving_generation_complete_and_normalized",
+            passed=passed,
+            metadata={**(found or {}), "profile": profile.name if profile else "none"},
+            description=None if passed else (
+                "no active embedding profile yet" if not found
+                else "missing, mis-sized or non-unit vectors in the serving generation"),
+        )],
+    )
+
+
+@dg.asset(
+    group_name="maintenance",
+    deps=[serving_generation],
     kinds={"pgvector"},
+    owners=OWNERS,
+    tags={"stage": "maintenance"},
     description=(
         "The HNSW index (cosine, halfvec) over the active profile's serving generation. Built "
         "concurrently when missing, invalid, or when the active profile or generation changed; "
@@ -77,8 +193,6 @@ def backlog(
     ),
 )
 def hnsw_index(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
-    from memory_pipeline.storage import health_store
-
     with database.db.connection() as conn:  # autocommit: CREATE INDEX CONCURRENTLY needs it
         profile = active_profile(conn)
         if profile is None:
@@ -106,27 +220,27 @@ def hnsw_index(context: dg.AssetExecutionContext, database: DatabaseResource) ->
     group_name="maintenance",
     deps=[hnsw_index],
     kinds={"postgres"},
+    owners=OWNERS,
+    tags={"stage": "maintenance"},
+    metadata=STATS_TABLE,
     description=(
         "Daily statistics: episodes, chunks, pending, per-kind counts, and the last 24 hours of "
-        "search telemetry (searches, latency p50/p95, reranker fallbacks). One row per day in "
-        "the pipeline_stats table."
+        "search telemetry (searches, latency p50/p95 in ms, reranker fallbacks). One row per day "
+        "in the pipeline_stats table."
     ),
 )
 def pipeline_stats(
     context: dg.AssetExecutionContext, database: DatabaseResource, embedder: EmbedderResource
 ) -> dg.MaterializeResult:
-    import datetime as _dt
-
-    from memory_pipeline.storage import health_store
-
-    now = _dt.datetime.now(_dt.timezone.utc)
+    now = dt.datetime.now(dt.timezone.utc)
     with database.db.connection() as conn:
-        stats = health_store.daily_stats(conn, now - _dt.timedelta(hours=24))
+        stats = health_store.daily_stats(conn, now - dt.timedelta(hours=24))
         profile = active_profile(conn)
         # Pending for the configured profile, as the sensor and the index passes count it.
         target = writing_target(conn, profile_of(embedder.settings()))
         stats["pending"] = sum(index_store.pending_by_day(conn, target).values())
         stats["active_profile"] = f"{profile.name} generation {profile.generation}" if profile else None
+        stats["days_with_episodes"] = len(partition_store.days_with_episodes(conn))
         health_store.save_daily_stats(conn, now.date(), stats)
     metadata = {k: v for k, v in stats.items() if isinstance(v, (int, float)) and v is not None}
     metadata["episodes_by_kind"] = markdown_table(

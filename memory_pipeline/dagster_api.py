@@ -1,0 +1,140 @@
+"""A running Dagster web server's GraphQL API: launch a backfill of a partitioned job, follow it.
+
+A backfill is the Dagster daemon's work (it submits the runs, queued behind the instance's
+run limits), so ``memory-pipeline backfill`` asks the web server that ``memory-pipeline ui``
+(or ``dagster dev`` / ``dg dev``) runs to launch one, exactly as the UI's "Launch backfill"
+does: it appears on the Backfills page and can be cancelled there.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import httpx
+
+from memory_pipeline.errors import MemoryPipelineError, ExitCode
+
+REPOSITORY = {"repositoryLocationName": "memory_pipeline", "repositoryName": "__repository__"}
+TERMINAL_RUN = {"SUCCESS", "FAILURE", "CANCELED"}
+FINISHED_BACKFILL = {"COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED"}
+
+LAUNCH = """
+mutation($params: LaunchBackfillParams!) {
+  launchPartitionBackfill(backfillParams: $params) {
+    __typename
+    ... on LaunchBackfillSuccess { backfillId }
+    ... on PythonError { message }
+    ... on PartitionSetNotFoundError { message }
+    ... on PartitionKeysNotFoundError { message }
+    ... on UnauthorizedError { message }
+    ... on InvalidSubsetError { message }
+    ... on RunConflict { message }
+  }
+}"""
+
+STATUS = """
+query($id: String!) {
+  partitionBackfillOrError(backfillId: $id) {
+    __typename
+    ... on PartitionBackfill {
+      status numPartitions
+      partitionStatuses { results { partitionName runId runStatus } }
+    }
+    ... on PythonError { message }
+    ... on BackfillNotFoundError { message }
+  }
+}"""
+
+CANCEL = """
+mutation($id: String!) {
+  cancelPartitionBackfill(backfillId: $id) {
+    __typename
+    ... on PythonError { message }
+    ... on UnauthorizedError { message }
+  }
+}"""
+
+
+class DagsterUnavailable(MemoryPipelineError):
+    """No Dagster web server answers at the URL, or it refused the request."""
+
+    exit_code = ExitCode.FAILURE
+
+
+@dataclass
+class BackfillState:
+    backfill_id: str
+    status: str
+    runs: dict[str, str | None] = field(default_factory=dict)  # partition -> run status (None: not launched yet)
+
+    @property
+    def finished(self) -> bool:
+        if self.status in {"CANCELED", "FAILED"}:
+            return all(s is None or s in TERMINAL_RUN for s in self.runs.values())
+        return self.status in FINISHED_BACKFILL and all(s in TERMINAL_RUN for s in self.runs.values())
+
+    def count(self, status: str) -> int:
+        return sum(1 for s in self.runs.values() if s == status)
+
+
+class DagsterApi:
+    def __init__(self, url: str, timeout_s: float = 30.0):
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+
+    def _post(self, query: str, variables: dict) -> dict:
+        try:
+            response = httpx.post(f"{self.url}/graphql", json={"query": query, "variables": variables},
+                                  timeout=self.timeout_s)
+        except httpx.HTTPError as exc:
+            raise DagsterUnavailable(
+                f"no Dagster web server answers at {self.url} ({type(exc).__name__}); start "
+                "`memory-pipeline ui` (or `dagster dev` in the project folder), or pass --dagster-url"
+            ) from None
+        if response.status_code != 200:
+            raise DagsterUnavailable(f"the Dagster web server at {self.url} answered HTTP {response.status_code}")
+        body = response.json()
+        if body.get("errors"):
+            raise DagsterUnavailable(f"the Dagster web server at {self.url} refused the request: "
+                                     f"{body['errors'][0].get('message', body['errors'][0])}")
+        return body["data"]
+
+    def ping(self) -> str:
+        """The server's Dagster version; DagsterUnavailable when nothing answers."""
+        return self._post("{ version }", {})["version"]
+
+    def launch_backfill(self, job: str, partitions: list[str], tags: dict[str, str]) -> str:
+        params = {
+            "selector": {"partitionSetName": f"{job}_partition_set", "repositorySelector": REPOSITORY},
+            "partitionNames": partitions,
+            "tags": [{"key": k, "value": v} for k, v in tags.items()],
+        }
+        result = self._post(LAUNCH, {"params": params})["launchPartitionBackfill"]
+        if result["__typename"] != "LaunchBackfillSuccess":
+            raise DagsterUnavailable(f"Dagster did not launch the backfill: {result['__typename']}: "
+                                     f"{(result.get('message') or '').splitlines()[0] if result.get('message') else ''}")
+        return result["backfillId"]
+
+    def backfill(self, backfill_id: str) -> BackfillState:
+        node = self._post(STATUS, {"id": backfill_id})["partitionBackfillOrError"]
+        if node["__typename"] != "PartitionBackfill":
+            raise DagsterUnavailable(f"backfill {backfill_id}: {node.get('message', node['__typename'])}")
+        runs = {r["partitionName"]: r["runStatus"] for r in (node["partitionStatuses"] or {}).get("results", [])}
+        return BackfillState(backfill_id, node["status"], runs)
+
+    def cancel_backfill(self, backfill_id: str) -> None:
+        self._post(CANCEL, {"id": backfill_id})
+
+    def wait(self, backfill_id: str, partitions: list[str], *, poll_s: float = 1.0, on_change=None) -> BackfillState:
+        last = None
+        while True:
+            state = self.backfill(backfill_id)
+            for day in partitions:
+                state.runs.setdefault(day, None)
+            if on_change and state != last:
+                on_change(state)
+            last = state
+            if state.finished:
+                return state
+            time.sleep(poll_s)
