@@ -113,16 +113,16 @@ def test_a_new_profile_takes_over_only_when_complete(db, indexed):
 
 def test_reindex_and_rollback_jobs_from_the_launchpad(db, db_url, indexed):
     from memory_pipeline.defs.model_changes import rollback_generation_job, start_reindex_job
-    from memory_pipeline.resources import DatabaseResource, EmbedderResource
+    from memory_pipeline.resources import MemoryResource
 
     server, embedder, _ = indexed
-    resources = {"database": DatabaseResource(url=db_url), "embedder": EmbedderResource(provider="ollama", url=server.url)}
+    resources = {"memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)}
     started = start_reindex_job.execute_in_process(resources=resources)
     assert started.output_for_node("start_reindex_op") == {
         "profile": "ollama/qwen3-embedding:0.6b@512", "generation": 2, "resumed": False}
     assert indexing.index_until_done(db, embedder).switched.endswith("generation 2 (was generation 1)")
-    rolled = rollback_generation_job.execute_in_process(resources={"database": resources["database"]})
+    rolled = rollback_generation_job.execute_in_process(resources=resources)
     assert rolled.output_for_node("rollback_generation_op").endswith("generation 1 (was generation 2)")
-    nothing = rollback_generation_job.execute_in_process(resources={"database": resources["database"]},
+    nothing = rollback_generation_job.execute_in_process(resources=resources,
                                                          raise_on_error=False)
     assert not nothing.success

@@ -8,8 +8,7 @@ import dagster as dg
 
 from memory_pipeline.defs.assets import backlog, hnsw_index
 from memory_pipeline.defs.settings import backlog_max_age_hours
-from memory_pipeline.embedders.factory import profile_of
-from memory_pipeline.resources import DatabaseResource, EmbedderResource
+from memory_pipeline.resources import MemoryResource
 from memory_pipeline.storage import health_store
 from memory_pipeline.storage.profiles_store import active_profile, writing_target
 
@@ -17,8 +16,8 @@ MIN_INDEX_RECALL = 0.95
 
 
 @dg.asset_check(asset=hnsw_index, description=f"Recall@10 of the HNSW index against exact search is at least {MIN_INDEX_RECALL}.")
-def hnsw_index_recall(database: DatabaseResource) -> dg.AssetCheckResult:
-    with database.db.connection() as conn:
+def hnsw_index_recall(memory: MemoryResource) -> dg.AssetCheckResult:
+    with memory.db.connection() as conn:
         profile = active_profile(conn)
         recall = health_store.index_recall(conn, profile) if profile else None
     if recall is None:
@@ -31,11 +30,11 @@ def hnsw_index_recall(database: DatabaseResource) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(asset=backlog, description="The oldest pending episode is younger than MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS (24 h).")
-def backlog_is_fresh(database: DatabaseResource, embedder: EmbedderResource) -> dg.AssetCheckResult:
+def backlog_is_fresh(memory: MemoryResource) -> dg.AssetCheckResult:
     limit_h = backlog_max_age_hours()
-    with database.db.connection() as conn:
+    with memory.db.connection() as conn:
         # Pending for the configured profile, as the sensor and the index passes count it.
-        target = writing_target(conn, profile_of(embedder.settings()))
+        target = writing_target(conn, memory.profile)
         oldest = health_store.oldest_pending(conn, target)
     if oldest is None:
         return dg.AssetCheckResult(passed=True, metadata={"oldest_pending_hours": 0.0, "limit_hours": limit_h})

@@ -2,17 +2,16 @@
 
 import dagster as dg
 
-from memory_pipeline.embedders.factory import profile_of
-from memory_pipeline.resources import DatabaseResource, EmbedderResource
+from memory_pipeline.resources import MemoryResource
 from memory_pipeline.storage import profiles_store
 
 
 @dg.op(description="Start (or resume) a new generation of the configured embedding profile. The "
-                   "unindexed_episodes_sensor (or a backfill of index_day_job) then builds it; search "
-                   "switches when nothing is pending for it.")
-def start_reindex_op(context: dg.OpExecutionContext, database: DatabaseResource, embedder: EmbedderResource) -> dict:
-    with database.db.connection() as conn:
-        stored, resumed = profiles_store.start_reindex(conn, profile_of(embedder.settings()))
+                   "unindexed_episodes_sensor (or a backfill of index_day_job) then builds it; once nothing is "
+                   "pending for it, switch_generation_job (requested by the sensor) makes search serve it.")
+def start_reindex_op(context: dg.OpExecutionContext, memory: MemoryResource) -> dict:
+    with memory.db.connection() as conn:
+        stored, resumed = profiles_store.start_reindex(conn, memory.profile)
     verb = "resumed" if resumed else "started"
     context.log.info(f"{verb} generation {stored.building_generation} of {stored.name}")
     context.add_output_metadata({"profile": stored.name, "building_generation": stored.building_generation,
@@ -21,8 +20,8 @@ def start_reindex_op(context: dg.OpExecutionContext, database: DatabaseResource,
 
 
 @dg.op(description="Serve the previous generation of the active profile again (its vectors were kept).")
-def rollback_generation_op(context: dg.OpExecutionContext, database: DatabaseResource) -> str:
-    with database.db.connection() as conn:
+def rollback_generation_op(context: dg.OpExecutionContext, memory: MemoryResource) -> str:
+    with memory.db.connection() as conn:
         try:
             message = profiles_store.rollback(conn)
         except LookupError as exc:

@@ -2,17 +2,11 @@
 
 import dagster as dg
 
-from memory_pipeline.resources import DatabaseResource, EmbedderResource, SearchResource
+from memory_pipeline.resources import MemoryResource
 
 
 def default_resources() -> dict:
-    database = DatabaseResource()
-    embedder = EmbedderResource()
-    return {
-        "database": database,
-        "embedder": embedder,
-        "search": SearchResource(database=database, embedder=embedder),
-    }
+    return {"memory": MemoryResource()}
 
 
 @dg.definitions

@@ -14,7 +14,7 @@ import dagster as dg
 
 from memory_pipeline.domain.policies import parse_channels
 from memory_pipeline.errors import MemoryPipelineError
-from memory_pipeline.resources import SearchResource
+from memory_pipeline.resources import MemoryResource
 from memory_pipeline.search.render import markdown_table
 
 EXAMPLE_MEMORY = "mara"  # the sample corpus's (memory_pipeline/sample_corpus), loaded by the demo
@@ -30,10 +30,10 @@ class SearchConfig(dg.Config):
 
 
 @dg.op(description="Fused search in one memory; the results appear as a Markdown table in the run's metadata.")
-def search_op(context: dg.OpExecutionContext, config: SearchConfig, search: SearchResource) -> dict:
+def search_op(context: dg.OpExecutionContext, config: SearchConfig, memory: MemoryResource) -> dict:
     try:
         channels = parse_channels(config.channels) if config.channels else None
-        response = search.search(config.memory, config.query, policy=config.policy, limit=config.limit,
+        response = memory.search(config.memory, config.query, policy=config.policy, limit=config.limit,
                                  channels=channels)
     except (MemoryPipelineError, ValueError) as exc:
         context.log.error(f"search failed: {exc}")

@@ -21,9 +21,8 @@ from memory_pipeline import config
 from memory_pipeline.defs.jobs import index_day_job, switch_generation_job
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.domain.sources import SUPPORTED_SUFFIXES
-from memory_pipeline.embedders.factory import profile_of
 from memory_pipeline.ingest import utc_today
-from memory_pipeline.resources import DatabaseResource, EmbedderResource
+from memory_pipeline.resources import MemoryResource
 from memory_pipeline.storage import index_store, partition_store
 from memory_pipeline.storage.profiles_store import active_profile, get_profile, writing_target
 
@@ -86,10 +85,10 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
         "pending and a new generation is complete, requests switch_generation_job.",
     )
     def unindexed_episodes_sensor(
-        context: dg.SensorEvaluationContext, database: DatabaseResource, embedder: EmbedderResource
+        context: dg.SensorEvaluationContext, memory: MemoryResource
     ):
-        configured = profile_of(embedder.settings())
-        with database.db.connection() as conn:
+        configured = memory.profile
+        with memory.db.connection() as conn:
             target = writing_target(conn, configured)
             pending = {day: (p.count, p.newest_id) for day, p in index_store.pending_days(conn, target).items()}
             days = set(partition_store.days_with_episodes(conn))

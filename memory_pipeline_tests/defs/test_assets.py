@@ -8,7 +8,7 @@ import sys
 import dagster as dg
 
 from memory_pipeline.defs.assets import chunks, embeddings, episodes, hnsw_index
-from memory_pipeline.resources import DatabaseResource, EmbedderResource
+from memory_pipeline.resources import MemoryResource
 from memory_pipeline_tests.helpers import count, episode, write_jsonl
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
 
@@ -32,10 +32,7 @@ def test_partition_loads_its_inbox_and_indexes_it(db, db_url, tmp_path, monkeypa
     monkeypatch.setenv("MEMORY_PIPELINE_INBOX", str(inbox))
 
     with LoopbackEmbeddingServer(dim=1024) as server:
-        resources = {
-            "database": DatabaseResource(url=db_url),
-            "embedder": EmbedderResource(provider="ollama", url=server.url),
-        }
+        resources = {"memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)}
         instance = dg.DagsterInstance.ephemeral()
         instance.add_dynamic_partitions("ingest_days", [DAY])
         result = dg.materialize([episodes, chunks, embeddings], partition_key=DAY, resources=resources,

@@ -17,7 +17,7 @@ from memory_pipeline.defs.instance import add_partitions, apply_pool_limits
 from memory_pipeline.defs.sensors import RETRY_AFTER_S, build_sensors, plan_requests
 from memory_pipeline.errors import DatabaseUnavailable
 from memory_pipeline.ingest import ingest_paths, utc_today
-from memory_pipeline.resources import DatabaseResource, EmbedderResource
+from memory_pipeline.resources import MemoryResource
 from memory_pipeline_tests.helpers import count, episode, ollama_embedder, write_jsonl
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
 
@@ -39,7 +39,7 @@ def server():
 
 @pytest.fixture
 def resources(db_url, server):
-    return {"database": DatabaseResource(url=db_url), "embedder": EmbedderResource(provider="ollama", url=server.url)}
+    return {"memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)}
 
 
 def _ingest_on(db, tmp_path, day: str, start: int, n: int):

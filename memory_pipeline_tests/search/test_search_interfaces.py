@@ -6,7 +6,7 @@ import json
 
 
 from memory_pipeline.defs.search import search_memory_job
-from memory_pipeline.resources import DatabaseResource, EmbedderResource, SearchResource
+from memory_pipeline.resources import MemoryResource
 from memory_pipeline_tests.cli.conftest import cli  # noqa: F401 - the fixture
 
 
@@ -67,10 +67,7 @@ def test_cli_batch_answers_every_good_line_in_one_process(cli, world, embed_serv
 
 
 def test_search_job_puts_a_markdown_table_in_the_run(db_url, world, embed_server):
-    database = DatabaseResource(url=db_url)
-    embedder = EmbedderResource(provider="ollama", url=embed_server.url)
-    resources = {"database": database, "embedder": embedder,
-                 "search": SearchResource(database=database, embedder=embedder)}
+    resources = {"memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=embed_server.url)}
     result = search_memory_job.execute_in_process(
         run_config={"ops": {"search_op": {"config": {"memory": "alice", "query": "bicycle chain", "limit": 3}}}},
         resources=resources,
@@ -99,11 +96,8 @@ def test_search_job_opens_with_a_preset_that_searches_the_demo_memory(db, db_url
 
     ingest_paths(db, [SAMPLE_CORPUS])  # what `memory-pipeline demo` loads
     indexing.index_until_done(db, ollama_embedder(embed_server.url))
-    database = DatabaseResource(url=db_url)
-    embedder = EmbedderResource(provider="ollama", url=embed_server.url)
     result = search_memory_job.execute_in_process(  # no run config: the Launchpad's preset
-        resources={"database": database, "embedder": embedder,
-                   "search": SearchResource(database=database, embedder=embedder)})
+        resources={"memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=embed_server.url)})
     assert result.success
     output = result.output_for_node("search_op")
     assert "error" not in output and output["memory"] == "mara"

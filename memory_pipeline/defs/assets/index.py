@@ -22,8 +22,7 @@ from memory_pipeline.defs.assets._common import (
 from memory_pipeline.defs.assets.ingest import episodes
 from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
-from memory_pipeline.embedders.factory import profile_of
-from memory_pipeline.resources import DatabaseResource, EmbedderResource
+from memory_pipeline.resources import MemoryResource
 from memory_pipeline.storage import entities_store, partition_store
 from memory_pipeline.storage.profiles_store import writing_target
 
@@ -44,10 +43,10 @@ from memory_pipeline.storage.profiles_store import writing_target
         "overlap, content-addressed ids (see memory_pipeline/domain/chunking.py)."
     ),
 )
-def chunks(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+def chunks(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
     day = day_of(context)
-    report = indexing.chunk_pending(database.db, day=day)
-    with database.db.connection() as conn:
+    report = indexing.chunk_pending(memory.db, day=day)
+    with memory.db.connection() as conn:
         stats = partition_store.chunk_stats(conn, day)
     return dg.MaterializeResult(
         metadata={
@@ -87,16 +86,16 @@ def chunks(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.
     ),
 )
 def embeddings(
-    context: dg.AssetExecutionContext, database: DatabaseResource, embedder: EmbedderResource
+    context: dg.AssetExecutionContext, memory: MemoryResource
 ) -> dg.MaterializeResult:
     day = day_of(context)
-    model = embedder.embedder
+    model = memory.embedder
     report = indexing.embed_day(
-        database.db, model, day,
+        memory.db, model, day,
         on_progress=lambda r: context.log.debug(f"{r.episodes} episodes, {r.vectors} vectors so far"),
     )
-    with database.db.connection() as conn:
-        target = writing_target(conn, profile_of(embedder.settings()))
+    with memory.db.connection() as conn:
+        target = writing_target(conn, memory.profile)
         found = partition_store.vector_integrity(conn, day, target) if target else partition_store.no_vectors(conn, day)
     context.log.info(
         f"{report.episodes} episodes, {report.vectors} vectors in {report.seconds:.1f}s "
@@ -147,13 +146,13 @@ def embeddings(
         "of search follows these links. Writes only links to the day's episodes."
     ),
 )
-def entity_mentions(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+def entity_mentions(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
     import time
 
     day = day_of(context)
     started = time.perf_counter()
     report = entities_store.EntityReport()
-    with database.db.connection() as conn:
+    with memory.db.connection() as conn:
         memories = entities_store.refresh_day(conn, day, report)
         stats = partition_store.entity_stats(conn, day)
         top = entities_store.top_entities(conn, memories)

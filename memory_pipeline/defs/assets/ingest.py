@@ -9,7 +9,7 @@ from memory_pipeline.defs.assets._common import EPISODES_TABLE, OWNERS, day_of
 from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.ingest import ingest_paths
-from memory_pipeline.resources import DatabaseResource
+from memory_pipeline.resources import MemoryResource
 from memory_pipeline.storage import episodes_store
 
 
@@ -27,17 +27,17 @@ from memory_pipeline.storage import episodes_store
         "and reports every episode of the day, however it arrived (CLI, inbox, API)."
     ),
 )
-def episodes(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+def episodes(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
     day = day_of(context)
     started = time.perf_counter()
     inbox = config.inbox_dir() / day.isoformat()
     loaded = None
     if inbox.is_dir():
-        loaded = ingest_paths(database.db, [inbox], ingest_day=day)
+        loaded = ingest_paths(memory.db, [inbox], ingest_day=day)
         context.log.info(f"inbox {inbox}: {loaded.summary()}")
         for rejection in loaded.rejections:
             context.log.warning(str(rejection))
-    with database.db.connection() as conn:
+    with memory.db.connection() as conn:
         summary = episodes_store.day_summary(conn, day)
         preview = episodes_store.day_preview(conn, day)
     total = sum(r["episodes"] for r in summary)

@@ -22,8 +22,7 @@ from memory_pipeline.defs.assets.index import chunks, embeddings, entity_mention
 from memory_pipeline.defs.assets.ingest import episodes
 from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
-from memory_pipeline.embedders.factory import profile_of
-from memory_pipeline.resources import DatabaseResource, EmbedderResource
+from memory_pipeline.resources import MemoryResource
 from memory_pipeline.storage import entities_store, health_store, hnsw_store, index_store, partition_store
 from memory_pipeline.storage.profiles_store import active_profile, register_profile, writing_target
 
@@ -43,10 +42,10 @@ from memory_pipeline.storage.profiles_store import active_profile, register_prof
     ),
 )
 def backlog(
-    context: dg.AssetExecutionContext, database: DatabaseResource, embedder: EmbedderResource
+    context: dg.AssetExecutionContext, memory: MemoryResource
 ) -> dg.MaterializeResult:
-    model = embedder.embedder
-    db = database.db
+    model = memory.embedder
+    db = memory.db
     pending = indexing.pending_by_day(db, model)
     if pending:
         context.instance.add_dynamic_partitions(ingest_days.name, sorted(pending))
@@ -112,12 +111,12 @@ def backlog(
         "here is linked to every episode of its memory that mentions it."
     ),
 )
-def entities(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
+def entities(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
     import time
 
     started = time.perf_counter()
     report = entities_store.EntityReport()
-    with database.db.connection() as conn:
+    with memory.db.connection() as conn:
         memories = entities_store.promote_memories(conn, report)
         total = entities_store.count_entities(conn)
         top = entities_store.top_entities(conn, memories)
@@ -148,10 +147,10 @@ def entities(context: dg.AssetExecutionContext, database: DatabaseResource) -> d
     ),
 )
 def serving_generation(
-    context: dg.AssetExecutionContext, database: DatabaseResource, embedder: EmbedderResource
+    context: dg.AssetExecutionContext, memory: MemoryResource
 ) -> dg.MaterializeResult:
-    model = embedder.embedder
-    db = database.db
+    model = memory.embedder
+    db = memory.db
     pending = indexing.pending_count(db, model)
     switched = indexing.promote_when_complete(db, model, pending=pending)
     if switched:
@@ -192,8 +191,8 @@ def serving_generation(
         "otherwise reused. Tables are ANALYZEd afterwards so the planner sees current sizes."
     ),
 )
-def hnsw_index(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
-    with database.db.connection() as conn:  # autocommit: CREATE INDEX CONCURRENTLY needs it
+def hnsw_index(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
+    with memory.db.connection() as conn:  # autocommit: CREATE INDEX CONCURRENTLY needs it
         profile = active_profile(conn)
         if profile is None:
             raise dg.Failure("no embedding profile is active yet: materialize embeddings first")
@@ -230,14 +229,14 @@ def hnsw_index(context: dg.AssetExecutionContext, database: DatabaseResource) ->
     ),
 )
 def pipeline_stats(
-    context: dg.AssetExecutionContext, database: DatabaseResource, embedder: EmbedderResource
+    context: dg.AssetExecutionContext, memory: MemoryResource
 ) -> dg.MaterializeResult:
     now = dt.datetime.now(dt.timezone.utc)
-    with database.db.connection() as conn:
+    with memory.db.connection() as conn:
         stats = health_store.daily_stats(conn, now - dt.timedelta(hours=24))
         profile = active_profile(conn)
         # Pending for the configured profile, as the sensor and the index passes count it.
-        target = writing_target(conn, profile_of(embedder.settings()))
+        target = writing_target(conn, memory.profile)
         stats["pending"] = sum(index_store.pending_by_day(conn, target).values())
         stats["active_profile"] = f"{profile.name} generation {profile.generation}" if profile else None
         stats["days_with_episodes"] = len(partition_store.days_with_episodes(conn))
