@@ -59,7 +59,7 @@ mutation($id: String!) {
 class DagsterUnavailable(MemoryPipelineError):
     """No Dagster web server answers at the URL, or it refused the request."""
 
-    exit_code = ExitCode.FAILURE
+    exit_code = ExitCode.DAGSTER_UNAVAILABLE
 
 
 @dataclass

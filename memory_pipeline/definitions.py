@@ -26,6 +26,12 @@ def load() -> dg.Definitions:
     )
 
 
+def job(name: str) -> dg.JobDefinition:
+    """One named job, resolved: what ``dg.build_reconstructable_job`` rebuilds in another process
+    (a Dask worker, a script's run) from this module and the name."""
+    return load().resolve_job_def(name)
+
+
 @dg.definitions
 def defs() -> dg.Definitions:
     return load()

@@ -16,6 +16,8 @@ class ExitCode:
     EMBEDDER_UNAVAILABLE = 5
     MODEL_REFUSED = 6    # wrong dimension, or the canary says the model changed
     CONFIGURATION = 7    # bad environment / configuration value
+    DAGSTER_UNAVAILABLE = 8  # no Dagster web server answers (memory-pipeline backfill)
+    RUNS_FAILED = 9      # a Dagster backfill finished with failed or cancelled days
 
 
 class MemoryPipelineError(Exception):

@@ -112,5 +112,5 @@ def cmd_backfill(args) -> int:
           f"succeeded in {time.monotonic() - started:.1f}s")
     if failed:
         err(f"memory-pipeline: {len(failed)} day(s) did not succeed: {', '.join(failed)} (see the backfill in the UI)")
-        return ExitCode.FAILURE
+        return ExitCode.RUNS_FAILED
     return ExitCode.OK

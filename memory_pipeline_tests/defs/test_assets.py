@@ -7,6 +7,8 @@ import sys
 
 import dagster as dg
 
+from memory_pipeline.defs.instance import DAGSTER_YAML as PROJECT_DAGSTER_YAML
+
 from memory_pipeline.defs.assets import chunks, embeddings, episodes, hnsw_index
 from memory_pipeline.resources import MemoryResource
 from memory_pipeline_tests.helpers import count, episode, write_jsonl
@@ -70,7 +72,9 @@ def test_definitions_load_and_validate(tmp_path):
     repo = load().get_repository_def()
     assert {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()} >= {
         "episodes", "chunks", "embeddings", "hnsw_index"}
-    # The same check the UI's code server runs, in a clean folder (no dagster.yaml picked up).
+    # The same check the UI's code server runs, in a folder with the project's dagster.yaml (its
+    # storage class finds the server itself) and no DAGSTER_HOME.
+    (tmp_path / "dagster.yaml").write_text(PROJECT_DAGSTER_YAML.read_text(encoding="utf-8"), encoding="utf-8")
     proc = subprocess.run(
         [sys.executable, "-m", "dagster", "definitions", "validate", "-m", "memory_pipeline.definitions"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
