@@ -3,9 +3,12 @@
 Each job names its executor. The day and switch jobs are light (a day with nothing pending
 does a few queries): they run their steps in the run's own process, where a process per step
 would cost seconds each. The nightly job does too; it is one chain of steps.
+``index_day_distributed_job`` is the same day with each step sent to Celery workers through a
+Redis broker: a backfill's embedding steps then run on the workers' machines.
 """
 
 import dagster as dg
+from dagster_celery import celery_executor
 
 from memory_pipeline.defs.assets import (
     backlog,
@@ -27,6 +30,18 @@ index_day_job = dg.define_asset_job(
     executor_def=dg.in_process_executor,
     tags={"memory_pipeline/kind": "partition"},
     description="Load a day's inbox, chunk and embed the day's episodes, link their entity mentions (one partition).",
+)
+
+index_day_distributed_job = dg.define_asset_job(
+    "index_day_distributed_job",
+    selection=dg.AssetSelection.assets(episodes, chunks, embeddings, entity_mentions),
+    executor_def=celery_executor,
+    # The Launchpad's preset: a Redis on this machine. Point both at the broker the workers
+    # (`celery -A dagster_celery.app worker -Q dagster`) listen to.
+    config={"execution": {"config": {"broker": "redis://127.0.0.1:6379/0", "backend": "redis://127.0.0.1:6379/1"}}},
+    tags={"memory_pipeline/kind": "partition"},
+    description="index_day_job with each step run by a Celery worker (Redis broker): for backfills "
+    "bigger than one machine (one partition).",
 )
 
 switch_generation_job = dg.define_asset_job(
