@@ -178,10 +178,11 @@ def test_cli_ingest_shows_the_days_episodes_partition_as_materialized(ui: UiServ
 def test_launched_index_day_run_materializes_the_partition_with_metadata(ui: UiServer, tmp_path):
     # Ingested with the CLI, not dropped into the inbox: the inbox sensor would start a second run
     # of the day, while the pending-episodes sensor skips a day whose run is already queued.
+    # Counted before the ingest: the sensor's run may embed the new episodes before ours.
+    served_before = ui.embed_server.served
     ingest = ui.cli("ingest", str(write_jsonl(tmp_path / "run.jsonl", _episodes("e2e-run", 4))), "--json")
     assert ingest.returncode == 0, ingest.stderr
     day = json.loads(ingest.stdout)["ingestDay"]
-    served_before = ui.embed_server.served
 
     params = {
         "selector": {**REPOSITORY, "jobName": "index_day_job"},
