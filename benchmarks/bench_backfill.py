@@ -17,14 +17,13 @@ backfill also its runs' durations (start to end, median and max) and how long th
 (the daemon picks a new backfill up within its 30-second loop, then runs wait for a slot).
 
     python benchmarks/bench_backfill.py                      # this checkout
-    PYTHONPATH=/path/to/old/checkout python benchmarks/bench_backfill.py   # the code before
+    cd /path/to/old/checkout && PYTHONPATH=$PWD python /path/to/this/benchmarks/bench_backfill.py
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib.util
 import json
 import os
 import shutil
@@ -43,11 +42,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))  # the test support package (loopback server), after PYTHONPATH
 
+import memory_pipeline  # noqa: E402
 from memory_pipeline.ingest import ingest_paths  # noqa: E402
 from memory_pipeline.storage.database import Database  # noqa: E402
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer  # noqa: E402
 
-AFTER = importlib.util.find_spec("memory_pipeline.dagster_api") is not None
+# The package's own folder, not an import: an editable install would find this checkout's module.
+AFTER = (Path(memory_pipeline.__file__).parent / "dagster_api.py").exists()
 SCRIPT = Path(sys.executable).with_name("memory-pipeline")
 FIRST_DAY = dt.date(2026, 1, 1)
 
