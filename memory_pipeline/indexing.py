@@ -32,6 +32,7 @@ import psycopg
 
 from memory_pipeline.domain.chunking import chunk_body
 from memory_pipeline.domain.windows import paragraph_windows
+from memory_pipeline import observations
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.errors import ModelRefused
 from memory_pipeline.storage import index_store
@@ -75,6 +76,7 @@ class IndexReport:
     chunks: int = 0
     vectors: int = 0
     windows: int = 0  # paragraph-window vectors embedded along with the chunk vectors
+    statement_vectors: int = 0  # observations and beliefs embedded (index_until_done)
     model_calls: int = 0
     embed_seconds: float = 0.0
     store_seconds: float = 0.0
@@ -426,6 +428,9 @@ def index_until_done(
             total.canary_checked, total.canary_cosine = True, one.canary_cosine
         if one.episodes == 0:
             break
+    # Observations and beliefs get vectors from the same model, generation and canary; before
+    # the switch below, so a new generation serves them from its first search.
+    total.statement_vectors = observations.embed_pending(db, embedder)
     counts = pending_by_day(db, embedder)
     total.pending_after = _pending(counts, day)
     if promote:

@@ -353,6 +353,75 @@ class Memory:
                 raise UnknownMemory(memory, self.memory_names()) from None
             raise
 
+    # -- observations and beliefs -----------------------------------------------------------
+    def observe(self, memory: str, text: str, *, kind: str = "observation", status: str = "active",
+                confidence: float = 1.0, episode_ids: Iterable[int] = (), passages: Iterable[str] = (),
+                author: str = "", observed_at: Any = None, decision: str = "ask", revise_id: int | None = None,
+                force: bool = False) -> "observations.SaveOutcome":
+        """Save an observation or a belief, showing close existing ones first (``observations``):
+        ``decision`` "ask" saves only when nothing is close, "add" saves anyway, "revise" replaces
+        ``revise_id`` (kept as history); a near-exact duplicate is refused unless ``force``."""
+        from memory_pipeline import observations
+        from memory_pipeline.domain.observations import InvalidObservation, make_observation
+
+        try:
+            draft = make_observation(memory=memory, text=text, kind=kind, status=status, confidence=confidence,
+                                     episode_ids=list(episode_ids), passages=list(passages), author=author,
+                                     observed_at=observed_at)
+        except InvalidObservation as exc:
+            raise InputError(str(exc)) from None
+        return observations.save(self.db, draft, embedder=self._statement_embedder(), decision=decision,
+                                 revise_id=revise_id, force=force)
+
+    def import_observations(self, path: str | os.PathLike, *, memory: str | None = None,
+                            force: bool = False) -> tuple[list["observations.SaveOutcome"], list[str]]:
+        """Save every statement of a JSONL file (``domain.observations.JSONL_FIELDS``) next to the
+        close ones ("add"); near-exact duplicates are refused unless ``force``. Returns the outcomes
+        and ``FILE:LINE: reason`` for each rejected line (bad fields, or a duplicate)."""
+        from memory_pipeline import observations
+        from memory_pipeline.domain.observations import parse_observation_lines
+
+        display = os.fspath(path)
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise InputError(f"{display}: cannot read: {exc.strerror or exc}") from None
+        drafts, rejections = parse_observation_lines(data, display, memory=memory)
+        outcomes = []
+        embedder = self._statement_embedder() if drafts else None
+        for line, draft in drafts:
+            outcome = observations.save(self.db, draft, embedder=embedder, decision="add", force=force)
+            if outcome.action == "refused":
+                rejections.append((line, f"{display}:{line}: near-exact duplicate of statement "
+                                         f"#{outcome.duplicate_of} (force saves it anyway)"))
+            outcomes.append(outcome)
+        return outcomes, [text for _, text in sorted(rejections)]
+
+    def observations(self, memory: str, *, kind: str | None = None, with_retired: bool = False,
+                     limit: int = 100) -> list:
+        """A memory's statements, newest first (retired versions only ``with_retired``)."""
+        from memory_pipeline.storage import observations_store
+
+        memory = self._checked(validate_memory_name, memory, "memory")
+        if kind is not None and kind not in ("observation", "belief"):
+            raise InputError(f"unknown kind {kind!r} (expected observation or belief)")
+        with self.db.connection() as conn:
+            return observations_store.listing(conn, memory, kind=kind, with_retired=with_retired, limit=limit)
+
+    def set_observation_status(self, memory: str, observation_id: int, status: str) -> None:
+        """Mark a statement active, contested or retired."""
+        from memory_pipeline import observations
+
+        observations.set_status(self.db, self._checked(validate_memory_name, memory, "memory"), observation_id, status)
+
+    def _statement_embedder(self) -> Embedder | None:
+        """The embedder for close-by-vector, or None when it cannot even be built (words only)."""
+        try:
+            return self.embedder
+        except Exception as exc:  # noqa: BLE001 - a provider that cannot start leaves the words
+            self.warnings.append(f"close statements by words only: {exc}")
+            return None
+
     # -- reading ----------------------------------------------------------------------------
     def episode(self, episode_id: int) -> dict:
         """One stored episode as a document (body, metadata, chunk count); UnknownEpisode if none."""

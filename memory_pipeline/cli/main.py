@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory", help="the memory to search (required unless --batch)")
     p.add_argument("--policy", help="a named policy from the policies file (default: default)")
     p.add_argument("--limit", type=_int, help="number of results (1-50)")
-    p.add_argument("--channels", help="comma-separated subset of vector,keyword,graph")
+    p.add_argument("--channels", help="comma-separated subset of vector,keyword,graph,observation,belief")
     p.add_argument("--json", action="store_true", help="print the stable JSON document")
     p.add_argument("--batch", metavar="FILE",
                    help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?} ("-" = stdin); '
@@ -82,6 +82,38 @@ def build_parser() -> argparse.ArgumentParser:
     q = ent.add_parser("list", help="a memory's entities with their mention counts")
     q.add_argument("--memory", required=True)
     q.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("observe", help="save an observation or a belief (close existing ones are shown first)")
+    p.add_argument("text", help="the statement, e.g. \"Mara's running coach is Inês\"")
+    p.add_argument("--memory", required=True)
+    p.add_argument("--kind", choices=("observation", "belief"), default="observation")
+    p.add_argument("--contested", action="store_true", help="save a belief as contested")
+    p.add_argument("--confidence", type=float, default=1.0, help="0..1 (default 1)")
+    p.add_argument("--episode", type=_int, action="append", metavar="ID", help="an episode it came from (repeatable)")
+    p.add_argument("--passage", action="append", metavar="REF", help="a chunk id or reference it came from (repeatable)")
+    p.add_argument("--author", help="who wrote it (a person or an agent)")
+    p.add_argument("--add-anyway", action="store_true", help="save it even though close statements exist")
+    p.add_argument("--revise", type=_int, metavar="ID", help="replace statement ID (kept as history, retired)")
+    p.add_argument("--force", action="store_true", help="save even a near-exact duplicate")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("observations", help="list, import and mark observations and beliefs")
+    obs = p.add_subparsers(dest="observations_command", required=True, metavar="ACTION")
+    q = obs.add_parser("list", help="a memory's statements, newest first")
+    q.add_argument("--memory", required=True)
+    q.add_argument("--kind", choices=("observation", "belief"))
+    q.add_argument("--all", action="store_true", help="retired versions too (the history of revisions)")
+    q.add_argument("--limit", type=_int, default=100)
+    q.add_argument("--json", action="store_true")
+    q = obs.add_parser("import", help='save JSONL statements {"memory", "text", "kind"?, "episode_ids"?, ...}')
+    q.add_argument("file")
+    q.add_argument("--memory", help="memory for lines that do not name one")
+    q.add_argument("--force", action="store_true", help="save near-exact duplicates too")
+    q.add_argument("--json", action="store_true")
+    q = obs.add_parser("status", help="mark a statement active, contested or retired")
+    q.add_argument("id", type=_int)
+    q.add_argument("--memory", required=True)
+    q.add_argument("--set", required=True, choices=("active", "contested", "retired"))
 
     p = sub.add_parser("reindex", help="re-embed everything as a new generation (search switches when done)")
     p.add_argument("--no-wait", action="store_true", help="only start it; the sensor or a backfill builds it")
@@ -105,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from memory_pipeline.cli import commands, ops_commands, search_commands
+    from memory_pipeline.cli import commands, observation_commands, ops_commands, search_commands
 
     handler = {
         "ingest": commands.cmd_ingest,
@@ -117,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         "ui": commands.cmd_ui,
         "search": search_commands.cmd_search,
         "entities": search_commands.cmd_entities,
+        "observe": observation_commands.cmd_observe,
+        "observations": observation_commands.cmd_observations,
         "reindex": ops_commands.cmd_reindex,
         "backfill": ops_commands.cmd_backfill,
     }[args.command]

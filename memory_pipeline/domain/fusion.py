@@ -50,7 +50,9 @@ from typing import Generic, Hashable, TypeVar
 K = TypeVar("K", bound=Hashable)
 
 RRF_K = 60
-CHANNEL_WEIGHTS: Mapping[str, float] = {"vector": 1.0, "keyword": 1.0, "graph": 0.7}
+CHANNEL_WEIGHTS: Mapping[str, float] = {
+    "vector": 1.0, "keyword": 1.0, "graph": 0.7, "observation": 1.0, "belief": 0.7,
+}
 RECENCY_HALF_LIFE_DAYS = 180
 RECENCY_FLOOR = 0.9
 DEFAULT_SALIENCE_WEIGHT = 0.1

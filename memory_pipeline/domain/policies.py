@@ -7,8 +7,9 @@ A policy file maps a policy name to its fields; every field may be left out::
 
 Fields: ``kinds`` (a list of episode kinds; absent or null means every kind), ``window_days``
 (an integer >= 1; absent or null means no cutoff), ``salience_weight`` (in [0, 1]; 0 ignores
-salience), ``channels`` (a non-empty subset of vector, keyword, graph), ``rerank`` (true/false)
-and ``limit`` (1 to 50 results). A file must define ``default``, the policy a search uses when
+salience), ``channels`` (a non-empty subset of vector, keyword, graph, observation, belief),
+``contested_beliefs`` (true/false: whether the belief channel also returns beliefs marked
+contested; default false), ``rerank`` (true/false) and ``limit`` (1 to 50 results). A file must define ``default``, the policy a search uses when
 none is named.
 
 Every problem is a ``PolicyError`` (a ValueError) located as ``FILE:LINE: policy 'x': reason``,
@@ -30,7 +31,7 @@ import yaml
 
 from memory_pipeline.domain.episodes import KIND_RE
 
-CHANNELS = ("vector", "keyword", "graph")
+CHANNELS = ("vector", "keyword", "graph", "observation", "belief")
 MAX_LIMIT = 50
 DEFAULT_LIMIT = 8
 DEFAULT_SALIENCE_WEIGHT = 0.1
@@ -41,7 +42,7 @@ DEFAULT_POLICY = "default"
 # Policy names are typed after --policy and shown in logs: the same shape as episode kinds.
 POLICY_NAME_RE = KIND_RE
 
-_FIELDS = ("kinds", "window_days", "salience_weight", "channels", "rerank", "limit")
+_FIELDS = ("kinds", "window_days", "salience_weight", "channels", "contested_beliefs", "rerank", "limit")
 _EXPECTED_CHANNELS = ", ".join(CHANNELS)
 
 
@@ -108,6 +109,12 @@ def _check_window_days(value: Any) -> int | None:
 def _check_rerank(value: Any) -> bool:
     if not isinstance(value, bool):
         raise _Invalid(f"rerank must be true or false, got {_show(value)}")
+    return value
+
+
+def _check_flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _Invalid(f"{name} must be true or false, got {_show(value)}")
     return value
 
 
@@ -179,6 +186,7 @@ class Policy:
     window_days: int | None = None  # None: no cutoff on occurred_at
     salience_weight: float = DEFAULT_SALIENCE_WEIGHT  # 0 disables salience
     channels: tuple[str, ...] = CHANNELS  # always in CHANNELS order
+    contested_beliefs: bool = False  # the belief channel also returns contested beliefs
     rerank: bool = True
     limit: int = DEFAULT_LIMIT
 
@@ -193,6 +201,7 @@ class Policy:
                 self, "salience_weight", _check_salience_weight(self.salience_weight)
             )
             object.__setattr__(self, "channels", _check_channels(self.channels))
+            _check_flag("contested_beliefs", self.contested_beliefs)
             _check_rerank(self.rerank)
             _check_limit(self.limit)
         except _Invalid as error:
@@ -373,6 +382,7 @@ class _Loader:
             "window_days": lambda n: _check_window_days(self.value(n, name)),
             "salience_weight": lambda n: _check_salience_weight(self.value(n, name)),
             "channels": lambda n: self.channels(n, name),
+            "contested_beliefs": lambda n: _check_flag("contested_beliefs", self.value(n, name)),
             "rerank": lambda n: _check_rerank(self.value(n, name)),
             "limit": lambda n: _check_limit(self.value(n, name)),
         }

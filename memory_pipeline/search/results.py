@@ -11,13 +11,17 @@ SNIPPET_CHARS = 200
 
 @dataclass(frozen=True)
 class SearchResult:
-    """One passage: adjacent chunks of one episode sewn together (``domain.passages``).
+    """One passage: adjacent chunks of one episode sewn together (``domain.passages``), or an
+    observation or belief.
 
     ``chunk_id``, ``snippet``, ``score`` and ``ranks`` are those of its best chunk; ``start``,
     ``end`` and ``text`` cover the whole passage; ``chunk_ids`` lists its chunks in text order.
+    A statement (``kind`` observation or belief) has ``chunk_id`` ``observation:<id>`` /
+    ``belief:<id>``, its ``status``, and ``sources``: the episodes and passages it came from
+    (``episode_id`` is the first of those episodes, or None).
     """
 
-    episode_id: int
+    episode_id: int | None
     chunk_id: str
     title: str
     kind: str
@@ -29,12 +33,15 @@ class SearchResult:
     score: float
     ranks: dict[str, int | None]  # channel -> 1-based rank in that channel, None if absent
     chunk_ids: tuple[str, ...] = ()  # the passage's chunks in text order (default: chunk_id alone)
+    status: str | None = None  # statements only: active or contested
+    sources: dict | None = None  # statements only: {"episodeIds": [...], "passages": [...]}
 
     def __post_init__(self):
         if not self.chunk_ids:
             object.__setattr__(self, "chunk_ids", (self.chunk_id,))
 
     def to_json(self) -> dict:
+        statement = {} if self.sources is None else {"status": self.status, "sources": self.sources}
         return {
             "episodeId": self.episode_id,
             "chunkId": self.chunk_id,
@@ -48,6 +55,7 @@ class SearchResult:
             "text": self.text,
             "score": round(self.score, 6),
             "ranks": self.ranks,
+            **statement,
         }
 
 

@@ -5,9 +5,12 @@ One search, inside one memory:
 2. channels, each a ranked list of chunk ids of this memory only:
    vector (HNSW, 100 by chunk vector re-scored by their best paragraph window, the best 50 kept),
    keyword (BM25 full text, up to 50, literal substring fallback),
-   graph (entities named in the query -> up to 25 most recent chunks mentioning them);
-3. reciprocal-rank fusion (k = 60, graph weighted 0.7), times salience and recency factors
-   (``domain.fusion``);
+   graph (entities named in the query -> up to 25 most recent chunks mentioning them),
+   observation and belief (statements of the memory, ``storage.observations_store``: up to 25,
+   their vector and word rankings merged by reciprocal rank; beliefs marked contested only
+   when the policy's ``contested_beliefs`` says so);
+3. reciprocal-rank fusion (``domain.fusion``: per-channel weights, near-ties broken by salience
+   and recency; a statement's confidence stands in for salience);
 4. if a reranker is configured, the policy allows it and there are more candidates than
    wanted, the reranker orders the fused pool; any failure keeps the fused order;
 5. adjacent chunks of one episode among the results are sewn into one passage
@@ -19,6 +22,7 @@ Without a usable embedder the vector channel is skipped and the response says wh
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
@@ -32,7 +36,7 @@ from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.errors import EmbedderUnavailable, InputError, MemoryPipelineError, ModelRefused
 from memory_pipeline.rerankers.http import HttpReranker, RerankerFailed
 from memory_pipeline.search.results import SearchResponse, SearchResult, make_snippet
-from memory_pipeline.storage import search_store
+from memory_pipeline.storage import observations_store, search_store
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.profiles_store import active_profile, generation_state
 from memory_pipeline.storage.search_store import Filters
@@ -52,6 +56,8 @@ GRAPH_CANDIDATES = 25
 # graph channel follows only names that narrow the memory down.
 GRAPH_MAX_EPISODE_SHARE = 0.5
 RERANK_POOL = 50
+STATEMENT_CANDIDATES = 25
+STATEMENT_CHANNELS = {"observation": "observation", "belief": "belief"}  # channel -> statement kind
 
 
 def validate_query(query: object) -> str:
@@ -82,6 +88,30 @@ def followed_entities(conn, memory: str, query: str, entities) -> tuple[list[int
     return followed, sum(counts[i] for i in followed), episodes
 
 
+class _Once:
+    """A value computed at most once, by whichever channel thread asks first (the query vector:
+    the vector and statement channels share one model call)."""
+
+    def __init__(self, compute: Callable[[], object]):
+        self._compute = compute
+        self._lock = threading.Lock()
+        self._done = False
+        self._value: object = None
+        self._error: BaseException | None = None
+
+    def get(self):
+        with self._lock:
+            if not self._done:
+                try:
+                    self._value = self._compute()
+                except BaseException as error:  # re-raised to every caller, in its own thread
+                    self._error = error
+                self._done = True
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 class SearchService:
     """Searches over one database; the embedder and reranker are optional collaborators."""
 
@@ -101,7 +131,7 @@ class SearchService:
         self.reranker = reranker
         self.clock = clock
         self.record = record
-        self._executor = ThreadPoolExecutor(max_workers=3, thread_name_prefix="search-channel")
+        self._executor = ThreadPoolExecutor(max_workers=5, thread_name_prefix="search-channel")
 
     # -- input ------------------------------------------------------------------------------
     def resolve_policy(self, name: str | None, *, limit: int | None, channels: tuple[str, ...] | None) -> Policy:
@@ -145,32 +175,42 @@ class SearchService:
         with self.db.connection() as conn:
             if not search_store.memory_exists(conn, memory):
                 raise InputError(f"unknown memory {memory!r}: it has no episodes")
-        ranked, best_window = self._run_channels(chosen.channels, memory, query, filters, response)
+        ranked, best_window = self._run_channels(chosen, memory, query, filters, response)
         with self.db.connection() as conn:
-            pool = {cid for hits in ranked.values() for cid, _ in hits}
+            pool = {cid for ch, hits in ranked.items() if ch not in STATEMENT_CHANNELS for cid, _ in hits}
             rows = search_store.chunk_rows(conn, memory, sorted(pool))
             facts = {cid: fusion.ChunkFacts(salience=r.salience, occurred_at=r.occurred_at) for cid, r in rows.items()}
+            statements = self._statement_rows(conn, memory, ranked)
+            facts.update({key: fusion.ChunkFacts(salience=o.confidence, occurred_at=o.observed_at)
+                          for key, o in statements.items()})
             fused = fusion.fuse(
                 {ch: [cid for cid, _ in hits if cid in facts] for ch, hits in ranked.items()},
                 facts,
                 now=now,
                 salience_weight=chosen.salience_weight,
             )
-            final, scores, response.reranker = self._rerank(chosen, query, fused, rows)
-            response.results = self._passages(final, scores, rows, best_window, query, chosen)
+            texts = {**{cid: r.text for cid, r in rows.items()}, **{key: o.text for key, o in statements.items()}}
+            final, scores, response.reranker = self._rerank(chosen, query, fused, texts)
+            response.results = self._passages(final, scores, rows, statements, best_window, query, chosen)
             response.latency_ms = (time.perf_counter() - started) * 1000
             if self.record:
                 search_store.record_telemetry(conn, self._telemetry(response, ranked))
         return response
 
     @staticmethod
-    def _passages(final, scores, rows, best_window, query: str, chosen: Policy) -> list[SearchResult]:
-        """The ranked chunks sewn into at most ``chosen.limit`` passages (``domain.passages``)."""
-        hits = (passages.Hit(f.key, rows[f.key].episode_id, rows[f.key].start, rows[f.key].end) for f in final)
+    def _passages(final, scores, rows, statements, best_window, query: str, chosen: Policy) -> list[SearchResult]:
+        """The ranked chunks sewn into at most ``chosen.limit`` passages (``domain.passages``);
+        a statement is a result of its own (its own negative "episode": adjacent to nothing)."""
+        hits = (passages.Hit(f.key, rows[f.key].episode_id, rows[f.key].start, rows[f.key].end) if f.key in rows
+                else passages.Hit(f.key, -statements[f.key].id, 0, len(statements[f.key].text)) for f in final)
         ranks = {f.key: f.ranks for f in final}
         results = []
         for passage in passages.sew(hits, chosen.limit):
-            best = rows[passage.best.key]
+            key = passage.best.key
+            if key in statements:
+                results.append(SearchService._statement_result(key, statements[key], ranks[key], scores, chosen))
+                continue
+            best = rows[key]
             results.append(SearchResult(
                 episode_id=best.episode_id,
                 chunk_id=best.chunk_id,
@@ -187,8 +227,34 @@ class SearchService:
             ))
         return results
 
+    @staticmethod
+    def _statement_result(key: str, o, ranks, scores, chosen: Policy) -> SearchResult:
+        return SearchResult(
+            episode_id=o.episode_ids[0] if o.episode_ids else None,
+            chunk_id=key,
+            title=f"{o.kind} #{o.id}" + (f" ({o.status})" if o.status != "active" else ""),
+            kind=o.kind,
+            occurred_at=o.observed_at,
+            snippet=make_snippet(o.text, ""),
+            start=0,
+            end=len(o.text),
+            text=o.text,
+            score=scores[key],
+            ranks={ch: ranks.get(ch) for ch in chosen.channels},
+            status=o.status,
+            sources={"episodeIds": list(o.episode_ids), "passages": list(o.passages)},
+        )
+
+    @staticmethod
+    def _statement_rows(conn, memory: str, ranked) -> dict:
+        """key ("observation:12") -> StoredObservation for the statement channels' candidates."""
+        ids = {int(key.split(":", 1)[1]) for ch in STATEMENT_CHANNELS for key, _ in ranked.get(ch, ())}
+        if not ids:
+            return {}
+        return {f"{o.kind}:{o.id}": o for o in observations_store.rows(conn, memory, sorted(ids)).values()}
+
     # -- channels ---------------------------------------------------------------------------
-    def _run_channels(self, channels, memory: str, query: str, filters: Filters,
+    def _run_channels(self, policy: Policy, memory: str, query: str, filters: Filters,
                       response: SearchResponse) -> tuple[dict[str, list[tuple[str, float]]], dict[str, int]]:
         """Run the channels at the same time, each on its own pooled connection; also return each
         vector candidate's best paragraph window (for its snippet).
@@ -198,9 +264,11 @@ class SearchService:
         slowest channel instead of the sum of all three.
         """
 
+        query_vector = _Once(lambda: self.embedder().embed_query(query))
+
         def vector():
             with self.db.connection() as conn:
-                hits, status = self._vector(conn, memory, query, filters)
+                hits, status = self._vector(conn, memory, query_vector, filters)
             windows = {h.chunk_id: h.window for h in hits if h.window is not None}
             return [(h.chunk_id, 1.0 - h.distance) for h in hits], (status, windows)
 
@@ -212,8 +280,18 @@ class SearchService:
             with self.db.connection() as conn:
                 return self._graph(conn, memory, query, filters)
 
-        jobs = {"vector": vector, "keyword": keyword, "graph": graph}
-        wanted = [ch for ch in channels if ch in jobs]
+        def statements(kind: str, statuses: tuple[str, ...]):
+            def run():
+                with self.db.connection() as conn:
+                    return self._statements(conn, memory, query, query_vector, kind, statuses), None
+            return run
+
+        jobs = {
+            "vector": vector, "keyword": keyword, "graph": graph,
+            "observation": statements("observation", ("active",)),
+            "belief": statements("belief", ("active", "contested") if policy.contested_beliefs else ("active",)),
+        }
+        wanted = [ch for ch in policy.channels if ch in jobs]
         if len(wanted) == 1:
             outcomes = {wanted[0]: jobs[wanted[0]]()}
         else:
@@ -227,11 +305,11 @@ class SearchService:
                 response.vector_status, best_window = extra
             elif ch == "keyword":
                 response.keyword_method = extra
-            else:
+            elif ch == "graph":
                 response.entities = extra
         return ranked, best_window
 
-    def _vector(self, conn, memory: str, query: str, filters: Filters) -> tuple[list[VectorHit], str]:
+    def _vector(self, conn, memory: str, query_vector: _Once, filters: Filters) -> tuple[list[VectorHit], str]:
         profile = active_profile(conn)
         if profile is None:
             return [], "unavailable: nothing has been embedded yet (run memory-pipeline index)"
@@ -249,7 +327,7 @@ class SearchService:
                     f"unavailable: the stored vectors are {profile.name} but the configured "
                     f"embedder is {embedder.profile.name}; vectors of two models are never compared"
                 )
-            vector = embedder.embed_query(query)
+            vector = query_vector.get()
         except (EmbedderUnavailable, ModelRefused) as exc:
             return [], f"unavailable: {exc}"
         except MemoryPipelineError as exc:  # e.g. a configuration error in the embedder's settings
@@ -271,7 +349,29 @@ class SearchService:
         )
         return hits, [by_id[i] for i in followed]
 
-    def _rerank(self, policy: Policy, query: str, fused: list, rows) -> tuple[list, dict[str, float], str]:
+    def _statements(self, conn, memory: str, query: str, query_vector: _Once, kind: str,
+                    statuses: tuple[str, ...]) -> list[tuple[str, float]]:
+        """One statement channel: the memory's statements of ``kind`` ranked by vector (when the
+        serving profile's embedder is usable) and by words, the two lists merged by reciprocal
+        rank; keys are ``"<kind>:<id>"``."""
+        lists: dict[str, list[int]] = {}
+        profile = active_profile(conn)
+        state = generation_state(conn, profile.id, profile.generation) if profile is not None else None
+        if profile is not None and self._embedder is not None and (state is None or state[0] != "stale"):
+            try:
+                if self.embedder().profile.name == profile.name:
+                    vector = query_vector.get()
+                    lists["vector"] = [i for i, _ in observations_store.by_vector(
+                        conn, profile, memory, vector, kinds=(kind,), statuses=statuses, limit=STATEMENT_CANDIDATES)]
+            except MemoryPipelineError:
+                pass  # the vector channel reports the embedder's state; words still find statements
+        lists["keyword"] = [i for i, _ in observations_store.by_words(
+            conn, memory, query, kinds=(kind,), statuses=statuses, limit=STATEMENT_CANDIDATES)]
+        merged = fusion.reciprocal_rank_fusion(lists, weights={"vector": 1.0, "keyword": 1.0})
+        order = sorted(merged, key=lambda i: (-merged[i], i))[:STATEMENT_CANDIDATES]
+        return [(f"{kind}:{i}", merged[i]) for i in order]
+
+    def _rerank(self, policy: Policy, query: str, fused: list, texts: dict[str, str]) -> tuple[list, dict[str, float], str]:
         scores = {f.key: f.score for f in fused}
         if not policy.rerank or self.reranker is None:
             return fused, scores, "off"
@@ -279,7 +379,7 @@ class SearchService:
             return fused, scores, "not needed"
         pool = fused[:RERANK_POOL]
         try:
-            relevance = self.reranker.rerank(query, [rows[f.key].text for f in pool])
+            relevance = self.reranker.rerank(query, [texts[f.key] for f in pool])
         except RerankerFailed as exc:
             return fused, scores, f"fallback: {exc.reason}"
         order = sorted(range(len(pool)), key=lambda i: (-relevance[i], i))

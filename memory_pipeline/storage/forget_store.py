@@ -66,6 +66,8 @@ def forget(conn: psycopg.Connection, memory: str, episode_ids: list[int] | None 
         ).fetchone()[0]
         if whole:
             counts.telemetry = conn.execute("DELETE FROM search_telemetry WHERE memory = %s", (memory,)).rowcount
+            # The memory's observations and beliefs go with it (their vectors by cascade).
+            conn.execute(query("observation_forget_memory"), {"memory": memory})
         elif chunk_ids:
             counts.telemetry = conn.execute(
                 query("forget_telemetry"), {"memory": memory, "chunk_ids": chunk_ids}

@@ -36,7 +36,7 @@ def _facts(*keys: str, salience: float = 0.5, age_days: float = 0.0) -> dict[str
 
 def test_constants():
     assert RRF_K == 60
-    assert CHANNEL_WEIGHTS == {"vector": 1.0, "keyword": 1.0, "graph": 0.7}
+    assert CHANNEL_WEIGHTS == {"vector": 1.0, "keyword": 1.0, "graph": 0.7, "observation": 1.0, "belief": 0.7}
     assert RECENCY_HALF_LIFE_DAYS == 180
     assert 0 < RECENCY_FLOOR < 1
 

@@ -17,7 +17,7 @@ from memory_pipeline.domain.policies import (
     parse_channels,
 )
 
-FIELDS = "kinds, window_days, salience_weight, channels, rerank, limit"
+FIELDS = "kinds, window_days, salience_weight, channels, contested_beliefs, rerank, limit"
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -41,7 +41,8 @@ def test_bundled_policies_load():
     assert set(policies) == {"default", "recent", "journal", "work", "exact"}
     assert policies["default"] == Policy(
         name="default", kinds=None, window_days=None, salience_weight=0.1,
-        channels=("vector", "keyword", "graph"), rerank=True, limit=8,
+        channels=("vector", "keyword", "graph", "observation", "belief"), contested_beliefs=False,
+        rerank=True, limit=8,
     )
     assert policies["recent"] == Policy(name="recent", window_days=30)
     assert policies["journal"] == Policy(name="journal", kinds=("journal", "note"))
@@ -128,13 +129,13 @@ INVALID = [
     ("default: {}\nrecent:\n  window_days: 7.5\n", 3, "recent",
      "window_days must be an integer between 1 and 36500, got 7.5 (leave it out for no cutoff)"),
     ("default:\n  channels: [vector, foo]\n", 2, "default",
-     "unknown channel 'foo' (expected vector, keyword, graph)"),
+     "unknown channel 'foo' (expected vector, keyword, graph, observation, belief)"),
     ("default:\n  channels:\n    - vector\n    - keyword\n    - grpah\n", 5, "default",
-     "unknown channel 'grpah' (expected vector, keyword, graph)"),
+     "unknown channel 'grpah' (expected vector, keyword, graph, observation, belief)"),
     ("default:\n  channels:\n    - vector\n    - vector\n", 4, "default",
      "channel 'vector' is listed twice"),
     ("default:\n  channels: []\n", 2, "default",
-     "channels is empty (expected some of vector, keyword, graph)"),
+     "channels is empty (expected some of vector, keyword, graph, observation, belief)"),
     ("default:\n  channels: vector\n", 2, "default", "channels must be a list, got 'vector'"),
     ("default:\n  channels:\n", 2, "default", "channels is null (leave it out for every channel)"),
     ("default:\n  kinds: [note, Journal]\n", 2, "default",
@@ -148,6 +149,7 @@ INVALID = [
     ("default:\n  kinds: note\n", 2, "default", "kinds must be a list, got 'note'"),
     ("default:\n  rerank: 'yes'\n", 2, "default", "rerank must be true or false, got 'yes'"),
     ("default:\n  rerank: 1\n", 2, "default", "rerank must be true or false, got 1"),
+    ("default:\n  contested_beliefs: 'no'\n", 2, "default", "contested_beliefs must be true or false, got 'no'"),
     ("default:\n  limit: 5\n  limit: 6\n", 3, "default", "field 'limit' given twice"),
     ("default:\n  limit: 5\ndefault:\n  limit: 6\n", 3, "default", "defined twice"),
     ("default:\n  - limit\n", 2, "default", "expected a mapping of fields"),
@@ -235,15 +237,15 @@ def test_overrides_replace_only_channels_and_limit():
         ({"limit": -3}, "--limit -3: must be between 1 and 50"),
         ({"limit": "8"}, "--limit 8: must be an integer between 1 and 50"),
         ({"limit": True}, "--limit True: must be an integer between 1 and 50"),
-        ({"channels": "foo"}, "--channels foo: unknown channel 'foo' (expected vector, keyword, graph)"),
+        ({"channels": "foo"}, "--channels foo: unknown channel 'foo' (expected vector, keyword, graph, observation, belief)"),
         ({"channels": "vector,foo"},
-         "--channels vector,foo: unknown channel 'foo' (expected vector, keyword, graph)"),
-        ({"channels": ""}, "--channels '': no channel given (expected some of vector, keyword, graph)"),
+         "--channels vector,foo: unknown channel 'foo' (expected vector, keyword, graph, observation, belief)"),
+        ({"channels": ""}, "--channels '': no channel given (expected some of vector, keyword, graph, observation, belief)"),
         ({"channels": " , "},
-         "--channels ' , ': no channel given (expected some of vector, keyword, graph)"),
-        ({"channels": ()}, "--channels '': no channel given (expected some of vector, keyword, graph)"),
+         "--channels ' , ': no channel given (expected some of vector, keyword, graph, observation, belief)"),
+        ({"channels": ()}, "--channels '': no channel given (expected some of vector, keyword, graph, observation, belief)"),
         ({"channels": ("vector", "Graph")},
-         "--channels vector,Graph: unknown channel 'Graph' (expected vector, keyword, graph)"),
+         "--channels vector,Graph: unknown channel 'Graph' (expected vector, keyword, graph, observation, belief)"),
     ],
 )
 def test_bad_overrides_name_the_option(kwargs, message):
@@ -259,7 +261,7 @@ def test_bad_overrides_name_the_option(kwargs, message):
         ("vector", ("vector",)),
         (" keyword , vector ", ("vector", "keyword")),
         ("graph,vector,graph", ("vector", "graph")),
-        ("vector,keyword,graph,", CHANNELS),
+        ("vector,keyword,graph,observation,belief,", CHANNELS),
     ],
 )
 def test_parse_channels_strips_dedupes_and_orders(text, channels):
@@ -270,3 +272,11 @@ def test_parse_channels_strips_dedupes_and_orders(text, channels):
 def test_parse_channels_rejects_empty_and_unknown(text):
     with pytest.raises(PolicyError, match=r"^--channels "):
         parse_channels(text)
+
+
+def test_contested_beliefs_is_a_policy_field(tmp_path):
+    path = _write(tmp_path, "default:\nwith_doubts:\n  contested_beliefs: true\n  channels: [belief]\n")
+    policies = load_policies(path)
+    assert policies["with_doubts"].contested_beliefs is True
+    assert policies["with_doubts"].channels == ("belief",)
+    assert policies["default"].contested_beliefs is False

@@ -171,7 +171,7 @@ def test_every_search_writes_telemetry(service, db):
         ).fetchone()
     memory, query, policy, limit, channels, latency, vector_status, reranker, candidates, results = row
     assert (memory, query, policy, limit) == ("alice", "bicycle chain Tomás", "default", 3)
-    assert channels == ["vector", "keyword", "graph"] and latency > 0 and vector_status == "ok"
+    assert channels == ["vector", "keyword", "graph", "observation", "belief"] and latency > 0 and vector_status == "ok"
     assert reranker == "off"
     assert candidates["vector"][0]["rank"] == 1 and "score" in candidates["keyword"][0]
     assert candidates["graph"] and [r["chunk_id"] for r in results] == [r.chunk_id for r in response.results]

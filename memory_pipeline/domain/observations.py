@@ -1,0 +1,205 @@
+"""Observations and beliefs: the rules a statement must pass before it is stored, reading them
+from JSONL, and what counts as a near-exact duplicate.
+
+An observation or a belief is a short statement about the person or the world ("Mara's running
+coach is Inês", "Mara prefers morning runs"), written by a person or an agent, with the episodes
+(and where possible the passages) it came from. ``observation``: something seen in the sources;
+``belief``: a conclusion drawn from them, which can be ``contested``. ``retired`` statements are
+history: a revision retires the version it replaces.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memory_pipeline.domain.episodes import InvalidEpisode, parse_timestamp, validate_memory_name
+from memory_pipeline.domain.jsonl import (
+    LineRejected,
+    iter_lines,
+    json_type,
+    parse_object_line,
+    reject_unknown_fields,
+)
+
+KINDS = ("observation", "belief")
+STATUSES = ("active", "contested", "retired")
+# A statement, not a document: longer text belongs in an episode.
+MAX_TEXT_CHARS = 2_000
+MAX_SOURCES = 200
+# Two statements whose vectors are this close (cosine), or whose words are the same once case,
+# punctuation and spacing are set aside, say the same thing: the second is refused unless forced.
+NEAR_DUPLICATE_COSINE = 0.97
+# "Close" (shown back before saving): vectors at least this alike, or at least this share of the
+# new statement's words (lexemes) in the old one. A guess from the models' usual cosine range
+# (multilingual-e5 puts unrelated sentences near 0.75-0.8), not a measured optimum.
+CLOSE_COSINE = 0.85
+CLOSE_WORD_SHARE = 0.5
+JSONL_FIELDS = ("memory", "kind", "text", "status", "confidence", "episode_ids", "passages", "author", "observed_at")
+
+_UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
+
+
+class InvalidObservation(ValueError):
+    """A field breaks a rule; ``field`` names it and ``str(error)`` is the plain reason."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(reason)
+        self.field = field
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ObservationDraft:
+    """A validated statement not yet stored; build it with ``make_observation``."""
+
+    memory: str
+    kind: str
+    text: str
+    status: str = "active"
+    confidence: float = 1.0
+    episode_ids: tuple[int, ...] = ()
+    passages: tuple[str, ...] = ()  # chunk ids, or the writer's own references ("D3:12")
+    author: str = ""
+    observed_at: datetime | None = None  # None: the time it is stored
+
+
+def _text(field: str, value: Any, *, limit: int, required: bool) -> str:
+    if value is None:
+        if required:
+            raise InvalidObservation(field, f"missing {field}")
+        return ""
+    if not isinstance(value, str):
+        raise InvalidObservation(field, f"'{field}' must be a string, got {json_type(value)}")
+    if _UNSTORABLE_RE.search(value):
+        raise InvalidObservation(field, f"'{field}' contains a NUL character or a lone surrogate")
+    if required and not value.strip():
+        raise InvalidObservation(field, f"'{field}' is empty")
+    if len(value) > limit:
+        raise InvalidObservation(field, f"'{field}' is {len(value)} characters long (at most {limit})")
+    return value
+
+
+def _choice(field: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        shown = repr(value) if isinstance(value, str) else json_type(value)
+        raise InvalidObservation(field, f"invalid {field} {shown} (expected {' or '.join(allowed)})")
+    return value
+
+
+def _confidence(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidObservation("confidence", f"'confidence' must be a number in [0, 1], got {json_type(value)}")
+    if not (math.isfinite(value) and 0 <= value <= 1):
+        raise InvalidObservation("confidence", f"'confidence' must be in [0, 1], got {value}")
+    return float(value)
+
+
+def _episode_ids(value: Any) -> tuple[int, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise InvalidObservation("episode_ids", f"'episode_ids' must be an array of episode ids, got {json_type(value)}")
+    if len(value) > MAX_SOURCES:
+        raise InvalidObservation("episode_ids", f"'episode_ids' lists {len(value)} episodes (at most {MAX_SOURCES})")
+    out = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, int) or not 0 < item < 2**63:
+            raise InvalidObservation("episode_ids", f"'episode_ids' holds {item!r}, not a positive episode id")
+        out.append(item)
+    return tuple(dict.fromkeys(out))
+
+
+def _passages(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise InvalidObservation("passages", f"'passages' must be an array of strings, got {json_type(value)}")
+    if len(value) > MAX_SOURCES:
+        raise InvalidObservation("passages", f"'passages' lists {len(value)} passages (at most {MAX_SOURCES})")
+    return tuple(dict.fromkeys(_text("passages", item, limit=200, required=True) for item in value))
+
+
+def make_observation(
+    *,
+    memory: Any = None,
+    text: Any = None,
+    kind: Any = "observation",
+    status: Any = "active",
+    confidence: Any = 1.0,
+    episode_ids: Any = (),
+    passages: Any = (),
+    author: Any = "",
+    observed_at: Any = None,
+) -> ObservationDraft:
+    """A checked draft, or InvalidObservation naming the field and the reason."""
+    try:
+        memory = validate_memory_name(memory)
+        when = parse_timestamp(observed_at) if observed_at is not None else None
+    except InvalidEpisode as error:
+        field = "observed_at" if error.field == "occurred_at" else error.field
+        raise InvalidObservation(field, error.reason.replace("occurred_at", "observed_at")) from None
+    status = _choice("status", status, STATUSES)
+    if status == "retired":
+        raise InvalidObservation("status", "a new statement cannot be 'retired' (revise or retire an existing one)")
+    return ObservationDraft(
+        memory=memory,
+        kind=_choice("kind", kind, KINDS),
+        text=_text("text", text, limit=MAX_TEXT_CHARS, required=True).strip(),
+        status=status,
+        confidence=_confidence(confidence),
+        episode_ids=_episode_ids(episode_ids),
+        passages=_passages(passages),
+        author=_text("author", author, limit=200, required=False),
+        observed_at=when,
+    )
+
+
+def parse_observation_lines(
+    data: bytes, display: str, *, memory: str | None = None, kind: str | None = None
+) -> tuple[list[tuple[int, ObservationDraft]], list[tuple[int, str]]]:
+    """(line number, draft) from JSONL (one object a line, fields ``JSONL_FIELDS``; ``memory``
+    and ``text`` required, ``memory`` unless given here), and (line number, ``FILE:LINE:
+    reason``) for every rejected line."""
+    drafts: list[tuple[int, ObservationDraft]] = []
+    rejections: list[tuple[int, str]] = []
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    for number, raw in iter_lines(data):
+        try:
+            value = parse_object_line(raw)
+            reject_unknown_fields(value, JSONL_FIELDS, f" (expected some of {', '.join(JSONL_FIELDS)})")
+            fields = dict(value)
+            if memory is not None:
+                fields.setdefault("memory", memory)
+            if kind is not None:
+                fields.setdefault("kind", kind)
+            if "memory" not in fields:
+                raise LineRejected("missing memory (give it on the line or with --memory)")
+            drafts.append((number, make_observation(**fields)))
+        except (LineRejected, InvalidObservation) as error:
+            rejections.append((number, f"{display}:{number}: {error}"))
+    return drafts, rejections
+
+
+def normalized(text: str) -> str:
+    """The words of ``text``, case-folded, accents and punctuation aside, single-spaced."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    letters = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return " ".join(re.findall(r"\w+", letters))
+
+
+def shares_words(new_lexemes: set[str], old_lexemes: set[str]) -> bool:
+    """Whether the old statement holds at least ``CLOSE_WORD_SHARE`` of the new one's lexemes."""
+    return bool(new_lexemes) and len(new_lexemes & old_lexemes) >= CLOSE_WORD_SHARE * len(new_lexemes)
+
+
+def is_close(cosine: float | None, new_lexemes: set[str], old_lexemes: set[str]) -> bool:
+    return (cosine is not None and cosine >= CLOSE_COSINE) or shares_words(new_lexemes, old_lexemes)
+
+
+def is_near_duplicate(new_text: str, old_text: str, cosine: float | None = None) -> bool:
+    """The same words (``normalized``), or vectors at least ``NEAR_DUPLICATE_COSINE`` alike."""
+    if normalized(new_text) == normalized(old_text):
+        return True
+    return cosine is not None and cosine >= NEAR_DUPLICATE_COSINE

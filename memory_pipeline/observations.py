@@ -1,0 +1,186 @@
+"""Saving observations and beliefs (close existing ones first), and embedding them.
+
+Saving a statement first looks for close existing ones of the same memory, by vector (when an
+embedder of the serving profile is at hand) and by words (BM25), and shows them back. The caller
+then decides (``decision``):
+
+* ``"ask"`` (the default): save only when nothing close exists; otherwise nothing is written and
+  the close ones come back, for the caller to choose again;
+* ``"add"``: save anyway, next to the close ones;
+* ``"revise"`` with ``revise_id``: the new text replaces that statement, which is kept, retired,
+  as history (``revises`` points at it);
+* dropping it is simply not saving again.
+
+A near-exact duplicate of a live statement (``domain.observations.is_near_duplicate``) is
+refused whatever the decision, unless ``force``.
+
+Vectors: statements get one vector per (profile, generation), like chunks. ``embed_pending``
+writes the missing ones for the generation being written (the index pass, the sensor's and the
+nightly runs call it through ``indexing.index_until_done``; a reindex's new generation makes
+every statement pending again); ``save`` also stores the new statement's vector at once when
+it has an embedder of the serving profile, so it is searchable by meaning straight away.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from memory_pipeline.domain.observations import ObservationDraft, is_close, is_near_duplicate
+from memory_pipeline.embedders.base import Embedder
+from memory_pipeline.errors import EmbedderUnavailable, InputError, ModelRefused
+from memory_pipeline.storage import observations_store, profiles_store, search_store
+from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.observations_store import StoredObservation
+
+CLOSE_LIMIT = 5
+LIVE = ("active", "contested")
+EMBED_PASS_LIMIT = 1000
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Close:
+    """An existing statement close to the one being saved, and how it was found."""
+
+    observation: StoredObservation
+    similarity: float | None  # cosine, when found (or also scored) by vector
+    by: str  # "vector", "words" or "vector+words"
+
+    def to_json(self) -> dict:
+        return {**self.observation.to_json(), "similarity": None if self.similarity is None else round(self.similarity, 4),
+                "foundBy": self.by}
+
+
+@dataclass
+class SaveOutcome:
+    action: str  # "added", "revised", "refused" (near duplicate), "undecided" (close ones exist)
+    saved_id: int | None = None
+    close: list[Close] = field(default_factory=list)
+    duplicate_of: int | None = None
+    vector: str = "none"  # "stored", "pending" (the index pass embeds it) or "none" (not saved)
+
+    def to_json(self) -> dict:
+        return {"action": self.action, "id": self.saved_id, "duplicateOf": self.duplicate_of,
+                "vector": self.vector, "close": [c.to_json() for c in self.close]}
+
+
+def _serving_embedder(conn, embedder: Embedder | None):
+    """(profile, embedder) when ``embedder`` embeds for the serving profile, else (profile, None)."""
+    profile = profiles_store.active_profile(conn)
+    if profile is None or embedder is None or embedder.profile.name != profile.name:
+        return profile, None
+    return profile, embedder
+
+
+def _query_vector(embedder: Embedder | None, text: str) -> np.ndarray | None:
+    if embedder is None:
+        return None
+    try:
+        # A statement is compared with statements: embed it as a document, as they were.
+        return embedder.embed_documents([text])[0]
+    except (EmbedderUnavailable, ModelRefused) as error:
+        log.warning("close statements by words only: %s", error)
+        return None
+
+
+def close_existing(db: Database, draft: ObservationDraft, *, embedder: Embedder | None = None,
+                   limit: int = CLOSE_LIMIT) -> tuple[list[Close], np.ndarray | None]:
+    """The live statements (both kinds) of the draft's memory close to it (``domain.observations.
+    is_close``: by vector or by shared words), most similar first; also the draft's vector. The
+    nearest few by vector and by BM25 are the candidates."""
+    with db.connection() as conn:
+        profile, usable = _serving_embedder(conn, embedder)
+        vector = _query_vector(usable, draft.text)
+        by_vector: dict[int, float] = {}
+        if vector is not None and profile is not None:
+            by_vector = dict(observations_store.by_vector(conn, profile, draft.memory, vector,
+                                                          kinds=("observation", "belief"), statuses=LIVE, limit=limit))
+        by_words = [i for i, _ in observations_store.by_words(conn, draft.memory, draft.text,
+                                                              kinds=("observation", "belief"), statuses=LIVE, limit=limit)]
+        ids = list(dict.fromkeys([*by_vector, *by_words]))
+        stored = observations_store.rows(conn, draft.memory, ids)
+        words = set(search_store.query_lexemes(conn, draft.text))
+        theirs = {i: set(search_store.query_lexemes(conn, stored[i].text)) for i in ids}
+    close = []
+    for i in ids:
+        if not (is_close(by_vector.get(i), words, theirs[i]) or is_near_duplicate(draft.text, stored[i].text)):
+            continue
+        how = "+".join(name for name, hit in (("vector", i in by_vector), ("words", i in by_words)) if hit)
+        close.append(Close(stored[i], by_vector.get(i), how))
+    close.sort(key=lambda c: (-(c.similarity if c.similarity is not None else -1.0), ids.index(c.observation.id)))
+    return close[:limit], vector
+
+
+def save(db: Database, draft: ObservationDraft, *, embedder: Embedder | None = None, decision: str = "ask",
+         revise_id: int | None = None, force: bool = False) -> SaveOutcome:
+    """Save ``draft`` as ``decision`` says (see the module docstring); InputError for a bad
+    decision or a ``revise_id`` that is not a live statement of the memory."""
+    if decision not in ("ask", "add", "revise"):
+        raise InputError(f"unknown decision {decision!r} (expected ask, add or revise)")
+    if (decision == "revise") != (revise_id is not None):
+        raise InputError("revise needs the id of the statement it replaces (and only revise takes one)")
+    close, vector = close_existing(db, draft, embedder=embedder)
+    outcome = SaveOutcome("undecided", close=close)
+    duplicate = next((c for c in close if c.observation.id != revise_id
+                      and is_near_duplicate(draft.text, c.observation.text, c.similarity)), None)
+    if duplicate is not None and not force:
+        outcome.action, outcome.duplicate_of = "refused", duplicate.observation.id
+        return outcome
+    if decision == "ask" and close:
+        return outcome
+    with db.connection() as conn:
+        if decision == "revise":
+            saved = observations_store.revise(conn, revise_id, draft)
+            if saved is None:
+                raise InputError(f"no active or contested statement #{revise_id} in memory {draft.memory!r} to revise")
+            outcome.action = "revised"
+        else:
+            saved = observations_store.insert(conn, draft)
+            outcome.action = "added"
+        outcome.saved_id = saved
+        profile, usable = _serving_embedder(conn, embedder)
+        if vector is not None and profile is not None:
+            observations_store.write_vectors(conn, profile, [(saved, draft.memory)], vector[None, :])
+            outcome.vector = "stored"
+        else:
+            outcome.vector = "pending"
+    return outcome
+
+
+def embed_pending(db: Database, embedder: Embedder, *, limit: int = EMBED_PASS_LIMIT) -> int:
+    """Embed statements without a vector for the generation ``embedder`` writes (the canary is
+    checked first, as for chunks); build that generation's HNSW index over them. Returns how
+    many vectors were written."""
+    from memory_pipeline.indexing import check_canary  # indexing calls this module
+
+    written = 0
+    with db.connection() as conn:
+        target = profiles_store.writing_target(conn, embedder.profile)
+        if target is None:
+            return 0  # no chunk was ever embedded with this profile: nothing serves yet
+        if not observations_store.pending_count(conn, target):
+            return 0
+        profile = profiles_store.register_profile(conn, embedder.profile).writing()
+        check_canary(conn, embedder, profile)
+        while True:
+            todo = observations_store.pending(conn, profile, limit=limit)
+            if not todo:
+                break
+            for start in range(0, len(todo), embedder.batch_size):
+                batch = todo[start : start + embedder.batch_size]
+                vectors = embedder.embed_documents([text for _, _, text in batch])
+                written += observations_store.write_vectors(conn, profile, [(i, m) for i, m, _ in batch], vectors)
+        observations_store.ensure_index(conn, profile)
+    return written
+
+
+def set_status(db: Database, memory: str, observation_id: int, status: str) -> None:
+    if status not in ("active", "contested", "retired"):
+        raise InputError(f"unknown status {status!r} (expected active, contested or retired)")
+    with db.connection() as conn:
+        if not observations_store.set_status(conn, memory, observation_id, status):
+            raise InputError(f"no statement #{observation_id} in memory {memory!r}")

@@ -1,0 +1,191 @@
+"""Observations and beliefs in PostgreSQL: storing, revising, listing, their vectors and HNSW
+indexes, and the two ways search finds them (by words and by vector).
+
+SQL in ``sql/queries/observation_*.sql``; the vector statement and the per-(profile, generation)
+HNSW index are built here with ``psycopg.sql`` because the index is a partial expression index
+whose predicate must repeat the profile id and generation as constants (as ``hnsw_store``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import psycopg
+from pgvector import HalfVector
+from psycopg import sql
+
+from memory_pipeline.domain.observations import ObservationDraft
+from memory_pipeline.storage import search_store
+from memory_pipeline.storage.hnsw_store import HNSW_EF_CONSTRUCTION, HNSW_M
+from memory_pipeline.storage.paths import query
+from memory_pipeline.storage.profiles_store import StoredProfile
+from memory_pipeline.storage.vector_store import MIN_EF_SEARCH
+
+
+@dataclass(frozen=True)
+class StoredObservation:
+    id: int
+    memory: str
+    kind: str
+    status: str
+    text: str
+    confidence: float
+    episode_ids: tuple[int, ...]
+    passages: tuple[str, ...]
+    author: str
+    revises: int | None
+    observed_at: dt.datetime
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "memory": self.memory,
+            "kind": self.kind,
+            "status": self.status,
+            "text": self.text,
+            "confidence": round(self.confidence, 4),
+            "episodeIds": list(self.episode_ids),
+            "passages": list(self.passages),
+            "author": self.author,
+            "revises": self.revises,
+            "observedAt": self.observed_at.isoformat(),
+        }
+
+
+def _stored(row) -> StoredObservation:
+    i, memory, kind, status, text, confidence, episodes, passages, author, revises, at = row
+    return StoredObservation(i, memory, kind, status, text, float(confidence), tuple(episodes), tuple(passages),
+                             author, revises, at)
+
+
+def insert(conn: psycopg.Connection, draft: ObservationDraft, *, revises: int | None = None) -> int:
+    return conn.execute(query("observation_insert"), {
+        "memory": draft.memory, "kind": draft.kind, "status": draft.status, "text": draft.text,
+        "confidence": draft.confidence, "episode_ids": list(draft.episode_ids), "passages": list(draft.passages),
+        "author": draft.author, "revises": revises, "observed_at": draft.observed_at,
+    }).fetchone()[0]
+
+
+def revise(conn: psycopg.Connection, old_id: int, draft: ObservationDraft) -> int | None:
+    """Retire ``old_id`` and store ``draft`` as its successor, in one transaction; None when
+    ``old_id`` is not a live statement of the draft's memory (nothing is written then)."""
+    with conn.transaction():
+        if conn.execute(query("observation_retire"), {"id": old_id, "memory": draft.memory}).fetchone() is None:
+            return None
+        return insert(conn, draft, revises=old_id)
+
+
+def set_status(conn: psycopg.Connection, memory: str, observation_id: int, status: str) -> bool:
+    row = conn.execute(query("observation_set_status"), {"id": observation_id, "memory": memory, "status": status})
+    return row.fetchone() is not None
+
+
+def rows(conn: psycopg.Connection, memory: str, ids: Sequence[int]) -> dict[int, StoredObservation]:
+    found = conn.execute(query("observation_rows"), {"memory": memory, "ids": list(ids)}).fetchall()
+    return {r[0]: _stored(r) for r in found}
+
+
+def listing(conn: psycopg.Connection, memory: str, *, kind: str | None = None, with_retired: bool = False,
+            limit: int = 100) -> list[StoredObservation]:
+    found = conn.execute(query("observation_list"), {
+        "memory": memory, "kind": kind, "with_retired": with_retired, "limit": limit,
+    }).fetchall()
+    return [_stored(r) for r in found]
+
+
+def by_words(conn: psycopg.Connection, memory: str, text: str, *, kinds: Sequence[str], statuses: Sequence[str],
+             limit: int) -> list[tuple[int, float]]:
+    """(id, BM25 score) of the statements sharing words with ``text``, best first."""
+    lexemes = search_store.query_lexemes(conn, text)
+    if not lexemes:
+        return []
+    found = conn.execute(query("observation_keyword"), {
+        "memory": memory, "kinds": list(kinds), "statuses": list(statuses), "lexemes": lexemes,
+        "tsquery": search_store.or_tsquery(lexemes), "limit": limit,
+    }).fetchall()
+    return [(i, float(s)) for i, s in found]
+
+
+# -- vectors ----------------------------------------------------------------------------------
+def index_name(profile: StoredProfile) -> str:
+    return f"observation_embeddings_hnsw_p{profile.id}_g{profile.generation}"
+
+
+def _expression(profile: StoredProfile) -> sql.Composable:
+    return sql.SQL("(embedding::halfvec({dim}))").format(dim=sql.Literal(profile.dim))
+
+
+def pending(conn: psycopg.Connection, profile: StoredProfile, *, limit: int) -> list[tuple[int, str, str]]:
+    """(id, memory, text) of statements without a vector for ``profile``'s generation."""
+    return conn.execute(query("observation_pending"), {
+        "profile_id": profile.id, "generation": profile.generation, "limit": limit,
+    }).fetchall()
+
+
+def pending_count(conn: psycopg.Connection, profile: StoredProfile) -> int:
+    return conn.execute(query("observation_pending_count"), {
+        "profile_id": profile.id, "generation": profile.generation,
+    }).fetchone()[0]
+
+
+def write_vectors(conn: psycopg.Connection, profile: StoredProfile, items: Sequence[tuple[int, str]],
+                  vectors: np.ndarray) -> int:
+    """Store one vector per (id, memory) of ``items``, in one transaction."""
+    with conn.transaction():
+        for (observation_id, memory), vector in zip(items, vectors):
+            conn.execute(query("observation_vector_insert"), {
+                "profile_id": profile.id, "generation": profile.generation, "observation_id": observation_id,
+                "memory": memory, "embedding": HalfVector(vector),
+            })
+    return len(items)
+
+
+def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> bool:
+    """Build the profile generation's HNSW index over statement vectors if it is missing or
+    invalid; True when it was built now. ``conn`` must be in autocommit mode (CONCURRENTLY)."""
+    name = index_name(profile)
+    row = conn.execute("SELECT i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid "
+                       "WHERE c.relname = %s", (name,)).fetchone()
+    if row is not None and row[0]:
+        return False
+    if row is not None:
+        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
+    conn.execute(sql.SQL(
+        "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON observation_embeddings USING hnsw "
+        "({expr} halfvec_cosine_ops) WITH (m = {m}, ef_construction = {efc}) "
+        "WHERE profile_id = {pid} AND generation = {gen}"
+    ).format(name=sql.Identifier(name), expr=_expression(profile), m=sql.Literal(HNSW_M),
+             efc=sql.Literal(HNSW_EF_CONSTRUCTION), pid=sql.Literal(profile.id), gen=sql.Literal(profile.generation)))
+    return True
+
+
+def index_state(conn: psycopg.Connection, profile: StoredProfile) -> dict:
+    row = conn.execute("SELECT i.indisvalid, pg_relation_size(c.oid) FROM pg_class c "
+                       "JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = %s", (index_name(profile),)).fetchone()
+    vectors = conn.execute("SELECT count(*) FROM observation_embeddings WHERE profile_id = %s AND generation = %s",
+                           (profile.id, profile.generation)).fetchone()[0]
+    return {"name": index_name(profile), "exists": row is not None, "valid": bool(row and row[0]),
+            "size_bytes": int(row[1]) if row else 0, "vectors": vectors}
+
+
+def by_vector(conn: psycopg.Connection, profile: StoredProfile, memory: str, vector: np.ndarray, *,
+              kinds: Sequence[str], statuses: Sequence[str], limit: int) -> list[tuple[int, float]]:
+    """(id, cosine similarity) of the nearest statements of ``memory`` of the given kinds and
+    statuses, through the profile generation's HNSW index, best first."""
+    expr = _expression(profile)
+    statement = sql.SQL(
+        "SELECT v.observation_id, {expr} <=> %(q)s::halfvec({dim}) AS distance "
+        "FROM observation_embeddings v JOIN observations o ON o.id = v.observation_id "
+        "WHERE v.profile_id = {pid} AND v.generation = {gen} AND v.memory = %(memory)s "
+        "AND o.kind = ANY(%(kinds)s::text[]) AND o.status = ANY(%(statuses)s::text[]) "
+        "ORDER BY {expr} <=> %(q)s::halfvec({dim}) LIMIT %(limit)s"
+    ).format(expr=expr, dim=sql.Literal(profile.dim), pid=sql.Literal(profile.id), gen=sql.Literal(profile.generation))
+    with conn.transaction():
+        conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(limit, MIN_EF_SEARCH))))
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        found = conn.execute(statement, {"q": HalfVector(vector), "memory": memory, "kinds": list(kinds),
+                                         "statuses": list(statuses), "limit": limit}).fetchall()
+    return sorted(((i, 1.0 - float(d)) for i, d in found), key=lambda hit: (-hit[1], hit[0]))

@@ -1,0 +1,84 @@
+"""Observation and belief drafts: the rules, JSONL lines with located reasons, near duplicates."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_pipeline.domain.observations import (
+    InvalidObservation,
+    is_near_duplicate,
+    make_observation,
+    normalized,
+    parse_observation_lines,
+)
+
+
+def test_a_valid_draft_keeps_its_fields():
+    d = make_observation(memory="me", text="  Mara's running coach is Inês. ", kind="belief", confidence=0.8,
+                         episode_ids=[3, 3, 5], passages=["D1:3"], author="agent", observed_at="2026-05-01")
+    assert (d.memory, d.kind, d.text, d.status, d.confidence) == ("me", "belief", "Mara's running coach is Inês.", "active", 0.8)
+    assert d.episode_ids == (3, 5) and d.passages == ("D1:3",) and d.observed_at.isoformat() == "2026-05-01T00:00:00+00:00"
+
+
+@pytest.mark.parametrize("fields, field, reason", [
+    ({"text": ""}, "text", "'text' is empty"),
+    ({"text": "   "}, "text", "'text' is empty"),
+    ({"text": None}, "text", "missing text"),
+    ({"text": 5}, "text", "'text' must be a string, got number"),
+    ({"text": "a\x00b"}, "text", "NUL"),
+    ({"text": "x" * 2001}, "text", "2001 characters long"),
+    ({"kind": "fact"}, "kind", "invalid kind 'fact' (expected observation or belief)"),
+    ({"status": "retired"}, "status", "cannot be 'retired'"),
+    ({"status": "maybe"}, "status", "invalid status 'maybe'"),
+    ({"confidence": 1.5}, "confidence", "in [0, 1], got 1.5"),
+    ({"confidence": float("nan")}, "confidence", "in [0, 1]"),
+    ({"confidence": True}, "confidence", "must be a number"),
+    ({"episode_ids": [0]}, "episode_ids", "not a positive episode id"),
+    ({"episode_ids": "3"}, "episode_ids", "must be an array"),
+    ({"passages": [""]}, "passages", "'passages' is empty"),
+    ({"memory": "bad name"}, "memory", "invalid memory name"),
+    ({"observed_at": "yesterday"}, "observed_at", "unparseable date"),
+])
+def test_invalid_fields_are_named(fields, field, reason):
+    with pytest.raises(InvalidObservation) as caught:
+        make_observation(**{"memory": "me", "text": "ok", **fields})
+    assert caught.value.field == field and reason in str(caught.value)
+
+
+def test_jsonl_lines_are_parsed_and_every_rejection_located():
+    data = (b'{"memory": "me", "text": "Coach is In\xc3\xaas", "episode_ids": [1]}\n'
+            b'\n'
+            b'{"text": "no memory here"}\n'
+            b'{"memory": "me", "txt": "typo"}\n'
+            b'not json\n'
+            b'{"memory": "me", "text": "a belief", "kind": "belief", "status": "contested"}\n')
+    drafts, rejections = parse_observation_lines(data, "obs.jsonl")
+    assert [(line, d.text, d.kind, d.status) for line, d in drafts] == [
+        (1, "Coach is Inês", "observation", "active"), (6, "a belief", "belief", "contested")]
+    assert [line for line, _ in rejections] == [3, 4, 5]
+    assert rejections[0][1] == "obs.jsonl:3: missing memory (give it on the line or with --memory)"
+    assert rejections[1][1].startswith("obs.jsonl:4: unknown field 'txt'")
+    assert rejections[2][1].startswith("obs.jsonl:5: malformed JSON")
+    drafts, rejections = parse_observation_lines(b'{"memory": "me"}\n', "f")
+    assert rejections == [(1, "f:1: missing text")]
+    drafts, rejections = parse_observation_lines(b'{"text": "x"}\n', "f", memory="you")
+    assert drafts[0][1].memory == "you" and not rejections
+
+
+def test_near_duplicates_are_the_same_words_or_very_close_vectors():
+    assert normalized("Mara's  coach: Inês!") == "mara s coach ines"
+    assert is_near_duplicate("Mara's coach is Inês.", "mara's COACH is ines")
+    assert not is_near_duplicate("Mara's coach is Inês.", "Mara's coach was Rui.")
+    assert is_near_duplicate("a", "b", cosine=0.99)
+    assert not is_near_duplicate("a", "b", cosine=0.9)
+
+
+def test_close_means_similar_vectors_or_most_of_the_words():
+    from memory_pipeline.domain.observations import CLOSE_COSINE, is_close, shares_words
+
+    new = {"alic", "plant", "tulip", "garden"}
+    assert shares_words(new, {"alic", "plant", "tulip", "rose"})
+    assert not shares_words(new, {"alic", "bake", "bread"})
+    assert not shares_words(set(), {"alic"})
+    assert is_close(CLOSE_COSINE, new, set()) and not is_close(CLOSE_COSINE - 0.01, new, set())
+    assert is_close(None, new, new)

@@ -1,0 +1,107 @@
+"""Observations and beliefs end to end on a real database: saving with close statements shown,
+revisions kept as history, vectors from the index pass, and the two search channels."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_pipeline import indexing, observations
+from memory_pipeline.domain.observations import make_observation
+from memory_pipeline.domain.policies import Policy, load_policies
+from memory_pipeline.errors import InputError
+from memory_pipeline.search.service import SearchService
+from memory_pipeline.storage import observations_store
+from memory_pipeline.storage.profiles_store import active_profile
+from memory_pipeline_tests.search.conftest import NOW
+
+
+def draft(text: str, **fields):
+    return make_observation(**{"memory": "alice", "text": text, **fields})
+
+
+def test_saving_shows_close_statements_and_the_caller_decides(db, world):
+    first = observations.save(db, draft("Alice planted tulips with Tomás in the back garden"), embedder=world)
+    assert first.action == "added" and first.vector == "stored" and first.close == []
+
+    similar = draft("Alice planted garlic in the back garden")
+    asked = observations.save(db, similar, embedder=world)
+    assert asked.action == "undecided" and asked.saved_id is None
+    assert [c.observation.id for c in asked.close] == [first.saved_id]
+    assert "words" in asked.close[0].by and asked.close[0].similarity is not None
+
+    added = observations.save(db, similar, embedder=world, decision="add")
+    assert added.action == "added" and added.saved_id != first.saved_id
+
+    again = observations.save(db, draft("alice planted TULIPS with Tomas in the back garden!"), embedder=world,
+                              decision="add")
+    assert again.action == "refused" and again.duplicate_of == first.saved_id
+    forced = observations.save(db, draft("alice planted TULIPS with Tomas in the back garden!"), embedder=world,
+                               decision="add", force=True)
+    assert forced.action == "added"
+
+
+def test_a_revision_retires_the_old_version_and_keeps_it_as_history(db, world):
+    old = observations.save(db, draft("Alice's bike chain was fixed with oil"), embedder=world).saved_id
+    new = observations.save(db, draft("Alice's bike chain and derailleur were fixed with oil"), embedder=world,
+                            decision="revise", revise_id=old)
+    assert new.action == "revised"
+    with db.connection() as conn:
+        live = observations_store.listing(conn, "alice")
+        history = observations_store.listing(conn, "alice", with_retired=True)
+    assert [o.id for o in live] == [new.saved_id]
+    assert {o.id: o.status for o in history} == {new.saved_id: "active", old: "retired"}
+    assert next(o for o in history if o.id == new.saved_id).revises == old
+    with pytest.raises(InputError, match=f"no active or contested statement #{old}"):
+        observations.save(db, draft("something else entirely"), decision="revise", revise_id=old)
+    with pytest.raises(InputError, match="unknown decision"):
+        observations.save(db, draft("x"), decision="maybe")
+
+
+def test_the_index_pass_embeds_statements_and_builds_their_index(db, world):
+    with db.connection() as conn:
+        observations_store.insert(conn, draft("Alice fixed the bicycle chain"))
+        observations_store.insert(conn, draft("Alice likes pear trees", kind="belief", status="contested"))
+        profile = active_profile(conn)
+        assert observations_store.pending_count(conn, profile) == 2
+    report = indexing.index_until_done(db, world)
+    assert report.statement_vectors == 2
+    with db.connection() as conn:
+        assert observations_store.pending_count(conn, profile) == 0
+        state = observations_store.index_state(conn, profile)
+    assert state["valid"] and state["vectors"] == 2
+    assert indexing.index_until_done(db, world).statement_vectors == 0
+
+
+def test_search_returns_statements_with_their_kind_and_sources(db, world, service):
+    obs = observations.save(db, draft("The bike computer showed error LDG-4102 after the chain repair",
+                                      episode_ids=[2], passages=["p1"]), embedder=world).saved_id
+    response = service.search("alice", "LDG-4102 bike computer error", limit=5)
+    statement = next(r for r in response.results if r.kind == "observation")
+    assert statement.chunk_id == f"observation:{obs}" and statement.ranks["observation"] == 1
+    assert statement.sources == {"episodeIds": [2], "passages": ["p1"]} and statement.episode_id == 2
+    assert statement.to_json()["sources"] == {"episodeIds": [2], "passages": ["p1"]}
+    assert any(r.kind != "observation" for r in response.results)  # chunks still come back
+    off = service.search("alice", "LDG-4102 bike computer error", limit=5, channels=("vector", "keyword", "graph"))
+    assert all(r.kind not in ("observation", "belief") for r in off.results)
+    # Another memory's statements are never candidates.
+    assert all(r.kind != "observation" for r in service.search("bob", "LDG-4102 bike computer error").results)
+
+
+def test_contested_beliefs_only_when_the_policy_says_so(db, world):
+    contested = observations.save(db, draft("Alice secretly dislikes the garden soil", kind="belief",
+                                            status="contested"), embedder=world).saved_id
+    active = observations.save(db, draft("Alice enjoys baking sourdough", kind="belief"), embedder=world).saved_id
+    policies = {**load_policies(), "doubts": Policy(name="doubts", contested_beliefs=True)}
+    service = SearchService(db, policies, embedder=world, clock=lambda: NOW)
+    keys = lambda response: {r.chunk_id for r in response.results}  # noqa: E731
+    default = service.search("alice", "does Alice dislike garden soil?", limit=10)
+    assert f"belief:{contested}" not in keys(default)
+    doubts = service.search("alice", "does Alice dislike garden soil?", policy="doubts", limit=10)
+    assert f"belief:{contested}" in keys(doubts)
+    baking = service.search("alice", "sourdough baking", limit=10, channels=("belief",))
+    assert keys(baking) == {f"belief:{active}"} and baking.results[0].kind == "belief"
+    observations.set_status(db, "alice", active, "retired")
+    assert service.search("alice", "sourdough baking", limit=10, channels=("belief",)).results == []
+    with pytest.raises(InputError, match="no statement #999999"):
+        observations.set_status(db, "alice", 999999, "contested")
+

@@ -1,0 +1,50 @@
+"""Observations and beliefs through the Python API and the CLI (real database, loopback model)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memory_pipeline import Memory
+from memory_pipeline.errors import InputError
+from memory_pipeline_tests.helpers import QWEN, count
+from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
+
+
+@pytest.fixture
+def model():
+    with LoopbackEmbeddingServer(dim=512, models={QWEN}) as server:
+        yield server
+
+
+@pytest.fixture
+def mem(db_url, model):
+    with Memory.open(url=db_url, embed_provider="ollama", embed_url=model.url, record_in_dagster=False) as memory:
+        yield memory
+
+
+def test_observe_import_list_search_and_forget(mem, tmp_path):
+    mem.add([{"memory": "me", "kind": "note", "title": "Run", "occurred_at": "2026-03-01",
+              "body": "Long run with Inês along the river; my calf felt tight at kilometre 14."}])
+    mem.index()
+    first = mem.observe("me", "My running coach is Inês", episode_ids=[1])
+    assert first.action == "added" and first.vector == "stored"
+    assert mem.observe("me", "my running coach is Inês!").action == "refused"
+    with pytest.raises(InputError, match="invalid kind"):
+        mem.observe("me", "x", kind="fact")
+    path = tmp_path / "obs.jsonl"
+    path.write_text(json.dumps({"text": "Mara's calf felt tight at km 14", "kind": "belief"}) + "\n"
+                    + '{"text": ""}\n' + json.dumps({"text": "My running coach is Inês"}) + "\n", encoding="utf-8")
+    outcomes, rejections = mem.import_observations(path, memory="me")
+    assert [o.action for o in outcomes] == ["added", "refused"]
+    assert rejections == [f"{path}:2: 'text' is empty",
+                          f"{path}:3: near-exact duplicate of statement #{first.saved_id} (force saves it anyway)"]
+    assert [o.kind for o in mem.observations("me")] == ["belief", "observation"]
+    mem.set_observation_status("me", outcomes[0].saved_id, "contested")
+    assert mem.observations("me", kind="belief")[0].status == "contested"
+    hit = next(r for r in mem.search("me", "who is my running coach?").results if r.kind == "observation")
+    assert hit.text == "My running coach is Inês" and hit.sources["episodeIds"] == [1]
+    mem.forget("me")
+    assert count(mem.db, "SELECT count(*) FROM observations WHERE memory = 'me'") == 0
+    assert count(mem.db, "SELECT count(*) FROM observation_embeddings WHERE memory = 'me'") == 0

@@ -1,0 +1,4 @@
+-- A revision keeps the old version as history: retired, still pointed at by its successor.
+UPDATE observations SET status = 'retired', updated_at = now()
+WHERE id = %(id)s AND memory = %(memory)s AND status <> 'retired'
+RETURNING id
