@@ -79,7 +79,8 @@ from memory_pipeline.search.service import (
     SearchService,
     followed_entities,
 )
-from memory_pipeline.storage import entities_store, hnsw_store, search_store
+from memory_pipeline.domain.observations import make_observation
+from memory_pipeline.storage import entities_store, hnsw_store, observations_store, search_store
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 from memory_pipeline.storage.episodes_store import store_episodes
@@ -102,8 +103,12 @@ ROWS: tuple[tuple[str, tuple[str, ...] | None], ...] = (
     ("vector alone", ("vector",)),
     ("keyword alone", ("keyword",)),
     ("graph alone", ("graph",)),
+    ("observation alone", ("observation",)),
+    ("fused, no observations", ("vector", "keyword", "graph")),
     ("fused default", None),
 )
+# The dev conversations' ``observation`` field, loaded as observations citing their turns.
+STATEMENT_AUTHOR = "locomo-observation"
 
 # Plain BM25 / cosine / RRF over the same 759 questions (recall@1, @3, @5, @8).
 REFERENCE = {
@@ -144,6 +149,7 @@ class Conversation:
     questions: list[Question]
     skipped_evidence: list[str] = field(default_factory=list)
     dropped_questions: int = 0
+    statements: list[tuple[int, str, list[str]]] = field(default_factory=list)  # (session, text, dia ids)
 
 
 def session_numbers(conv: dict) -> list[int]:
@@ -183,6 +189,11 @@ def load_conversations(path: Path) -> list[Conversation]:
                 turn = turns[t["dia_id"]]
                 turn.split = not any(turn.needle in c for c in chunk_texts)
         c = Conversation(memory, drafts, turns, [])
+        for key, by_speaker in sorted(sample.get("observation", {}).items()):
+            n = int(re.fullmatch(r"session_(\d+)_observation", key).group(1))
+            for items in by_speaker.values():
+                for text, cited in items:
+                    c.statements.append((n, text, [cited] if isinstance(cited, str) else list(cited)))
         for i, qa in enumerate(sample["qa"]):
             if qa.get("category") not in CATEGORIES:
                 continue
@@ -217,6 +228,23 @@ def holds(chunk_text: str, turn: Turn) -> bool:
     return False
 
 
+def statement_cites(o) -> set[str]:
+    """The dia ids an observation cites (its passages)."""
+    return set(o.passages)
+
+
+def result_holds(result, turn: Turn) -> bool:
+    """A chunk or passage holds a turn by its text; a statement by citing it."""
+    if result.kind in ("observation", "belief"):
+        return turn.dia_id in (result.sources or {}).get("passages", [])
+    return holds(result.text, turn)
+
+
+def result_recall_at(found, turns: Sequence[Turn], k: int) -> float:
+    top = found[:k]
+    return sum(1 for t in turns if any(result_holds(r, t) for r in top)) / len(turns)
+
+
 def recall_at(texts: Sequence[str], turns: Sequence[Turn], k: int) -> float:
     top = texts[:k]
     return sum(1 for t in turns if any(holds(c, t) for c in top)) / len(turns)
@@ -225,6 +253,24 @@ def recall_at(texts: Sequence[str], turns: Sequence[Turn], k: int) -> float:
 # --------------------------------------------------------------------------------------------
 # Building the index
 # --------------------------------------------------------------------------------------------
+
+
+def load_statements(conn, convs: list[Conversation]) -> int:
+    """The conversations' ``observation`` field as observations (once): each cites its turns and
+    its session's episode, as an agent would have written it."""
+    inserted = 0
+    for c in convs:
+        if conn.execute("SELECT count(*) FROM observations WHERE memory = %s AND author = %s",
+                        (c.memory, STATEMENT_AUTHOR)).fetchone()[0]:
+            continue
+        episode_of = dict(conn.execute("SELECT source, id FROM episodes WHERE memory = %s", (c.memory,)).fetchall())
+        for n, text, cited in c.statements:
+            draft = make_observation(memory=c.memory, text=text, passages=cited, author=STATEMENT_AUTHOR,
+                                     episode_ids=[episode_of[f"locomo:{c.memory}:session_{n}"]])
+            observations_store.insert(conn, draft)
+            inserted += 1
+    print(f"observations: {inserted} loaded now")
+    return inserted
 
 
 def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict:
@@ -238,6 +284,7 @@ def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict
               f"({time.perf_counter() - t0:.1f}s)")
         # A second run has nothing pending, so index_pass would not activate the profile itself.
         profile = activate_profile(conn, embedder.profile)
+        info["statements_inserted"] = load_statements(conn, convs)
 
     last = [0.0]
 
@@ -253,7 +300,8 @@ def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict
     info["index_seconds"] = time.perf_counter() - t_index
     info["index_vectors"] = report.vectors
     info["index_window_vectors"] = report.windows
-    print(f"index: {report.episodes} episode(s), {report.chunks} chunk(s), {report.vectors} chunk vector(s) and "
+    print(f"index: {report.episodes} episode(s), {report.chunks} chunk(s), {report.vectors} chunk vector(s), "
+          f"{report.statement_vectors} observation vector(s) and "
           f"{report.windows} paragraph-window vector(s) written "
           f"in {info['index_seconds']:.1f}s; pending after: {report.pending_after}")
     if report.pending_after:
@@ -268,7 +316,8 @@ def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict
         state = hnsw_store.ensure_index(conn, profile)  # pool connections are autocommit
         print(f"hnsw: {state.name} valid={state.valid} rows={state.rows} "
               f"{'built in %.1fs' % state.build_seconds if state.build_seconds is not None else 'reused'}")
-        conn.execute("ANALYZE episodes, chunks, embeddings, entities, entity_mentions")
+        conn.execute("ANALYZE episodes, chunks, embeddings, entities, entity_mentions, observations, "
+                     "observation_embeddings")
         counts = {}
         for c in convs:
             e, ch, ents = conn.execute(
@@ -338,7 +387,7 @@ def run_service(service: SearchService, questions: list[Question], turns_of: dic
             texts = [r.text for r in resp.results]
             row = rows[name]
             for k in KS:
-                row.recalls[k].append(recall_at(texts, turns, k))
+                row.recalls[k].append(result_recall_at(resp.results, turns, k))
             row.chars.append(sum(len(t) for t in texts))
             row.categories.append(q.category)
             row.returned.append(len(texts))
@@ -458,7 +507,7 @@ def print_table(summary: dict[str, dict], questions: int) -> list[dict]:
     verdicts = []
     for i, k in enumerate(KS):
         f = fused[f"@{k}"]
-        singles = {n: summary[n]["recall"][f"@{k}"] for n, _ in ROWS if n != "fused default"}
+        singles = {n: summary[n]["recall"][f"@{k}"] for n, ch in ROWS if ch is not None and len(ch) == 1}
         refs = {n: v[i] for n, v in REFERENCE.items()}
         beats_singles = all(f > v for v in singles.values())
         # The references are given to two decimals: compare at that precision.
@@ -494,6 +543,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--home", type=Path, default=DEFAULT_HOME, help="folder of the persistent embedded PostgreSQL (default benchmarks/.locomo_home)")
     p.add_argument("--limit-questions", type=int, default=None, metavar="N", help="only N questions, taken round-robin across the conversations")
     p.add_argument("--skip-diagnostics", action="store_true", help="only the service table")
+    p.add_argument("--skip-loo", action="store_true", help="no leave-one-conversation-out fusion section")
+    p.add_argument("--loo-only", action="store_true",
+                   help="only the leave-one-out section (channels cached in --home/channel_cache.json)")
     p.add_argument("--no-windows", action="store_true",
                    help="index without paragraph-window vectors (MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off); "
                         "use a --home of its own: a home indexed one way keeps its vectors")
@@ -547,14 +599,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         figures["setup"] = prepare(db, convs, embedder)
         service = SearchService(db, load_policies(default_policies_path()), embedder=embedder, reranker=None, record=False)
-        print(f"\nsearching {len(questions)} questions x {len(ROWS)} rows ...")
-        t0 = time.perf_counter()
-        rows = run_service(service, questions, turns_of)
-        print(f"  done in {time.perf_counter() - t0:.1f}s")
-        summary = {name: r.summary() for name, r in rows.items()}
-        figures["rows"] = summary
-        figures["fused_verdicts"] = print_table(summary, len(questions))
-        if not args.skip_diagnostics:
+        if not args.skip_loo:
+            import locomo_loo
+
+            cache = locomo_loo.build_cache(args.home / "channel_cache.json", service, questions, turns_of, holds,
+                                           statement_cites)
+            figures["leave_one_out"] = locomo_loo.run(cache["items"], dt.datetime.now(dt.timezone.utc))
+        if not args.loo_only:
+            print(f"\nsearching {len(questions)} questions x {len(ROWS)} rows ...")
+            t0 = time.perf_counter()
+            rows = run_service(service, questions, turns_of)
+            print(f"  done in {time.perf_counter() - t0:.1f}s")
+            summary = {name: r.summary() for name, r in rows.items()}
+            figures["rows"] = summary
+            figures["fused_verdicts"] = print_table(summary, len(questions))
+        if not args.skip_diagnostics and not args.loo_only:
             print("\nrunning diagnostics ...")
             diag = run_diagnostics(db, embedder, questions, turns_of)
             figures["diagnostics"] = diag

@@ -150,6 +150,15 @@ class SearchService:
         return self._embedder  # type: ignore[return-value]
 
     # -- the search -------------------------------------------------------------------------
+    def candidates(self, memory: str, query: str, *, policy: str | None = None) -> dict[str, list[str]]:
+        """Each channel's ranked candidate keys for ``query``, as ``search`` would fuse them (the
+        benchmark tunes fusion on these); statements are keyed ``"<kind>:<id>"``."""
+        memory = validate_memory_name(memory)
+        chosen = self.resolve_policy(policy, limit=None, channels=None)
+        response = SearchResponse(memory, validate_query(query), chosen.name, chosen.limit, chosen.channels)
+        ranked, _ = self._run_channels(chosen, memory, query, Filters(), response)
+        return {ch: [key for key, _ in hits] for ch, hits in ranked.items()}
+
     def search(
         self,
         memory: str,

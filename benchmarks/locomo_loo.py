@@ -1,0 +1,229 @@
+"""Leave-one-conversation-out fusion tuning for ``bench_locomo.py`` (a helper, not a script).
+
+The channels run once per question through the product (``SearchService.candidates``); their
+ranked candidates, with what each candidate holds, are cached as JSON under ``--home``. Fusion is
+then replayed offline exactly as ``search`` does it (``domain.fusion.fuse``, then
+``domain.passages.sew`` with the limit counting passages; a statement is a result of its own) for
+every setting of a grid, and chosen by leave-one-conversation-out: for each of the five
+conversations, the setting with the best mean recall@1/3/5/8 on the other four is scored on it.
+Nothing is chosen by its score on all five.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from memory_pipeline.domain import fusion, passages
+from memory_pipeline.storage import observations_store, search_store
+
+KS = (1, 3, 5, 8)
+LIMIT = 8
+CHUNK_CHANNELS = ("vector", "keyword", "graph")
+# The grid: RRF k, and channel weights relative to keyword (1.0).
+GRID_K = (10, 20, 30, 45, 60, 90)
+GRID_VECTOR = (0.5, 0.7, 0.85, 1.0, 1.2)
+GRID_GRAPH = (0.0, 0.2, 0.35, 0.5, 0.7)
+GRID_OBSERVATION = (0.35, 0.5, 0.7, 1.0, 1.5, 2.0)
+CACHE_VERSION = 2
+
+
+@dataclass
+class Candidate:
+    text_chars: int
+    holds: list[str]  # the evidence dia ids of its question it holds (or cites)
+    salience: float
+    occurred_at: str
+    episode_id: int  # a statement: minus its id (adjacent to nothing)
+    start: int
+    end: int
+
+
+def build_cache(path: Path, service, questions, turns_of, holds, statement_cites) -> dict:
+    """Per question: each channel's ranked keys and, per key, what fusion and scoring need."""
+    if path.is_file():
+        cached = json.loads(path.read_text(encoding="utf-8"))
+        if cached.get("version") == CACHE_VERSION and cached.get("questions") == len(questions):
+            print(f"channel cache: {path} ({len(questions)} questions, reused)")
+            return cached
+    out = {"version": CACHE_VERSION, "questions": len(questions), "items": []}
+    for i, q in enumerate(questions, 1):
+        ranked = service.candidates(q.memory, q.text)
+        turns = [turns_of[q.memory][e] for e in q.evidence]
+        keys = sorted({k for ks in ranked.values() for k in ks})
+        chunk_keys = [k for k in keys if ":" not in k]
+        statement_ids = [int(k.split(":", 1)[1]) for k in keys if ":" in k]
+        with service.db.connection() as conn:
+            rows = search_store.chunk_rows(conn, q.memory, chunk_keys)
+            stored = observations_store.rows(conn, q.memory, statement_ids) if statement_ids else {}
+        cands = {}
+        for k in chunk_keys:
+            r = rows[k]
+            cands[k] = Candidate(len(r.text), [t.dia_id for t in turns if holds(r.text, t)], r.salience,
+                                 r.occurred_at.isoformat(), r.episode_id, r.start, r.end).__dict__
+        for o in stored.values():
+            cands[f"{o.kind}:{o.id}"] = Candidate(len(o.text), [e for e in q.evidence if e in statement_cites(o)],
+                                                  o.confidence, o.observed_at.isoformat(), -o.id, 0, len(o.text)).__dict__
+        out["items"].append({"memory": q.memory, "index": q.index, "category": q.category,
+                             "evidence": q.evidence, "ranked": ranked, "candidates": cands})
+        if i % 100 == 0:
+            print(f"  channel cache {i}/{len(questions)}", flush=True)
+    path.write_text(json.dumps(out), encoding="utf-8")
+    print(f"channel cache written: {path}")
+    return out
+
+
+def results(item: dict, channels: Sequence[str], weights: dict, k: float, now: dt.datetime) -> list[tuple[set, int]]:
+    """(evidence held, characters) of each result ``search`` would return with these settings."""
+    cands = item["candidates"]
+    ranked = {ch: item["ranked"].get(ch, []) for ch in channels}
+    facts = {key: fusion.ChunkFacts(c["salience"], dt.datetime.fromisoformat(c["occurred_at"]))
+             for key, c in cands.items()}
+    fused = fusion.fuse(ranked, facts, now=now, weights=weights, k=k)
+    hits = (passages.Hit(f.key, cands[f.key]["episode_id"], cands[f.key]["start"], cands[f.key]["end"]) for f in fused)
+    out = []
+    for passage in passages.sew(hits, LIMIT):
+        held = set().union(*(cands[key]["holds"] for key in passage.keys))
+        out.append((held, sum(cands[key]["text_chars"] for key in passage.keys)))
+    return out
+
+
+def scores(item: dict, found: list[tuple[set, int]]) -> dict:
+    evidence = item["evidence"]
+    row = {f"@{k}": len(set().union(set(), *(h for h, _ in found[:k])) & set(evidence)) / len(evidence) for k in KS}
+    row["chars"] = sum(c for _, c in found)
+    return row
+
+
+def evaluate(items: list[dict], channels, weights: dict, k: float, now) -> list[dict]:
+    return [scores(item, results(item, channels, weights, k, now)) for item in items]
+
+
+def mean(rows: Iterable[dict], key: str) -> float:
+    values = [r[key] for r in rows]
+    return statistics.fmean(values) if values else float("nan")
+
+
+def objective(rows: list[dict]) -> float:
+    return statistics.fmean(mean(rows, f"@{k}") for k in KS)
+
+
+def weights_of(setting: dict) -> dict:
+    return {"vector": setting["vector"], "keyword": 1.0, "graph": setting["graph"],
+            "observation": setting.get("observation", 0.0), "belief": setting.get("observation", 0.0)}
+
+
+def leave_one_out(items: list[dict], settings_for, channels, now) -> dict:
+    """Per conversation: of ``settings_for(held_out)``, the setting best on the other four
+    conversations, and its scores on the held-out one. Each setting is evaluated once."""
+    evaluated: dict[tuple, list[dict]] = {}
+
+    def rows_of(setting: dict) -> list[dict]:
+        key = tuple(sorted(setting.items()))
+        if key not in evaluated:
+            evaluated[key] = evaluate(items, channels, weights_of(setting), setting["k"], now)
+        return evaluated[key]
+
+    folds, held_out = [], [None] * len(items)
+    for memory in sorted({it["memory"] for it in items}):
+        train = [i for i, it in enumerate(items) if it["memory"] != memory]
+        test = [i for i, it in enumerate(items) if it["memory"] == memory]
+        options = settings_for(memory)
+        best = max(options, key=lambda st: objective([rows_of(st)[i] for i in train]))
+        chosen_rows = rows_of(best)
+        for i in test:
+            held_out[i] = chosen_rows[i]
+        folds.append({"held_out": memory, "chosen": best, "questions": len(test),
+                      **{f"@{k}": mean([chosen_rows[i] for i in test], f"@{k}") for k in KS},
+                      "chars": mean([chosen_rows[i] for i in test], "chars")})
+    return {"folds": folds, "rows": held_out}
+
+
+def chunk_grid() -> list[dict]:
+    return [{"k": k, "vector": v, "graph": g} for k, v, g in itertools.product(GRID_K, GRID_VECTOR, GRID_GRAPH)]
+
+
+def observation_grid(base: dict) -> list[dict]:
+    return [{**base, "observation": w} for w in GRID_OBSERVATION]
+
+
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+def table(name: str, rows: list[dict]) -> str:
+    return f"  {name:<34}" + "".join(f"{mean(rows, f'@{k}'):7.3f}" for k in KS) + f"{mean(rows, 'chars'):9.0f}{len(rows):6d}"
+
+
+def run(items: list[dict], now: dt.datetime) -> dict:
+    """Every figure of the leave-one-out section, printed and returned."""
+    head = f"  {'':<34}" + "".join(f"{'@' + str(k):>7}" for k in KS) + f"{'chars/q':>9}{'n':>6}"
+    singles = {ch: evaluate(items, (ch,), dict(fusion.CHANNEL_WEIGHTS), fusion.RRF_K, now)
+               for ch in (*CHUNK_CHANNELS, "observation")}
+    shipped = evaluate(items, CHUNK_CHANNELS, dict(fusion.CHANNEL_WEIGHTS), fusion.RRF_K, now)
+    shipped_obs = evaluate(items, (*CHUNK_CHANNELS, "observation"), dict(fusion.CHANNEL_WEIGHTS), fusion.RRF_K, now)
+    print(f"\n== Leave-one-conversation-out fusion (grid: k {GRID_K}, vector {GRID_VECTOR}, graph {GRID_GRAPH}; "
+          f"keyword 1.0; then observation {GRID_OBSERVATION})")
+    plain = leave_one_out(items, lambda memory: chunk_grid(), CHUNK_CHANNELS, now)
+    chosen_of = {f["held_out"]: f["chosen"] for f in plain["folds"]}
+    with_obs = leave_one_out(items, lambda memory: observation_grid(chosen_of[memory]),
+                             (*CHUNK_CHANNELS, "observation"), now)
+    print(head)
+    for ch, rows in singles.items():
+        print(table(f"{ch} alone", rows))
+    print(table("fused, constants as shipped (v+k+g)", shipped))
+    print(table("fused as shipped + observations", shipped_obs))
+    print(table("fused LOO (v+k+g)", plain["rows"]))
+    print(table("fused LOO + observations", with_obs["rows"]))
+    print("\n  per fold (held-out conversation: setting chosen on the other four; recall there)")
+    gaps = {k: [] for k in KS}
+    for f, g in zip(plain["folds"], with_obs["folds"]):
+        test = [r for r, it in zip(singles["keyword"], items) if it["memory"] == f["held_out"]]
+        gap = {k: f[f"@{k}"] - mean(test, f"@{k}") for k in KS}
+        for k in KS:
+            gaps[k].append(gap[k])
+        print(f"  {f['held_out']:<8} n={f['questions']:<4} chose {f['chosen']} -> "
+              + " ".join(f"@{k} {f[f'@{k}']:.3f}" for k in KS)
+              + " | minus keyword " + " ".join(f"{gap[k]:+.3f}" for k in KS)
+              + f" | +obs weight {g['chosen']['observation']}: " + " ".join(f"@{k} {g[f'@{k}']:.3f}" for k in KS))
+    print("  spread of (fused LOO - keyword) over folds: "
+          + ", ".join(f"@{k} {min(v):+.3f}..{max(v):+.3f}" for k, v in gaps.items()))
+    product = majority(plain["folds"])
+    product_obs = majority(with_obs["folds"])
+    print(f"  the folds' median choice (the product's constants): {product}, observation weight "
+          f"{product_obs['observation']}")
+    by = {}
+    for label, key in (("category", "category"), ("conversation", "memory")):
+        print(f"\n  per {label} (held-out figures; keyword alone for comparison)")
+        print(head)
+        groups = sorted({it[key] for it in items})
+        by[label] = {}
+        for grp in groups:
+            idx = [i for i, it in enumerate(items) if it[key] == grp]
+            name = CATEGORY_NAMES.get(grp, grp) if key == "category" else grp
+            part = {"keyword": [singles["keyword"][i] for i in idx], "vector": [singles["vector"][i] for i in idx],
+                    "fused LOO": [plain["rows"][i] for i in idx], "fused LOO + obs": [with_obs["rows"][i] for i in idx]}
+            for row_name, rows in part.items():
+                print(table(f"{name}: {row_name}", rows))
+            by[label][str(name)] = {row_name: {**{f"@{k}": mean(rows, f"@{k}") for k in KS},
+                                               "chars": mean(rows, "chars"), "questions": len(rows)}
+                                    for row_name, rows in part.items()}
+    summary = lambda rows: {**{f"@{k}": mean(rows, f"@{k}") for k in KS}, "chars": mean(rows, "chars")}  # noqa: E731
+    return {
+        "singles": {ch: summary(rows) for ch, rows in singles.items()},
+        "shipped": summary(shipped), "shipped_with_observations": summary(shipped_obs),
+        "loo": summary(plain["rows"]), "loo_with_observations": summary(with_obs["rows"]),
+        "folds": plain["folds"], "folds_with_observations": with_obs["folds"],
+        "gap_spread": {f"@{k}": [min(v), max(v)] for k, v in gaps.items()},
+        "median_choice": product, "median_observation_weight": product_obs["observation"], "by": by,
+    }
+
+
+def majority(folds: list[dict]) -> dict:
+    """The setting for the product: per constant, the median of the five folds' choices."""
+    keys = folds[0]["chosen"].keys()
+    return {key: statistics.median_low([f["chosen"][key] for f in folds]) for key in keys}
