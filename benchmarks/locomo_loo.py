@@ -27,8 +27,8 @@ LIMIT = 8
 CHUNK_CHANNELS = ("vector", "keyword", "graph")
 # The grid: RRF k, and channel weights relative to keyword (1.0).
 GRID_K = (10, 20, 30, 45, 60, 90)
-GRID_VECTOR = (0.5, 0.7, 0.85, 1.0, 1.2)
-GRID_GRAPH = (0.0, 0.2, 0.35, 0.5, 0.7)
+GRID_VECTOR = (0.5, 0.7, 1.0, 1.2)
+GRID_GRAPH = (0.0, 0.2, 0.4, 0.7)
 GRID_OBSERVATION = (0.35, 0.5, 0.7, 1.0, 1.5, 2.0)
 CACHE_VERSION = 2
 
