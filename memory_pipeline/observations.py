@@ -15,9 +15,9 @@ A near-exact duplicate of a live statement (``domain.observations.is_near_duplic
 refused whatever the decision, unless ``force``.
 
 Vectors: statements get one vector per (profile, generation), like chunks. ``embed_pending``
-writes the missing ones for the generation being written (the index pass, the sensor's and the
-nightly runs call it through ``indexing.index_until_done``; a reindex's new generation makes
-every statement pending again); ``save`` also stores the new statement's vector at once when
+writes the missing ones for the generation being written (``indexing.index_until_done`` calls it:
+``memory-pipeline index`` and ``Memory.index``; the Dagster assets do not yet, see the README; a
+reindex's new generation makes every statement pending again); ``save`` also stores the new statement's vector at once when
 it has an embedder of the serving profile, so it is searchable by meaning straight away.
 """
 
