@@ -36,7 +36,7 @@ from memory_pipeline.errors import ConfigurationError, InputError
 from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
-from memory_pipeline.storage import episodes_store, forget_store, search_store
+from memory_pipeline.storage import episodes_store, forget_store, search_store, tokens_store
 from memory_pipeline.storage.database import Database, redact
 from memory_pipeline.storage.forget_store import ForgetCounts
 
@@ -493,6 +493,47 @@ class Memory:
             "index": index,
             "telemetry": {"enabled": self.telemetry.enabled, "retentionDays": self.telemetry.retention_days},
         }
+
+    # -- access tokens (the HTTP and MCP servers check them) -------------------------------------
+    def create_token(self, name: str, memories: list[str], access: str) -> tuple[str, tokens_store.StoredToken]:
+        """A new bearer token for ``memories`` (``["*"]``: all) with ``access`` "read" or "write";
+        returns the token itself (shown once, only its hash is stored) and its record."""
+        import psycopg
+
+        from memory_pipeline.server.access import ALL_MEMORIES, new_token
+
+        if not isinstance(name, str) or not name.strip() or len(name) > 100 or "\x00" in name:
+            raise InputError("a token needs a name of 1 to 100 characters")
+        if access not in ("read", "write"):
+            raise InputError(f"access {access!r}: expected read or write")
+        if not memories:
+            raise InputError("a token needs at least one memory (or '*' for every memory)")
+        names = sorted({m if m == ALL_MEMORIES else self._checked(validate_memory_name, m, "memory")
+                        for m in memories})
+        token = new_token()
+        try:
+            with self.db.connection() as conn:
+                return token, tokens_store.create(conn, name.strip(), token, names, access)
+        except psycopg.errors.UniqueViolation:
+            raise InputError(f"a token named {name.strip()!r} exists already (revoke it first)") from None
+
+    def tokens(self) -> list[tokens_store.StoredToken]:
+        with self.db.connection() as conn:
+            return tokens_store.list_tokens(conn)
+
+    def revoke_token(self, name: str) -> None:
+        with self.db.connection() as conn:
+            if not tokens_store.revoke(conn, name):
+                raise InputError(f"no token named {name!r}")
+
+    def token_access(self, token: str) -> tokens_store.StoredToken | None:
+        """The record of a presented token, or None when it is unknown or revoked."""
+        with self.db.connection() as conn:
+            return tokens_store.find(conn, token)
+
+    def tokens_configured(self) -> bool:
+        with self.db.connection() as conn:
+            return tokens_store.any_tokens(conn)
 
     # -- telemetry --------------------------------------------------------------------------
     def purge_telemetry(self) -> int:

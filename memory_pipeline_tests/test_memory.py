@@ -5,6 +5,7 @@ Real embedded PostgreSQL (a fresh database per test) and a loopback Ollama-forma
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 
 from memory_pipeline import Memory
@@ -91,7 +92,7 @@ def test_memories_and_status(mem, db_url):
     assert rows["alice"].last_at.date().isoformat() == "2026-04-02"
     status = mem.status()
     assert status["memories"] == 2 and status["episodes"] == 3 and status["pendingEpisodes"] == 3
-    assert status["database"].endswith(db_url.rsplit("/", 1)[1])
+    assert psycopg.conninfo.conninfo_to_dict(db_url)["dbname"] in status["database"]
     assert status["telemetry"] == {"enabled": True, "retentionDays": 90}
 
 

@@ -14,12 +14,8 @@ from pathlib import Path
 from memory_pipeline import config, indexing
 from memory_pipeline.cli.common import err, open_database, open_memory, print_json, print_warnings
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
-from memory_pipeline.embedders.factory import build_embedder, profile_of
 from memory_pipeline.errors import ExitCode, InputError
-from memory_pipeline.ingest import IngestReport, ingest_paths
-from memory_pipeline.storage import episodes_store, index_store
-from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.profiles_store import active_profile
+from memory_pipeline.ingest import ingest_paths
 
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "sample_corpus"
 

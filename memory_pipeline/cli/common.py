@@ -10,12 +10,13 @@ from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 
 
-def open_memory():
-    """The ``Memory`` every command works through, configured by the environment."""
+def open_memory(**settings):
+    """The ``Memory`` every command works through, configured by the environment (``settings``:
+    ``Memory.open`` keyword arguments that a command decides, such as the pool size)."""
     from memory_pipeline.memory import Memory
 
     exit_cleanly_on_sigterm()  # as in open_database: SIGTERM still stops an embedded server
-    return Memory.open()
+    return Memory.open(**settings)
 
 
 def print_warnings(memory) -> None:

@@ -33,6 +33,11 @@ def _port(text: str) -> int:
     return value
 
 
+def _port_or_zero(text: str) -> int:
+    """A port, or 0: any free port (the server prints the one it got)."""
+    return 0 if text.strip() == "0" else _port(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memory-pipeline",
@@ -61,6 +66,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--episode", type=_int, metavar="ID", help="the episode id (from search results or ingest --json)")
     p.add_argument("--all", action="store_true", help="forget every episode of the memory")
     p.add_argument("--json", action="store_true", help="print what was deleted as JSON")
+
+    p = sub.add_parser("serve", help="the HTTP API (OpenAPI docs at /docs)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (off loopback only with tokens)")
+    p.add_argument("--port", type=_port_or_zero, default=8765)
+
+    p = sub.add_parser("mcp", help="the MCP server: stdio (default) or streamable HTTP")
+    p.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=_port_or_zero, default=8766)
+    p.add_argument("--token", help="stdio: act with this token's scope (default: every memory, read and write)")
+
+    p = sub.add_parser("tokens", help="bearer tokens of the HTTP and MCP servers")
+    tok = p.add_subparsers(dest="tokens_command", required=True, metavar="ACTION")
+    q = tok.add_parser("create", help="a new token, printed once")
+    q.add_argument("name")
+    q.add_argument("--memory", action="append", help="a memory it opens (repeatable)")
+    q.add_argument("--all-memories", action="store_true", help="every memory, present and future")
+    q.add_argument("--write", action="store_true", help="may add, index and forget (default: read only)")
+    q.add_argument("--json", action="store_true")
+    q = tok.add_parser("list", help="the tokens (names and scopes; never the tokens themselves)")
+    q.add_argument("--json", action="store_true")
+    q = tok.add_parser("revoke", help="delete a token")
+    q.add_argument("name")
 
     p = sub.add_parser("search", help="fused search inside one memory")
     p.add_argument("query", nargs="?", help="the question, in your own words")
@@ -137,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from memory_pipeline.cli import commands, observation_commands, ops_commands, search_commands
+    from memory_pipeline.cli import commands, observation_commands, ops_commands, search_commands, service_commands
 
     handler = {
         "ingest": commands.cmd_ingest,
@@ -145,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
         "status": commands.cmd_status,
         "memories": commands.cmd_memories,
         "forget": commands.cmd_forget,
+        "serve": service_commands.cmd_serve,
+        "mcp": service_commands.cmd_mcp,
+        "tokens": service_commands.cmd_tokens,
         "demo": commands.cmd_demo,
         "ui": commands.cmd_ui,
         "search": search_commands.cmd_search,

@@ -1,0 +1,111 @@
+"""``memory-pipeline serve`` (HTTP API), ``mcp`` (MCP server) and ``tokens`` (their bearer tokens)."""
+
+from __future__ import annotations
+
+import socket
+
+from memory_pipeline.cli.common import err, open_memory, print_json
+from memory_pipeline.errors import ConfigurationError, ExitCode, InputError
+
+# Concurrent requests each hold up to four connections (a search runs its channels in parallel).
+SERVER_POOL_SIZE = 16
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """Bind before anything starts, so a taken port is a plain error instead of a server log line."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise InputError(f"--host {host!r}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _require_tokens_off_loopback(mem, host: str) -> None:
+    from memory_pipeline.server.access import is_loopback
+
+    if not is_loopback(host) and not mem.tokens_configured():
+        raise ConfigurationError(
+            f"no tokens are configured, so the server listens on loopback only (not {host}): create one "
+            "with `memory-pipeline tokens create NAME --memory M`, or leave --host at 127.0.0.1"
+        )
+
+
+def _serve_asgi(app, sock: socket.socket) -> None:
+    import uvicorn
+
+    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def cmd_serve(args) -> int:
+    from memory_pipeline.server.http_api import create_app
+
+    with open_memory(pool_size=SERVER_POOL_SIZE) as mem:
+        _require_tokens_off_loopback(mem, args.host)
+        sock = listening_socket(args.host, args.port)
+        host, port = sock.getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        access = "bearer tokens required" if mem.tokens_configured() else "no tokens configured: loopback only"
+        print(f"memory_pipeline API on http://{shown}:{port} (docs at /docs; {access}); Ctrl-C stops it", flush=True)
+        _serve_asgi(create_app(mem), sock)
+    return ExitCode.OK
+
+
+def cmd_mcp(args) -> int:
+    from memory_pipeline.server.access import Access
+    from memory_pipeline.server.mcp_server import build_mcp_server, streamable_http_app
+
+    with open_memory(pool_size=SERVER_POOL_SIZE) as mem:
+        if args.http:
+            _require_tokens_off_loopback(mem, args.host)
+            sock = listening_socket(args.host, args.port)
+            host, port = sock.getsockname()[:2]
+            print(f"memory_pipeline MCP server on http://{host}:{port}/mcp (streamable HTTP); Ctrl-C stops it",
+                  flush=True)
+            _serve_asgi(streamable_http_app(mem), sock)
+            return ExitCode.OK
+        access = Access.everything()
+        if args.token:
+            stored = mem.token_access(args.token)
+            if stored is None:
+                raise InputError("--token: unknown or revoked token")
+            access = Access.of_token(stored.name, stored.memories, stored.access)
+        build_mcp_server(mem, lambda: access).run("stdio")
+    return ExitCode.OK
+
+
+def cmd_tokens(args) -> int:
+    with open_memory() as mem:
+        if args.tokens_command == "create":
+            memories = ["*"] if args.all_memories else (args.memory or [])
+            if not memories:
+                raise InputError("say which memories the token opens: --memory NAME (repeatable) or --all-memories")
+            token, stored = mem.create_token(args.name, memories, "write" if args.write else "read")
+            if args.json:
+                print_json({"token": token, **stored.to_json()})
+            else:
+                print(token)
+                err(f"token {stored.name!r}: {stored.access} access to {', '.join(stored.memories)}; "
+                    "shown once, only its hash is stored")
+        elif args.tokens_command == "list":
+            rows = mem.tokens()
+            if args.json:
+                print_json([t.to_json() for t in rows])
+            for t in rows if not args.json else []:
+                print(f"{t.name}: {t.access} {', '.join(t.memories)} (created {t.created_at:%Y-%m-%d %H:%M} UTC)")
+            if not rows and not args.json:
+                print("no tokens: `serve` and `mcp --http` listen on loopback only and need none")
+        else:
+            mem.revoke_token(args.name)
+            print(f"revoked {args.name!r}")
+    return ExitCode.OK

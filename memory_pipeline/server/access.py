@@ -1,0 +1,170 @@
+"""Who may do what: the access a bearer token grants, shared by the HTTP API and the MCP server.
+
+A token is scoped to memories (or to every memory, ``*``) and to reading or writing. Outside its
+scope a memory does not exist for it: the same 404 and the same "existing memories" list as for
+a name nobody uses, so a token never learns that another memory exists.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+from dataclasses import dataclass
+from typing import Iterable
+
+from memory_pipeline.errors import InputError
+from memory_pipeline.memory import unknown_memory_message
+
+ALL_MEMORIES = "*"
+TOKEN_PREFIX = "mpt_"
+
+
+class NotFound(InputError):
+    """A memory or episode that does not exist for the caller (whether or not it exists at all)."""
+
+
+class Forbidden(InputError):
+    """The caller sees the memory but its token may only read it."""
+
+
+def new_token() -> str:
+    """A fresh random token (256 bits); only its hash is ever stored."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+@dataclass(frozen=True)
+class Access:
+    """What one caller may do. ``memories`` None: every memory."""
+
+    name: str | None
+    memories: frozenset[str] | None
+    write: bool
+
+    @classmethod
+    def everything(cls) -> "Access":
+        """No tokens configured (loopback only), or a local stdio client: all memories, read and write."""
+        return cls(None, None, True)
+
+    @classmethod
+    def of_token(cls, name: str, memories: Iterable[str], access: str) -> "Access":
+        names = frozenset(memories)
+        return cls(name, None if ALL_MEMORIES in names else names, access == "write")
+
+    @property
+    def all_memories(self) -> bool:
+        return self.memories is None
+
+    def sees(self, memory: str) -> bool:
+        return self.memories is None or memory in self.memories
+
+    def visible(self, names: Iterable[str]) -> list[str]:
+        return [n for n in names if self.sees(n)]
+
+    def unknown_memory(self, memory: str, existing: Iterable[str]) -> NotFound:
+        return NotFound(unknown_memory_message(memory, self.visible(existing)))
+
+    def require_write(self, memory: str | None = None) -> None:
+        if not self.write:
+            what = f"memory {memory!r}" if memory else "this service"
+            raise Forbidden(f"this token may only read {what}; writing needs a token with write access")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+# Episode ids are PostgreSQL bigints; a larger number names no episode (and must not reach SQL).
+MAX_EPISODE_ID = 2**63 - 1
+
+
+def access_of_token(memory, token: str | None) -> Access:
+    """The access a presented bearer token (None: none presented) grants on ``memory``'s service."""
+    if not memory.tokens_configured():
+        return Access.everything()
+    if not token:
+        raise Unauthorized("this server needs a token: Authorization: Bearer <token>")
+    stored = memory.token_access(token)
+    if stored is None:
+        raise Unauthorized("unknown or revoked token")
+    return Access.of_token(stored.name, stored.memories, stored.access)
+
+
+def bearer(header: str | None) -> str | None:
+    scheme, _, token = (header or "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+class Unauthorized(InputError):
+    pass
+
+
+def visible_memory(memory, access: Access, name: object) -> str:
+    """``name`` if valid, existing and visible to ``access``; else InputError / NotFound that
+    names only the memories ``access`` sees."""
+    from memory_pipeline.domain.episodes import validate_memory_name
+
+    try:
+        name = validate_memory_name(name)
+    except ValueError as exc:
+        raise InputError(f"memory: {exc}") from None
+    existing = memory.memory_names()
+    if name not in existing or not access.sees(name):
+        raise access.unknown_memory(name, existing)
+    return name
+
+
+def visible_episode(memory, access: Access, episode_id: int) -> dict:
+    """The episode document if it exists and ``access`` sees its memory; else NotFound (the same
+    words either way)."""
+    from memory_pipeline.memory import UnknownEpisode
+
+    if isinstance(episode_id, bool) or not isinstance(episode_id, int) or not 1 <= episode_id <= MAX_EPISODE_ID:
+        raise NotFound(f"no episode {episode_id}")
+    try:
+        document = memory.episode(episode_id)
+    except UnknownEpisode:
+        raise NotFound(f"no episode {episode_id}") from None
+    if not access.sees(document["memory"]):
+        raise NotFound(f"no episode {episode_id}")
+    return document
+
+
+def visible_status(memory, access: Access) -> dict:
+    """``Memory.status`` for a caller of every memory; a scoped caller gets its own memories'
+    counts only (global counts would reveal the size of memories it must not know of)."""
+    if access.all_memories:
+        return memory.status()
+    document = memory.status()
+    return {
+        "memories": [m.to_json() for m in memory.memories() if access.sees(m.name)],
+        "activeProfile": document["activeProfile"],
+        "configuredProfile": document["configuredProfile"],
+    }
+
+
+def forget_visible(memory, access: Access, name: str, episode_id: int | None) -> dict:
+    """Forget an episode (of memory ``name`` when given) or a whole memory, within ``access``."""
+    from memory_pipeline.memory import UnknownEpisode, UnknownMemory
+
+    if episode_id is not None:
+        document = visible_episode(memory, access, episode_id)
+        if name is not None and document["memory"] != name:
+            raise NotFound(f"no episode {episode_id} in memory {name!r}")
+        access.require_write(document["memory"])
+        try:
+            counts = memory.forget(document["memory"], episode_id=episode_id)
+        except (UnknownEpisode, UnknownMemory):
+            raise NotFound(f"no episode {episode_id}") from None
+        return {"memory": document["memory"], "episodeId": episode_id, "deleted": counts.to_json()}
+    name = visible_memory(memory, access, name)
+    access.require_write(name)
+    try:
+        counts = memory.forget(name)
+    except UnknownMemory as exc:
+        raise access.unknown_memory(name, exc.known) from None
+    return {"memory": name, "deleted": counts.to_json()}

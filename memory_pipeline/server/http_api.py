@@ -1,0 +1,264 @@
+"""The HTTP API (``memory-pipeline serve``): FastAPI over one shared ``Memory``.
+
+Routes (OpenAPI at ``/openapi.json``, docs at ``/docs``): ``GET /v1/search``, ``POST /v1/episodes``,
+``POST /v1/index``, ``GET /v1/status``, ``GET /v1/memories``, ``GET``/``DELETE /v1/episodes/{id}``,
+``DELETE /v1/memories/{memory}``.
+
+Every error is ``{"error": "<plain message>"}`` with its status: 400 unreadable body, 401 no or
+bad token, 403 a read-only token writing, 404 unknown (or not visible) memory or episode, 405
+wrong method, 413 body or batch too large, 422 invalid input, 502 the embedding service is down
+or refused, 503 the database is down. A response never carries a stack trace: what is not an
+expected failure is logged here and answered 500 "internal error".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
+from memory_pipeline.domain.policies import PolicyError, parse_channels
+from memory_pipeline.errors import (
+    ConfigurationError,
+    DatabaseUnavailable,
+    EmbedderUnavailable,
+    InputError,
+    MemoryPipelineError,
+    ModelRefused,
+)
+from memory_pipeline.memory import MAX_ADD_ITEMS, Memory, UnknownEpisode, UnknownMemory
+from memory_pipeline.search.results import SearchResponse
+from memory_pipeline.server.access import (
+    Access,
+    Forbidden,
+    NotFound,
+    Unauthorized,
+    access_of_token,
+    bearer,
+    forget_visible,
+    visible_episode,
+    visible_memory,
+    visible_status,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 8 * 1024 * 1024
+
+
+class TooLarge(InputError):
+    pass
+
+
+class BadRequest(InputError):
+    pass
+
+
+def error(status: int, message: str, headers: dict | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+def status_of(exc: MemoryPipelineError) -> int:
+    for kind, status in (
+        (Unauthorized, 401), (Forbidden, 403), (NotFound, 404), (UnknownMemory, 404), (UnknownEpisode, 404),
+        (TooLarge, 413), (BadRequest, 400), (InputError, 422),
+        (EmbedderUnavailable, 502), (ModelRefused, 502), (DatabaseUnavailable, 503), (ConfigurationError, 503),
+    ):
+        if isinstance(exc, kind):
+            return status
+    return 500
+
+
+def result_document(result) -> dict:
+    """One search result as the API serves it: ``search --json``'s fields plus the seed's
+    compatibility fields (``kind: "chunk"``, ``ord: 0``); the episode's own kind is ``episodeKind``."""
+    document = result.to_json()
+    return {**document, "episodeKind": document["kind"], "kind": "chunk", "ord": 0}
+
+
+def search_document(response: SearchResponse) -> dict:
+    document = response.to_json()
+    document["results"] = [result_document(r) for r in response.results]
+    return document
+
+
+def create_app(memory: Memory) -> FastAPI:
+    """The API over ``memory``. Without tokens in the database every caller has full access (the
+    server then listens on loopback only, ``serve`` sees to it); with tokens each request needs one."""
+    app = FastAPI(
+        title="memory_pipeline",
+        version="1",
+        description="Episodes in, fused search out, and forgetting. Authorization: Bearer <token> "
+                    "when tokens are configured (memory-pipeline tokens create).",
+    )
+
+    @app.exception_handler(MemoryPipelineError)
+    async def expected_failure(request: Request, exc: MemoryPipelineError) -> JSONResponse:
+        status = status_of(exc)
+        if status == 500:
+            log.error("unexpected failure on %s %s: %s", request.method, request.url.path, exc)
+            return error(500, "internal error")
+        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        return error(status, str(exc), headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for item in exc.errors()[:5]:
+            where = " ".join(str(part) for part in item.get("loc", ()) if part not in ("query", "path", "body"))
+            problems.append(f"{item.get('loc', ('?',))[0]} parameter {where!r}: {item.get('msg', 'invalid')}")
+        return error(422, "; ".join(problems) or "invalid request")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        message = {404: "no such route", 405: f"method {request.method} is not allowed here"}.get(
+            exc.status_code, str(exc.detail))
+        return error(exc.status_code, message, getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected failure on %s %s", request.method, request.url.path)
+        return error(500, "internal error")
+
+    def access_of(request: Request) -> Access:
+        return access_of_token(memory, bearer(request.headers.get("authorization")))
+
+    async def read_json(request: Request) -> Any:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            raise TooLarge(f"the body is {int(declared)} bytes; at most {MAX_BODY_BYTES} are accepted")
+        body = bytearray()
+        async for piece in request.stream():
+            body += piece
+            if len(body) > MAX_BODY_BYTES:
+                raise TooLarge(f"the body is larger than {MAX_BODY_BYTES} bytes, the most accepted")
+        try:
+            text = bytes(body).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadRequest(f"the body is not UTF-8 (invalid byte at offset {exc.start})") from None
+        if not text.strip():
+            raise BadRequest("the body is empty; expected JSON")
+        try:
+            return json.loads(text)
+        except RecursionError:
+            raise BadRequest("the JSON body is nested too deeply") from None
+        except json.JSONDecodeError as exc:
+            raise BadRequest(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+
+    # -- reading ------------------------------------------------------------------------------
+    @app.get("/v1/search", summary="Fused search inside one memory (the document of search --json)")
+    def search(
+        request: Request,
+        memory_name: str | None = Query(None, alias="memory"),
+        q: str | None = None,
+        policy: str | None = None,
+        limit: int | None = None,
+        channels: str | None = None,
+    ) -> dict:
+        access = access_of(request)
+        name = memory_name
+        if name is None or q is None:
+            raise InputError("'memory' and 'q' are required query parameters")
+        name = visible_memory(memory, access, name)
+        parsed = None
+        if channels is not None:
+            try:
+                parsed = parse_channels(channels)
+            except PolicyError as exc:
+                raise InputError(f"channels {channels!r}: {exc}") from None
+        try:
+            response = memory.search(name, q, policy=policy, limit=limit, channels=parsed)
+        except UnknownMemory as exc:  # forgotten between the check and the search
+            raise access.unknown_memory(name, exc.known) from None
+        return search_document(response)
+
+    @app.get("/v1/memories", summary="The memories this caller can see, with their counts")
+    def memories(request: Request) -> dict:
+        access = access_of(request)
+        return {"memories": [m.to_json() for m in memory.memories() if access.sees(m.name)]}
+
+    @app.get("/v1/episodes/{episode_id}", summary="One stored episode")
+    def get_episode(request: Request, episode_id: int) -> dict:
+        return visible_episode(memory, access_of(request), episode_id)
+
+    @app.get("/v1/status", summary="Counts, pending work, the serving profile (this caller's memories)")
+    def status(request: Request) -> dict:
+        return visible_status(memory, access_of(request))
+
+    # -- writing ------------------------------------------------------------------------------
+    @app.post("/v1/episodes", summary="Store one or many episodes (the rules of ingest; rejections located)")
+    async def add_episodes(request: Request, memory_name: str | None = Query(None, alias="memory"),
+                           kind: str | None = None) -> JSONResponse:
+        access = access_of(request)
+        access.require_write()
+        default_memory = memory_name
+        body = await read_json(request)
+        items = body.get("episodes") if isinstance(body, dict) and "episodes" in body else body
+        if isinstance(items, dict):
+            items = [items]
+        if not isinstance(items, list):
+            raise InputError("expected an episode object, a list of them, or {\"episodes\": [...]}")
+        if len(items) > MAX_ADD_ITEMS:
+            raise TooLarge(f"{len(items)} episodes in one request; at most {MAX_ADD_ITEMS}")
+        if default_memory is not None:
+            try:
+                default_memory = validate_memory_name(default_memory)
+            except ValueError as exc:
+                raise InputError(f"memory: {exc}") from None
+        if kind is not None:
+            try:
+                kind = validate_kind(kind)
+            except ValueError as exc:
+                raise InputError(f"kind: {exc}") from None
+        # Items for memories outside the token's scope are rejected in place, with the same
+        # words whether or not such a memory exists.
+        allowed, refused = [], []
+        for i, item in enumerate(items):
+            target = item.get("memory", default_memory) if isinstance(item, dict) else default_memory
+            if isinstance(target, str) and not access.sees(target):
+                refused.append({"location": f"episodes[{i}]",
+                                "reason": f"this token cannot write to memory {target!r}"})
+                allowed.append(None)
+            else:
+                allowed.append(item)
+        kept = [(i, item) for i, item in enumerate(allowed) if item is not None]
+        report = await run_in_threadpool(memory.add, [item for _, item in kept], memory=default_memory, kind=kind)
+        document = report.to_json()
+        # add() locates items by their place in what it was given: map back to the request's.
+        for rejection in document["rejected"]:
+            index = int(rejection["location"][len("episodes["):-1])
+            rejection["location"] = f"episodes[{kept[index][0]}]"
+        document["rejected"] = sorted(document["rejected"] + refused,
+                                      key=lambda r: int(r["location"][len("episodes["):-1]))
+        status = 201 if report.inserted else 200
+        if document["rejected"] and not report.inserted and not report.duplicates:
+            status = 422
+        return JSONResponse(document, status_code=status)
+
+    @app.post("/v1/index", summary="Run an index pass now: chunk and embed everything pending")
+    def index(request: Request) -> dict:
+        access = access_of(request)
+        access.require_write()
+        report = memory.index()
+        document = {"profile": report.profile, "seconds": round(report.seconds, 3)}
+        if access.all_memories:  # counts span every memory
+            document.update(episodes=report.episodes, chunks=report.chunks, vectors=report.vectors,
+                            windowVectors=report.windows, pendingEpisodes=report.pending_after)
+        return document
+
+    @app.delete("/v1/episodes/{episode_id}", summary="Forget one episode and everything derived from it")
+    def forget_episode(request: Request, episode_id: int) -> dict:
+        return forget_visible(memory, access_of(request), None, episode_id)
+
+    @app.delete("/v1/memories/{memory_name}", summary="Forget a whole memory")
+    def forget_memory(request: Request, memory_name: str) -> dict:
+        return forget_visible(memory, access_of(request), memory_name, None)
+
+    return app

@@ -1,0 +1,150 @@
+"""The MCP server (``memory-pipeline mcp``): tools over one ``Memory``, on stdio or streamable HTTP.
+
+Tools, named as the ecosystem's memory servers name them: ``search_memory``, ``add_memory``,
+``list_memories``, ``get_episode``, ``forget``, ``status``. Results carry ids, title, date, score
+and snippet. Over HTTP each request's bearer token scopes the tools exactly as it scopes the HTTP
+API (``access``); on stdio the client acts as the local user, or with ``--token``'s scope.
+An expected failure is a tool error with its plain message; nothing else leaks a traceback.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any, Callable
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from memory_pipeline.errors import MemoryPipelineError
+from memory_pipeline.memory import Memory, UnknownMemory
+from memory_pipeline.server.access import (
+    Access,
+    access_of_token,
+    bearer,
+    forget_visible,
+    visible_episode,
+    visible_memory,
+    visible_status,
+)
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = (
+    "Long-term memory. search_memory finds what was written, by meaning and by words, inside one "
+    "memory (list_memories names them); add_memory stores a new episode; forget deletes one for good."
+)
+
+
+def _hit(result) -> dict:
+    return {
+        "episodeId": result.episode_id,
+        "chunkId": result.chunk_id,
+        "title": result.title,
+        "date": result.occurred_at.isoformat(),
+        "kind": result.kind,
+        "score": round(result.score, 6),
+        "snippet": result.snippet,
+    }
+
+
+def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.everything) -> MCPServer:
+    """The server; ``stdio_access`` is the access of a client without HTTP headers (stdio)."""
+    server = MCPServer("memory_pipeline", instructions=INSTRUCTIONS)
+
+    def access_of(ctx: Context) -> Access:
+        headers = ctx.headers
+        if headers is None:
+            return stdio_access()
+        return access_of_token(mem, bearer(headers.get("authorization")))
+
+    def call(ctx: Context, action: Callable[[Access], Any]) -> Any:
+        try:
+            return action(access_of(ctx))
+        except MemoryPipelineError as exc:
+            raise ToolError(str(exc)) from None
+        except Exception:  # noqa: BLE001 - logged here; the client gets no traceback
+            log.exception("tool failed")
+            raise ToolError("internal error") from None
+
+    @server.tool()
+    def search_memory(memory: str, query: str, ctx: Context, limit: int = 8,
+                      policy: str | None = None) -> dict:
+        """Search one memory for what was written about `query` (in your own words); up to
+        `limit` results (1-50), best first, each with episodeId, title, date, score and snippet."""
+
+        def run(access: Access) -> dict:
+            name = visible_memory(mem, access, memory)
+            try:
+                response = mem.search(name, query, policy=policy, limit=limit)
+            except UnknownMemory as exc:
+                raise access.unknown_memory(name, exc.known) from None
+            return {"memory": name, "query": query, "results": [_hit(r) for r in response.results]}
+
+        return call(ctx, run)
+
+    @server.tool()
+    def add_memory(memory: str, title: str, body: str, ctx: Context, kind: str = "note",
+                   occurred_at: str | None = None, salience: float | None = None, index: bool = True) -> dict:
+        """Store a new episode (a note, a journal entry, a chat) in a memory; `occurred_at` is an
+        ISO 8601 date or date-time (default: now). With `index` (default) it is chunked and embedded
+        at once, so search_memory finds it."""
+
+        def run(access: Access) -> dict:
+            if not access.sees(memory):
+                raise ToolError(f"this token cannot write to memory {memory!r}")
+            access.require_write(memory)
+            item = {"memory": memory, "kind": kind, "title": title, "body": body,
+                    "occurred_at": occurred_at or dt.datetime.now(dt.timezone.utc).isoformat(),
+                    "salience": salience}
+            report = mem.add([item])
+            if report.rejections:
+                raise ToolError(f"not stored: {report.rejections[0].reason}")
+            document: dict[str, Any] = {"memory": memory, "episodeId": report.inserted_ids[0] if
+                                        report.inserted_ids else None, "duplicate": bool(report.duplicates)}
+            if index and report.inserted:
+                try:
+                    mem.index()
+                    document["indexed"] = True
+                except MemoryPipelineError as exc:  # stored all the same; the next pass indexes it
+                    document["indexed"] = False
+                    document["note"] = f"stored; not searchable yet: {exc}"
+            return document
+
+        return call(ctx, run)
+
+    @server.tool()
+    def list_memories(ctx: Context) -> dict:
+        """The memories you can search, with their episode and chunk counts."""
+        return call(ctx, lambda access: {
+            "memories": [m.to_json() for m in mem.memories() if access.sees(m.name)]})
+
+    @server.tool()
+    def get_episode(episode_id: int, ctx: Context) -> dict:
+        """One stored episode in full (title, date, body, metadata) by its episodeId."""
+        return call(ctx, lambda access: visible_episode(mem, access, episode_id))
+
+    @server.tool()
+    def forget(memory: str, ctx: Context, episode_id: int | None = None, whole_memory: bool = False) -> dict:
+        """Delete an episode (`episode_id`) for good, with its chunks, vectors and telemetry; with
+        `whole_memory` true and no episode_id, the whole mem. It is never found again."""
+
+        def run(access: Access) -> dict:
+            if episode_id is None and not whole_memory:
+                raise ToolError("give episode_id, or whole_memory=true to forget the whole memory")
+            return forget_visible(mem, access, memory, episode_id)
+
+        return call(ctx, run)
+
+    @server.tool()
+    def status(ctx: Context) -> dict:
+        """Counts, pending work and the serving embedding profile."""
+        return call(ctx, lambda access: visible_status(mem, access))
+
+    return server
+
+
+def streamable_http_app(memory: Memory):
+    """The MCP server as an ASGI app serving streamable HTTP at ``/mcp`` (stateless: each request
+    stands alone, so every request's own token decides what it may do)."""
+    return build_mcp_server(memory).streamable_http_app(stateless_http=True, json_response=True)
