@@ -50,7 +50,7 @@ def _hit(result) -> dict:
 
 def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.everything) -> MCPServer:
     """The server; ``stdio_access`` is the access of a client without HTTP headers (stdio)."""
-    server = MCPServer("memory_pipeline", instructions=INSTRUCTIONS)
+    server = MCPServer("memory_pipeline", instructions=INSTRUCTIONS, log_level="WARNING")
 
     def access_of(ctx: Context) -> Access:
         headers = ctx.headers
@@ -63,6 +63,8 @@ def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.ev
             return action(access_of(ctx))
         except MemoryPipelineError as exc:
             raise ToolError(str(exc)) from None
+        except ToolError:
+            raise
         except Exception:  # noqa: BLE001 - logged here; the client gets no traceback
             log.exception("tool failed")
             raise ToolError("internal error") from None

@@ -38,7 +38,7 @@ class ServerProcess:
         self.proc = subprocess.Popen(CLI + command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True)
         self.stderr: list[str] = []
-        line = self.proc.stdout.readline()
+        line = self.first_line = self.proc.stdout.readline()
         threading.Thread(target=self._drain, daemon=True).start()
         if "http://" not in line:
             self.proc.wait(timeout=30)
