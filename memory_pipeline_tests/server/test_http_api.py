@@ -7,7 +7,7 @@ import subprocess
 import psycopg
 
 from memory_pipeline_tests.helpers import count
-from memory_pipeline_tests.server.conftest import CLI, ServerProcess
+from memory_pipeline_tests.support.service import CLI, ServerProcess
 
 
 def ep(memory: str, title: str, body: str, day: str = "2026-03-01") -> dict:

@@ -13,7 +13,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from memory_pipeline_tests.helpers import count
-from memory_pipeline_tests.server.conftest import ServerProcess
+from memory_pipeline_tests.support.service import ServerProcess
 from memory_pipeline_tests.server.test_tokens_isolation import create_token, ep
 
 TOOLS = {"search_memory", "add_memory", "list_memories", "get_episode", "forget", "status"}

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from memory_pipeline_tests.helpers import count
-from memory_pipeline_tests.server.conftest import CLI
+from memory_pipeline_tests.support.service import CLI
 
 SHARED = "Lucinda Okonkwo and the Harbor Project: budget review on Tuesday, apples for the team."
 
@@ -128,7 +128,7 @@ def test_a_token_sees_only_its_memories_through_every_endpoint(api, env, local, 
 
 def test_with_tokens_every_request_needs_one_and_ipv6_loopback_serves(env, local):
     create_token(env, "admin", "--all-memories", "--write")
-    from memory_pipeline_tests.server.conftest import ServerProcess
+    from memory_pipeline_tests.support.service import ServerProcess
 
     server = ServerProcess(["serve", "--host", "::1", "--port", "0"], env)
     try:

@@ -1,0 +1,283 @@
+"""Hostile requests against ``memory-pipeline serve``: malformed JSON, huge bodies, path traversal
+and SQL fragments in ids and queries, invalid UTF-8, wrong methods, bad tokens.
+
+Passes when no answer is a 5xx other than 502/503, no answer carries a stack trace, the server is
+still up and answering searches, and every table holds the rows it held before (search telemetry
+may only grow: valid searches record it).
+
+    python benchmarks/hostile_requests.py                   # 5,000 requests, fresh database, own server
+    python benchmarks/hostile_requests.py --requests 300    # quick
+    python benchmarks/hostile_requests.py --json out.json
+
+The tests run ``attack`` at a small size against their own server process
+(``memory_pipeline_tests/server/test_hostile_requests.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import random
+import socket
+import sys
+import time
+import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import psycopg
+
+ROOT = Path(__file__).resolve().parents[1]
+# Tables whose rows no hostile request may change.
+TABLES = ("episodes", "chunks", "embeddings", "entities", "entity_mentions", "episode_names", "keyword_stats",
+          "keyword_memory_stats", "embedding_profiles", "embedding_generations", "api_tokens", "schema_migrations")
+TRACE_MARKERS = ("Traceback", 'File "/', "psycopg.", "sqlalchemy", "site-packages")
+
+SQL_FRAGMENTS = ["1 OR 1=1", "1; DROP TABLE episodes; --", "' OR ''='", "alice'--", "1 UNION SELECT body FROM episodes",
+                 "$$; DELETE FROM chunks; $$", "\\'; TRUNCATE embeddings; --", "%27%3B%20DROP%20TABLE%20chunks"]
+TRAVERSALS = ["../../etc/passwd", "..%2F..%2Fetc%2Fpasswd", "%2e%2e/%2e%2e/", "....//....//etc", "/etc/passwd",
+              "..\\..\\windows", "%00", "alice/../bob", "%252e%252e%252f"]
+
+
+@dataclass
+class Report:
+    requests: int = 0
+    statuses: collections.Counter = field(default_factory=collections.Counter)
+    by_kind: collections.Counter = field(default_factory=collections.Counter)
+    failures: list[str] = field(default_factory=list)  # 5xx other than 502/503, traces, dead server
+    seconds: float = 0.0
+    tables_intact: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures and self.tables_intact
+
+    def to_json(self) -> dict:
+        return {"requests": self.requests, "statuses": dict(sorted(self.statuses.items())),
+                "kinds": dict(self.by_kind), "failures": self.failures[:20], "seconds": round(self.seconds, 1),
+                "tablesIntact": self.tables_intact, "ok": self.ok}
+
+
+def table_counts(db_url: str) -> dict[str, int]:
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}  # noqa: S608 - fixed names
+
+
+def raw_request(host: str, port: int, data: bytes, timeout: float = 30.0) -> tuple[int, bytes]:
+    """Send bytes as they are (what no well-behaved client would send); (status, body)."""
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        try:
+            sock.sendall(data)
+        except OSError:  # the server may answer and close before a huge body is sent
+            pass
+        chunks = []
+        try:
+            while True:
+                piece = sock.recv(65536)
+                if not piece:
+                    break
+                chunks.append(piece)
+        except (ConnectionResetError, socket.timeout):
+            pass
+    response = b"".join(chunks)
+    try:
+        status = int(response.split(b" ", 2)[1])
+    except (IndexError, ValueError):
+        return 0, response  # closed without an answer
+    return status, response.split(b"\r\n\r\n", 1)[-1]
+
+
+def hostile_cases(rng: random.Random, memories: list[str], episode_ids: list[int]):
+    """Yield (kind, request) pairs forever; a request is ("http", method, path, kwargs) or ("raw", bytes)."""
+    words = ["bread", "harbor", "Lucinda", "apples", "zeppelin", "kumquat"]
+    while True:
+        kind = rng.choice(["json", "json", "huge", "sql", "sql", "traversal", "traversal", "utf8", "method",
+                           "token", "query", "batch"])
+        if kind == "json":
+            body = rng.choice([
+                b"{", b"[", b'{"episodes": [', b"{'memory': 'alice'}", b"nul\x00l", b'{"a": NaN}',
+                b"[" * 100_000 + b"]" * 100_000, b'{"episodes": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+                json.dumps({"memory": rng.choice(memories), "kind": "note", "title": "t", "occurred_at": "yesterday",
+                            "body": "x"}).encode(),
+                json.dumps({"episodes": [{"memory": "a" * 300, "body": 1}]}).encode(),
+                json.dumps([None, 1, "x", [], {}]).encode(), b"1e999999", b'"just a string"', b"",
+                json.dumps({"memory": "alice", "kind": "note", "title": "t", "occurred_at": "2026-01-01",
+                            "body": "\ud800"}, ensure_ascii=True).encode(),
+                json.dumps({"memory": "alice", "kind": "note", "title": "t", "occurred_at": "2026-01-01",
+                            "body": "x", "metadata": {"a": {"b": 1}}, "salience": 7}).encode(),
+            ])
+            yield kind, ("http", "POST", "/v1/episodes", {"content": body, "headers": {"content-type": "application/json"}})
+        elif kind == "huge":
+            if rng.random() < 0.5:  # declares a body far over the limit, sends a little of it
+                yield kind, ("raw", b"POST /v1/episodes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                    b"Content-Length: 1000000000\r\nConnection: close\r\n\r\n" + b"[" * 65536)
+            else:  # a real 9 MB body
+                yield kind, ("http", "POST", "/v1/episodes", {"content": b" " * (9 * 1024 * 1024)})
+        elif kind == "sql":
+            fragment = rng.choice(SQL_FRAGMENTS)
+            quoted = urllib.parse.quote(fragment, safe="")
+            yield kind, rng.choice([
+                ("http", "GET", f"/v1/episodes/{quoted}", {}),
+                ("http", "DELETE", f"/v1/episodes/{quoted}", {}),
+                ("http", "DELETE", f"/v1/memories/{quoted}", {}),
+                ("http", "GET", "/v1/search", {"params": {"memory": fragment, "q": "bread"}}),
+                ("http", "GET", "/v1/search", {"params": {"memory": rng.choice(memories), "q": fragment}}),
+                ("http", "GET", "/v1/search", {"params": {"memory": rng.choice(memories), "q": "x",
+                                                          "policy": fragment, "channels": fragment}}),
+                ("http", "POST", f"/v1/episodes?memory={quoted}", {"json": {"title": "t", "body": "b"}}),
+            ])
+        elif kind == "traversal":
+            path = rng.choice(TRAVERSALS)
+            yield kind, rng.choice([
+                ("raw", f"GET /v1/episodes/{path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()),
+                ("raw", f"DELETE /v1/memories/{path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()),
+                ("raw", f"GET /{path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()),
+                ("http", "GET", "/v1/search", {"params": {"memory": path, "q": "bread"}}),
+            ])
+        elif kind == "utf8":
+            yield kind, rng.choice([
+                ("raw", b"GET /v1/search?memory=alice&q=%FF%FE%80 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+                ("raw", b"GET /v1/search?memory=\xff\xfe&q=\xc3\x28 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+                ("raw", b"GET /v1/episodes/\xff HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+                ("raw", b"GET /v1/search?memory=alice&q=a%00b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+                ("http", "POST", "/v1/episodes", {"content": b'{"memory": "alice", "title": "\xff\xfe"}'}),
+                ("http", "POST", "/v1/episodes", {"content": "\ufeff{}".encode("utf-16")}),
+            ])
+        elif kind == "method":
+            method, path = rng.choice([("PUT", "/v1/search"), ("PATCH", "/v1/episodes/1"), ("POST", "/v1/memories"),
+                                       ("GET", "/v1/index"), ("DELETE", "/v1/search"), ("POST", "/v1/status"),
+                                       ("PUT", "/v1/memories/alice"), ("OPTIONS", "/v1/index"), ("TRACE", "/"),
+                                       ("DELETE", "/v1/episodes"), ("DELETE", "/v1/memories")])
+            yield kind, ("http", method, path, {})
+        elif kind == "token":
+            token = rng.choice(["mpt_" + "A" * 5000, "Bearer", "\x00", "mpt_../../etc", "' OR 1=1 --"])
+            yield kind, ("http", "GET", "/v1/memories", {"headers": {"Authorization": f"Bearer {token}"}}
+                         if "\x00" not in token else {})
+        elif kind == "query":
+            q = rng.choice(["", " ", "x" * 4001, "x" * 20_000, "🦀" * 100, "a" * 3999 + "é",
+                            " ".join(rng.choices(words, k=rng.randint(1, 30))), "&&||!!::**", "<script>alert(1)</script>"])
+            params = {"memory": rng.choice(memories + ["carol", ""]), "q": q, "limit": rng.choice(["1", "0", "51", "-1",
+                      "8", "99999999999999999999", "1.5", "ten"]), "channels": rng.choice(["vector", "keyword,graph",
+                      "", "all", "vector,vector", "keyword"])}
+            yield kind, ("http", "GET", "/v1/search", {"params": params})
+        else:  # batch limits and out-of-range ids
+            yield kind, rng.choice([
+                ("http", "POST", "/v1/episodes", {"json": [{"memory": "alice"}] * 1001}),
+                ("http", "GET", f"/v1/episodes/{rng.choice(['0', '-1', str(2**63), str(2**70), '1e3', '0x10'])}", {}),
+                ("http", "GET", f"/v1/episodes/{rng.choice(episode_ids) if episode_ids else 1}", {}),
+            ])
+
+
+def attack(base_url: str, db_url: str, *, requests: int = 5000, seed: int = 7, workers: int = 8,
+           memories: list[str] | None = None, episode_ids: list[int] | None = None) -> Report:
+    """Send ``requests`` hostile requests to the server at ``base_url`` and judge the answers."""
+    parsed = urllib.parse.urlsplit(base_url)
+    host, port = parsed.hostname, parsed.port
+    memories = memories or ["alice", "bob"]
+    rng = random.Random(seed)
+    cases = hostile_cases(rng, memories, episode_ids or [])
+    planned = [next(cases) for _ in range(requests)]
+    before = table_counts(db_url)
+    telemetry_before = _telemetry(db_url)
+    report = Report()
+    started = time.perf_counter()
+
+    def send(item) -> tuple[str, int, bytes]:
+        kind, request = item
+        try:
+            if request[0] == "raw":
+                status, body = raw_request(host, port, request[1])
+            else:
+                _, method, path, kwargs = request
+                with httpx.Client(base_url=base_url, timeout=60) as client:
+                    response = client.request(method, path, **kwargs)
+                status, body = response.status_code, response.content
+        except httpx.HTTPError as exc:
+            return kind, -1, str(exc).encode()
+        return kind, status, body
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for kind, status, body in pool.map(send, planned):
+            report.requests += 1
+            report.by_kind[kind] += 1
+            report.statuses[status] += 1
+            text = body[:100_000].decode("utf-8", "replace")
+            if status >= 500 and status not in (502, 503):
+                report.failures.append(f"{kind}: {status} {text[:200]}")
+            elif status <= 0:
+                report.failures.append(f"{kind}: no answer ({text[:200]})")
+            elif any(marker in text for marker in TRACE_MARKERS):
+                report.failures.append(f"{kind}: a stack trace in a {status}: {text[:200]}")
+    report.seconds = time.perf_counter() - started
+    after = table_counts(db_url)
+    report.tables_intact = after == before and _telemetry(db_url) >= telemetry_before
+    if not report.tables_intact:
+        report.failures.append(f"tables changed: {before} -> {after}")
+    with httpx.Client(base_url=base_url, timeout=60) as client:
+        alive = client.get("/v1/search", params={"memory": memories[0], "q": "harbor"})
+    if alive.status_code != 200 or not alive.json()["results"]:
+        report.failures.append(f"the server no longer searches: {alive.status_code} {alive.text[:200]}")
+    return report
+
+
+def _telemetry(db_url: str) -> int:
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        return conn.execute("SELECT count(*) FROM search_telemetry").fetchone()[0]
+
+
+SEED_EPISODES = [
+    ("alice", "Alice harbor", "Lucinda Okonkwo and the Harbor Project: budget on Tuesday. The kumquat orchard."),
+    ("alice", "Alice bread", "Sourdough bread needs a warm kitchen; Lucinda brought apples."),
+    ("bob", "Bob harbor", "Lucinda Okonkwo and the Harbor Project: budget on Tuesday. The zeppelin hangar."),
+    ("bob", "Bob bees", "Bees on the roof of the harbor office."),
+]
+
+
+def main() -> int:
+    sys.path.insert(0, str(ROOT))  # the loopback model server lives with the tests' support code
+    from bench_databases import Databases  # a sibling module (benchmarks/)
+
+    from memory_pipeline import Memory
+    from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
+    from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
+    from memory_pipeline_tests.support.service import ServerProcess, service_env
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=5000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--json", metavar="FILE")
+    args = parser.parse_args()
+    exit_cleanly_on_sigterm()
+    databases = Databases()
+    try:
+        with LoopbackEmbeddingServer(dim=512, models={"qwen3-embedding:0.6b"}) as model:
+            db_url = databases.fresh()
+            with Memory.open(url=db_url, embed_provider="ollama", embed_url=model.url,
+                             record_in_dagster=False) as mem:
+                ids = mem.add([{"memory": m, "kind": "note", "title": t, "occurred_at": "2026-03-01", "body": b}
+                               for m, t, b in SEED_EPISODES]).inserted_ids
+                mem.index()
+            home = Path(databases._tmp or ".") / "home"  # noqa: SLF001 - the benchmark's own folder
+            server = ServerProcess(["serve", "--port", "0"], service_env(db_url, model.url, home))
+            try:
+                report = attack(server.url, db_url, requests=args.requests, seed=args.seed, workers=args.workers,
+                                episode_ids=ids)
+            finally:
+                server.close()
+            if any("Traceback" in line for line in server.stderr):
+                report.failures.append("the server logged a traceback")
+    finally:
+        databases.close()
+    document = report.to_json()
+    print(json.dumps(document, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(document, indent=2), encoding="utf-8")
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
