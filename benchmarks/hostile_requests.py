@@ -19,8 +19,10 @@ import argparse
 import collections
 import json
 import random
+import shutil
 import socket
 import sys
+import tempfile
 import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
@@ -261,13 +263,14 @@ def main() -> int:
                 ids = mem.add([{"memory": m, "kind": "note", "title": t, "occurred_at": "2026-03-01", "body": b}
                                for m, t, b in SEED_EPISODES]).inserted_ids
                 mem.index()
-            home = Path(databases._tmp or ".") / "home"  # noqa: SLF001 - the benchmark's own folder
+            home = Path(tempfile.mkdtemp(prefix="mp_bench_home_"))  # the server's data folder (Dagster's home)
             server = ServerProcess(["serve", "--port", "0"], service_env(db_url, model.url, home))
             try:
                 report = attack(server.url, db_url, requests=args.requests, seed=args.seed, workers=args.workers,
                                 episode_ids=ids)
             finally:
                 server.close()
+                shutil.rmtree(home, ignore_errors=True)
             if any("Traceback" in line for line in server.stderr):
                 report.failures.append("the server logged a traceback")
     finally:
