@@ -36,6 +36,20 @@ class InputError(MemoryPipelineError):
     exit_code = ExitCode.USAGE
 
 
+class UnknownMemory(InputError):
+    """A memory that has no episodes; the message names the ones that exist (``known``)."""
+
+    def __init__(self, memory: str, known: list[str]):
+        self.memory = memory
+        self.known = known
+        super().__init__(unknown_memory_message(memory, known))
+
+
+def unknown_memory_message(memory: str, known: list[str]) -> str:
+    listed = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+    return f"unknown memory {memory!r} (existing: {listed or 'none yet'})"
+
+
 class DatabaseUnavailable(MemoryPipelineError):
     """PostgreSQL cannot be reached or refused us; distinct from embedding failures."""
 

@@ -32,7 +32,7 @@ from memory_pipeline.domain.policies import Policy, default_policies_path, load_
 from memory_pipeline.domain.sources import Rejection, episode_from_object
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.embedders.factory import build_embedder, profile_of
-from memory_pipeline.errors import ConfigurationError, InputError
+from memory_pipeline.errors import ConfigurationError, InputError, UnknownMemory
 from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
@@ -44,20 +44,6 @@ from memory_pipeline.storage.forget_store import ForgetCounts
 MAX_ADD_ITEMS = 1000
 # Telemetry older than the retention is purged when a Memory opens and then at most this often.
 PURGE_EVERY_S = 3600.0
-
-
-class UnknownMemory(InputError):
-    """A memory that has no episodes; the message names the ones that exist (``known``)."""
-
-    def __init__(self, memory: str, known: list[str]):
-        self.memory = memory
-        self.known = known
-        super().__init__(unknown_memory_message(memory, known))
-
-
-def unknown_memory_message(memory: str, known: list[str]) -> str:
-    listed = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
-    return f"unknown memory {memory!r} (existing: {listed or 'none yet'})"
 
 
 class UnknownEpisode(InputError):
@@ -346,12 +332,7 @@ class Memory:
         except ValueError as exc:
             raise InputError(f"memory {memory!r}: {exc}") from None
         self._purge_if_due()
-        try:
-            return self.search_service.search(memory, query, policy=policy, limit=limit, channels=channels)
-        except InputError as exc:
-            if str(exc).startswith("unknown memory"):
-                raise UnknownMemory(memory, self.memory_names()) from None
-            raise
+        return self.search_service.search(memory, query, policy=policy, limit=limit, channels=channels)
 
     # -- observations and beliefs -----------------------------------------------------------
     def observe(self, memory: str, text: str, *, kind: str = "observation", status: str = "active",

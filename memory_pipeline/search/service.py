@@ -33,10 +33,10 @@ from memory_pipeline.domain.episodes import validate_memory_name
 from memory_pipeline.domain.policies import Policy, PolicyError
 from memory_pipeline.domain.windows import window_focus
 from memory_pipeline.embedders.base import Embedder
-from memory_pipeline.errors import EmbedderUnavailable, InputError, MemoryPipelineError, ModelRefused
+from memory_pipeline.errors import EmbedderUnavailable, InputError, MemoryPipelineError, ModelRefused, UnknownMemory
 from memory_pipeline.rerankers.http import HttpReranker, RerankerFailed
 from memory_pipeline.search.results import SearchResponse, SearchResult, make_snippet
-from memory_pipeline.storage import observations_store, search_store
+from memory_pipeline.storage import episodes_store, observations_store, search_store
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.profiles_store import active_profile, generation_state
 from memory_pipeline.storage.search_store import Filters
@@ -183,7 +183,7 @@ class SearchService:
         response = SearchResponse(memory, query, chosen.name, chosen.limit, chosen.channels)
         with self.db.connection() as conn:
             if not search_store.memory_exists(conn, memory):
-                raise InputError(f"unknown memory {memory!r}: it has no episodes")
+                raise UnknownMemory(memory, episodes_store.memory_names(conn))
         ranked, best_window = self._run_channels(chosen, memory, query, filters, response)
         with self.db.connection() as conn:
             pool = {cid for ch, hits in ranked.items() if ch not in STATEMENT_CHANNELS for cid, _ in hits}

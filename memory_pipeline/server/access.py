@@ -12,8 +12,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Iterable
 
-from memory_pipeline.errors import InputError
-from memory_pipeline.memory import unknown_memory_message
+from memory_pipeline.errors import InputError, unknown_memory_message
 
 ALL_MEMORIES = "*"
 TOKEN_PREFIX = "mpt_"

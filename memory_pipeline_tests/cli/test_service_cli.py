@@ -1,0 +1,51 @@
+"""``memory-pipeline memories``, ``forget`` and ``status`` (data folder, database) as a user runs them."""
+
+from __future__ import annotations
+
+import json
+
+import dagster as dg
+
+from memory_pipeline.defs.instance import as_psycopg2_url
+from memory_pipeline_tests.helpers import episode, write_jsonl
+
+
+def test_memories_forget_and_status(cli, tmp_path, db_url):
+    write_jsonl(tmp_path / "e.jsonl", [episode(1, "alice"), episode(2, "alice"), episode(3, "bob")])
+    ingested = cli("ingest", str(tmp_path / "e.jsonl"), "--json")
+    assert ingested.code == 0, ingested.err
+    first = ingested.json()["episodeIds"][0]
+
+    listed = cli("memories", "--json")
+    assert [(m["name"], m["episodes"]) for m in listed.json()] == [("alice", 2), ("bob", 1)]
+    assert "alice: 2 episode(s), 0 chunk(s)" in cli("memories").out
+
+    status = cli("status")
+    assert status.code == 0 and "data folder:" in status.out and "memories:         2" in status.out
+    assert "database:         postgresql://" in status.out
+
+    unknown = cli("forget", "--memory", "carol", "--all")
+    assert unknown.code == 2 and "unknown memory 'carol' (existing: alice, bob)" in unknown.err
+    assert cli("forget", "--memory", "alice").code == 2
+    assert cli("forget", "--memory", "bob", "--episode", str(first)).code == 2  # not bob's episode
+
+    forgot = cli("forget", "--memory", "alice", "--episode", str(first), "--json")
+    assert forgot.code == 0 and "warning" not in forgot.err, forgot.err
+    assert forgot.json()["deleted"]["episodes"] == 1
+    assert "forgot memory 'bob': 1 episode(s)" in cli("forget", "--memory", "bob", "--all").out
+    assert [m["name"] for m in cli("memories", "--json").json()] == ["alice"]
+    search = cli("search", "x", "--memory", "bob")
+    assert search.code == 2 and "unknown memory 'bob' (existing: alice)" in search.err
+
+    # The Dagster UI shows the day's episodes partition as changed, with what was forgotten.
+    config_dir = tmp_path / "dagster_home"
+    config_dir.mkdir()
+    (config_dir / "dagster.yaml").write_text(
+        f"storage:\n  postgres:\n    postgres_url: {json.dumps(as_psycopg2_url(db_url))}\n", encoding="utf-8")
+    instance = dg.DagsterInstance.from_config(str(config_dir))
+    try:
+        event = instance.get_latest_materialization_event(dg.AssetKey("episodes"))
+        metadata = event.asset_materialization.metadata
+        assert metadata["forgotten_episodes"].value == 1 and metadata["dagster/row_count"].value == 1
+    finally:
+        instance.dispose()
