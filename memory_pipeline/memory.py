@@ -247,15 +247,19 @@ class Memory:
         with self.db.connection() as conn:
             return episodes_store.memory_names(conn)
 
+    def has_memory(self, name: str) -> bool:
+        """Whether memory ``name`` has episodes (one index probe, unlike listing them all)."""
+        with self.db.connection() as conn:
+            return search_store.memory_exists(conn, name)
+
     def require_memory(self, memory: object) -> str:
         """``memory`` if it is a valid name with episodes, else InputError / UnknownMemory."""
         try:
             name = validate_memory_name(memory)
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        names = self.memory_names()
-        if name not in names:
-            raise UnknownMemory(name, names)
+        if not self.has_memory(name):
+            raise UnknownMemory(name, self.memory_names())
         return name
 
     # -- adding -----------------------------------------------------------------------------

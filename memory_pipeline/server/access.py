@@ -111,10 +111,9 @@ def visible_memory(memory, access: Access, name: object) -> str:
         name = validate_memory_name(name)
     except ValueError as exc:
         raise InputError(f"memory: {exc}") from None
-    existing = memory.memory_names()
-    if name not in existing or not access.sees(name):
-        raise access.unknown_memory(name, existing)
-    return name
+    if access.sees(name) and memory.has_memory(name):
+        return name
+    raise access.unknown_memory(name, memory.memory_names())
 
 
 def visible_episode(memory, access: Access, episode_id: int) -> dict:
