@@ -535,13 +535,15 @@ class Memory:
     def _tell_dagster_ingested(self, day: dt.date, inserted: int, duplicates: int, rejected: int, by: str) -> None:
         if not inserted:
             return
-        self._report_days([day], {"ingested_by": by, "new": inserted, "duplicates": duplicates, "rejected": rejected})
+        self._report_days([day], {"ingested_by": by, "new": inserted, "duplicates": duplicates, "rejected": rejected},
+                          what="the ingest")
 
     def _tell_dagster_forgotten(self, memory: str, counts: ForgetCounts) -> None:
         if counts.episodes:
-            self._report_days(counts.ingest_days, {"forgotten_by": "Memory.forget", "forgotten_episodes": counts.episodes})
+            self._report_days(counts.ingest_days, {"forgotten_by": "Memory.forget", "forgotten_episodes": counts.episodes},
+                              what="the forgetting")
 
-    def _report_days(self, days: list[dt.date], metadata: dict) -> None:
+    def _report_days(self, days: list[dt.date], metadata: dict, *, what: str) -> None:
         """A runless materialization of each day's ``episodes`` partition (best effort).
 
         The data is already stored (or deleted); failing to tell Dagster only costs the UI a
@@ -560,7 +562,7 @@ class Memory:
                         rows = sum(r["episodes"] for r in episodes_store.day_summary(conn, day))
                     report_episodes_partition(self._instance, day.isoformat(), {"dagster/row_count": rows, **metadata})
         except Exception as exc:  # noqa: BLE001 - reported, never fatal (see docstring)
-            self.warnings.append(f"stored, but could not record it in Dagster: {exc}")
+            self.warnings.append(f"done, but could not record {what} in Dagster: {exc}")
 
     def take_warnings(self) -> list[str]:
         taken, self.warnings = self.warnings, []
