@@ -6,7 +6,7 @@ import json
 
 import dagster as dg
 
-from memory_pipeline.defs.instance import as_psycopg2_url
+from memory_pipeline.dagster_storage import as_psycopg2_url
 from memory_pipeline_tests.helpers import episode, write_jsonl
 
 
