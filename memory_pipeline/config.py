@@ -22,8 +22,9 @@ PROVIDER_DEFAULTS = {
 }
 
 # Model calls in flight per index pass unless MEMORY_PIPELINE_EMBED_PARALLEL says otherwise:
-# enough to overlap the network and this process's own work with a server of a few slots.
-DEFAULT_IN_FLIGHT = 4
+# twice a small server's slots, so a slot that frees finds a request waiting (servers queue the
+# rest); 4 in flight left a 4-slot loopback server half idle (benchmarks/README.md).
+DEFAULT_IN_FLIGHT = 8
 
 ENV_VARS = {
     "MEMORY_PIPELINE_HOME": "Folder for the embedded PostgreSQL, the inbox and Dagster's home (default ./.memory_pipeline).",
@@ -35,7 +36,7 @@ ENV_VARS = {
     "MEMORY_PIPELINE_EMBED_DIM": "Stored dimension (Matryoshka prefix); default 384 (local/openai) or 512 (ollama).",
     "MEMORY_PIPELINE_EMBED_URL": "Base URL of the OpenAI-compatible embedding server (openai provider).",
     "MEMORY_PIPELINE_EMBED_BATCH": "Texts per model call (default 16).",
-    "MEMORY_PIPELINE_EMBED_PARALLEL": "Model calls an index pass keeps in flight (default 4): match the server's parallel slots (OLLAMA_NUM_PARALLEL, llama.cpp --parallel, TEI, servers behind one URL). The local model runs one at a time.",
+    "MEMORY_PIPELINE_EMBED_PARALLEL": "Model calls an index pass keeps in flight (default 8): about twice the server's parallel slots (OLLAMA_NUM_PARALLEL, llama.cpp --parallel, TEI, servers behind one URL). The local model runs one at a time.",
     "MEMORY_PIPELINE_EMBED_TIMEOUT": "Seconds to wait for one embedding call (default 120).",
     "MEMORY_PIPELINE_PARAGRAPH_WINDOWS": "on (default) or off: also embed each chunk's paragraph windows, which the vector channel scores chunks by.",
     "OLLAMA_HOST": "Ollama server for the ollama provider (default http://127.0.0.1:11434).",

@@ -1,13 +1,13 @@
 """The index pass: pending episodes -> chunks -> vectors, committed episode by episode.
 
-A pass claims up to ``PASS_LIMIT`` pending episodes, oldest occurrence first, ``CLAIM_ROUND`` at a
-time while the model works on the previous round (an advisory lock each, given back once the
-episode is written: concurrent passes, in this process or others, never embed the same
-episode), chunks them (pure, see ``domain.chunking``), embeds the chunks that still lack a
-vector for the active profile, each with its paragraph windows (``domain.windows``, stored in
-the same row), in model-sized batches (several episodes share a batch so the model always sees
-full batches), and commits the episodes whose vectors are all there every 500 vectors or 2 seconds: each
-episode's chunks and vectors land in one transaction or not at all.
+A pass lists up to ``PASS_LIMIT`` pending episodes, oldest occurrence first, and claims them
+``CLAIM_ROUND`` at a time while the model works on the previous round (an advisory lock each,
+given back once the episode is written: concurrent passes, in this process or others, never
+embed the same episode), chunks them (pure, see ``domain.chunking``), embeds the chunks that
+still lack a vector for the active profile, each with its paragraph windows (``domain.windows``,
+stored in the same row), in model-sized batches (several episodes share a batch so the model
+always sees full batches), and commits the episodes whose vectors are all there every 500
+vectors or 2 seconds: each episode's chunks and vectors land in one transaction or not at all.
 
 Model calls run on worker threads, up to ``Embedder.in_flight`` at once
 (MEMORY_PIPELINE_EMBED_PARALLEL), while this thread stores what came back. Every call carries
@@ -193,10 +193,10 @@ def index_pass(
     ``chunked_only`` leaves episodes without stored chunks to the ``chunks`` stage.
 
     Pending episodes are listed once, then claimed ``CLAIM_ROUND`` at a time while the model
-    works on the previous ones (``index_store.claim_episodes``): passes running at once, in this process or others, never
-    embed the same episode. Every model call carries the canary phrase as its first input and
-    its vectors are used only when that canary matches the generation's: a model swapped at any
-    moment writes nothing (``ModelRefused``).
+    works on the previous ones (``index_store.claim_episodes``): passes running at once, in this
+    process or others, never embed the same episode. Every model call carries the canary phrase
+    as its first input and its vectors are used only when that canary matches the generation's:
+    a model swapped at any moment writes nothing (``ModelRefused``).
     """
     started = time.perf_counter()
     report = IndexReport(profile=embedder.profile.name, passes=1)

@@ -53,8 +53,8 @@ def test_openai_calls_reuse_kept_alive_connections():
 
 def test_parallel_setting_reaches_the_embedder_and_is_validated():
     env = {"MEMORY_PIPELINE_EMBED_PROVIDER": "openai", "MEMORY_PIPELINE_EMBED_URL": "http://127.0.0.1:9"}
-    assert build_embedder(EmbedSettings.from_env(env)).in_flight == 4
-    assert build_embedder(EmbedSettings.from_env({**env, "MEMORY_PIPELINE_EMBED_PARALLEL": "8"})).in_flight == 8
+    assert build_embedder(EmbedSettings.from_env(env)).in_flight == 8
+    assert build_embedder(EmbedSettings.from_env({**env, "MEMORY_PIPELINE_EMBED_PARALLEL": "3"})).in_flight == 3
     for bad in ("0", "many", "65"):
         with pytest.raises(ConfigurationError, match="MEMORY_PIPELINE_EMBED_PARALLEL"):
             EmbedSettings.from_env({**env, "MEMORY_PIPELINE_EMBED_PARALLEL": bad})
