@@ -164,6 +164,10 @@ def _check_salience(salience: Any) -> float:
     # bool is an int subclass; "salience": true is a mistake, not 1.0.
     if isinstance(salience, bool) or not isinstance(salience, numbers.Real):
         raise InvalidEpisode("salience", f"salience must be a number in [0, 1], got {_show(salience)}")
+    # Compared before float(): an integer too large for a float (1 and 400 zeros) is simply out
+    # of range, not an OverflowError that would cost the rest of the file.
+    if not 0 <= salience <= 1:
+        raise InvalidEpisode("salience", f"salience outside [0, 1]: {_show(salience)}")
     value = float(salience)
     if math.isnan(value) or not 0.0 <= value <= 1.0:
         raise InvalidEpisode("salience", f"salience outside [0, 1]: {_show(salience)}")

@@ -51,6 +51,10 @@ _FRONT_MATTER_KEYS = frozenset({"title", "occurred_at", "date", "kind", "memory"
 _ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*))?")
 _ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 _CODE_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+# YAML aliases repeat a value wherever they are used: nine lines of nine aliases each stand for
+# 9**9 values ("billion laughs"). Front matter is a handful of keys; this bounds what one file
+# may expand to before anything is built from it.
+MAX_FRONT_MATTER_VALUES = 10_000
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,7 @@ class _Parser:
         self._seen: set[tuple[int, int]] = set()
 
     def reject(self, display: str, line: int, reason: str) -> None:
-        self.result.rejections.append(Rejection(f"{display}:{line}", reason))
+        self.result.rejections.append(Rejection(f"{shown_path(display)}:{line}", reason))
 
     def parse_given(self, display: str) -> None:
         if os.path.isdir(display):
@@ -187,7 +191,7 @@ class _Parser:
     def _parse_jsonl(self, display: str, data: bytes) -> None:
         for number, raw in iter_lines(data):
             try:
-                episode = self._jsonl_episode(f"{display}:{number}", raw)
+                episode = self._jsonl_episode(f"{shown_path(display)}:{number}", raw)
             except LineRejected as rejected:
                 self.reject(display, number, rejected.reason)
             else:
@@ -247,7 +251,7 @@ class _Parser:
             self.reject(display, nul_line, "NUL character in 'body' (PostgreSQL text cannot hold it)")
             return
 
-        stem = os.path.splitext(os.path.basename(display))[0]
+        stem = os.path.splitext(os.path.basename(shown_path(display)))[0]
         values: dict[str, Any] = {}
         value_lines: dict[str, int] = {"body": body_line}
         metadata: dict[str, Any] = {}
@@ -287,7 +291,7 @@ class _Parser:
                 occurred_at=values["occurred_at"],
                 body=body,
                 salience=values.get("salience"),
-                source=display,
+                source=shown_path(display),
                 metadata=metadata,
             )
         except InvalidEpisode as error:
@@ -319,6 +323,8 @@ class _FrontMatter:
         try:
             loader = yaml.SafeLoader(source)
             node = loader.get_single_node()
+            if node is not None:
+                _check_expansion(node, first_line)
             data = loader.construct_document(node) if node is not None else None
         except yaml.MarkedYAMLError as error:
             mark = error.problem_mark or error.context_mark
@@ -377,6 +383,66 @@ class _FrontMatter:
                         lines.get(name, first_line),
                     ) from None
         return cls(values, lines, metadata)
+
+
+def shown_path(path: str) -> str:
+    """``path`` as printable, storable text: bytes of a file name that are not UTF-8 (which
+    Python carries as lone surrogates) are shown as ``\\xff`` escapes."""
+    try:
+        raw = path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that no file system byte produced
+        return path.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def _check_expansion(node: yaml.Node, first_line: int) -> None:
+    """Reject front matter that refers to itself or expands past MAX_FRONT_MATTER_VALUES
+    through aliases, at the line of the top-level key where that happens."""
+    sizes: dict[int, int] = {}
+    pairs = node.value if isinstance(node, yaml.MappingNode) else [(node, node)]
+    total = 0
+    for key_node, value_node in pairs:
+        line = first_line + key_node.start_mark.line
+        try:
+            total += _expanded_size(key_node, sizes, set()) + _expanded_size(value_node, sizes, set())
+        except _SelfReference:
+            raise _FrontMatterRejected("front matter refers to itself through a YAML alias", line) from None
+        except RecursionError:
+            raise _FrontMatterRejected("malformed front matter: nested too deeply", line) from None
+        if total > MAX_FRONT_MATTER_VALUES:
+            raise _FrontMatterRejected(
+                f"front matter expands to more than {MAX_FRONT_MATTER_VALUES} values through YAML aliases",
+                line,
+            )
+
+
+class _SelfReference(Exception):
+    pass
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], active: set[int]) -> int:
+    # An alias is the same node object met again: memoised by identity, the walk is linear in
+    # the file's size while the count is that of the expanded document.
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in active:
+        raise _SelfReference
+    active.add(key)
+    if isinstance(node, yaml.SequenceNode):
+        children = node.value
+    elif isinstance(node, yaml.MappingNode):
+        children = [item for pair in node.value for item in pair]
+    else:
+        children = []
+    total = 1
+    for child in children:
+        total += _expanded_size(child, sizes, active)
+        if total > MAX_FRONT_MATTER_VALUES:
+            break
+    active.discard(key)
+    sizes[key] = total
+    return total
 
 
 def _first_heading(lines: list[str]) -> tuple[int, str] | None:

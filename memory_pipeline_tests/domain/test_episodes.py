@@ -253,3 +253,10 @@ def test_any_storable_non_blank_body_is_accepted_verbatim(body):
     draft = episode(body=body)
     assert draft.body == body
     assert draft.content_hash == hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def test_a_salience_too_large_for_a_float_is_rejected_not_raised():
+    # JSON's 1 followed by 400 zeros is an exact int that float() cannot hold (OverflowError).
+    huge = int("1" + "0" * 400)
+    assert rejection(salience=huge) == "salience outside [0, 1]: " + ("1" + "0" * 58 + "…")
+    assert rejection(salience=-huge).startswith("salience outside [0, 1]: -1000")

@@ -417,3 +417,56 @@ def test_any_storable_bodies_survive_a_jsonl_round_trip(tmp_path, bodies):
     result = parse_paths([path])
     assert result.rejections == []
     assert [e.body for e in result.episodes] == bodies
+
+
+def test_an_overflowing_salience_costs_only_its_own_line_or_file(in_tmp):
+    huge = "1" + "0" * 400
+    good = line(body="kept one").decode(), line(body="kept two").decode()
+    bad = line(body="lost").decode().replace('"body"', f'"salience": {huge}, "body"')
+    write(in_tmp / "mixed.jsonl", "\n".join([good[0], bad, good[1]]) + "\n")
+    write(in_tmp / "fm.md", f"---\nmemory: alice\ntitle: t\nsalience: {huge}\n---\nbody\n")
+    write(in_tmp / "ok.md", "---\nmemory: alice\nsalience: 0.75\n---\nfine\n")
+    result = parse_paths(["mixed.jsonl", "fm.md", "ok.md"])
+    assert [e.body for e in result.episodes] == ["kept one", "kept two", "fine\n"]
+    assert [str(r).split(": salience outside")[0] for r in result.rejections] == ["mixed.jsonl:2", "fm.md:4"]
+
+
+def _laughs(levels: int) -> str:
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(levels):
+        name, previous = chr(ord("b") + i), chr(ord("a") + i)
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{previous}"] * 9) + "]")
+    return "---\nmemory: alice\n" + "\n".join(lines) + "\n---\nbody\n"
+
+
+def test_yaml_alias_bombs_are_rejected_quickly_at_the_alias(in_tmp):
+    import time
+
+    write(in_tmp / "bomb.md", _laughs(8))  # 9**9 strings once expanded, from ~400 bytes
+    write(in_tmp / "loop.md", "---\nmemory: alice\nself: &s [1, *s]\n---\nbody\n")
+    write(in_tmp / "shared.md", "---\nmemory: alice\nbase: &b {x: 1}\nalso: *b\n---\nbody\n")
+    started = time.perf_counter()
+    result = parse_paths(["bomb.md", "loop.md", "shared.md"])
+    assert time.perf_counter() - started < 2.0
+    assert messages(result) == [
+        # line 7 is "e: &e [*d, ...]": a..d expand to 8,302 values, e to 66,430 more.
+        "bomb.md:7: front matter expands to more than 10000 values through YAML aliases",
+        "loop.md:3: front matter refers to itself through a YAML alias",
+    ]
+    # A modest alias is still fine: the value is copied where it is referred to.
+    assert [e.metadata for e in result.episodes] == [{"base": {"x": 1}, "also": {"x": 1}}]
+
+
+def test_a_file_name_that_is_not_utf8_is_ingested_under_an_escaped_name(tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    raw = os.path.join(os.fsencode(folder), b"caf\xff.md")
+    with open(raw, "wb") as handle:
+        handle.write(b"a note whose name is Latin-1\n")
+    write(folder / "x.jsonl", line(body="x"))
+    result = parse_paths([folder], memory="alice")
+    assert result.rejections == []
+    by_body = {e.body: e for e in result.episodes}
+    note = by_body["a note whose name is Latin-1\n"]
+    assert note.source.endswith("caf\\xff.md") and note.title == "caf\\xff"
+    assert all("\udcff" not in e.source and "\udcff" not in e.title for e in result.episodes)
