@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
@@ -25,6 +26,7 @@ PROVIDER_DEFAULTS = {
 # twice a small server's slots, so a slot that frees finds a request waiting (servers queue the
 # rest); 4 in flight left a 4-slot loopback server half idle (benchmarks/README.md).
 DEFAULT_IN_FLIGHT = 8
+MAX_EMBED_DIM = 4000
 
 ENV_VARS = {
     "MEMORY_PIPELINE_HOME": "Folder for the embedded PostgreSQL, the inbox and Dagster's home (default ./.memory_pipeline).",
@@ -134,7 +136,8 @@ class EmbedSettings:
         return cls(
             provider=provider,
             model=model,
-            dim=env_int(environ, "MEMORY_PIPELINE_EMBED_DIM", default_dim),
+            # pgvector indexes halfvec of at most 4000 dimensions (the profiles table checks it too).
+            dim=env_int(environ, "MEMORY_PIPELINE_EMBED_DIM", default_dim, maximum=MAX_EMBED_DIM),
             url=url,
             batch_size=env_int(environ, "MEMORY_PIPELINE_EMBED_BATCH", 16),
             timeout_s=env_float(environ, "MEMORY_PIPELINE_EMBED_TIMEOUT", 120.0),
@@ -156,4 +159,39 @@ def inbox_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 def database_url(environ: Mapping[str, str] | None = None) -> str | None:
     environ = os.environ if environ is None else environ
-    return environ.get("MEMORY_PIPELINE_DATABASE_URL", "").strip() or None
+    url = environ.get("MEMORY_PIPELINE_DATABASE_URL", "").strip() or None
+    if url is not None:
+        check_database_url(url, "MEMORY_PIPELINE_DATABASE_URL")
+    return url
+
+
+_URL_SCHEMES = ("postgresql", "postgres")
+
+
+def check_database_url(url: str, name: str) -> None:
+    """ConfigurationError (naming ``name``, the password masked) unless ``url`` is a PostgreSQL
+    URL or key=value connection string that libpq can read."""
+    from psycopg import ProgrammingError
+    from psycopg.conninfo import conninfo_to_dict
+
+    from memory_pipeline.redaction import mask_secrets
+
+    shown = mask_secrets(url)
+    expected = "expected postgresql://USER:PASSWORD@HOST:PORT/DATABASE or host=... dbname=... pairs"
+    if "://" in url:
+        scheme, rest = url.split("://", 1)
+        if scheme.lower() not in _URL_SCHEMES:
+            raise ConfigurationError(f"{name}={shown!r}: not a PostgreSQL URL; {expected}")
+        authority = re.split(r"[/?]", rest, maxsplit=1)[0]
+        if authority.count("@") > 1:
+            raise ConfigurationError(
+                f"{name}={shown!r}: the user or password contains '@'; write it as %40"
+            )
+    try:
+        params = conninfo_to_dict(url)
+    except ProgrammingError as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else "unreadable"
+        raise ConfigurationError(f"{name}={shown!r}: {mask_secrets(reason)}; {expected}") from None
+    port = str(params.get("port") or "")
+    if port and not all(part.strip().isdigit() for part in port.split(",")):
+        raise ConfigurationError(f"{name}={shown!r}: the port {mask_secrets(port)!r} is not a number")

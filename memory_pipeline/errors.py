@@ -6,6 +6,8 @@ Commands catch ``MemoryPipelineError`` at the top, print ``str(error)`` and exit
 
 from __future__ import annotations
 
+from memory_pipeline.redaction import mask_secrets
+
 
 class ExitCode:
     OK = 0
@@ -22,6 +24,10 @@ class ExitCode:
 
 class MemoryPipelineError(Exception):
     exit_code = ExitCode.FAILURE
+
+    def __init__(self, *args: object):
+        # Masked here, once, so no path (CLI, Dagster log, HTTP answer) can print a password.
+        super().__init__(*(mask_secrets(a) if isinstance(a, str) else a for a in args))
 
 
 class ConfigurationError(MemoryPipelineError):

@@ -8,6 +8,7 @@ import sys
 from memory_pipeline.cli.common import err, open_memory, print_json
 from memory_pipeline.domain.entities import parse_entity_import
 from memory_pipeline.domain.episodes import validate_memory_name
+from memory_pipeline.domain.jsonl import LineRejected, json_type, parse_object_line, reject_unknown_fields
 from memory_pipeline.domain.policies import PolicyError, parse_channels
 from memory_pipeline.errors import ExitCode, InputError
 from memory_pipeline.search.render import human_table
@@ -43,50 +44,66 @@ def cmd_search(args) -> int:
     return ExitCode.OK
 
 
+_BATCH_FIELDS = ("memory", "query", "policy", "limit", "channels")
+
+
 def _batch(path: str) -> int:
     """One JSON query a line in, one JSON document a line out, one process for all of them.
 
     A bad line produces ``{"line": N, "error": ...}`` in its place and the rest still run, so
-    an evaluation over thousands of queries never loses the good ones to one typo.
+    an evaluation over thousands of queries never loses the good ones to one typo. Lines are
+    read as bytes and decoded one by one: invalid UTF-8 costs only its own line.
     """
-    stream = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+    try:
+        stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise InputError(f"--batch {path!r}: cannot read: {exc.strerror or exc}") from None
     mem = open_memory()
     failures = 0
     with stream, mem:
-        for number, line in enumerate(stream, 1):
-            if not line.strip():
+        for number, raw in enumerate(stream, 1):
+            if not raw.strip():
                 continue
             try:
-                item = json.loads(line)
-                if not isinstance(item, dict):
-                    raise InputError("expected a JSON object")
-                unknown = set(item) - {"memory", "query", "policy", "limit", "channels"}
-                if unknown:
-                    raise InputError(f"unknown field(s): {', '.join(sorted(unknown))}")
-                if "memory" not in item or "query" not in item:
-                    raise InputError("'memory' and 'query' are required")
-                channels = item.get("channels")
-                if isinstance(channels, list):
-                    channels = ",".join(map(str, channels))
-                limit = item.get("limit")
-                if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
-                    raise InputError("'limit' must be a whole number")
-                response = mem.search(
-                    str(item["memory"]), item["query"], policy=item.get("policy"), limit=limit,
-                    channels=_channels(channels),
-                )
+                response = _batch_search(mem, raw.rstrip(b"\r\n"))
                 document = {"line": number, **response.to_json()}
-            except json.JSONDecodeError as exc:
-                failures += 1
-                document = {"line": number, "error": f"malformed JSON: {exc.msg} at column {exc.colno}"}
-            except (InputError, ValueError) as exc:
+            except (InputError, LineRejected) as exc:
                 failures += 1
                 document = {"line": number, "error": str(exc)}
-            sys.stdout.write(json.dumps(document, ensure_ascii=False, default=str) + "\n")
+            sys.stdout.write(_json_line(document))
             sys.stdout.flush()
     if failures:
         err(f"memory-pipeline: {failures} query line(s) failed; see their \"error\" documents")
     return ExitCode.INPUT_REJECTED if failures else ExitCode.OK
+
+
+def _batch_search(mem, raw: bytes):
+    item = parse_object_line(raw)
+    reject_unknown_fields(item, _BATCH_FIELDS)
+    if "memory" not in item or "query" not in item:
+        raise InputError("'memory' and 'query' are required")
+    for name in ("memory", "policy"):
+        if item.get(name) is not None and not isinstance(item[name], str):
+            raise InputError(f"'{name}' must be a {name} name, got {json_type(item[name])}")
+    channels = item.get("channels")
+    if isinstance(channels, list) and all(isinstance(c, str) for c in channels):
+        channels = ",".join(channels)
+    elif channels is not None and not isinstance(channels, str):
+        raise InputError(f"'channels' must be a name or a list of names, got {json.dumps(channels)[:60]}")
+    limit = item.get("limit")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
+        raise InputError("'limit' must be a whole number")
+    return mem.search(item["memory"], item["query"], policy=item.get("policy"), limit=limit,
+                      channels=_channels(channels))
+
+
+def _json_line(document: dict) -> str:
+    text = json.dumps(document, ensure_ascii=False, default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate in a message: escaped, never a raw byte
+        text = json.dumps(document, ensure_ascii=True, default=str)
+    return text + "\n"
 
 
 def cmd_entities(args) -> int:

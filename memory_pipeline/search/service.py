@@ -22,6 +22,7 @@ Without a usable embedder the vector channel is skipped and the response says wh
 from __future__ import annotations
 
 import datetime as dt
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -58,6 +59,9 @@ GRAPH_MAX_EPISODE_SHARE = 0.5
 RERANK_POOL = 50
 STATEMENT_CANDIDATES = 25
 STATEMENT_CHANNELS = {"observation": "observation", "belief": "belief"}  # channel -> statement kind
+# UTF-8 (and PostgreSQL) cannot carry a lone surrogate: JSON's "\ud800" escape makes one, and so
+# does Python for each byte of a command-line argument that is not UTF-8.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def validate_query(query: object) -> str:
@@ -65,6 +69,12 @@ def validate_query(query: object) -> str:
         raise InputError("the query must be text")
     if "\x00" in query:
         raise InputError("the query contains a NUL character")
+    surrogate = _SURROGATE.search(query)
+    if surrogate:
+        char = surrogate.group()
+        if "\udc80" <= char <= "\udcff":  # how Python carries a byte of invalid UTF-8 (argv, files)
+            raise InputError(f"the query is not valid UTF-8 (byte 0x{ord(char) - 0xDC00:02x})")
+        raise InputError(f"the query contains a lone surrogate (\\u{ord(char):04x}), which is not text")
     if not query.strip():
         raise InputError("the query is empty")
     if len(query) > MAX_QUERY_CHARS:
@@ -135,7 +145,10 @@ class SearchService:
 
     # -- input ------------------------------------------------------------------------------
     def resolve_policy(self, name: str | None, *, limit: int | None, channels: tuple[str, ...] | None) -> Policy:
-        name = name or "default"
+        # Only a missing name means the default: "" is a mistake to report, not a request.
+        name = "default" if name is None else name
+        if not isinstance(name, str):
+            raise InputError(f"the policy must be a name, got {type(name).__name__}")
         if name not in self.policies:
             known = ", ".join(sorted(self.policies))
             raise InputError(f"unknown policy {name!r} (known: {known})")

