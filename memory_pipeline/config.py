@@ -40,6 +40,7 @@ ENV_VARS = {
     "MEMORY_PIPELINE_EMBED_BATCH": "Texts per model call (default 16).",
     "MEMORY_PIPELINE_EMBED_PARALLEL": "Model calls an index pass keeps in flight (default 8): about twice the server's parallel slots (OLLAMA_NUM_PARALLEL, llama.cpp --parallel, TEI, servers behind one URL). The local model runs one at a time.",
     "MEMORY_PIPELINE_EMBED_TIMEOUT": "Seconds to wait for one embedding call (default 120).",
+    "MEMORY_PIPELINE_QUERY_EMBED_TIMEOUT": "Seconds a search waits for its query embedding before answering from keyword and graph (default 5).",
     "MEMORY_PIPELINE_PARAGRAPH_WINDOWS": "on (default) or off: also embed each chunk's paragraph windows, which the vector channel scores chunks by.",
     "OLLAMA_HOST": "Ollama server for the ollama provider (default http://127.0.0.1:11434).",
     "MEMORY_PIPELINE_RERANK_URL": "Base URL of a /v1/rerank server (llama.cpp, TEI). Unset: no reranking.",
@@ -112,6 +113,7 @@ class EmbedSettings:
     timeout_s: float
     paragraph_windows: bool = True
     in_flight: int = DEFAULT_IN_FLIGHT
+    query_timeout_s: float = 5.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "EmbedSettings":
@@ -143,6 +145,7 @@ class EmbedSettings:
             timeout_s=env_float(environ, "MEMORY_PIPELINE_EMBED_TIMEOUT", 120.0),
             paragraph_windows=switch(environ, "MEMORY_PIPELINE_PARAGRAPH_WINDOWS", True),
             in_flight=env_int(environ, "MEMORY_PIPELINE_EMBED_PARALLEL", DEFAULT_IN_FLIGHT, maximum=64),
+            query_timeout_s=env_float(environ, "MEMORY_PIPELINE_QUERY_EMBED_TIMEOUT", 5.0),
         )
 
 

@@ -9,6 +9,7 @@ unsupported type), so there is no line to point at.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -347,6 +348,7 @@ class _FrontMatter:
 
         lines: dict[str, int] = {}
         raw: dict[str, Any] = {}
+        plain_numbers: dict[str, str] = {}
         for key_node, value_node in node.value:
             key = str(key_node.value)
             lines[key] = first_line + key_node.start_mark.line
@@ -354,6 +356,8 @@ class _FrontMatter:
             # and `memory: yes` as true.
             if isinstance(value_node, yaml.ScalarNode) and value_node.tag != "tag:yaml.org,2002:null":
                 raw[key] = value_node.value
+                if key == "salience" and value_node.style is None and value_node.tag.endswith(":str"):
+                    plain_numbers[key] = value_node.value
 
         if "occurred_at" in data and "date" in data:
             raise _FrontMatterRejected(
@@ -371,6 +375,9 @@ class _FrontMatter:
                 target = "occurred_at" if name == "date" else name
                 if target in ("title", "memory", "kind") and name in raw:
                     value = raw[name]
+                elif name in plain_numbers:
+                    # YAML 1.1 reads an unquoted 1e-3 (no dot) as text; it is written as a number.
+                    value = _plain_number(plain_numbers[name])
                 values[target] = value
                 if target != name:
                     lines[target] = lines.get(name, first_line)
@@ -383,6 +390,14 @@ class _FrontMatter:
                         lines.get(name, first_line),
                     ) from None
         return cls(values, lines, metadata)
+
+
+def _plain_number(text: str) -> Any:
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if math.isfinite(number) else text
 
 
 def shown_path(path: str) -> str:

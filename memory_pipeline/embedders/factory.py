@@ -19,6 +19,7 @@ def build_embedder(settings: EmbedSettings) -> Embedder:
     embedder = _provider_embedder(settings)
     embedder.paragraph_windows = settings.paragraph_windows
     embedder.in_flight = settings.in_flight
+    embedder.query_timeout_s = settings.query_timeout_s
     return embedder
 
 

@@ -16,7 +16,9 @@ One search, inside one memory:
 5. adjacent chunks of one episode among the results are sewn into one passage
    (``domain.passages``); the limit counts passages;
 6. a telemetry row records candidates, ranks, scores, the reranker's outcome and latency.
-Without a usable embedder the vector channel is skipped and the response says why.
+Without a usable embedder the vector channel is skipped and the response says why; the query
+embedding has its own short deadline and a circuit breaker (``search.query_embedding``), so a
+hung model server costs one short wait, not every search.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from memory_pipeline.domain.windows import window_focus
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.errors import EmbedderUnavailable, InputError, MemoryPipelineError, ModelRefused, UnknownMemory
 from memory_pipeline.rerankers.http import HttpReranker, RerankerFailed
+from memory_pipeline.search.query_embedding import QueryEmbeddingBreaker, QueryEmbeddingSkipped
 from memory_pipeline.search.results import SearchResponse, SearchResult, make_snippet
 from memory_pipeline.storage import episodes_store, observations_store, search_store
 from memory_pipeline.storage.database import Database
@@ -134,6 +137,7 @@ class SearchService:
         reranker: HttpReranker | None = None,
         clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
         record: bool = True,
+        breaker_clock: Callable[[], float] = time.monotonic,
     ):
         self.db = db
         self.policies = policies
@@ -141,6 +145,8 @@ class SearchService:
         self.reranker = reranker
         self.clock = clock
         self.record = record
+        # One per service: a model that stopped answering is remembered across its searches.
+        self._query_breaker = QueryEmbeddingBreaker(clock=breaker_clock)
         self._executor = ThreadPoolExecutor(max_workers=5, thread_name_prefix="search-channel")
 
     # -- input ------------------------------------------------------------------------------
@@ -286,7 +292,9 @@ class SearchService:
         slowest channel instead of the sum of all three.
         """
 
-        query_vector = _Once(lambda: self.embedder().embed_query(query))
+        # Through the breaker: its own short deadline, and no wait at all while the model is known
+        # to be down (search.query_embedding).
+        query_vector = _Once(lambda: self._query_breaker.embed(self.embedder(), query, self.embedder().query_timeout_s))
 
         def vector():
             with self.db.connection() as conn:
@@ -350,6 +358,8 @@ class SearchService:
                     f"embedder is {embedder.profile.name}; vectors of two models are never compared"
                 )
             vector = query_vector.get()
+        except QueryEmbeddingSkipped as exc:  # slow or down: keyword and graph answer alone
+            return [], f"unavailable: {exc}"
         except (EmbedderUnavailable, ModelRefused) as exc:
             return [], f"unavailable: {exc}"
         except MemoryPipelineError as exc:  # e.g. a configuration error in the embedder's settings

@@ -134,7 +134,7 @@ def test_a_server_that_cannot_start_is_reported_by_its_log_not_pg_ctl_command_li
         conf.write("\nshared_buffers = 'a lot'\n")  # what a truncated file on a full disk looks like
     result = cli("status", env=env)
     assert result.code == 4, result.err
-    assert "Traceback" not in result.err and "pg_ctl'" not in result.err and "-w" not in result.err
+    assert "Traceback" not in result.err and "pg_ctl'" not in result.err and "'-w'" not in result.err
     message = [line for line in result.err.splitlines() if line.startswith("memory-pipeline:")]
     assert message[0].startswith("memory-pipeline: the database is unavailable: the embedded PostgreSQL")
     assert 'invalid value for parameter "shared_buffers"' in message[0] and "MB free on" in message[0]

@@ -470,3 +470,12 @@ def test_a_file_name_that_is_not_utf8_is_ingested_under_an_escaped_name(tmp_path
     note = by_body["a note whose name is Latin-1\n"]
     assert note.source.endswith("caf\\xff.md") and note.title == "caf\\xff"
     assert all("\udcff" not in e.source and "\udcff" not in e.title for e in result.episodes)
+
+
+def test_front_matter_salience_in_exponent_form_is_a_number(in_tmp):
+    # YAML 1.1 reads a plain 1e-3 (no dot) as text; every other reader calls it a number.
+    write(in_tmp / "a.md", "---\nmemory: alice\nsalience: 1e-3\n---\nbody\n")
+    write(in_tmp / "b.md", "---\nmemory: alice\nsalience: '0.5'\n---\nbody two\n")
+    result = parse_paths(["a.md", "b.md"])
+    assert [e.salience for e in result.episodes] == [0.001]
+    assert messages(result) == ['b.md:3: salience must be a number in [0, 1], got "0.5"']
