@@ -21,6 +21,7 @@ MAX_TITLE_CHARS = 500
 # Python's recursion limit whatever the caller's stack depth.
 MAX_METADATA_DEPTH = 64
 DEFAULT_SALIENCE = 0.5
+_SMALLEST_REAL = 1.1754943508222875e-38  # the smallest normal float4
 
 # PostgreSQL's text and jsonb cannot hold NUL, and UTF-8 cannot encode a lone surrogate (JSON's
 # "\ud800" escape produces one); either would fail the insert long after parsing, unlocated.
@@ -169,6 +170,10 @@ def _check_salience(salience: Any) -> float:
     if not 0 <= salience <= 1:
         raise InvalidEpisode("salience", f"salience outside [0, 1]: {_show(salience)}")
     value = float(salience)
+    if 0.0 < value < _SMALLEST_REAL:
+        # Stored as PostgreSQL real, which refuses a magnitude it would round to zero (and with
+        # it the whole insert); as a weight such a salience is zero.
+        value = 0.0
     if math.isnan(value) or not 0.0 <= value <= 1.0:
         raise InvalidEpisode("salience", f"salience outside [0, 1]: {_show(salience)}")
     return value

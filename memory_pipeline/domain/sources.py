@@ -320,7 +320,7 @@ class _FrontMatter:
 
     @classmethod
     def parse(cls, source: str, *, first_line: int) -> _FrontMatter:
-        loader = None
+        loader = node = None
         try:
             loader = yaml.SafeLoader(source)
             node = loader.get_single_node()
@@ -334,7 +334,8 @@ class _FrontMatter:
             raise _FrontMatterRejected(f"malformed front matter: {problem}", line) from None
         except (yaml.YAMLError, ValueError, TypeError, RecursionError) as error:
             # e.g. "date: 2024-13-45" looks like a timestamp to YAML and fails to construct.
-            raise _FrontMatterRejected(f"malformed front matter: {error}", first_line) from None
+            line = _failing_key_line(node, first_line) if node is not None else first_line
+            raise _FrontMatterRejected(f"malformed front matter: {error}", line) from None
         finally:
             if loader is not None:
                 loader.dispose()
@@ -390,6 +391,18 @@ class _FrontMatter:
                         lines.get(name, first_line),
                     ) from None
         return cls(values, lines, metadata)
+
+
+def _failing_key_line(node: yaml.Node, first_line: int) -> int:
+    """The line of the top-level key whose value YAML cannot build (the document failed as a
+    whole, which does not say where); the first line when no single value fails alone."""
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            try:
+                yaml.constructor.SafeConstructor().construct_document(value_node)
+            except (yaml.YAMLError, ValueError, TypeError, RecursionError):
+                return first_line + key_node.start_mark.line
+    return first_line
 
 
 def _plain_number(text: str) -> Any:

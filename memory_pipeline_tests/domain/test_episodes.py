@@ -260,3 +260,9 @@ def test_a_salience_too_large_for_a_float_is_rejected_not_raised():
     huge = int("1" + "0" * 400)
     assert rejection(salience=huge) == "salience outside [0, 1]: " + ("1" + "0" * 58 + "…")
     assert rejection(salience=-huge).startswith("salience outside [0, 1]: -1000")
+
+
+def test_a_salience_too_small_for_a_real_column_is_zero():
+    # Found by the fuzz suite: PostgreSQL's real cannot hold 1.8e-54 and refused the whole ingest.
+    assert episode(salience=1.7691508576147286e-54).salience == 0.0
+    assert episode(salience=1e-30).salience == 1e-30

@@ -479,3 +479,9 @@ def test_front_matter_salience_in_exponent_form_is_a_number(in_tmp):
     result = parse_paths(["a.md", "b.md"])
     assert [e.salience for e in result.episodes] == [0.001]
     assert messages(result) == ['b.md:3: salience must be a number in [0, 1], got "0.5"']
+
+
+def test_a_value_yaml_cannot_build_is_located_at_its_key(in_tmp):
+    # Found by the fuzz suite: the rejection pointed at the first front matter line.
+    write(in_tmp / "d.md", "---\nmemory: alice\ntitle: t\ndate: 2024-13-45\n---\nbody\n")
+    assert messages(parse_paths(["d.md"])) == ["d.md:4: malformed front matter: month must be in 1..12"]
