@@ -415,14 +415,24 @@ def index_until_done(
     on_progress: Callable[[IndexReport], None] | None = None,
     chunked_only: bool = False,
     promote: bool = True,
+    pass_limit: int = PASS_LIMIT,
 ) -> IndexReport:
     """Run passes until nothing is pending (or a pass could do nothing: others hold the rest).
 
     ``promote=False`` leaves the serving generation alone (a day's partition must not switch
-    search for everyone; ``promote_when_complete`` is then the caller's to run globally)."""
+    search for everyone; ``promote_when_complete`` is then the caller's to run globally).
+    ``on_progress`` gets the totals so far, earlier passes included."""
     total = IndexReport(profile=embedder.profile.name)
+
+    def so_far(one: IndexReport) -> None:
+        running = IndexReport(profile=total.profile)
+        running.add(total)
+        running.add(one)
+        on_progress(running)  # type: ignore[misc]
+
     while True:
-        one = index_pass(db, embedder, day=day, on_progress=on_progress, chunked_only=chunked_only)
+        one = index_pass(db, embedder, day=day, limit=pass_limit, on_progress=so_far if on_progress else None,
+                         chunked_only=chunked_only)
         total.add(one)
         if one.canary_checked and not total.canary_checked:
             total.canary_checked, total.canary_cosine = True, one.canary_cosine

@@ -199,3 +199,15 @@ def test_paragraph_windows_switched_off_embed_chunks_only(db, corpus):
     assert report.vectors == expected_vectors(rows) and report.windows == 0
     assert inputs == calls + expected_vectors(rows)  # a canary per call, then one input per chunk
     assert count(db, "SELECT count(*) FROM embeddings WHERE windows IS NOT NULL") == 0
+
+
+def test_progress_counts_everything_done_so_far_across_passes(db, tmp_path):
+    write_jsonl(tmp_path / "e.jsonl", [episode(i, paragraphs=1) for i in range(5)])
+    ingest_paths(db, [tmp_path / "e.jsonl"])
+    seen = []
+    with LoopbackEmbeddingServer(dim=1024) as server:
+        report = indexing.index_until_done(db, ollama_embedder(server.url), pass_limit=2,
+                                           on_progress=lambda r: seen.append(r.episodes))
+    assert report.episodes == 5 and report.passes >= 3
+    # A later pass continues the count; it never starts again from 0.
+    assert seen == sorted(seen) and seen[-1] >= 4, seen

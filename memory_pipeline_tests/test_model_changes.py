@@ -126,3 +126,19 @@ def test_reindex_and_rollback_jobs_from_the_launchpad(db, db_url, indexed):
     nothing = rollback_generation_job.execute_in_process(resources=resources,
                                                          raise_on_error=False)
     assert not nothing.success
+
+
+def test_rollback_says_when_the_earlier_generation_is_stale(db, indexed):
+    _, embedder, _ = indexed
+    with db.connection() as conn:
+        stored, _ = profiles_store.start_reindex(conn, embedder.profile)
+    indexing.index_until_done(db, embedder)  # generation 2 serves
+    with db.connection() as conn:
+        profiles_store.mark_stale(conn, stored.id, 1, "the canary moved")
+        with pytest.raises(LookupError) as refused:
+            profiles_store.rollback(conn)
+    assert str(refused.value) == (
+        "nothing to roll back: generation 1 of ollama/qwen3-embedding:0.6b@512 is stale (the canary moved); "
+        "its vectors are not served again"
+    )
+    assert serving(db)[0].generation == 2

@@ -141,7 +141,8 @@ def _start_failure(pgdata: Path, exc: BaseException, log_start: int) -> str:
         text = str(exc).strip()
         reason = text.splitlines()[0] if text else type(exc).__name__
         if isinstance(exc, subprocess.CalledProcessError):
-            reason = f"pg_ctl failed with exit status {exc.returncode}"
+            command = exc.cmd[0] if isinstance(exc.cmd, (list, tuple)) and exc.cmd else exc.cmd
+            reason = f"{Path(str(command)).name} failed with exit status {exc.returncode}"
     try:
         free = shutil.disk_usage(pgdata if pgdata.exists() else pgdata.parent).free
         room = f"; {free / 1e6:,.0f} MB free on the disk of {pgdata.parent}"

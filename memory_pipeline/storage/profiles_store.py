@@ -231,6 +231,16 @@ def rollback(conn: psycopg.Connection) -> str:
             (active.id, active.generation),
         ).fetchone()
         if row is None:
+            earlier = conn.execute(
+                """SELECT generation, state, stale_reason FROM embedding_generations
+                   WHERE profile_id = %s AND generation < %s ORDER BY generation DESC LIMIT 1""",
+                (active.id, active.generation),
+            ).fetchone()
+            if earlier is not None and earlier[1] == "stale":
+                raise LookupError(
+                    f"nothing to roll back: generation {earlier[0]} of {active.name} is stale ({earlier[2]}); "
+                    "its vectors are not served again"
+                )
             raise LookupError(f"nothing to roll back: {active.name} has no earlier generation")
         conn.execute(
             "UPDATE embedding_generations SET state = 'retired' WHERE profile_id = %s AND generation = %s",
