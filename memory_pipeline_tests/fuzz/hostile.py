@@ -370,7 +370,9 @@ def check_batch(lines: list[bytes], batch_file: Path, memory_episodes: dict[str,
     problems = _output_problems("search --batch", outcome)
     expected_lines = [i for i, line in enumerate(lines, 1) if line.strip()]
     try:
-        documents = [json.loads(line) for line in outcome.out.splitlines()]
+        # Split at "\n" only: the output is JSON lines, and JSON text may hold U+2028 or U+0085,
+        # which str.splitlines() would also break at.
+        documents = [json.loads(line) for line in outcome.out.split("\n") if line]
     except ValueError as exc:
         return problems + [f"search --batch: a line of output is not JSON ({exc})"]
     if [d.get("line") for d in documents] != expected_lines:
@@ -393,7 +395,8 @@ def check_batch(lines: list[bytes], batch_file: Path, memory_episodes: dict[str,
 
 def check_query(query: str, memory: str, memory_episodes: dict[str, set[int]], env: dict[str, str]) -> list[str]:
     """One ``search QUERY --memory M --json``: exit 0 with results of M only, or exit 2."""
-    outcome = run_main(["search", query, "--memory", memory, "--json"], env)
+    # After "--": a query that starts with "-" is text, not an option (as a shell user writes it).
+    outcome = run_main(["search", "--memory", memory, "--json", "--", query], env)
     problems = _output_problems("search", outcome)
     if outcome.code not in (0, 2):
         problems.append(f"search {query!r}: exit {outcome.code}\n{outcome.err[-1000:]}")
@@ -402,7 +405,7 @@ def check_query(query: str, memory: str, memory_episodes: dict[str, set[int]], e
         foreign = [r["episodeId"] for r in doc["results"] if r["episodeId"] not in memory_episodes[memory]]
         if foreign:
             problems.append(f"search {query!r}: episodes {foreign} are not in memory {memory!r}")
-    elif outcome.code == 2 and not outcome.err.startswith("memory-pipeline: "):
+    elif outcome.code == 2 and not outcome.err.startswith("memory-pipeline: ") and "memory-pipeline: error:" not in outcome.err:
         problems.append(f"search {query!r}: exit 2 without a plain message: {outcome.err[-500:]}")
     return problems
 
