@@ -31,3 +31,12 @@ def test_passwords_are_masked_in_every_form(text, shown):
 def test_every_expected_failure_message_is_masked_wherever_it_is_shown():
     assert "hunter2" not in str(DatabaseUnavailable("cannot connect to host=h password=hunter2"))
     assert "ter2" not in str(ConfigurationError("X='postgresql://a:hun@ter2@h/x': bad"))
+
+
+def test_warnings_on_stderr_are_masked_too(capsys):
+    from memory_pipeline.cli.common import err
+
+    # e.g. Dagster's storage refusing a connection string it was given (an ingest warning).
+    err("memory-pipeline: warning: stored, but could not record the ingest in Dagster: "
+        "could not connect to postgresql://bob:hunter2@db/dagster")
+    assert "hunter2" not in capsys.readouterr().err

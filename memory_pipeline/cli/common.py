@@ -6,6 +6,7 @@ import json
 import sys
 from typing import Any
 
+from memory_pipeline.redaction import mask_secrets
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 
@@ -36,4 +37,6 @@ def print_json(document: Any) -> None:
 
 
 def err(message: str) -> None:
-    print(message, file=sys.stderr)
+    # Warnings quote other libraries' messages (Dagster's storage, a server's answer), which may
+    # carry a connection string.
+    print(mask_secrets(message), file=sys.stderr)

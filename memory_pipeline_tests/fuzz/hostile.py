@@ -17,6 +17,7 @@ once, every broken one rejected at ``FILE:LINE``, and no search result from anot
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import io
 import json
 import os
@@ -39,13 +40,15 @@ MEMORIES = ("fuzz-a", "fuzz-b")
 _storable = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 bodies = st.text(_storable, min_size=1, max_size=300).filter(str.strip)
 titles = st.text(_storable, min_size=1, max_size=80).filter(lambda t: t.strip() and "\n" not in t)
-_json_scalars = st.none() | st.booleans() | st.integers(-(10**30), 10**30) | st.floats(allow_nan=False, allow_infinity=False) | st.text(_storable, max_size=20)
-metadata = st.dictionaries(
-    st.text(_storable, min_size=1, max_size=10),
-    st.recursive(_json_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(_storable, max_size=5), inner, max_size=3), max_leaves=8),
-    max_size=4,
+_json_scalars = (st.none() | st.booleans() | st.integers(-(10**30), 10**30)
+                 | st.floats(allow_nan=False, allow_infinity=False) | st.text(_storable, max_size=20))
+_json_values = st.recursive(
+    _json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(_storable, max_size=5), inner, max_size=3),
+    max_leaves=8,
 )
-dates = st.dates(min_value=__import__("datetime").date(1900, 1, 1), max_value=__import__("datetime").date(2100, 1, 1)).map(str)
+metadata = st.dictionaries(st.text(_storable, min_size=1, max_size=10), _json_values, max_size=4)
+dates = st.dates(min_value=dt.date(1900, 1, 1), max_value=dt.date(2100, 1, 1)).map(str)
 
 
 @dataclass(frozen=True)
