@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -20,9 +23,14 @@ KILL_THEN_EXIT = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_a_killed_server_leaves_no_exception_at_exit(tmp_path):
-    proc = subprocess.run([sys.executable, "-c", KILL_THEN_EXIT, str(tmp_path / "home")],
-                          capture_output=True, text=True, timeout=120)
+def test_a_killed_server_leaves_no_exception_at_exit():
+    # Not under pytest's basetemp, which other pytest processes of the same user may prune.
+    home = Path(tempfile.mkdtemp(prefix="mp-"))
+    try:
+        proc = subprocess.run([sys.executable, "-c", KILL_THEN_EXIT, str(home / "home")],
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
     assert proc.returncode == 0 and proc.stdout.strip() == "leaving"
     assert "Exception ignored" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert "Failed" not in proc.stderr, proc.stderr
