@@ -30,6 +30,7 @@ from typing import Callable, Generator
 import numpy as np
 import psycopg
 
+from memory_pipeline.domain.anchors import anchored, model_text
 from memory_pipeline.domain.chunking import chunk_body
 from memory_pipeline.domain.windows import paragraph_windows
 from memory_pipeline import observations
@@ -104,12 +105,14 @@ class IndexReport:
         self.preview = (self.preview + other.preview)[:5]
 
 
-def plan(conn, profile: StoredProfile | None, pending: list[PendingEpisode]) -> list[EpisodeWork]:
+def plan(conn, profile: StoredProfile | None, pending: list[PendingEpisode], *, anchors: bool = True) -> list[EpisodeWork]:
     """Chunk the episodes and find which of their chunk ids still need a vector."""
     chunked = index_store.episodes_with_chunks(conn, [p.id for p in pending])
     works = []
     for episode in pending:
         chunks = chunk_body(episode.body, episode.content_hash)
+        if anchors:  # the headings above each chunk (domain.anchors); text and ids unchanged
+            chunks = anchored(episode.body, chunks)
         works.append(EpisodeWork(episode, chunks, episode.id in chunked, missing=[], vectors={}))
     if profile is not None:
         keys = {(w.episode.memory, c.chunk_id) for w in works for c in w.chunks}
@@ -297,7 +300,7 @@ class _Pass:
             self.report.canary_checked = True
             self.report.model_calls += 1
             self.canary = stored_canary(self.conn, self.profile)
-        works = plan(self.conn, self.profile, pending)
+        works = plan(self.conn, self.profile, pending, anchors=self.embedder.heading_anchors)
         if self.chunked_only:
             # Unchunked episodes stay claimed (so this pass does not claim them again) and are
             # released with the pass's other claims when it ends.
@@ -310,9 +313,10 @@ class _Pass:
         for work in works:
             if work.complete:
                 continue
-            text_of = {c.chunk_id: c.text for c in work.chunks}
+            chunk_of = {c.chunk_id: c for c in work.chunks}
             for cid in work.missing:
-                views = chunk_views(text_of[cid], windows=self.embedder.paragraph_windows)
+                views = chunk_views(chunk_of[cid].text, windows=self.embedder.paragraph_windows,
+                                    anchor=chunk_of[cid].anchor)
                 queue.extend((work, cid, len(views), text) for text in views)
         per_call = max(1, self.embedder.batch_size - 1)
         return [queue[i : i + per_call] for i in range(0, len(queue), per_call)]
@@ -384,10 +388,14 @@ def model_calls(
                 future.cancel()
 
 
-def chunk_views(text: str, *, windows: bool = True) -> list[str]:
+def chunk_views(text: str, *, windows: bool = True, anchor: str = "") -> list[str]:
     """The model inputs for one chunk: its text, then (unless switched off) its paragraph windows
-    (``domain.windows``). Without windows the vector channel scores the chunk by its own vector."""
-    return [text, *paragraph_windows(text)] if windows else [text]
+    (``domain.windows``), each after the chunk's heading anchor (``domain.anchors.model_text``).
+    Without windows the vector channel scores the chunk by its own vector. The windows carry the
+    anchor too: the vector channel scores a chunk by its best window, so an anchor on the chunk
+    vector alone would reach the HNSW scan but not the score."""
+    views = [text, *paragraph_windows(text)] if windows else [text]
+    return [model_text(anchor, view) for view in views]
 
 
 def _write(conn, profile: StoredProfile, works: list[EpisodeWork], report: IndexReport) -> None:

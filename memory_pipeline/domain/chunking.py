@@ -69,6 +69,7 @@ class Chunk:
     end: int  # character offset in the body (exclusive)
     text: str
     chunk_id: str  # 64 hex chars: chunk_id(episode content hash, text)
+    anchor: str = ""  # the headings above it (``domain.anchors``); not part of the text or the id
 
     @property
     def token_estimate(self) -> int:

@@ -1,10 +1,12 @@
-"""Episode source files (.jsonl, .md/.markdown, .txt) parsed into drafts and located rejections.
+"""Episode source files (.jsonl, .md/.markdown, .txt, and documents: .html/.htm, .pdf, .docx)
+parsed into drafts and located rejections.
 
 Every problem is reported as ``FILE:LINE: reason`` and never stops the rest: a bad line rejects
 that line, a bad file that file. Line numbers are 1-based. A whole-file problem of a file that
 was read (no memory, an empty body, UTF-16 text) is reported at line 1, or at the front matter
 line that caused it; line 0 means the file could not be read at all (missing, unreadable,
-unsupported type), so there is no line to point at.
+unsupported type), so there is no line to point at. A document (``domain.documents``) has no
+lines: its rejection is located at the file alone, ``FILE: reason``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,13 @@ from typing import Any, Iterable, Iterator
 
 import yaml
 
+from memory_pipeline.domain.documents import (
+    DOCUMENT_SUFFIXES,
+    MAX_DOCUMENT_BYTES,
+    Block,
+    DocumentRejected,
+    read_document,
+)
 from memory_pipeline.domain.episodes import (
     MAX_TITLE_CHARS,
     EpisodeDraft,
@@ -36,8 +45,9 @@ from memory_pipeline.domain.jsonl import (
     reject_unknown_fields,
 )
 
-SUPPORTED_SUFFIXES = (".jsonl", ".md", ".markdown", ".txt")
+SUPPORTED_SUFFIXES = (".jsonl", ".md", ".markdown", ".txt", *DOCUMENT_SUFFIXES)
 DEFAULT_KIND = "note"  # for .md/.txt, which are notes unless they say otherwise
+DOCUMENT_KIND = "doc"
 
 JSONL_REQUIRED_FIELDS = ("memory", "kind", "title", "occurred_at", "body")
 JSONL_OPTIONAL_FIELDS = ("salience", "source", "metadata", "id")
@@ -121,6 +131,9 @@ class _Parser:
     def reject(self, display: str, line: int, reason: str) -> None:
         self.result.rejections.append(Rejection(f"{shown_path(display)}:{line}", reason))
 
+    def reject_document(self, display: str, reason: str) -> None:
+        self.result.rejections.append(Rejection(display, reason))
+
     def parse_given(self, display: str) -> None:
         if os.path.isdir(display):
             for child in self._walk(display):
@@ -167,6 +180,15 @@ class _Parser:
                 return
             if (info.st_dev, info.st_ino) in self._seen:
                 return
+            suffix = os.path.splitext(display)[1].lower()
+            # Checked before a byte is read: a huge file costs a stat, not its size in memory.
+            if suffix in DOCUMENT_SUFFIXES and info.st_size > MAX_DOCUMENT_BYTES:
+                self._seen.add((info.st_dev, info.st_ino))
+                self.reject_document(
+                    display, f"{info.st_size / 2**20:,.0f} MiB is larger than the {MAX_DOCUMENT_BYTES // 2**20} MiB "
+                             "a document may be; split it or extract its text first"
+                )
+                return
             with open(display, "rb") as handle:
                 data = handle.read()
         except OSError as error:
@@ -175,13 +197,15 @@ class _Parser:
         self._seen.add((info.st_dev, info.st_ino))
         self.result.files_read += 1
 
+        if suffix in DOCUMENT_SUFFIXES:
+            self._parse_document(display, data, info.st_mtime, suffix)
+            return
         if data.startswith(_UTF8_BOM):
             data = data[len(_UTF8_BOM):]
         elif data.startswith(_UTF16_BOMS):
             self.reject(display, 1, "the file is UTF-16 text; save it as UTF-8")
             return
 
-        suffix = os.path.splitext(display)[1].lower()
         if suffix == ".jsonl":
             self._parse_jsonl(display, data)
         else:
@@ -202,6 +226,19 @@ class _Parser:
         return episode_from_object(
             parse_object_line(raw), location, memory=self.memory, kind=self.kind, memory_hint=" (or pass --memory)"
         )
+
+    # -- Documents (HTML, PDF, DOCX) -------------------------------------------------------------
+
+    def _parse_document(self, display: str, data: bytes, mtime: float, suffix: str) -> None:
+        try:
+            episode = episode_from_document(
+                data, suffix, os.path.basename(display), source=display, memory=self.memory, kind=self.kind,
+                modified_at=self._modified_at(mtime),
+            )
+        except DocumentRejected as rejected:
+            self.reject_document(display, rejected.reason)
+        else:
+            self.result.episodes.append(episode)
 
     # -- Markdown and plain text -----------------------------------------------------------------
 
@@ -500,6 +537,43 @@ def _nul_line(lines: list[str]) -> int:
         if "\x00" in line:
             return number
     return 0
+
+
+def episode_from_document(
+    data: bytes,
+    suffix: str,
+    name: str,
+    *,
+    source: str,
+    memory: str | None,
+    kind: str | None = None,
+    modified_at: datetime,
+) -> EpisodeDraft:
+    """One ``doc`` episode from the bytes of an HTML, PDF or DOCX file called ``name``, or
+    ``DocumentRejected`` with the reason. The title is the document's own (metadata, else its
+    first heading), else the file name; the time is the document's own, else ``modified_at``.
+    The body starts with the title as a ``#`` heading unless the document opens with a heading
+    of its own, so every chunk's anchor (``domain.anchors``) names the document it is from."""
+    if memory is None:
+        raise DocumentRejected("no memory: pass --memory")
+    document = read_document(data, suffix)
+    title = document.title or os.path.splitext(name)[0] or name
+    if len(title) > MAX_TITLE_CHARS:
+        title = title[: MAX_TITLE_CHARS - 1] + "…"
+    if not document.blocks[0].level:
+        document.blocks.insert(0, Block(1, title))
+    try:
+        return make_episode(
+            memory=memory,
+            kind=kind or DOCUMENT_KIND,
+            title=title,
+            occurred_at=document.occurred_at or modified_at,
+            body=document.body,
+            source=source,
+            metadata={"format": suffix.lower().lstrip("."), **document.metadata},
+        )
+    except InvalidEpisode as error:
+        raise DocumentRejected(str(error)) from None
 
 
 def episode_from_object(

@@ -60,6 +60,10 @@ class Embedder(abc.ABC):
     #: How long a search waits for ``embed_query`` (``search.query_embedding``); an index pass
     #: waits for the provider's own, much longer, timeout. MEMORY_PIPELINE_QUERY_EMBED_TIMEOUT.
     query_timeout_s: float = 5.0
+    #: Whether index passes give chunks their heading anchors (``domain.anchors``): to the model
+    #: with the text, and to the keyword index; MEMORY_PIPELINE_HEADING_ANCHORS, set by
+    #: ``embedders.factory``.
+    heading_anchors: bool = True
 
     def __init__(self, profile: EmbeddingProfile, batch_size: int = 16):
         if profile.dim <= 0:

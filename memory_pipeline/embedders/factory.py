@@ -20,6 +20,7 @@ def build_embedder(settings: EmbedSettings) -> Embedder:
     embedder.paragraph_windows = settings.paragraph_windows
     embedder.in_flight = settings.in_flight
     embedder.query_timeout_s = settings.query_timeout_s
+    embedder.heading_anchors = settings.heading_anchors
     return embedder
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 from typing import Sequence
 
 import httpx
@@ -10,6 +11,14 @@ import numpy as np
 
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
 from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, ModelRefused
+
+# llama.cpp answers an input longer than its physical batch with HTTP 500 and "input (N tokens)
+# is too large to process. increase the physical batch size (current batch size: B)". That is a
+# server setting to raise, not an outage: retrying cannot help. Embedding the input in parts and
+# averaging their vectors would hide it, at the price of a blurred vector whose meaning depends
+# on the server's batch setting (the same model and profile giving different vectors for the
+# same chunk); so the message names the setting instead.
+_TOO_LONG = re.compile(r"too large to process|increase the physical batch size", re.IGNORECASE)
 
 # Statuses that say "try again later / fix access", not "this model is wrong".
 _UNAVAILABLE_STATUSES = {401, 403, 408, 429}
@@ -129,6 +138,14 @@ class OpenAICompatibleEmbedder(Embedder):
                 self.service_name,
                 f"{self.url} answered HTTP 404 ({message}); is MEMORY_PIPELINE_EMBED_URL the "
                 "server's base URL?",
+            )
+        if _TOO_LONG.search(message):
+            return ModelRefused(
+                f"the embedding server at {self.base_url} rejects an input as too long ({message}). "
+                "A chunk is at most 1,600 characters plus its heading anchor, and llama.cpp embeds each "
+                "input in one physical batch (512 tokens by default): start llama-server with larger "
+                "batches, e.g. --ubatch-size 2048 --batch-size 2048, and index again (nothing of the "
+                "rejected batch was stored)"
             )
         if status >= 500 or status in _UNAVAILABLE_STATUSES:
             return EmbedderUnavailable(self.service_name, f"{self.url} answered HTTP {status}: {message}")

@@ -14,9 +14,13 @@ def _ranks(ranks: dict) -> str:
 
 
 def _title(result) -> str:
-    """The title, and how many chunks a sewn passage covers (one chunk says nothing)."""
+    """The title, the headings above the passage (its anchor, without a repeated title), and how
+    many chunks a sewn passage covers (one chunk says nothing)."""
     n = len(result.chunk_ids)
-    return result.title + (f" ({n} adjacent chunks)" if n > 1 else "")
+    anchor = result.anchor
+    if anchor == result.title or anchor.startswith(result.title + " > "):
+        anchor = anchor[len(result.title) + 3:]
+    return result.title + (f" § {anchor}" if anchor else "") + (f" ({n} adjacent chunks)" if n > 1 else "")
 
 
 def notes(response: SearchResponse) -> list[str]:

@@ -35,6 +35,7 @@ class SearchResult:
     chunk_ids: tuple[str, ...] = ()  # the passage's chunks in text order (default: chunk_id alone)
     status: str | None = None  # statements only: active or contested
     sources: dict | None = None  # statements only: {"episodeIds": [...], "passages": [...]}
+    anchor: str = ""  # the headings above the passage's first chunk ("Title > Section"), "" for none
 
     def __post_init__(self):
         if not self.chunk_ids:
@@ -46,6 +47,7 @@ class SearchResult:
             "episodeId": self.episode_id,
             "chunkId": self.chunk_id,
             "chunkIds": list(self.chunk_ids),
+            "anchor": self.anchor,
             "title": self.title,
             "kind": self.kind,
             "occurredAt": self.occurred_at.isoformat(),

@@ -252,6 +252,7 @@ class SearchService:
                 score=scores[best.chunk_id],
                 ranks={ch: ranks[best.chunk_id].get(ch) for ch in chosen.channels},
                 chunk_ids=tuple(passage.keys),
+                anchor=rows[passage.keys[0]].anchor,
             ))
         return results
 

@@ -149,14 +149,14 @@ def existing_vectors(
 def _copy_chunks(cur: psycopg.Cursor, works: Sequence[EpisodeWork]) -> int:
     written = 0
     with cur.copy(
-        "COPY chunks (episode_id, ordinal, memory, chunk_id, start_char, end_char, token_estimate, text)"
+        "COPY chunks (episode_id, ordinal, memory, chunk_id, start_char, end_char, token_estimate, text, anchor)"
         " FROM STDIN WITH (FORMAT BINARY)"
     ) as copy:
-        copy.set_types(["int8", "int4", "text", "text", "int4", "int4", "int4", "text"])
+        copy.set_types(["int8", "int4", "text", "text", "int4", "int4", "int4", "text", "text"])
         for work in works:
             ep = work.episode
             for c in work.chunks:
-                copy.write_row((ep.id, c.ordinal, ep.memory, c.chunk_id, c.start, c.end, c.token_estimate, c.text))
+                copy.write_row((ep.id, c.ordinal, ep.memory, c.chunk_id, c.start, c.end, c.token_estimate, c.text, c.anchor))
                 written += 1
     return written
 

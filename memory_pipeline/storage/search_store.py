@@ -110,6 +110,7 @@ class ChunkRow:
     start: int
     end: int
     text: str
+    anchor: str  # the headings above the chunk, "" for none (domain.anchors)
 
 
 def chunk_rows(conn: psycopg.Connection, memory: str, chunk_ids: list[str]) -> dict[str, ChunkRow]:

@@ -236,19 +236,20 @@ def test_folders_are_walked_recursively_in_sorted_order(in_tmp):
 
 
 def test_explicit_paths_missing_or_unsupported_are_rejected_at_line_0(in_tmp):
-    write(in_tmp / "report.pdf", b"%PDF-1.7")
+    write(in_tmp / "report.odt", b"PK")
     write(in_tmp / "Makefile", "all:\n")
     write(in_tmp / ".explicit.txt", "named on purpose\n")
-    result = parse_paths(["nowhere.md", "report.pdf", "Makefile", ".explicit.txt"], memory="alice")
+    result = parse_paths(["nowhere.md", "report.odt", "Makefile", ".explicit.txt"], memory="alice")
+    expected = ".jsonl, .md, .markdown, .txt, .html, .htm, .pdf, .docx"
     assert messages(result) == [
         "nowhere.md:0: no such file or folder",
-        "report.pdf:0: unsupported file type '.pdf' (expected .jsonl, .md, .markdown, .txt)",
-        "Makefile:0: unsupported file type (no suffix; expected .jsonl, .md, .markdown, .txt)",
+        f"report.odt:0: unsupported file type '.odt' (expected {expected})",
+        f"Makefile:0: unsupported file type (no suffix; expected {expected})",
     ]
     # A hidden file named explicitly is read: only folder walks skip hidden files.
     assert [e.source for e in result.episodes] == [".explicit.txt"]
     assert result.files_read == 1
-    assert SUPPORTED_SUFFIXES == (".jsonl", ".md", ".markdown", ".txt")
+    assert SUPPORTED_SUFFIXES == (".jsonl", ".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx")
 
 
 def test_a_file_named_twice_is_read_once(in_tmp):

@@ -37,7 +37,7 @@ def test_fused_search_finds_by_meaning_and_words_with_provenance(service):
     assert response.vector_status == "ok" and response.keyword_method == "full_text"
     assert len(response.results) <= 8 and response.limit == 8
     doc = response.to_json()
-    assert set(doc["results"][0]) == {"episodeId", "chunkId", "chunkIds", "title", "kind", "occurredAt", "snippet",
+    assert set(doc["results"][0]) == {"episodeId", "chunkId", "chunkIds", "anchor", "title", "kind", "occurredAt", "snippet",
                                       "start", "end", "text", "score", "ranks"}
     assert doc["vector"] == {"status": "ok", "reason": None}
 

@@ -103,6 +103,11 @@ def strip_instruction(text: str) -> str:
     return _INSTRUCTION.sub("", text, count=1)
 
 
+def token_count(text: str) -> int:
+    """A tokenizer stand-in: words and punctuation marks (real tokenizers count a few more)."""
+    return len(re.findall(r"\w+|[^\w\s]", text))
+
+
 def unused_port_url() -> str:
     """``http://127.0.0.1:PORT`` with nothing listening on PORT, for "server is down" tests.
 
@@ -138,6 +143,11 @@ class LoopbackEmbeddingServer:
       as an instruction-tuned model would treat it as instruction rather than content. Off by
       default (vectors of the exact text). Turn it on for ranking tests through the qwen3 query
       prefix: its ~13 instruction words otherwise dominate the hash of a short query.
+    * ``max_input_tokens``: reject a request holding an input of more tokens (counted as words and
+      punctuation marks) the way llama.cpp's server does when an input exceeds its physical
+      batch (``--ubatch-size``, default 512): HTTP 500 with ``{"error": {"code": 500, "message":
+      "input (N tokens) is too large to process. increase the physical batch size (current batch
+      size: B)", "type": "server_error"}}``. ``None``: no limit.
     * ``answer_override``: ``f(flavour, texts) -> body``; when set, successful embed requests are
       answered 200 with ``body`` as JSON instead of the normal answer (``flavour`` is "ollama" or
       "openai"). For malformed-answer and reordering tests.
@@ -175,6 +185,7 @@ class LoopbackEmbeddingServer:
         slots: int | None = None,
         vector_fn: Callable[[list[str]], object] | None = None,
         base64: bool = True,
+        max_input_tokens: int | None = None,
     ):
         if dim <= 0:
             raise ValueError(f"dim must be positive, got {dim}")
@@ -184,6 +195,7 @@ class LoopbackEmbeddingServer:
         self.delay_s = delay_s
         self.instruction_aware = instruction_aware
         self.answer_override = answer_override
+        self.max_input_tokens = max_input_tokens
         self.vector_fn = vector_fn
         self.base64 = base64
         self._slots = threading.BoundedSemaphore(slots) if slots else None
@@ -372,6 +384,15 @@ def _make_handler(server: LoopbackEmbeddingServer) -> type[BaseHTTPRequestHandle
                     self._error(flavour, 404, f'model "{model}" not found, try pulling it first')
                 else:
                     self._error(flavour, 404, f"The model `{model}` does not exist.", "model_not_found")
+                return
+            longest = max((token_count(t) for t in texts), default=0)
+            if server.max_input_tokens is not None and longest > server.max_input_tokens:
+                limit = server.max_input_tokens
+                self._send_json(500, {"error": {
+                    "code": 500, "type": "server_error",
+                    "message": f"input ({longest} tokens) is too large to process. increase the "
+                               f"physical batch size (current batch size: {limit})",
+                }})
                 return
             server._enter()
             try:
