@@ -43,8 +43,9 @@ class Passage:
         return [h.key for h in self.hits]
 
 
-def sew(hits: Iterable[Hit], limit: int) -> list[Passage]:
-    """Passages of ``hits`` (best first) by the rule in this module's docstring."""
+def sew(hits: Iterable[Hit], limit: int, *, join: bool = True) -> list[Passage]:
+    """Passages of ``hits`` (best first) by the rule in this module's docstring; with ``join``
+    off every hit stays a passage of its own (chunk-level results, for measuring)."""
     passages: list[Passage] = []
     seen: set[tuple[int, int, int]] = set()
     for rank, hit in enumerate(hits):
@@ -53,7 +54,7 @@ def sew(hits: Iterable[Hit], limit: int) -> list[Passage]:
             continue
         touching = [
             p for p in passages
-            if p.episode_id == hit.episode_id and (p.end == hit.start or hit.end == p.start)
+            if join and p.episode_id == hit.episode_id and (p.end == hit.start or hit.end == p.start)
         ]
         if not touching:
             if len(passages) >= limit:

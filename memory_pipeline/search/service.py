@@ -186,7 +186,10 @@ class SearchService:
         policy: str | None = None,
         limit: int | None = None,
         channels: tuple[str, ...] | None = None,
+        sew: bool = True,
     ) -> SearchResponse:
+        """Search one memory. ``sew=False`` returns chunks unsewn, one a result (benchmarks
+        compare rankings at equal returned characters with it)."""
         started = time.perf_counter()
         try:
             memory = validate_memory_name(memory)
@@ -219,21 +222,22 @@ class SearchService:
             )
             texts = {**{cid: r.text for cid, r in rows.items()}, **{key: o.text for key, o in statements.items()}}
             final, scores, response.reranker = self._rerank(chosen, query, fused, texts)
-            response.results = self._passages(final, scores, rows, statements, best_window, query, chosen)
+            response.results = self._passages(final, scores, rows, statements, best_window, query, chosen, sew=sew)
             response.latency_ms = (time.perf_counter() - started) * 1000
             if self.record:
                 search_store.record_telemetry(conn, self._telemetry(response, ranked))
         return response
 
     @staticmethod
-    def _passages(final, scores, rows, statements, best_window, query: str, chosen: Policy) -> list[SearchResult]:
+    def _passages(final, scores, rows, statements, best_window, query: str, chosen: Policy, *,
+                  sew: bool = True) -> list[SearchResult]:
         """The ranked chunks sewn into at most ``chosen.limit`` passages (``domain.passages``);
         a statement is a result of its own (its own negative "episode": adjacent to nothing)."""
         hits = (passages.Hit(f.key, rows[f.key].episode_id, rows[f.key].start, rows[f.key].end) if f.key in rows
                 else passages.Hit(f.key, -statements[f.key].id, 0, len(statements[f.key].text)) for f in final)
         ranks = {f.key: f.ranks for f in final}
         results = []
-        for passage in passages.sew(hits, chosen.limit):
+        for passage in passages.sew(hits, chosen.limit, join=sew):
             key = passage.best.key
             if key in statements:
                 results.append(SearchService._statement_result(key, statements[key], ranks[key], scores, chosen))

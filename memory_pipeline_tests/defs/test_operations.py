@@ -89,11 +89,13 @@ def test_inbox_sensor_files_loose_files_under_today_and_requests_the_day(tmp_pat
     with dg.build_sensor_context(instance=instance) as ctx:
         assert "no new files" in inbox_sensor(ctx).skip_reason.skip_message
     write_jsonl(inbox / "dropped.jsonl", [episode(1)])
-    (inbox / "ignore.pdf").write_bytes(b"%PDF")
+    (inbox / "report.pdf").write_bytes(b"%PDF")  # documents are filed too (domain.documents)
+    (inbox / "ignore.odt").write_bytes(b"PK")
     today = utc_today().isoformat()
     with dg.build_sensor_context(instance=instance) as ctx:
         result = inbox_sensor(ctx)
-    assert (inbox / today / "dropped.jsonl").exists() and (inbox / "ignore.pdf").exists()
+    assert (inbox / today / "dropped.jsonl").exists() and (inbox / today / "report.pdf").exists()
+    assert (inbox / "ignore.odt").exists()
     assert [r.partition_key for r in result.run_requests] == [today]
     assert [list(r.partition_keys) for r in result.dynamic_partitions_requests] == [[today]]
     with dg.build_sensor_context(instance=instance, cursor=result.cursor) as ctx:

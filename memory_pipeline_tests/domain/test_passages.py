@@ -36,6 +36,11 @@ def test_the_limit_counts_passages_and_the_walk_stops_at_the_first_hit_beyond_it
     assert [p.keys for p in sew(ranked, limit=1)] == [["a", "b"]]
 
 
+def test_without_joining_every_hit_is_a_passage_of_its_own():
+    out = sew(hits(("a", 1, 0, 10), ("b", 1, 10, 20), ("x", 2, 0, 5)), limit=2, join=False)
+    assert [p.keys for p in out] == [["a"], ["b"]]
+
+
 def test_the_same_span_twice_is_taken_once():
     out = sew(hits(("a", 1, 0, 10), ("a", 1, 0, 10), ("b", 1, 10, 20)), limit=8)
     assert [p.keys for p in out] == [["a", "b"]]

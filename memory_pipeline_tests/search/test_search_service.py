@@ -291,6 +291,8 @@ def test_adjacent_chunks_of_one_episode_come_back_as_one_passage(db, tmp_path, e
     assert [r.chunk_ids for r in service.search("m", "zebra crossing school", channels=("keyword",), limit=1).results] \
         == [sewn.chunk_ids]
     assert response.to_json()["results"][0]["chunkIds"] == list(sewn.chunk_ids)
+    unsewn = service.search("m", "zebra crossing school", channels=("keyword",), limit=8, sew=False)
+    assert len(unsewn.results) == 4 and all(len(r.chunk_ids) == 1 for r in unsewn.results)
     from memory_pipeline.search.render import human_table, markdown_table
 
     assert "Town report (2 adjacent chunks)" in human_table(response)
