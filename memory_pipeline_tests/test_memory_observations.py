@@ -48,3 +48,27 @@ def test_observe_import_list_search_and_forget(mem, tmp_path):
     mem.forget("me")
     assert count(mem.db, "SELECT count(*) FROM observations WHERE memory = 'me'") == 0
     assert count(mem.db, "SELECT count(*) FROM observation_embeddings WHERE memory = 'me'") == 0
+
+
+def test_forgetting_an_episode_forgets_the_statements_drawn_only_from_it(mem):
+    added = mem.add([
+        {"memory": "me", "kind": "note", "title": "Dentist", "occurred_at": "2026-03-01",
+         "body": "Dr. Marques said the molar needs a crown before summer."},
+        {"memory": "me", "kind": "note", "title": "Budget", "occurred_at": "2026-03-02",
+         "body": "Set aside money for the crown and the new running shoes."},
+    ])
+    dentist, budget = added.inserted_ids
+    mem.index()
+    only = mem.observe("me", "The molar needs a crown before summer", episode_ids=[dentist])
+    both = mem.observe("me", "Money is set aside for a dental crown", episode_ids=[dentist, budget],
+                       decision="add")
+    revised = mem.observe("me", "The molar needs a crown before July", decision="revise",
+                          revise_id=only.saved_id, episode_ids=[budget])
+    mem.forget("me", episode_id=dentist)
+    left = {o.id: o for o in mem.observations("me")}
+    assert only.saved_id not in left
+    assert tuple(left[both.saved_id].episode_ids) == (budget,)
+    assert count(mem.db, f"SELECT count(*) FROM observations WHERE id = {revised.saved_id} AND revises IS NULL") == 1
+    assert count(mem.db, f"SELECT count(*) FROM observation_embeddings WHERE observation_id = {only.saved_id}") == 0
+    found = [r.text for r in mem.search("me", "molar crown before summer").results if r.kind == "observation"]
+    assert "The molar needs a crown before summer" not in found

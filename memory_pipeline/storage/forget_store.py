@@ -4,7 +4,8 @@ What goes: the episodes, their chunks, vectors of every profile and generation t
 chunk of the memory shares, entity mentions and the proper names extracted from them, extracted
 entities left without a mention (a whole memory: all its entities), the memory's keyword
 statistics (recounted, or dropped with the memory) and the search telemetry rows that name the
-episodes' chunks (a whole memory: all its rows).
+episodes' chunks (a whole memory: all its rows), and the observations and beliefs drawn only
+from forgotten episodes (the others lose the forgotten citations; a whole memory: all of them).
 """
 
 from __future__ import annotations
@@ -68,10 +69,16 @@ def forget(conn: psycopg.Connection, memory: str, episode_ids: list[int] | None 
             counts.telemetry = conn.execute("DELETE FROM search_telemetry WHERE memory = %s", (memory,)).rowcount
             # The memory's observations and beliefs go with it (their vectors by cascade).
             conn.execute(query("observation_forget_memory"), {"memory": memory})
-        elif chunk_ids:
-            counts.telemetry = conn.execute(
-                query("forget_telemetry"), {"memory": memory, "chunk_ids": chunk_ids}
-            ).rowcount
+        else:
+            if chunk_ids:
+                counts.telemetry = conn.execute(
+                    query("forget_telemetry"), {"memory": memory, "chunk_ids": chunk_ids}
+                ).rowcount
+            # A statement drawn only from forgotten episodes would keep their content alive.
+            conn.execute(
+                query("observation_forget_episodes"),
+                {"memory": memory, "episode_ids": ids, "chunk_ids": chunk_ids},
+            )
         # chunks, episode_names and entity_mentions go with their episode (ON DELETE CASCADE).
         counts.episodes = conn.execute("DELETE FROM episodes WHERE id = ANY(%s)", (ids,)).rowcount
         if whole:
