@@ -29,7 +29,9 @@ from memory_pipeline import config, indexing
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.domain.jsonl import LineRejected
 from memory_pipeline.domain.policies import Policy, default_policies_path, load_policies
+from memory_pipeline.domain.documents import DocumentRejected
 from memory_pipeline.domain.sources import Rejection, episode_from_object
+from memory_pipeline.domain.uploads import episode_from_document_item, episode_from_upload
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.embedders.factory import build_embedder, profile_of
 from memory_pipeline.errors import ConfigurationError, InputError, UnknownMemory
@@ -272,11 +274,14 @@ class Memory:
         ingest_day: dt.date | None = None,
     ) -> AddReport:
         """Store episodes given as JSONL-shaped objects (``memory``, ``kind``, ``title``,
-        ``occurred_at``, ``body``; optional ``salience``, ``source``, ``metadata``, ``id``).
+        ``occurred_at``, ``body``; optional ``salience``, ``source``, ``metadata``, ``id``), or
+        documents as ``{"memory", "kind"?, "document": {"name", "content" (base64),
+        "contentType"?, "modifiedAt"?}}`` (HTML, PDF, DOCX; ``domain.uploads``).
 
         The same rules as ``memory-pipeline ingest``: each rejected item is reported as
-        ``episodes[i]`` with its reason, the valid ones are stored (a body already in its memory
-        counts as a duplicate). ``memory``/``kind`` fill items that leave them out.
+        ``episodes[i]`` with its reason (a document's starts with its name), the valid ones are
+        stored (a body already in its memory counts as a duplicate). ``memory``/``kind`` fill
+        items that leave them out.
         """
         if memory is not None:
             memory = self._checked(validate_memory_name, memory, "memory")
@@ -290,16 +295,41 @@ class Memory:
         for i, item in enumerate(items):
             location = f"episodes[{i}]"
             try:
-                drafts.append(episode_from_object(item, location, memory=memory, kind=kind,
-                                                  memory_hint=" (or pass memory)"))
+                if isinstance(item, Mapping) and "document" in item:
+                    drafts.append(episode_from_document_item(dict(item), memory=memory, kind=kind))
+                else:
+                    drafts.append(episode_from_object(item, location, memory=memory, kind=kind,
+                                                      memory_hint=" (or pass memory)"))
             except LineRejected as rejected:
                 report.rejections.append(Rejection(location, rejected.reason))
+        return self._store(drafts, report, "Memory.add")
+
+    def add_document(self, data: bytes, name: str, *, memory: str, kind: str | None = None,
+                     content_type: str | None = None, modified_at: Any = None,
+                     ingest_day: dt.date | None = None) -> AddReport:
+        """Store one HTML, PDF or DOCX document given as bytes, exactly as ``ingest FILE`` would
+        (one ``doc`` episode; ``domain.uploads``): the format from ``name``'s suffix or
+        ``content_type``, the date from the document's metadata, else ``modified_at``, else now.
+        A bad document is reported as a rejection located at ``name``, never raised."""
+        memory = self._checked(validate_memory_name, memory, "memory")
+        if kind is not None:
+            kind = self._checked(validate_kind, kind, "kind")
+        report = AddReport(ingest_day or utc_today())
+        try:
+            drafts = [episode_from_upload(data, name, memory=memory, kind=kind, content_type=content_type,
+                                          modified_at=modified_at)]
+        except DocumentRejected as rejected:
+            report.rejections.append(Rejection(name or "document", rejected.reason))
+            drafts = []
+        return self._store(drafts, report, "Memory.add_document")
+
+    def _store(self, drafts: list, report: AddReport, by: str) -> AddReport:
         if drafts:
             with self.db.connection() as conn:
                 stored = episodes_store.store_episodes(conn, drafts, report.ingest_day)
             report.inserted_ids, report.duplicates = stored.inserted_ids, stored.duplicates
             self._tell_dagster_ingested(report.ingest_day, report.inserted, report.duplicates,
-                                        len(report.rejections), "Memory.add")
+                                        len(report.rejections), by)
         return report
 
     def ingest(self, paths: Iterable[str | os.PathLike], *, memory: str | None = None,

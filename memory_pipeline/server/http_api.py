@@ -1,6 +1,7 @@
 """The HTTP API (``memory-pipeline serve``): FastAPI over one shared ``Memory``.
 
-Routes (OpenAPI at ``/openapi.json``, docs at ``/docs``): ``GET /v1/search``, ``POST /v1/episodes``,
+Routes (OpenAPI at ``/openapi.json``, docs at ``/docs``): ``GET /v1/search``, ``POST /v1/episodes``
+(JSON episodes, documents among them as base64 items, or one document as the raw body),
 ``POST /v1/index``, ``GET /v1/status``, ``GET /v1/memories``, ``GET``/``DELETE /v1/episodes/{id}``,
 ``DELETE /v1/memories/{memory}``.
 
@@ -23,8 +24,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from memory_pipeline.domain.documents import MAX_DOCUMENT_BYTES
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.domain.policies import PolicyError, parse_channels
+from memory_pipeline.domain.uploads import CONTENT_TYPES
 from memory_pipeline.errors import (
     ConfigurationError,
     DatabaseUnavailable,
@@ -89,6 +92,14 @@ def search_document(response: SearchResponse) -> dict:
     return document
 
 
+def added(document: dict, report) -> JSONResponse:
+    """201 when something new was stored, 422 when everything was rejected, else 200."""
+    status = 201 if report.inserted else 200
+    if document["rejected"] and not report.inserted and not report.duplicates:
+        status = 422
+    return JSONResponse(document, status_code=status)
+
+
 def create_app(memory: Memory) -> FastAPI:
     """The API over ``memory``. Without tokens in the database every caller has full access (the
     server then listens on loopback only, ``serve`` sees to it); with tokens each request needs one."""
@@ -130,17 +141,23 @@ def create_app(memory: Memory) -> FastAPI:
     def access_of(request: Request) -> Access:
         return access_of_token(memory, bearer(request.headers.get("authorization")))
 
-    async def read_json(request: Request) -> Any:
+    async def read_body(request: Request, limit: int) -> bytes:
+        """The body, refused as soon as it is known to pass ``limit``: by its declared length
+        before a byte is read, else while it streams in (never buffered past the limit)."""
         declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            raise TooLarge(f"the body is {int(declared)} bytes; at most {MAX_BODY_BYTES} are accepted")
+        if declared.isdigit() and int(declared) > limit:
+            raise TooLarge(f"the body is {int(declared)} bytes; at most {limit} are accepted")
         body = bytearray()
         async for piece in request.stream():
             body += piece
-            if len(body) > MAX_BODY_BYTES:
-                raise TooLarge(f"the body is larger than {MAX_BODY_BYTES} bytes, the most accepted")
+            if len(body) > limit:
+                raise TooLarge(f"the body is larger than {limit} bytes, the most accepted")
+        return bytes(body)
+
+    async def read_json(request: Request) -> Any:
+        body = await read_body(request, MAX_BODY_BYTES)
         try:
-            text = bytes(body).decode("utf-8")
+            text = body.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise BadRequest(f"the body is not UTF-8 (invalid byte at offset {exc.start})") from None
         if not text.strip():
@@ -193,11 +210,16 @@ def create_app(memory: Memory) -> FastAPI:
         return visible_status(memory, access_of(request))
 
     # -- writing ------------------------------------------------------------------------------
-    @app.post("/v1/episodes", summary="Store one or many episodes (the rules of ingest; rejections located)")
+    @app.post("/v1/episodes", summary="Store one or many episodes, or one document (the rules of ingest; "
+                                      "rejections located)")
     async def add_episodes(request: Request, memory_name: str | None = Query(None, alias="memory"),
-                           kind: str | None = None) -> JSONResponse:
+                           kind: str | None = None, name: str | None = None,
+                           modified_at: str | None = None) -> JSONResponse:
         access = access_of(request)
         access.require_write()
+        media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if media in CONTENT_TYPES or media == "application/octet-stream":
+            return await add_raw_document(request, access, memory_name, kind, name, media, modified_at)
         default_memory = memory_name
         body = await read_json(request)
         items = body.get("episodes") if isinstance(body, dict) and "episodes" in body else body
@@ -237,10 +259,20 @@ def create_app(memory: Memory) -> FastAPI:
             rejection["location"] = f"episodes[{kept[index][0]}]"
         document["rejected"] = sorted(document["rejected"] + refused,
                                       key=lambda r: int(r["location"][len("episodes["):-1]))
-        status = 201 if report.inserted else 200
-        if document["rejected"] and not report.inserted and not report.duplicates:
-            status = 422
-        return JSONResponse(document, status_code=status)
+        return added(document, report)
+
+    async def add_raw_document(request: Request, access: Access, memory_name: str | None, kind: str | None,
+                               name: str | None, media: str, modified_at: str | None) -> JSONResponse:
+        """One document as the raw body (``Content-Type`` its type, ``?memory=&name=``): its bytes
+        as they are (no base64), up to the document size limit of ``ingest``."""
+        if memory_name is None:
+            raise InputError("'memory' is a required query parameter for a document upload")
+        if not access.sees(memory_name):
+            raise Forbidden(f"this token cannot write to memory {memory_name!r}")
+        data = await read_body(request, MAX_DOCUMENT_BYTES)
+        report = await run_in_threadpool(memory.add_document, data, name or "document", memory=memory_name,
+                                         kind=kind, content_type=media, modified_at=modified_at)
+        return added(report.to_json(), report)
 
     @app.post("/v1/index", summary="Run an index pass now: chunk and embed everything pending")
     def index(request: Request) -> dict:

@@ -1,7 +1,7 @@
 """The MCP server (``memory-pipeline mcp``): tools over one ``Memory``, on stdio or streamable HTTP.
 
 Tools, named as the ecosystem's memory servers name them: ``search_memory``, ``add_memory``,
-``list_memories``, ``get_episode``, ``forget``, ``status``. Results carry ids, title, date, score
+``add_document`` (HTML, PDF, DOCX in base64), ``list_memories``, ``get_episode``, ``forget``, ``status``. Results carry ids, title, date, score
 and snippet. Over HTTP each request's bearer token scopes the tools exactly as it scopes the HTTP
 API (``access``); on stdio the client acts as the local user, or with ``--token``'s scope.
 An expected failure is a tool error with its plain message; nothing else leaks a traceback.
@@ -99,21 +99,47 @@ def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.ev
             item = {"memory": memory, "kind": kind, "title": title, "body": body,
                     "occurred_at": occurred_at or dt.datetime.now(dt.timezone.utc).isoformat(),
                     "salience": salience}
-            report = mem.add([item])
-            if report.rejections:
-                raise ToolError(f"not stored: {report.rejections[0].reason}")
-            document: dict[str, Any] = {"memory": memory, "episodeId": report.inserted_ids[0] if
-                                        report.inserted_ids else None, "duplicate": bool(report.duplicates)}
-            if index and report.inserted:
-                try:
-                    mem.index()
-                    document["indexed"] = True
-                except MemoryPipelineError as exc:  # stored all the same; the next pass indexes it
-                    document["indexed"] = False
-                    document["note"] = f"stored; not searchable yet: {exc}"
-            return document
+            return stored(memory, mem.add([item]), index)
 
         return call(ctx, run)
+
+    @server.tool()
+    def add_document(memory: str, name: str, content_base64: str, ctx: Context, kind: str | None = None,
+                     content_type: str | None = None, modified_at: str | None = None, index: bool = True) -> dict:
+        """Store an HTML, PDF or DOCX document (its bytes in base64; `name` its file name, whose
+        suffix or `content_type` gives the format) as one episode, exactly as `memory-pipeline
+        ingest FILE` would: title and date from the document, headings kept. With `index`
+        (default) it is chunked and embedded at once."""
+
+        def run(access: Access) -> dict:
+            if not access.sees(memory):
+                raise ToolError(f"this token cannot write to memory {memory!r}")
+            access.require_write(memory)
+            item: dict[str, Any] = {"memory": memory, "document": {"name": name, "content": content_base64}}
+            if kind is not None:
+                item["kind"] = kind
+            for key, value in (("contentType", content_type), ("modifiedAt", modified_at)):
+                if value is not None:
+                    item["document"][key] = value
+            return stored(memory, mem.add([item]), index)
+
+        return call(ctx, run)
+
+    def stored(memory: str, report, index: bool) -> dict:
+        """The answer of an add tool: the new episode's id, or the rejection as a tool error;
+        with ``index`` the episode is made searchable at once."""
+        if report.rejections:
+            raise ToolError(f"not stored: {report.rejections[0].reason}")
+        document: dict[str, Any] = {"memory": memory, "episodeId": report.inserted_ids[0] if
+                                    report.inserted_ids else None, "duplicate": bool(report.duplicates)}
+        if index and report.inserted:
+            try:
+                mem.index()
+                document["indexed"] = True
+            except MemoryPipelineError as exc:  # stored all the same; the next pass indexes it
+                document["indexed"] = False
+                document["note"] = f"stored; not searchable yet: {exc}"
+        return document
 
     @server.tool()
     def list_memories(ctx: Context) -> dict:

@@ -4,6 +4,7 @@ streamable HTTP (``memory-pipeline mcp --http``) with scoped tokens."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import sys
 
@@ -13,10 +14,11 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from memory_pipeline_tests.helpers import count
+from memory_pipeline_tests.support.documents import DEEP_PHRASE, sections, write_docx, zip_bomb_docx_bytes
 from memory_pipeline_tests.support.service import ServerProcess
 from memory_pipeline_tests.server.test_tokens_isolation import create_token, ep
 
-TOOLS = {"search_memory", "add_memory", "list_memories", "get_episode", "forget", "status"}
+TOOLS = {"search_memory", "add_memory", "add_document", "list_memories", "get_episode", "forget", "status"}
 
 
 def payload(result) -> dict:
@@ -31,8 +33,12 @@ def error_text(result) -> str:
     return text.split(": ", 1)[1] if text.startswith("Error executing tool") else text
 
 
-def test_every_tool_over_stdio(env, local):
+def test_every_tool_over_stdio(env, local, tmp_path):
     local.add([ep("bob", "Bob's", "Bob keeps bees on the roof.")])
+
+    docx = base64.b64encode(write_docx(tmp_path / "minutes.docx", title="Club Minutes",
+                                       sections=sections("minutes")).read_bytes()).decode()
+    bomb = base64.b64encode(zip_bomb_docx_bytes()).decode()
 
     async def session():
         params = StdioServerParameters(command=sys.executable, args=["-m", "memory_pipeline.cli.main", "mcp"], env=env)
@@ -51,6 +57,15 @@ def test_every_tool_over_stdio(env, local):
             episode = payload(await client.call_tool("get_episode", {"episode_id": added["episodeId"]}))
             assert episode["body"] == "Sourdough needs a warm kitchen."
             assert payload(await client.call_tool("status", {}))["episodes"] == 2
+            document = payload(await client.call_tool("add_document", {
+                "memory": "bob", "name": "minutes.docx", "content_base64": docx}))
+            assert document["indexed"] is True
+            deep = payload(await client.call_tool("search_memory", {"memory": "bob", "query": DEEP_PHRASE}))
+            assert deep["results"][0]["episodeId"] == document["episodeId"]
+            assert deep["results"][0]["title"] == "Club Minutes" and deep["results"][0]["kind"] == "doc"
+            refused = error_text(await client.call_tool("add_document", {
+                "memory": "bob", "name": "bomb.docx", "content_base64": bomb}))
+            assert refused.startswith("not stored: bomb.docx: unpacks to") and "a zip bomb" in refused
             unknown = error_text(await client.call_tool("search_memory", {"memory": "carol", "query": "x"}))
             assert unknown == "unknown memory 'carol' (existing: alice, bob)"
             assert "whole_memory" in error_text(await client.call_tool("forget", {"memory": "alice"}))
@@ -59,7 +74,7 @@ def test_every_tool_over_stdio(env, local):
             assert error_text(await client.call_tool("get_episode", {"episode_id": added["episodeId"]})) == (
                 f"no episode {added['episodeId']}")
             whole = payload(await client.call_tool("forget", {"memory": "bob", "whole_memory": True}))
-            assert whole["deleted"]["episodes"] == 1
+            assert whole["deleted"]["episodes"] == 2
 
     asyncio.run(session())
     assert count(local.db, "SELECT count(*) FROM episodes") == 0
