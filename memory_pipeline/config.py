@@ -42,7 +42,7 @@ ENV_VARS = {
     "MEMORY_PIPELINE_EMBED_TIMEOUT": "Seconds to wait for one embedding call (default 120).",
     "MEMORY_PIPELINE_QUERY_EMBED_TIMEOUT": "Seconds a search waits for its query embedding before answering from keyword and graph (default 5).",
     "MEMORY_PIPELINE_PARAGRAPH_WINDOWS": "on (default) or off: also embed each chunk's paragraph windows, which the vector channel scores chunks by.",
-    "MEMORY_PIPELINE_HEADING_ANCHORS": "on (default) or off: give each chunk the headings above it (Title > Section), to the model with its text and to the keyword index.",
+    "MEMORY_PIPELINE_HEADING_ANCHORS": "on (default) or off: give each chunk the headings above it (Title > Section), to the model with its text and to the keyword index; off stores none for chunks written while off.",
     "OLLAMA_HOST": "Ollama server for the ollama provider (default http://127.0.0.1:11434).",
     "MEMORY_PIPELINE_RERANK_URL": "Base URL of a /v1/rerank server (llama.cpp, TEI). Unset: no reranking.",
     "MEMORY_PIPELINE_RERANK_MODEL": "Reranker model name (default qwen3-reranker:0.6b).",

@@ -105,8 +105,9 @@ class IndexReport:
         self.preview = (self.preview + other.preview)[:5]
 
 
-def plan(conn, profile: StoredProfile | None, pending: list[PendingEpisode], *, anchors: bool = True) -> list[EpisodeWork]:
-    """Chunk the episodes and find which of their chunk ids still need a vector."""
+def plan(conn, profile: StoredProfile | None, pending: list[PendingEpisode], *, anchors: bool) -> list[EpisodeWork]:
+    """Chunk the episodes and find which of their chunk ids still need a vector. ``anchors``
+    (MEMORY_PIPELINE_HEADING_ANCHORS) has no default: every path that writes chunks must say it."""
     chunked = index_store.episodes_with_chunks(conn, [p.id for p in pending])
     works = []
     for episode in pending:
@@ -494,8 +495,9 @@ def pending_count(db: Database, embedder: Embedder, *, day: dt.date | None = Non
     return _pending(pending_by_day(db, embedder), day)
 
 
-def chunk_pending(db: Database, *, day: dt.date | None = None, limit: int = 5000) -> IndexReport:
-    """Chunk episodes that have no chunks yet (no model involved): the ``chunks`` stage alone."""
+def chunk_pending(db: Database, *, anchors: bool, day: dt.date | None = None, limit: int = 5000) -> IndexReport:
+    """Chunk episodes that have no chunks yet (no model involved): the ``chunks`` stage alone.
+    ``anchors`` off stores no heading anchor, so none is keyword-indexed, embedded or shown."""
     started = time.perf_counter()
     report = IndexReport(profile="", passes=1)
     with db.connection() as conn:
@@ -509,7 +511,7 @@ def chunk_pending(db: Database, *, day: dt.date | None = None, limit: int = 5000
             ).fetchall()
             if not rows:
                 break
-            works = plan(conn, None, [PendingEpisode(*r) for r in rows])
+            works = plan(conn, None, [PendingEpisode(*r) for r in rows], anchors=anchors)
             for w in works:
                 w.missing.clear()  # chunks only: no vectors wanted here
             before = report.episodes

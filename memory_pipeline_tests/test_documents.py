@@ -70,3 +70,40 @@ def test_a_phrase_from_a_deep_section_finds_its_document_with_the_headings_above
         # ... and in what the model read: the chunk was embedded after its anchor.
         assert any(text.startswith(top.anchor + "\n\n") and text.endswith(rows[top.chunk_id].text)
                    for batch in server.inputs for text in batch)
+
+
+def test_anchors_off_means_none_is_stored_indexed_embedded_or_shown_whichever_path_chunks(
+        db, db_url, tmp_path, monkeypatch):
+    import datetime as dt
+
+    import dagster as dg
+
+    from memory_pipeline.defs.assets import chunks, embeddings
+    from memory_pipeline.resources import MemoryResource
+
+    day = "2026-11-02"
+    document_folder(tmp_path / "docs")
+    ingest_paths(db, [tmp_path / "docs" / "minutes.docx"], memory="m", ingest_day=dt.date.fromisoformat(day))
+    monkeypatch.setenv("MEMORY_PIPELINE_HEADING_ANCHORS", "off")
+    with LoopbackEmbeddingServer(dim=512) as server:
+        instance = dg.DagsterInstance.ephemeral()
+        instance.add_dynamic_partitions("ingest_days", [day])
+        resources = {"memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)}
+        assert dg.materialize([chunks, embeddings], partition_key=day, resources=resources, instance=instance).success
+        # The index pass (CLI, API) over another episode, too.
+        ingest_paths(db, [tmp_path / "docs" / "page.html"], memory="m")
+        embedder = ollama_embedder(server.url)
+        embedder.heading_anchors = False  # what the factory sets from the switch
+        indexing.index_until_done(db, embedder)
+        model_inputs = [text for batch in server.inputs for text in batch]
+        response = SearchService(db, load_policies(), embedder=embedder).search("m", DEEP_PHRASE, limit=3)
+    with db.connection() as conn:
+        anchors = conn.execute("SELECT count(*), count(*) FILTER (WHERE anchor <> '') FROM chunks").fetchone()
+        # The section's words are not in the keyword index of chunks whose text does not hold them.
+        section_only = conn.execute(
+            "SELECT count(*) FROM chunks WHERE tsv @@ plainto_tsquery('english', 'minutes') "
+            "AND strpos(lower(text), 'minutes') = 0").fetchone()[0]
+    assert anchors[0] > 4 and anchors[1] == 0 and section_only == 0
+    assert not any(text.startswith(("Club Minutes >", "Riverside Blog >")) for text in model_inputs)
+    assert response.results and all(r.anchor == "" for r in response.results)
+    assert " § " not in human_table(response)

@@ -45,7 +45,7 @@ from memory_pipeline.storage.profiles_store import writing_target
 )
 def chunks(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
     day = day_of(context)
-    report = indexing.chunk_pending(memory.db, day=day)
+    report = indexing.chunk_pending(memory.db, day=day, anchors=memory.api.embed_settings.heading_anchors)
     with memory.db.connection() as conn:
         stats = partition_store.chunk_stats(conn, day)
     return dg.MaterializeResult(

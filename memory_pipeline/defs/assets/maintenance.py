@@ -53,7 +53,7 @@ def backlog(
     mentions = 0
     for day in sorted(pending):
         date = dt.date.fromisoformat(day)
-        chunked = indexing.chunk_pending(db, day=date)
+        chunked = indexing.chunk_pending(db, day=date, anchors=model.heading_anchors)
         embedded = indexing.embed_day(db, model, date)
         total.add(chunked)
         total.add(embedded)
