@@ -3,10 +3,11 @@
 ``model_server.py`` (a loopback OpenAI-style server with a set capacity).
 
 1. ``--chunks`` one-paragraph episodes (one chunk each, no paragraph windows, so chunks = model
-   inputs), written as JSONL by this script's own generator and stored with ``ingest_paths``
-   (what ``memory-pipeline ingest`` runs, in this process: set-up, not measured) into a fresh
-   database (on an embedded PostgreSQL in a temporary folder, or
-   ``MEMORY_PIPELINE_DATABASE_URL``'s server), which each run then copies.
+   inputs), written as JSONL by this script's own generator and stored with ``memory-pipeline
+   ingest`` (set-up, not measured; like a user's ingest it also records the days in Dagster, so
+   Dagster's tables exist when ``index`` records its own) into a fresh database (on an embedded
+   PostgreSQL in a temporary folder, or ``MEMORY_PIPELINE_DATABASE_URL``'s server), which each
+   run then copies.
 2. The server's own capacity, measured bare: ``--slots`` client threads sending full batches
    for a few seconds (inputs/s), beside the nominal slots x batch / latency.
 3. ``memory-pipeline index --json`` (a subprocess, provider ``openai``, batch ``--batch``,
@@ -37,9 +38,6 @@ import time
 from pathlib import Path
 
 import httpx
-
-from memory_pipeline.ingest import ingest_paths
-from memory_pipeline.storage.database import Database
 
 from bench_databases import Databases  # a sibling module (benchmarks/)
 
@@ -183,11 +181,9 @@ def main(argv: list[str] | None = None) -> int:
             data = Path(tmp) / "episodes.jsonl"
             write_episodes(data, n)
             base = dbs.fresh()
-            t0 = time.perf_counter()
-            with Database.open(base) as db:
-                stored = ingest_paths(db, [data])
-            ingest_s = time.perf_counter() - t0
-            print(f"set-up: {stored.inserted:,} episodes stored in {ingest_s:.1f} s on {dbs.where}")
+            ingest_s, out = cli(["ingest", "--json", str(data)], {**os.environ, "MEMORY_PIPELINE_DATABASE_URL": base})
+            stored = json.loads(out)["inserted"]
+            print(f"set-up: {stored:,} episodes stored by `memory-pipeline ingest` in {ingest_s:.1f} s on {dbs.where}")
 
         with ServerProcess(slots=args.slots, latency_ms=args.latency_ms, batch=args.batch, dim=args.dim) as server:
             capacity = measured_capacity(server, args.batch)

@@ -10,7 +10,9 @@ always sees full batches), and commits the episodes whose vectors are all there 
 vectors or 2 seconds: each episode's chunks and vectors land in one transaction or not at all.
 
 Model calls run on worker threads, up to ``Embedder.in_flight`` at once
-(MEMORY_PIPELINE_EMBED_PARALLEL), while this thread stores what came back. Every call carries
+(MEMORY_PIPELINE_EMBED_PARALLEL); commits run on a storing thread with its own connection; this
+thread claims, chunks and plans the next rounds and collects the vectors meanwhile. So the model
+server, the database and this process's own work all overlap. Every call carries
 the canary phrase as its first input; a call whose canary does not match the generation's
 stored canary is refused, so a model swapped in the middle of a pass writes nothing.
 
@@ -23,7 +25,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable, Generator
 
@@ -56,6 +59,9 @@ QUEUED_CALLS = 32
 # filled the model batches: a quarter of the store path's speed (benchmarks/bench_indexing.py).
 WRITE_EVERY_CHUNKS = 500
 WRITE_EVERY_SECONDS = 2.0
+# Commits handed to the storing thread and not finished yet, at most: when the database is the
+# slower side, the pass waits here instead of holding ever more embedded work in memory.
+WRITES_AHEAD = 2
 
 # The canary: a fixed phrase whose vector is stored per (profile, generation) and re-embedded
 # at the start of every pass. The same model reproduces it (cosine ~1.0, halfvec rounding
@@ -204,22 +210,29 @@ def index_pass(
     """
     started = time.perf_counter()
     report = IndexReport(profile=embedder.profile.name, passes=1)
-    with db.connection() as conn:
-        run = _Pass(conn, embedder, report, limit=limit, day=day, chunked_only=chunked_only)
+    # Two connections: claims (session advisory locks) and reads on ``conn``, commits on
+    # ``store_conn`` from the storing thread (a psycopg connection runs one statement at a time).
+    with db.connection() as conn, db.connection() as store_conn:
+        run = _Pass(conn, store_conn, embedder, report, limit=limit, day=day, chunked_only=chunked_only)
         try:
             run.execute(on_progress)
         finally:
-            run.release(list(run.claimed))
+            run.close()
     report.seconds = time.perf_counter() - started
     return report
 
 
 class _Pass:
-    """One index pass on one connection: claims, plans, model calls in flight, writes."""
+    """One index pass: claims and plans on ``conn``, model calls in flight on worker threads,
+    commits on ``store_conn`` from one storing thread (claims released once their commit is done)."""
 
-    def __init__(self, conn, embedder: Embedder, report: IndexReport, *, limit: int, day: dt.date | None,
-                 chunked_only: bool = False):
+    def __init__(self, conn, store_conn, embedder: Embedder, report: IndexReport, *, limit: int,
+                 day: dt.date | None, chunked_only: bool = False):
         self.conn, self.embedder, self.report, self.limit, self.day = conn, embedder, report, limit, day
+        self.store_conn = store_conn
+        self.store = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
+        self.writing: deque[tuple[Future, list[int]]] = deque()  # commits in order, with their episodes
+        self.store_failed = False
         self.chunked_only = chunked_only
         self.target = profiles_store.writing_target(conn, embedder.profile)
         self.profile: StoredProfile | None = None  # registered at the first claim that finds work
@@ -231,7 +244,8 @@ class _Pass:
         self.batches: list[list[_View] | None] = []  # by call number; None once processed
         self.next_call = 0
         self.received: dict[tuple[int, str], list[np.ndarray]] = {}
-        self.complete: list[EpisodeWork] = []  # embedded, not yet committed
+        self.complete: list[EpisodeWork] = []  # embedded, not yet handed to the storing thread
+        self.complete_vectors = 0  # the chunk vectors they hold
         self.last_write = time.perf_counter()
 
     def execute(self, on_progress: Callable[[IndexReport], None] | None) -> None:
@@ -245,22 +259,25 @@ class _Pass:
                 if cosine < CANARY_MIN_COSINE:
                     # This call's vectors are dropped; the complete episodes before it are the
                     # original model's (each of their calls passed its own canary).
-                    self.write(self.complete)
-                    self.complete = []
+                    self.flush()
+                    self.collect(ahead=0)  # every commit done: ``kept`` counts them all
                     _refuse(self.conn, self.profile, cosine, kept=report.vectors)
                 self.receive(number, vectors[1:])
-                if (sum(len(w.missing) for w in self.complete) >= WRITE_EVERY_CHUNKS
+                if (self.complete_vectors >= WRITE_EVERY_CHUNKS
                         or time.perf_counter() - self.last_write >= WRITE_EVERY_SECONDS):
-                    self.write(self.complete)
-                    self.complete, self.last_write = [], time.perf_counter()
+                    self.flush()
+                self.collect(ahead=WRITES_AHEAD)
                 if on_progress:
                     on_progress(report)
         except Exception:
-            self.write(self.complete)  # what is complete (and proven) is kept
+            if not self.store_failed:
+                self.flush()  # what is complete (and proven) is kept
+                self.collect(ahead=0)
             raise
         finally:
             calls.close()  # a failure: no model call is left running or queued
-        self.write(self.complete)
+        self.flush()
+        self.collect(ahead=0)
 
     def next_inputs(self) -> list[str] | None:
         """The inputs of the next model call (the canary first), claiming more work when the
@@ -307,6 +324,7 @@ class _Pass:
             # released with the pass's other claims when it ends.
             works = [w for w in works if w.has_stored_chunks]
         self.write([w for w in works if w.complete])  # nothing to embed (only chunks missing)
+        self.collect(ahead=WRITES_AHEAD)
         # One model input per view (the chunk, then its windows); batches cut across chunks and
         # episodes, so every model call of a round but its last is full: the canary and
         # batch_size - 1 views.
@@ -331,11 +349,45 @@ class _Pass:
                 del self.received[(work.episode.id, cid)]
                 work.vectors[cid] = ChunkVectors(got[0], np.stack(got[1:]) if n_views > 1 else None)
                 self.report.windows += n_views - 1
-        self.complete.extend(w for w in {id(w): w for w, *_ in batch}.values() if w.complete)
+        for w in {id(w): w for w, *_ in batch}.values():
+            if w.complete and w.missing:  # ``missing`` is not empty: its last vector came now
+                self.complete.append(w)
+                self.complete_vectors += len(w.missing)
+
+    def flush(self) -> None:
+        """Hand the complete episodes to the storing thread."""
+        self.write(self.complete)
+        self.complete, self.complete_vectors, self.last_write = [], 0, time.perf_counter()
 
     def write(self, works: list[EpisodeWork]) -> None:
-        _write(self.conn, self.profile, works, self.report)
-        self.release([w.episode.id for w in works])
+        """Commit ``works`` on the storing thread (``collect`` releases their claims when done)."""
+        if works:
+            future = self.store.submit(_write, self.store_conn, self.profile, works, self.report)
+            self.writing.append((future, [w.episode.id for w in works]))
+
+    def collect(self, *, ahead: int) -> None:
+        """Release the claims of the finished commits; wait until at most ``ahead`` are still
+        running or queued. A failed commit raises here (its episodes stay pending)."""
+        while self.writing and (self.writing[0][0].done() or len(self.writing) > ahead):
+            future, episode_ids = self.writing.popleft()
+            try:
+                future.result()
+            except BaseException:
+                self.store_failed = True
+                raise
+            self.release(episode_ids)
+
+    def close(self) -> None:
+        """Wait for the commits in flight (their failures are already reported, or the pass is
+        failing anyway), stop the storing thread, give back every claim still held."""
+        for future, _ in self.writing:
+            try:
+                future.result()
+            except BaseException:  # noqa: BLE001 - see above
+                pass
+        self.writing.clear()
+        self.store.shutdown(wait=True)
+        self.release(list(self.claimed))
 
     def release(self, episode_ids: list[int]) -> None:
         """Give back claims (their episodes are written, or the pass ends)."""
@@ -502,16 +554,10 @@ def chunk_pending(db: Database, *, anchors: bool, day: dt.date | None = None, li
     report = IndexReport(profile="", passes=1)
     with db.connection() as conn:
         while True:
-            rows = conn.execute(
-                """SELECT e.id, e.memory, e.content_hash, e.body, e.ingest_day FROM episodes e
-                   WHERE (%(day)s::date IS NULL OR e.ingest_day = %(day)s::date)
-                     AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id)
-                   ORDER BY e.occurred_at, e.id LIMIT %(limit)s""",
-                {"day": day, "limit": limit},
-            ).fetchall()
-            if not rows:
+            unchunked = index_store.unchunked_episodes(conn, limit=limit, day=day)
+            if not unchunked:
                 break
-            works = plan(conn, None, [PendingEpisode(*r) for r in rows], anchors=anchors)
+            works = plan(conn, None, unchunked, anchors=anchors)
             for w in works:
                 w.missing.clear()  # chunks only: no vectors wanted here
             before = report.episodes

@@ -36,7 +36,9 @@ _CODE_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 def headings(body: str) -> list[tuple[int, int, str]]:
     """``(offset, level, text)`` of every non-empty ATX heading line outside fenced code."""
-    found = []
+    found: list[tuple[int, int, str]] = []
+    if "#" not in body:  # most notes and chats: no line to look at
+        return found
     fence: str | None = None
     offset = 0
     for line in body.split("\n"):
@@ -83,7 +85,10 @@ def chunk_anchors(body: str, chunks: Sequence[Chunk]) -> list[str]:
 
 def anchored(body: str, chunks: Sequence[Chunk]) -> list[Chunk]:
     """The chunks with their ``anchor`` set (text, offsets and ids unchanged)."""
-    return [replace(chunk, anchor=anchor) for chunk, anchor in zip(chunks, chunk_anchors(body, chunks))]
+    anchors = chunk_anchors(body, chunks)
+    if not any(anchors):
+        return list(chunks)  # Chunk.anchor is already ""
+    return [replace(chunk, anchor=anchor) for chunk, anchor in zip(chunks, anchors)]
 
 
 def model_text(anchor: str, text: str) -> str:

@@ -67,6 +67,13 @@ def pending_episodes(
     return [PendingEpisode(*row) for row in rows]
 
 
+def unchunked_episodes(conn: psycopg.Connection, *, limit: int, day: dt.date | None = None) -> list[PendingEpisode]:
+    """Up to ``limit`` episodes without any chunk yet (optionally of one ingest day), oldest
+    occurrence first: the ``chunks`` stage's work."""
+    rows = conn.execute(query("unchunked_episodes"), {"limit": limit, "day": day}).fetchall()
+    return [PendingEpisode(*row) for row in rows]
+
+
 # The advisory-lock class of index claims (claim_episodes.sql): "MPix".
 CLAIM_LOCK_CLASS = 0x4D506978
 
