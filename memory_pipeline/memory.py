@@ -44,6 +44,8 @@ from memory_pipeline.storage.forget_store import ForgetCounts
 
 # At most this many episodes in one ``add`` call: one transaction stores them all.
 MAX_ADD_ITEMS = 1000
+# At most this many statements in one listing.
+MAX_LIST_STATEMENTS = 1000
 # Telemetry older than the retention is purged when a Memory opens and then at most this often.
 PURGE_EVERY_S = 3600.0
 
@@ -359,14 +361,16 @@ class Memory:
 
     # -- searching --------------------------------------------------------------------------
     def search(self, memory: str, query: str, *, policy: str | None = None, limit: int | None = None,
-               channels: tuple[str, ...] | None = None) -> SearchResponse:
-        """Fused search inside one memory (``search.service``); UnknownMemory names the others."""
+               channels: tuple[str, ...] | None = None, contested_beliefs: bool | None = None) -> SearchResponse:
+        """Fused search inside one memory (``search.service``); UnknownMemory names the others.
+        ``contested_beliefs`` overrides the policy's: whether contested beliefs are returned."""
         try:
             validate_memory_name(memory)
         except ValueError as exc:
             raise InputError(f"memory {memory!r}: {exc}") from None
         self._purge_if_due()
-        return self.search_service.search(memory, query, policy=policy, limit=limit, channels=channels)
+        return self.search_service.search(memory, query, policy=policy, limit=limit, channels=channels,
+                                          contested_beliefs=contested_beliefs)
 
     # -- observations and beliefs -----------------------------------------------------------
     def observe(self, memory: str, text: str, *, kind: str = "observation", status: str = "active",
@@ -420,6 +424,8 @@ class Memory:
         memory = self._checked(validate_memory_name, memory, "memory")
         if kind is not None and kind not in ("observation", "belief"):
             raise InputError(f"unknown kind {kind!r} (expected observation or belief)")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_STATEMENTS:
+            raise InputError(f"limit {limit!r}: expected 1 to {MAX_LIST_STATEMENTS}")
         with self.db.connection() as conn:
             return observations_store.listing(conn, memory, kind=kind, with_retired=with_retired, limit=limit)
 

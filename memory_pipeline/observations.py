@@ -42,6 +42,10 @@ EMBED_PASS_LIMIT = 1000
 log = logging.getLogger(__name__)
 
 
+class UnknownStatement(InputError):
+    """No such live (or, for a status change, any) statement in the memory."""
+
+
 @dataclass(frozen=True)
 class Close:
     """An existing statement close to the one being saved, and how it was found."""
@@ -115,6 +119,11 @@ def close_existing(db: Database, draft: ObservationDraft, *, embedder: Embedder 
     return close[:limit], vector
 
 
+def _is_statement_id(value: object) -> bool:
+    """Whether ``value`` can name a statement (ids are bigints: a larger number must not reach SQL)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**63
+
+
 def save(db: Database, draft: ObservationDraft, *, embedder: Embedder | None = None, decision: str = "ask",
          revise_id: int | None = None, force: bool = False) -> SaveOutcome:
     """Save ``draft`` as ``decision`` says (see the module docstring); InputError for a bad
@@ -123,6 +132,8 @@ def save(db: Database, draft: ObservationDraft, *, embedder: Embedder | None = N
         raise InputError(f"unknown decision {decision!r} (expected ask, add or revise)")
     if (decision == "revise") != (revise_id is not None):
         raise InputError("revise needs the id of the statement it replaces (and only revise takes one)")
+    if revise_id is not None and not _is_statement_id(revise_id):
+        raise UnknownStatement(f"no active or contested statement #{revise_id} in memory {draft.memory!r} to revise")
     close, vector = close_existing(db, draft, embedder=embedder)
     outcome = SaveOutcome("undecided", close=close)
     duplicate = next((c for c in close if c.observation.id != revise_id
@@ -136,7 +147,8 @@ def save(db: Database, draft: ObservationDraft, *, embedder: Embedder | None = N
         if decision == "revise":
             saved = observations_store.revise(conn, revise_id, draft)
             if saved is None:
-                raise InputError(f"no active or contested statement #{revise_id} in memory {draft.memory!r} to revise")
+                raise UnknownStatement(f"no active or contested statement #{revise_id} in memory {draft.memory!r} "
+                                       "to revise")
             outcome.action = "revised"
         else:
             saved = observations_store.insert(conn, draft)
@@ -181,6 +193,8 @@ def embed_pending(db: Database, embedder: Embedder, *, limit: int = EMBED_PASS_L
 def set_status(db: Database, memory: str, observation_id: int, status: str) -> None:
     if status not in ("active", "contested", "retired"):
         raise InputError(f"unknown status {status!r} (expected active, contested or retired)")
+    if not _is_statement_id(observation_id):
+        raise UnknownStatement(f"no statement #{observation_id} in memory {memory!r}")
     with db.connection() as conn:
         if not observations_store.set_status(conn, memory, observation_id, status):
-            raise InputError(f"no statement #{observation_id} in memory {memory!r}")
+            raise UnknownStatement(f"no statement #{observation_id} in memory {memory!r}")

@@ -211,9 +211,11 @@ class Policy:
             ) from None
 
     def with_overrides(
-        self, *, channels: str | Sequence[str] | None = None, limit: int | None = None
+        self, *, channels: str | Sequence[str] | None = None, limit: int | None = None,
+        contested_beliefs: bool | None = None,
     ) -> Policy:
-        """This policy with the command line's ``--channels`` and ``--limit`` applied.
+        """This policy with the command line's ``--channels`` and ``--limit`` applied (and the
+        service's ``contested``: whether the belief channel also returns contested beliefs).
 
         ``channels`` is either the option's text (``"vector,keyword"``, see ``parse_channels``)
         or a sequence of names. Errors name the option: ``--limit 0: must be between 1 and 50``.
@@ -234,7 +236,11 @@ class Policy:
                     f"--limit {shlex.quote(str(limit))}: {reason}", reason=reason, policy=self.name
                 )
             new_limit = limit
-        return dataclasses.replace(self, channels=new_channels, limit=new_limit)
+        contested = self.contested_beliefs
+        if contested_beliefs is not None:
+            _check_flag("contested_beliefs", contested_beliefs)
+            contested = contested_beliefs
+        return dataclasses.replace(self, channels=new_channels, limit=new_limit, contested_beliefs=contested)
 
 
 def _override_channels(text: str, names: list[Any]) -> tuple[str, ...]:

@@ -150,7 +150,8 @@ class SearchService:
         self._executor = ThreadPoolExecutor(max_workers=5, thread_name_prefix="search-channel")
 
     # -- input ------------------------------------------------------------------------------
-    def resolve_policy(self, name: str | None, *, limit: int | None, channels: tuple[str, ...] | None) -> Policy:
+    def resolve_policy(self, name: str | None, *, limit: int | None, channels: tuple[str, ...] | None,
+                       contested_beliefs: bool | None = None) -> Policy:
         # Only a missing name means the default: "" is a mistake to report, not a request.
         name = "default" if name is None else name
         if not isinstance(name, str):
@@ -159,7 +160,8 @@ class SearchService:
             known = ", ".join(sorted(self.policies))
             raise InputError(f"unknown policy {name!r} (known: {known})")
         try:
-            return self.policies[name].with_overrides(channels=channels, limit=limit)
+            return self.policies[name].with_overrides(channels=channels, limit=limit,
+                                                      contested_beliefs=contested_beliefs)
         except PolicyError as exc:
             raise InputError(str(exc)) from None
 
@@ -187,16 +189,18 @@ class SearchService:
         limit: int | None = None,
         channels: tuple[str, ...] | None = None,
         sew: bool = True,
+        contested_beliefs: bool | None = None,
     ) -> SearchResponse:
         """Search one memory. ``sew=False`` returns chunks unsewn, one a result (benchmarks
-        compare rankings at equal returned characters with it)."""
+        compare rankings at equal returned characters with it); ``contested_beliefs`` overrides
+        the policy's."""
         started = time.perf_counter()
         try:
             memory = validate_memory_name(memory)
         except ValueError as exc:
             raise InputError(f"memory {memory!r}: {exc}") from None
         query = validate_query(query)
-        chosen = self.resolve_policy(policy, limit=limit, channels=channels)
+        chosen = self.resolve_policy(policy, limit=limit, channels=channels, contested_beliefs=contested_beliefs)
         now = self.clock()
         filters = Filters(
             kinds=list(chosen.kinds) if chosen.kinds else None,

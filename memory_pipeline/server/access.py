@@ -166,3 +166,51 @@ def forget_visible(memory, access: Access, name: str, episode_id: int | None) ->
     except UnknownMemory as exc:
         raise access.unknown_memory(name, exc.known) from None
     return {"memory": name, "deleted": counts.to_json()}
+
+
+def _valid_name(name: object) -> str:
+    from memory_pipeline.domain.episodes import validate_memory_name
+
+    try:
+        return validate_memory_name(name)
+    except ValueError as exc:
+        raise InputError(f"memory: {exc}") from None
+
+
+def writable_memory(access: Access, name: object) -> str:
+    """``name`` if valid and inside the caller's write scope (it need not exist yet: a document
+    or a statement may start a memory); else InputError, Forbidden (read-only) or NotFound."""
+    name = _valid_name(name)
+    access.require_write(name)
+    if not access.sees(name):
+        raise NotFound(f"this token cannot write to memory {name!r}")
+    return name
+
+
+def readable_memory(memory, access: Access, name: object) -> str:
+    """``name`` if valid and inside the caller's scope, whether or not it has episodes yet (its
+    statements may be all it has); else InputError / NotFound naming only visible memories."""
+    name = _valid_name(name)
+    if not access.sees(name):
+        raise access.unknown_memory(name, memory.memory_names())
+    return name
+
+
+def visible_search(memory, access: Access, name: object, query: str, *, policy: str | None = None,
+                   limit: int | None = None, channels: str | None = None, contested: bool | None = None):
+    """``Memory.search`` in a memory ``access`` sees; ``channels`` as the comma-separated text a
+    request carries. An unknown memory names only the visible ones."""
+    from memory_pipeline.domain.policies import PolicyError, parse_channels
+    from memory_pipeline.errors import UnknownMemory
+
+    name = visible_memory(memory, access, name)
+    parsed = None
+    if channels is not None:
+        try:
+            parsed = parse_channels(channels)
+        except PolicyError as exc:
+            raise InputError(f"channels {channels!r}: {exc}") from None
+    try:
+        return memory.search(name, query, policy=policy, limit=limit, channels=parsed, contested_beliefs=contested)
+    except UnknownMemory as exc:  # forgotten between the check and the search
+        raise access.unknown_memory(name, exc.known) from None

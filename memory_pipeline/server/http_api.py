@@ -2,11 +2,13 @@
 
 Routes (OpenAPI at ``/openapi.json``, docs at ``/docs``): ``GET /v1/search``, ``POST /v1/episodes``
 (JSON episodes, documents among them as base64 items, or one document as the raw body),
-``POST /v1/index``, ``GET /v1/status``, ``GET /v1/memories``, ``GET``/``DELETE /v1/episodes/{id}``,
+``POST /v1/index``, ``POST``/``GET /v1/observations`` and ``PATCH /v1/observations/{id}``
+(``observation_routes``), ``GET /v1/status``, ``GET /v1/memories``, ``GET``/``DELETE /v1/episodes/{id}``,
 ``DELETE /v1/memories/{memory}``.
 
 Every error is ``{"error": "<plain message>"}`` with its status: 400 unreadable body, 401 no or
-bad token, 403 a read-only token writing, 404 unknown (or not visible) memory or episode, 405
+bad token, 403 a read-only token writing, 404 unknown (or not visible) memory, episode or
+statement, 405
 wrong method, 413 body or batch too large, 422 invalid input, 502 the embedding service is down
 or refused, 503 the database is down. A response never carries a stack trace: what is not an
 expected failure is logged here and answered 500 "internal error".
@@ -26,7 +28,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memory_pipeline.domain.documents import MAX_DOCUMENT_BYTES
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
-from memory_pipeline.domain.policies import PolicyError, parse_channels
 from memory_pipeline.domain.uploads import CONTENT_TYPES
 from memory_pipeline.errors import (
     ConfigurationError,
@@ -37,6 +38,7 @@ from memory_pipeline.errors import (
     ModelRefused,
 )
 from memory_pipeline.memory import MAX_ADD_ITEMS, Memory, UnknownEpisode, UnknownMemory
+from memory_pipeline.observations import UnknownStatement
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.server.access import (
     Access,
@@ -47,9 +49,11 @@ from memory_pipeline.server.access import (
     bearer,
     forget_visible,
     visible_episode,
-    visible_memory,
+    visible_search,
     visible_status,
+    writable_memory,
 )
+from memory_pipeline.server.observation_routes import add_observation_routes
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +75,7 @@ def error(status: int, message: str, headers: dict | None = None) -> JSONRespons
 def status_of(exc: MemoryPipelineError) -> int:
     for kind, status in (
         (Unauthorized, 401), (Forbidden, 403), (NotFound, 404), (UnknownMemory, 404), (UnknownEpisode, 404),
+        (UnknownStatement, 404),
         (TooLarge, 413), (BadRequest, 400), (InputError, 422),
         (EmbedderUnavailable, 502), (ModelRefused, 502), (DatabaseUnavailable, 503), (ConfigurationError, 503),
     ):
@@ -80,9 +85,12 @@ def status_of(exc: MemoryPipelineError) -> int:
 
 
 def result_document(result) -> dict:
-    """One search result as the API serves it: ``search --json``'s fields plus the seed's
-    compatibility fields (``kind: "chunk"``, ``ord: 0``); the episode's own kind is ``episodeKind``."""
+    """One search result as the API serves it: ``search --json``'s fields plus, for a passage of
+    an episode, the seed's compatibility fields (``kind: "chunk"``, ``ord: 0``; the episode's own
+    kind is ``episodeKind``). An observation or a belief keeps its kind, status and sources."""
     document = result.to_json()
+    if result.sources is not None:
+        return document
     return {**document, "episodeKind": document["kind"], "kind": "chunk", "ord": 0}
 
 
@@ -178,22 +186,14 @@ def create_app(memory: Memory) -> FastAPI:
         policy: str | None = None,
         limit: int | None = None,
         channels: str | None = None,
+        contested: bool | None = None,
     ) -> dict:
         access = access_of(request)
         name = memory_name
         if name is None or q is None:
             raise InputError("'memory' and 'q' are required query parameters")
-        name = visible_memory(memory, access, name)
-        parsed = None
-        if channels is not None:
-            try:
-                parsed = parse_channels(channels)
-            except PolicyError as exc:
-                raise InputError(f"channels {channels!r}: {exc}") from None
-        try:
-            response = memory.search(name, q, policy=policy, limit=limit, channels=parsed)
-        except UnknownMemory as exc:  # forgotten between the check and the search
-            raise access.unknown_memory(name, exc.known) from None
+        response = visible_search(memory, access, name, q, policy=policy, limit=limit, channels=channels,
+                                  contested=contested)
         return search_document(response)
 
     @app.get("/v1/memories", summary="The memories this caller can see, with their counts")
@@ -267,12 +267,13 @@ def create_app(memory: Memory) -> FastAPI:
         as they are (no base64), up to the document size limit of ``ingest``."""
         if memory_name is None:
             raise InputError("'memory' is a required query parameter for a document upload")
-        if not access.sees(memory_name):
-            raise Forbidden(f"this token cannot write to memory {memory_name!r}")
+        memory_name = writable_memory(access, memory_name)
         data = await read_body(request, MAX_DOCUMENT_BYTES)
         report = await run_in_threadpool(memory.add_document, data, name or "document", memory=memory_name,
                                          kind=kind, content_type=media, modified_at=modified_at)
         return added(report.to_json(), report)
+
+    add_observation_routes(app, memory, access_of, read_json)
 
     @app.post("/v1/index", summary="Run an index pass now: chunk and embed everything pending")
     def index(request: Request) -> dict:

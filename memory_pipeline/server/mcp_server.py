@@ -1,7 +1,8 @@
 """The MCP server (``memory-pipeline mcp``): tools over one ``Memory``, on stdio or streamable HTTP.
 
 Tools, named as the ecosystem's memory servers name them: ``search_memory``, ``add_memory``,
-``add_document`` (HTML, PDF, DOCX in base64), ``list_memories``, ``get_episode``, ``forget``, ``status``. Results carry ids, title, date, score
+``add_document`` (HTML, PDF, DOCX in base64), ``save_observation``, ``list_observations``,
+``set_observation_status``, ``list_memories``, ``get_episode``, ``forget``, ``status``. Results carry ids, title, date, score
 and snippet. Over HTTP each request's bearer token scopes the tools exactly as it scopes the HTTP
 API (``access``); on stdio the client acts as the local user, or with ``--token``'s scope.
 An expected failure is a tool error with its plain message; nothing else leaks a traceback.
@@ -17,27 +18,31 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from memory_pipeline.errors import MemoryPipelineError
-from memory_pipeline.memory import Memory, UnknownMemory
+from memory_pipeline.memory import Memory
 from memory_pipeline.server.access import (
     Access,
     access_of_token,
     bearer,
     forget_visible,
     visible_episode,
-    visible_memory,
+    readable_memory,
+    visible_search,
     visible_status,
+    writable_memory,
 )
 
 log = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "Long-term memory. search_memory finds what was written, by meaning and by words, inside one "
-    "memory (list_memories names them); add_memory stores a new episode; forget deletes one for good."
+    "memory (list_memories names them); add_memory stores a new episode (add_document a file); "
+    "save_observation records a short statement about the person or the world, after showing the "
+    "close ones already saved; forget deletes an episode for good."
 )
 
 
 def _hit(result) -> dict:
-    return {
+    hit = {
         "episodeId": result.episode_id,
         "chunkId": result.chunk_id,
         "title": result.title,
@@ -46,6 +51,9 @@ def _hit(result) -> dict:
         "score": round(result.score, 6),
         "snippet": result.snippet,
     }
+    if result.sources is not None:  # an observation or a belief: where it came from
+        hit.update(status=result.status, sources=result.sources)
+    return hit
 
 
 def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.everything) -> MCPServer:
@@ -71,17 +79,18 @@ def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.ev
 
     @server.tool()
     def search_memory(memory: str, query: str, ctx: Context, limit: int = 8,
-                      policy: str | None = None) -> dict:
+                      policy: str | None = None, channels: str | None = None,
+                      contested: bool | None = None) -> dict:
         """Search one memory for what was written about `query` (in your own words); up to
-        `limit` results (1-50), best first, each with episodeId, title, date, score and snippet."""
+        `limit` results (1-50), best first, each with episodeId, title, date, score and snippet.
+        `channels` (comma-separated: vector, keyword, graph, observation, belief) narrows the
+        search; observations and beliefs come back with kind, status and sources. `contested`
+        true also returns beliefs marked contested (default: the policy's choice, usually not)."""
 
         def run(access: Access) -> dict:
-            name = visible_memory(mem, access, memory)
-            try:
-                response = mem.search(name, query, policy=policy, limit=limit)
-            except UnknownMemory as exc:
-                raise access.unknown_memory(name, exc.known) from None
-            return {"memory": name, "query": query, "results": [_hit(r) for r in response.results]}
+            response = visible_search(mem, access, memory, query, policy=policy, limit=limit, channels=channels,
+                                      contested=contested)
+            return {"memory": response.memory, "query": query, "results": [_hit(r) for r in response.results]}
 
         return call(ctx, run)
 
@@ -140,6 +149,52 @@ def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.ev
                 document["indexed"] = False
                 document["note"] = f"stored; not searchable yet: {exc}"
         return document
+
+    @server.tool()
+    def save_observation(memory: str, text: str, ctx: Context, kind: str = "observation",
+                         confidence: float = 1.0, episode_ids: list[int] | None = None,
+                         passages: list[str] | None = None, contested: bool = False, decision: str = "ask",
+                         revise_id: int | None = None, force: bool = False) -> dict:
+        """Save a short statement about the person or the world: `kind` "observation" (seen in
+        the sources, cite them in `episode_ids`/`passages`) or "belief" (a conclusion;
+        `contested` marks it disputed). Close existing statements come back in `close`: with
+        `decision` "ask" (default) nothing is saved while any is close (`action` "undecided");
+        call again with "add" to save it anyway, or "revise" and `revise_id` to replace one (the
+        old one is kept as history), or drop it. A near-exact duplicate is refused (`action`
+        "refused", `duplicateOf`) unless `force`."""
+
+        def run(access: Access) -> dict:
+            name = writable_memory(access, memory)
+            return mem.observe(name, text, kind=kind, status="contested" if contested else "active",
+                               confidence=confidence, episode_ids=episode_ids or (), passages=passages or (),
+                               author="mcp", decision=decision, revise_id=revise_id, force=force).to_json()
+
+        return call(ctx, run)
+
+    @server.tool()
+    def list_observations(memory: str, ctx: Context, kind: str | None = None, include_retired: bool = False,
+                          limit: int = 50) -> dict:
+        """A memory's observations and beliefs, newest first (`kind` one of them; retired
+        versions only with `include_retired`)."""
+
+        def run(access: Access) -> dict:
+            name = readable_memory(mem, access, memory)
+            rows = mem.observations(name, kind=kind, with_retired=include_retired, limit=limit)
+            return {"memory": name, "observations": [o.to_json() for o in rows]}
+
+        return call(ctx, run)
+
+    @server.tool()
+    def set_observation_status(memory: str, observation_id: int, status: str, ctx: Context) -> dict:
+        """Mark a statement "active", "contested" (disputed: left out of searches unless asked
+        for) or "retired" (no longer true: never returned, kept as history)."""
+
+        def run(access: Access) -> dict:
+            name = writable_memory(access, memory)
+            mem.set_observation_status(name, observation_id, status)
+            return {"memory": name, "id": observation_id, "status": status}
+
+        return call(ctx, run)
 
     @server.tool()
     def list_memories(ctx: Context) -> dict:

@@ -18,7 +18,8 @@ from memory_pipeline_tests.support.documents import DEEP_PHRASE, sections, write
 from memory_pipeline_tests.support.service import ServerProcess
 from memory_pipeline_tests.server.test_tokens_isolation import create_token, ep
 
-TOOLS = {"search_memory", "add_memory", "add_document", "list_memories", "get_episode", "forget", "status"}
+TOOLS = {"search_memory", "add_memory", "add_document", "list_memories", "get_episode", "forget", "status",
+         "save_observation", "list_observations", "set_observation_status"}
 
 
 def payload(result) -> dict:
@@ -63,6 +64,28 @@ def test_every_tool_over_stdio(env, local, tmp_path):
             deep = payload(await client.call_tool("search_memory", {"memory": "bob", "query": DEEP_PHRASE}))
             assert deep["results"][0]["episodeId"] == document["episodeId"]
             assert deep["results"][0]["title"] == "Club Minutes" and deep["results"][0]["kind"] == "doc"
+            saved = payload(await client.call_tool("save_observation", {
+                "memory": "bob", "text": "Bob's bees live on the roof", "episode_ids": [document["episodeId"]]}))
+            assert saved["action"] == "added" and saved["vector"] == "stored"
+            close = payload(await client.call_tool("save_observation", {
+                "memory": "bob", "text": "Bob's bees live up on the roof"}))
+            assert close["action"] == "undecided" and close["close"][0]["id"] == saved["id"]
+            assert payload(await client.call_tool("save_observation", {
+                "memory": "bob", "text": "bob's bees live on the roof.", "decision": "add"}))["action"] == "refused"
+            belief = payload(await client.call_tool("save_observation", {
+                "memory": "bob", "text": "Bob will sell honey next year", "kind": "belief", "contested": True}))
+            listed = payload(await client.call_tool("list_observations", {"memory": "bob"}))["observations"]
+            assert [(o["id"], o["status"], o["author"]) for o in listed] == [
+                (belief["id"], "contested", "mcp"), (saved["id"], "active", "mcp")]
+            honey = {"memory": "bob", "query": "selling honey", "channels": "belief"}
+            assert payload(await client.call_tool("search_memory", honey))["results"] == []
+            hit = payload(await client.call_tool("search_memory", {**honey, "contested": True}))["results"][0]
+            assert (hit["kind"], hit["status"], hit["chunkId"]) == ("belief", "contested", f"belief:{belief['id']}")
+            assert payload(await client.call_tool("set_observation_status", {
+                "memory": "bob", "observation_id": belief["id"], "status": "active"}))["status"] == "active"
+            assert payload(await client.call_tool("search_memory", honey))["results"][0]["status"] == "active"
+            assert error_text(await client.call_tool("set_observation_status", {
+                "memory": "bob", "observation_id": 2**62, "status": "retired"})) == f"no statement #{2**62} in memory 'bob'"
             refused = error_text(await client.call_tool("add_document", {
                 "memory": "bob", "name": "bomb.docx", "content_base64": bomb}))
             assert refused.startswith("not stored: bomb.docx: unpacks to") and "a zip bomb" in refused

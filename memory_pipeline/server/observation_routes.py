@@ -1,0 +1,89 @@
+"""The HTTP routes for observations and beliefs (``/v1/observations``), over ``Memory``'s methods.
+
+``POST /v1/observations`` saves a statement as ``memory-pipeline observe`` does: the close
+existing ones come back with the answer, and ``decision`` says what to do about them ("ask":
+save only when none is close; "add": save anyway; "revise" with ``revise_id``: replace that one,
+kept as history; dropping is not sending again). 201 saved, 200 not saved because close ones
+exist (``action: "undecided"``), 409 a near-exact duplicate refused (``force`` saves it anyway).
+``GET /v1/observations`` lists a memory's statements; ``PATCH /v1/observations/{id}`` marks one
+active, contested or retired. Search them with ``GET /v1/search`` (channels ``observation`` and
+``belief``; ``contested`` includes contested beliefs or not, whatever the policy says).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable
+
+from fastapi import FastAPI, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+
+from memory_pipeline.domain.jsonl import LineRejected, json_type, reject_unknown_fields
+from memory_pipeline.errors import InputError
+from memory_pipeline.memory import Memory
+from memory_pipeline.server.access import Access, readable_memory, writable_memory
+
+# The fields of a statement (those of the JSONL import) and of the decision about close ones.
+SAVE_FIELDS = ("memory", "text", "kind", "status", "confidence", "episode_ids", "passages", "author",
+               "observed_at", "decision", "revise_id", "force")
+
+
+def save_arguments(body: Any, default_memory: str | None) -> dict:
+    """``Memory.observe``'s arguments from a request body, or InputError naming the field."""
+    if not isinstance(body, dict):
+        raise InputError(f"expected a statement object, got {json_type(body)}")
+    try:
+        reject_unknown_fields(body, SAVE_FIELDS)
+    except LineRejected as rejected:
+        raise InputError(rejected.reason) from None
+    fields = {name: value for name, value in body.items() if value is not None}
+    if "memory" not in fields and default_memory is not None:
+        fields["memory"] = default_memory
+    if "memory" not in fields or "text" not in fields:
+        raise InputError("a statement needs 'memory' (or ?memory=) and 'text'")
+    force = fields.pop("force", False)
+    if not isinstance(force, bool):
+        raise InputError(f"force: expected true or false, got {json_type(force)}")
+    revise_id = fields.pop("revise_id", None)
+    if revise_id is not None and (isinstance(revise_id, bool) or not isinstance(revise_id, int)):
+        raise InputError(f"revise_id: expected a statement id, got {json_type(revise_id)}")
+    return {**fields, "force": force, "revise_id": revise_id}
+
+
+def add_observation_routes(app: FastAPI, memory: Memory, access_of: Callable[[Request], Access],
+                           read_json: Callable[[Request], Awaitable[Any]]) -> None:
+    @app.post("/v1/observations", summary="Save an observation or a belief; close existing ones come back")
+    async def save(request: Request, memory_name: str | None = Query(None, alias="memory")) -> JSONResponse:
+        access = access_of(request)
+        access.require_write()
+        arguments = save_arguments(await read_json(request), memory_name)
+        name = writable_memory(access, arguments.pop("memory"))
+        text = arguments.pop("text")
+        outcome = await run_in_threadpool(memory.observe, name, text, **arguments)
+        document = outcome.to_json()
+        if outcome.action == "refused":
+            return JSONResponse({"error": f"a near-exact duplicate of statement #{outcome.duplicate_of} "
+                                          "(force: true saves it anyway)", **document}, status_code=409)
+        return JSONResponse(document, status_code=201 if outcome.saved_id is not None else 200)
+
+    @app.get("/v1/observations", summary="A memory's observations and beliefs, newest first")
+    def listing(request: Request, memory_name: str | None = Query(None, alias="memory"), kind: str | None = None,
+                all: bool = False, limit: int = 100) -> dict:
+        access = access_of(request)
+        if memory_name is None:
+            raise InputError("'memory' is a required query parameter")
+        name = readable_memory(memory, access, memory_name)
+        rows = memory.observations(name, kind=kind, with_retired=all, limit=limit)
+        return {"memory": name, "observations": [o.to_json() for o in rows]}
+
+    @app.patch("/v1/observations/{observation_id}", summary="Mark a statement active, contested or retired")
+    async def set_status(request: Request, observation_id: int,
+                         memory_name: str | None = Query(None, alias="memory")) -> dict:
+        access = access_of(request)
+        access.require_write()
+        body = await read_json(request)
+        if not isinstance(body, dict) or set(body) - {"status", "memory"} or "status" not in body:
+            raise InputError('expected {"status": "active" | "contested" | "retired"}')
+        name = writable_memory(access, body.get("memory", memory_name))
+        await run_in_threadpool(memory.set_observation_status, name, observation_id, body["status"])
+        return {"memory": name, "id": observation_id, "status": body["status"]}
