@@ -18,6 +18,9 @@ from memory_pipeline.errors import ExitCode, InputError
 from memory_pipeline.ingest import ingest_paths
 
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "sample_corpus"
+# The corpus's episodes; beside them live its README, the demo's queries and the labelled
+# questions, which are about the corpus, not part of it.
+SAMPLE_EPISODES = [SAMPLE_CORPUS / "journal.jsonl", SAMPLE_CORPUS / "chats.jsonl", SAMPLE_CORPUS / "notes"]
 
 
 def _validated(value: str | None, validate, flag: str) -> str | None:
@@ -214,7 +217,7 @@ def cmd_demo(args) -> int:
 
     with open_memory() as mem:
         print(f"memory_pipeline demo: home {config.home_dir()}")
-        report = ingest_paths(mem.db, [SAMPLE_CORPUS])
+        report = ingest_paths(mem.db, SAMPLE_EPISODES)
         for rejection in report.rejections:
             err(str(rejection))
         print(f"ingest: {report.summary()}")

@@ -50,9 +50,7 @@ def forget(conn: psycopg.Connection, memory: str, episode_ids: list[int] | None 
     counts = ForgetCounts()
     with conn.transaction():
         rows = conn.execute(
-            "SELECT id, ingest_day FROM episodes WHERE memory = %(memory)s "
-            "AND (%(whole)s OR id = ANY(%(ids)s::bigint[])) ORDER BY id FOR UPDATE",
-            {"memory": memory, "whole": whole, "ids": list(episode_ids or [])},
+            query("forget_lock_episodes"), {"memory": memory, "whole": whole, "ids": list(episode_ids or [])}
         ).fetchall()
         if not rows:
             return counts
@@ -91,12 +89,6 @@ def forget(conn: psycopg.Connection, memory: str, episode_ids: list[int] | None 
                 counts.vectors = conn.execute(
                     query("forget_vectors"), {"memory": memory, "chunk_ids": chunk_ids}
                 ).rowcount
-            # An extracted entity exists because its name recurred in episodes; with none left
-            # that mentions it, its name would be all that remains of the forgotten text.
-            counts.entities = conn.execute(
-                "DELETE FROM entities e WHERE e.memory = %s AND e.source = 'extracted' "
-                "AND NOT EXISTS (SELECT 1 FROM entity_mentions m WHERE m.entity_id = e.id)",
-                (memory,),
-            ).rowcount
+            counts.entities = conn.execute(query("forget_orphan_entities"), {"memory": memory}).rowcount
             keyword_store.recompute(conn, [memory])
     return counts

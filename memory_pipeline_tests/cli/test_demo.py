@@ -28,6 +28,9 @@ def test_demo_runs_the_day_and_nightly_jobs_and_their_checks_pass():
         shutil.rmtree(home, ignore_errors=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout
+    # The corpus's README and question files are not episodes: nothing is rejected.
+    assert "ingest: 30 new episode(s), 0 already stored, 0 rejected, from 8 file(s)" in out, out
+    assert "rejected" not in done.stderr and "no memory" not in done.stderr, done.stderr
     # Named jobs (not Dagster's ephemeral one), each asset of both with rows, every check passed.
     assert "index_day_job: success, 3 of 3 check(s) passed" in out, out
     assert "nightly_maintenance_job: success, 3 of 3 check(s) passed" in out, out

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from memory_pipeline import indexing
-from memory_pipeline.cli.commands import SAMPLE_CORPUS
+from memory_pipeline.cli.commands import SAMPLE_CORPUS, SAMPLE_EPISODES
 from memory_pipeline.config import EmbedSettings
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.factory import build_embedder
@@ -50,8 +50,8 @@ def sample_service(pg_server, template_database):
     name = create_database(pg_server, template_database)
     db = Database.open(pg_server.uri(name))
     try:
-        report = ingest_paths(db, [SAMPLE_CORPUS])
-        assert report.inserted == 30
+        report = ingest_paths(db, SAMPLE_EPISODES)
+        assert report.inserted == 30 and not report.rejections
         embedder = build_embedder(EmbedSettings.from_env({}))
         indexing.index_until_done(db, embedder)
         with db.connection() as conn:

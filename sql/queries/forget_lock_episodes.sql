@@ -1,0 +1,8 @@
+-- The episodes to forget (all of the memory's when whole), locked: an index pass writing one of
+-- them finishes first, one that starts later finds it gone.
+SELECT id, ingest_day
+FROM episodes
+WHERE memory = %(memory)s
+  AND (%(whole)s OR id = ANY(%(ids)s::bigint[]))
+ORDER BY id
+FOR UPDATE
