@@ -8,8 +8,7 @@ Routes (OpenAPI at ``/openapi.json``, docs at ``/docs``): ``GET /v1/search``, ``
 
 Every error is ``{"error": "<plain message>"}`` with its status: 400 unreadable body, 401 no or
 bad token, 403 a read-only token writing, 404 unknown (or not visible) memory, episode or
-statement, 405
-wrong method, 413 body or batch too large, 422 invalid input, 502 the embedding service is down
+statement, 405 wrong method, 413 body or batch too large, 422 invalid input, 502 the embedding service is down
 or refused, 503 the database is down. A response never carries a stack trace: what is not an
 expected failure is logged here and answered 500 "internal error".
 """
