@@ -44,6 +44,11 @@ class Databases:
             self._server = ensure_embedded_server(self._tmp)
             self.where = f"embedded PostgreSQL in {self._tmp}"
 
+    @property
+    def server_pid(self) -> int | None:
+        """The embedded PostgreSQL's postmaster (None on an external server)."""
+        return self._server.pid if self._server is not None else None
+
     def url(self, name: str) -> str:
         if self._server is not None:
             return self._server.uri(name)

@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -105,14 +106,46 @@ def write_episodes(path: Path, n: int, seed: int = 12) -> None:
             out.write(json.dumps(row) + "\n")
 
 
-def cli(args: list[str], env: dict[str, str]) -> tuple[float, str]:
+def cli(args: list[str], env: dict[str, str], cpu: dict | None = None) -> tuple[float, str]:
+    """Run ``memory-pipeline ARGS``: (wall seconds, stdout); its CPU seconds into ``cpu["indexer"]``."""
     exe = Path(sys.executable).with_name("memory-pipeline")
     t0 = time.perf_counter()
-    done = subprocess.run([str(exe), *args], env=env, capture_output=True, text=True)
+    proc = subprocess.Popen([str(exe), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate()
     seconds = time.perf_counter() - t0
-    if done.returncode != 0:
-        raise SystemExit(f"memory-pipeline {' '.join(args)} exited {done.returncode}:\n{done.stderr[-2000:]}")
-    return seconds, done.stdout
+    if cpu is not None:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # only this child ended since ``before``
+        cpu["indexer"] = usage.ru_utime + usage.ru_stime - cpu.pop("_children_before")
+    if proc.returncode != 0:
+        raise SystemExit(f"memory-pipeline {' '.join(args)} exited {proc.returncode}:\n{err[-2000:]}")
+    return seconds, out
+
+
+def _processes() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, CPU clock ticks: user + system, with its ended and reaped children's)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # ended meanwhile
+            found[int(entry.name)] = (int(fields[1]), sum(int(f) for f in fields[11:15]))
+    return found
+
+
+def process_cpu(pid: int | None) -> float:
+    """CPU seconds used so far by ``pid`` and every process under it, ended ones included (they
+    are counted in their parent once reaped: PostgreSQL's backends end with their connection)."""
+    if pid is None:
+        return float("nan")
+    table = _processes()
+    total, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        total += table.get(current, (0, 0))[1]
+        todo += [child for child, (parent, _) in table.items() if parent == current]
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def measured_capacity(server: ServerProcess, batch: int, seconds: float = 4.0) -> float:
@@ -149,14 +182,28 @@ def index_run(dbs: Databases, base_url: str, server: ServerProcess, batch: int, 
                "MEMORY_PIPELINE_EMBED_URL": server.url, "MEMORY_PIPELINE_EMBED_MODEL": MODEL,
                "MEMORY_PIPELINE_EMBED_DIM": str(dim), "MEMORY_PIPELINE_EMBED_BATCH": str(batch),
                "MEMORY_PIPELINE_EMBED_PARALLEL": str(parallel)}
-        wall, out = cli(["index", "--json"], env)
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = {"_children_before": usage.ru_utime + usage.ru_stime}
+        pg0, model0 = process_cpu(dbs.server_pid), process_cpu(server.proc.pid)
+        wall, out = cli(["index", "--json"], env, cpu)
+        cpu.update(postgres=process_cpu(dbs.server_pid) - pg0, model_server=process_cpu(server.proc.pid) - model0)
         report = json.loads(out)
         return {"parallel": parallel, "chunks": report["chunks"], "wall_s": round(wall, 2),
                 "index_s": report["seconds"], "chunks_per_s_wall": round(report["chunks"] / wall, 1),
                 "chunks_per_s_index": round(report["chunks"] / report["seconds"], 1),
-                "pending_after": report["pendingEpisodes"]}
+                "pending_after": report["pendingEpisodes"],
+                "cpu_s": {k: round(v, 2) for k, v in cpu.items()},
+                "cpu_ms_per_1000_chunks": {k: round(1e6 * v / report["chunks"], 0) for k, v in cpu.items()}}
     finally:
         dbs.drop(url)
+
+
+def print_cpu(run: dict) -> None:
+    per = run["cpu_ms_per_1000_chunks"]
+    total = sum(v for v in per.values() if v == v)
+    print(f"    CPU per 1,000 chunks: indexer {per['indexer']:,.0f} ms, PostgreSQL {per['postgres']:,.0f} ms, "
+          f"model server {per['model_server']:,.0f} ms; {total:,.0f} ms in all, so at most "
+          f"{2e6 / total if total else 0:,.0f} chunks/s on 2 free cores")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"({run['chunks_per_s_wall']:,} chunks/s; {run['chunks_per_s_index']:,} over the pass's "
                       f"own {run['index_s']} s); "
                       f"{run['fraction_of_capacity']:.1%} of measured capacity [{verdict}: >= {goal:,.0f}]")
+                print_cpu(run)
         if not args.skip_instant:
             with ServerProcess(slots=0, latency_ms=0, batch=args.batch, dim=args.dim) as server:
                 run = index_run(dbs, base, server, args.batch, max(parallels), args.dim)
@@ -210,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"index, instant server, parallel {run['parallel']}: {run['chunks']:,} chunks in "
                       f"{run['wall_s']} s wall ({run['chunks_per_s_wall']:,} chunks/s; "
                       f"{run['chunks_per_s_index']:,} over {run['index_s']} s) [{verdict}: >= {INSTANT_TARGET:,.0f}]")
+                print_cpu(run)
         figures["load_average_after"] = os.getloadavg()
         print(f"load average (1, 5, 15 min) at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on "
               f"{os.cpu_count()} cores")

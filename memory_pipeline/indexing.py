@@ -47,8 +47,10 @@ from memory_pipeline.storage.profiles_store import StoredProfile, get_profile
 
 # A pass claims up to this many episodes, CLAIM_ROUND at a time: the next round is claimed
 # and planned while the model embeds the last one, so the model is not idle between rounds, and
-# a pass holds at most a few rounds of claims (advisory locks) at once.
-PASS_LIMIT = 20_000
+# a pass holds at most a few rounds of claims (advisory locks) at once. The list is ids only;
+# each pass's end drains the pipeline (the model idles while the last calls return and the next
+# pass lists its work and re-checks the canary), so a backlog is taken in few passes.
+PASS_LIMIT = 100_000
 CLAIM_ROUND = 500
 # Model calls submitted beyond those in flight (their inputs are prepared, their episodes claimed).
 QUEUED_CALLS = 32

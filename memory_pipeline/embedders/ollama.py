@@ -1,4 +1,10 @@
-"""Embeddings from an Ollama server (``/api/embed``) through the ``ollama`` client package."""
+"""Embeddings from an Ollama server (``/api/embed``) through the ``ollama`` client package.
+
+The client sends the request and maps HTTP and connection failures; the answer's JSON (Ollama
+has no binary form) is parsed here with orjson and made one float32 array, instead of the
+client's ``json.loads`` and pydantic model checking every number: less client CPU per call
+(``benchmarks/bench_embed_decode.py``), which counts when several calls are in flight.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from typing import Sequence
 import httpx
 import numpy as np
 import ollama
+import orjson
 
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
 from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, ModelRefused
@@ -75,7 +82,10 @@ class OllamaEmbedder(Embedder):
         model = self.profile.model
         inputs = [self.query_prefix + t for t in texts] if is_query else list(texts)
         try:
-            response = self._client.embed(model=model, input=inputs)
+            # ``Client.embed``'s request without its response model: ``_request_raw`` is the
+            # client's own POST, with its host, headers, keep-alive and error mapping.
+            response = self._client._request_raw("POST", "/api/embed", json={"model": model, "input": inputs})
+            answer = orjson.loads(response.content)
         except ollama.ResponseError as exc:
             raise self._response_error(exc) from None
         except httpx.TimeoutException:
@@ -97,7 +107,7 @@ class OllamaEmbedder(Embedder):
                 f"the Ollama server at {self.host} answered something that is not an embedding "
                 f"response for model {model!r}: {_short(exc, 120)}"
             ) from None
-        return self._vectors(getattr(response, "embeddings", None), len(inputs))
+        return self._vectors(answer.get("embeddings") if isinstance(answer, dict) else None, len(inputs))
 
     def _response_error(self, exc: ollama.ResponseError) -> Exception:
         status, message = exc.status_code, _short(exc.error)

@@ -150,6 +150,7 @@ def test_ollama_unknown_model_is_refused_with_a_pull_hint():
         {"model": QWEN, "embeddings": []},  # too few vectors
         {"model": QWEN},  # no embeddings at all
         ["not", "an", "object"],
+        {"model": QWEN, "embeddings": [[0.1, float("nan")], [0.3, 0.4]]},  # NaN: not JSON at all
     ],
 )
 def test_ollama_malformed_answers_are_refused(body):
