@@ -92,6 +92,7 @@ class IndexReport:
     seconds: float = 0.0
     skipped_locked: int = 0
     pending_after: int | None = None
+    pending_days: dict[str, int] | None = None  # pending episodes per ingest day after the run
     canary_checked: bool = False  # a pass ran the canary (the first one's result is kept)
     canary_cosine: float | None = None  # None when checked: recorded for the first time
     switched: str | None = None
@@ -505,7 +506,7 @@ def index_until_done(
     # the switch below, so a new generation serves them from its first search.
     total.statement_vectors = observations.embed_pending(db, embedder)
     counts = pending_by_day(db, embedder)
-    total.pending_after = _pending(counts, day)
+    total.pending_days, total.pending_after = counts, _pending(counts, day)
     if promote:
         total.switched = promote_when_complete(db, embedder, pending=sum(counts.values()))
     return total

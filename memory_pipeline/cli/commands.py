@@ -87,7 +87,7 @@ def cmd_index(args) -> int:
     with open_memory() as mem:
         before = indexing.pending_by_day(mem.db, mem.embedder)
         report = mem.index(day=args.day, on_progress=progress)
-        after = indexing.pending_by_day(mem.db, mem.embedder)
+        after = report.pending_days  # counted by the run once it was done
     record_index_in_dagster([d for d in before if d not in after and (args.day is None or d == args.day.isoformat())])
     if args.json:
         print_json(
