@@ -13,8 +13,10 @@
 3. ``memory-pipeline index --json`` (a subprocess, provider ``openai``, batch ``--batch``,
    ``MEMORY_PIPELINE_EMBED_PARALLEL`` each of ``--parallel``) on a fresh copy of the backlog;
    chunks/s over the command's wall time (process start and the model-free work included) and
-   over its own reported seconds; the fraction of the measured capacity. Then the same against
-   a server that answers at once (``--latency-ms 0``, no slot limit) unless ``--skip-instant``.
+   over its own reported seconds; the fraction of the measured capacity; the CPU seconds per
+   1,000 chunks of the indexer, PostgreSQL (the embedded server) and the model server. Then the
+   same against a server that answers at once (``--latency-ms 0``, no slot limit) unless
+   ``--skip-instant``.
 
 Targets (exit 1 on a miss): the capacity-limited run reaches >= 90% of the server's measured
 capacity (up to 5,000 chunks/s), and the instant server run reaches >= 3,000 chunks/s.
@@ -114,7 +116,8 @@ def cli(args: list[str], env: dict[str, str], cpu: dict | None = None) -> tuple[
     out, err = proc.communicate()
     seconds = time.perf_counter() - t0
     if cpu is not None:
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # only this child ended since ``before``
+        # RUSAGE_CHILDREN counts every child reaped so far: the caller put the figure before this run in.
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu["indexer"] = usage.ru_utime + usage.ru_stime - cpu.pop("_children_before")
     if proc.returncode != 0:
         raise SystemExit(f"memory-pipeline {' '.join(args)} exited {proc.returncode}:\n{err[-2000:]}")
