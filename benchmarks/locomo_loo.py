@@ -1,12 +1,15 @@
 """Leave-one-conversation-out fusion tuning for ``bench_locomo.py`` (a helper, not a script).
 
 The channels run once per question through the product (``SearchService.candidates``); their
-ranked candidates, with what each candidate holds, are cached as JSON under ``--home``. Fusion is
-then replayed offline exactly as ``search`` does it (``domain.fusion.fuse``, then
-``domain.passages.sew`` with the limit counting passages; a statement is a result of its own) for
-every setting of a grid, and chosen by leave-one-conversation-out: for each of the five
-conversations, the setting with the best mean recall@1/3/5/8 on the other four is scored on it.
-Nothing is chosen by its score on all five.
+ranked candidates and scores, with what each candidate holds, are cached as JSON under
+``--home``. Fusion is then replayed offline exactly as ``search`` does it (``domain.fusion.fuse``
+with the channels' scores, then ``domain.passages.sew`` with the limit counting passages; a
+statement that cites no chunk is a result of its own) for every setting of a grid: CombSUM of
+normalized scores (vector and graph weights) and RRF over ranks (k, vector and graph weights),
+keyword 1.0. Settings are chosen by leave-one-conversation-out: for each of the five
+conversations, the setting with the best mean recall@1/3/5/8 on the other four is scored on it;
+then, with that setting, the observation weight the same way. Nothing is chosen by its score on
+all five; the product takes the folds' most common method and the median of their weights.
 """
 
 from __future__ import annotations
@@ -26,11 +29,11 @@ KS = (1, 3, 5, 8)
 LIMIT = 8
 CHUNK_CHANNELS = ("vector", "keyword", "graph")
 # The grid: RRF k, and channel weights relative to keyword (1.0).
-GRID_K = (10, 20, 30, 45, 60, 90)
-GRID_VECTOR = (0.5, 0.7, 1.0, 1.2)
+GRID_K = (10, 20, 30, 60)
+GRID_VECTOR = (0.5, 0.7, 1.0, 1.2, 1.5)
 GRID_GRAPH = (0.0, 0.2, 0.4, 0.7)
-GRID_OBSERVATION = (0.35, 0.5, 0.7, 1.0, 1.5, 2.0)
-CACHE_VERSION = 2
+GRID_OBSERVATION = (0.1, 0.2, 0.35, 0.5, 0.7, 1.0, 1.5)
+CACHE_VERSION = 4  # 3: statements rank the chunks they cite; 4: with the channels' scores
 
 
 @dataclass
@@ -53,7 +56,11 @@ def build_cache(path: Path, service, questions, turns_of, holds, statement_cites
             return cached
     out = {"version": CACHE_VERSION, "questions": len(questions), "items": []}
     for i, q in enumerate(questions, 1):
-        ranked = service.candidates(q.memory, q.text)
+        pairs = service.candidates(q.memory, q.text)
+        if not pairs.get("vector"):  # a skipped query embedding would make the cache measure nothing
+            raise SystemExit(f"the vector channel returned nothing for {q.memory} question {q.index}: "
+                             "is the model slow or down? (the cache was not written)")
+        ranked = {ch: [key for key, _ in hits] for ch, hits in pairs.items()}
         turns = [turns_of[q.memory][e] for e in q.evidence]
         keys = sorted({k for ks in ranked.values() for k in ks})
         chunk_keys = [k for k in keys if ":" not in k]
@@ -70,7 +77,8 @@ def build_cache(path: Path, service, questions, turns_of, holds, statement_cites
             cands[f"{o.kind}:{o.id}"] = Candidate(len(o.text), [e for e in q.evidence if e in statement_cites(o)],
                                                   o.confidence, o.observed_at.isoformat(), -o.id, 0, len(o.text)).__dict__
         out["items"].append({"memory": q.memory, "index": q.index, "category": q.category,
-                             "evidence": q.evidence, "ranked": ranked, "candidates": cands})
+                             "evidence": q.evidence, "ranked": ranked, "candidates": cands,
+                             "scores": {ch: [score for _, score in hits] for ch, hits in pairs.items()}})
         if i % 100 == 0:
             print(f"  channel cache {i}/{len(questions)}", flush=True)
     path.write_text(json.dumps(out), encoding="utf-8")
@@ -78,13 +86,16 @@ def build_cache(path: Path, service, questions, turns_of, holds, statement_cites
     return out
 
 
-def results(item: dict, channels: Sequence[str], weights: dict, k: float, now: dt.datetime) -> list[tuple[set, int]]:
-    """(evidence held, characters) of each result ``search`` would return with these settings."""
+def results(item: dict, channels: Sequence[str], weights: dict, k: float, now: dt.datetime,
+            method: str = "combsum") -> list[tuple[set, int]]:
+    """(evidence held, characters) of each result ``search`` would return with these settings
+    (``method`` "combsum": normalized scores, as ``search`` fuses; "rrf": ranks only)."""
     cands = item["candidates"]
     ranked = {ch: item["ranked"].get(ch, []) for ch in channels}
     facts = {key: fusion.ChunkFacts(c["salience"], dt.datetime.fromisoformat(c["occurred_at"]))
              for key, c in cands.items()}
-    fused = fusion.fuse(ranked, facts, now=now, weights=weights, k=k)
+    scores = {ch: item["scores"].get(ch, []) for ch in channels} if method == "combsum" else None
+    fused = fusion.fuse(ranked, facts, now=now, weights=weights, k=k, scores=scores)
     hits = (passages.Hit(f.key, cands[f.key]["episode_id"], cands[f.key]["start"], cands[f.key]["end"]) for f in fused)
     out = []
     for passage in passages.sew(hits, LIMIT):
@@ -100,8 +111,8 @@ def scores(item: dict, found: list[tuple[set, int]]) -> dict:
     return row
 
 
-def evaluate(items: list[dict], channels, weights: dict, k: float, now) -> list[dict]:
-    return [scores(item, results(item, channels, weights, k, now)) for item in items]
+def evaluate(items: list[dict], channels, weights: dict, k: float, now, method: str = "combsum") -> list[dict]:
+    return [scores(item, results(item, channels, weights, k, now, method)) for item in items]
 
 
 def mean(rows: Iterable[dict], key: str) -> float:
@@ -126,7 +137,7 @@ def leave_one_out(items: list[dict], settings_for, channels, now) -> dict:
     def rows_of(setting: dict) -> list[dict]:
         key = tuple(sorted(setting.items()))
         if key not in evaluated:
-            evaluated[key] = evaluate(items, channels, weights_of(setting), setting["k"], now)
+            evaluated[key] = evaluate(items, channels, weights_of(setting), setting["k"], now, setting["method"])
         return evaluated[key]
 
     folds, held_out = [], [None] * len(items)
@@ -145,7 +156,12 @@ def leave_one_out(items: list[dict], settings_for, channels, now) -> dict:
 
 
 def chunk_grid() -> list[dict]:
-    return [{"k": k, "vector": v, "graph": g} for k, v, g in itertools.product(GRID_K, GRID_VECTOR, GRID_GRAPH)]
+    """CombSUM (no k) and RRF settings: the folds choose the method too."""
+    combsum = [{"method": "combsum", "k": fusion.RRF_K, "vector": v, "graph": g}
+               for v, g in itertools.product(GRID_VECTOR, GRID_GRAPH)]
+    rrf = [{"method": "rrf", "k": k, "vector": v, "graph": g}
+           for k, v, g in itertools.product(GRID_K, GRID_VECTOR, GRID_GRAPH)]
+    return combsum + rrf
 
 
 def observation_grid(base: dict) -> list[dict]:
@@ -166,8 +182,8 @@ def run(items: list[dict], now: dt.datetime) -> dict:
                for ch in (*CHUNK_CHANNELS, "observation")}
     shipped = evaluate(items, CHUNK_CHANNELS, dict(fusion.CHANNEL_WEIGHTS), fusion.RRF_K, now)
     shipped_obs = evaluate(items, (*CHUNK_CHANNELS, "observation"), dict(fusion.CHANNEL_WEIGHTS), fusion.RRF_K, now)
-    print(f"\n== Leave-one-conversation-out fusion (grid: k {GRID_K}, vector {GRID_VECTOR}, graph {GRID_GRAPH}; "
-          f"keyword 1.0; then observation {GRID_OBSERVATION})")
+    print(f"\n== Leave-one-conversation-out fusion (grid: CombSUM, or RRF with k {GRID_K}; vector {GRID_VECTOR}, "
+          f"graph {GRID_GRAPH}; keyword 1.0; then observation {GRID_OBSERVATION})")
     plain = leave_one_out(items, lambda memory: chunk_grid(), CHUNK_CHANNELS, now)
     chosen_of = {f["held_out"]: f["chosen"] for f in plain["folds"]}
     with_obs = leave_one_out(items, lambda memory: observation_grid(chosen_of[memory]),
@@ -226,4 +242,7 @@ def run(items: list[dict], now: dt.datetime) -> dict:
 def majority(folds: list[dict]) -> dict:
     """The setting for the product: per constant, the median of the five folds' choices."""
     keys = folds[0]["chosen"].keys()
-    return {key: statistics.median_low([f["chosen"][key] for f in folds]) for key in keys}
+    method = statistics.mode([f["chosen"]["method"] for f in folds])
+    return {key: method if key == "method" else
+            statistics.median_low([f["chosen"][key] for f in folds if f["chosen"]["method"] == method])
+            for key in keys}

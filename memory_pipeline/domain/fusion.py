@@ -1,42 +1,68 @@
-"""Fusing the ranked lists of search channels into one order: reciprocal rank, then salience and
-recency to break near-ties.
+"""Fusing the lists of search channels into one order: the channels' normalized scores summed
+(CombSUM), or reciprocal rank when there are no scores, then salience and recency to break
+near-ties.
 
-Each channel of a search (``vector``, ``keyword``, ``graph``) returns chunk keys in its own
-order. Their raw scores (a cosine distance, a ``ts_rank``, a mention count) are on scales that
-cannot be compared, so fusion looks only at ranks (1-based)::
+Each channel of a search (``vector``, ``keyword``, ``graph``, ``observation``, ``belief``)
+returns chunk keys in its own order, with its own scores (a cosine, a BM25 score, RRF sums). The
+scales cannot be compared, but each channel's spread can: min-max normalization maps a
+channel's best candidate to 1 and its worst to 0, so a channel that finds one clearly better
+candidate (BM25 far above the rest) gives it its whole weight, and one whose candidates are all
+alike (cosines within a few hundredths) spreads its weight over them::
+
+    combsum(key) = Σ over channels c that returned key:  weight_c × (s_c(key) − min_c) / (max_c − min_c)
+    score(key)   = combsum(key) + NEAR_TIE × step × nudge(key),   step = lightest weight × SCORE_STEP
+
+(a channel whose scores are all equal, such as graph's newest-first list, counts its places
+instead: 1, 1 − 1/n, ...). Without scores (``reciprocal_rank_fusion``, and ``fuse`` called
+without ``scores``), ranks only (1-based)::
 
     rrf(key)   = Σ over channels c that returned key:  weight_c / (k + rank_c(key))
     score(key) = rrf(key) + NEAR_TIE × step × nudge(key)
+    step       = (smallest positive channel weight) × (1 / (k + 1) − 1 / (k + 2))
 
-    step   = (smallest positive channel weight) × (1 / (k + 1) − 1 / (k + 2))
+and in both::
+
     nudge  = (salience_weight × (salience − 0.5) + recency_factor(age_days) − 1) / span
              span = salience_weight + (1 − floor), so the nudges of any two keys differ by <= 1
     recency_factor = floor + (1 − floor) × 0.5 ** (age_days / half_life_days)   in (floor, 1]
 
-with ``k = 60``, weights ``vector 1.0, keyword 1.0, graph 0.7``, ``NEAR_TIE = 0.5``,
+with weights ``keyword 1, vector 1, graph 0, observation 0.5, belief 0.5``, ``SCORE_STEP = 0.01``, RRF's ``k = 60``, ``NEAR_TIE = 0.5``,
 ``half_life_days = 180`` and ``floor = 0.9``. A key listed twice by one channel counts once, at
-its better rank.
+its first place.
 
-Why these constants:
+Why:
 
-- ``k = 60`` is the constant of Cormack et al. (2009) and of pgvector's hybrid search example.
-  It keeps rank 1 from dominating: ranks 1 and 10 of one channel differ by a factor 70/61 ≈ 1.15.
+- CombSUM against RRF, and the weights, were chosen by leave-one-conversation-out on the five
+  LoCoMo dev conversations (``benchmarks/locomo_loo.py``: each conversation is scored with the
+  setting best on the other four; the product takes the folds' most common method and the
+  median of their weights), never by the best score on all five. Rank-only fusion gives a
+  chunk that vector put first as much as one keyword put first, even when keyword's first is
+  far ahead of its second and vector's first is a hair ahead of fifty similar ones.
+- ``k = 60`` (RRF) is the constant of Cormack et al. (2009); the statement channels merge their
+  own vector and word lists with it.
 - The graph channel lists recent chunks of episodes that mention an entity of the query: it says
-  "about the same person or project", not "answers the question", so it counts 0.7 of a channel.
-- Salience and recency only break near-ties. ``step`` is the smallest amount by which one rank
-  at the top of any channel changes a score; salience and recency together move a score by less
-  than half of it. So a key that every channel that ran put first is first, whatever its age or
-  salience (the two scores differ by at least one step), and between keys whose rank sums are
-  (nearly) equal, e.g. ranks 1 + 3 against 2 + 2, the more salient and newer comes first. An
-  earlier version multiplied the RRF sum by the two factors (±5% salience, up to −10% age); on
-  the sample corpus that put a chunk ranked 2 and 4 above one ranked first by both channels.
+  "about the same person or project", not "answers the question"; the folds gave it weight 0.
+  It still runs (its ranks are shown with each result), and channels that all weigh 0 count 1.0
+  each when they are the only ones that returned something, so a policy of only graph still
+  orders by it.
+- A statement (observation or belief) that cites chunks ranks those chunks in its place
+  (``domain.observations.ranked_with_sources``). Beliefs had no data to choose on: they take
+  the observation weight.
+- Salience and recency only break near-ties: together they move a score by less than half a
+  ``step``. With ranks, ``step`` is the smallest change one rank at the top of a channel makes,
+  so between keys whose rank sums are (nearly) equal, e.g. ranks 1 + 3 against 2 + 2, the more
+  salient and newer comes first; with scores it is 1% of the lightest channel's range. A key
+  that every channel that returned something put first is first, whatever its age or salience
+  (scores have no smallest step, so the order says so explicitly). An earlier version
+  multiplied the RRF sum by the two factors (±5% salience, up to −10% age); on the sample corpus
+  that put a chunk ranked 2 and 4 above one ranked first by both channels.
 - ``salience_weight`` (a policy setting) is salience's share of the nudge against recency's
   ``1 − floor``: 0 ignores salience, 0.1 (the default) weighs it as much as age.
 
-The order is deterministic: score descending, then the best rank the key had in any channel,
-then the key itself (keys must be orderable; chunk ids are strings). Sums are taken with
-``math.fsum``, which is exact up to one final rounding, so the order of the channels in the
-input cannot change a score by even the last bit.
+The order is deterministic: first-everywhere keys, then score descending, then the best rank
+the key had in any channel, then the key itself (keys must be orderable; chunk ids are strings).
+Sums are taken with ``math.fsum`` in the weights' channel order, so the order of the channels in
+the input cannot change a score by even the last bit.
 """
 
 from __future__ import annotations
@@ -51,13 +77,15 @@ K = TypeVar("K", bound=Hashable)
 
 RRF_K = 60
 CHANNEL_WEIGHTS: Mapping[str, float] = {
-    "vector": 1.0, "keyword": 1.0, "graph": 0.7, "observation": 1.0, "belief": 0.7,
+    "vector": 1.0, "keyword": 1.0, "graph": 0.0, "observation": 0.5, "belief": 0.5,
 }
 RECENCY_HALF_LIFE_DAYS = 180
 RECENCY_FLOOR = 0.9
 DEFAULT_SALIENCE_WEIGHT = 0.1
 # Salience and recency together move a score by less than this share of one top-rank step.
 NEAR_TIE = 0.5
+# CombSUM's step: 1% of a channel's normalized range (a channel's scores span 0..weight).
+SCORE_STEP = 0.01
 _SECONDS_PER_DAY = 86_400.0
 
 
@@ -71,7 +99,8 @@ class ChunkFacts:
 
 @dataclass(frozen=True)
 class Fused(Generic[K]):
-    """One fused result: its final score, the plain RRF sum behind it, and the ranks it had."""
+    """One fused result: its final score, the plain sum behind it (CombSUM or RRF; ``rrf`` keeps
+    its first name), and the ranks it had."""
 
     key: K
     score: float
@@ -119,6 +148,16 @@ def _check_weights(weights: Mapping[str, float]) -> None:
             raise ValueError(
                 f"weight of channel {channel!r} must be finite and >= 0, got {weight!r}"
             )
+
+
+def _alone_counts(ranked: Mapping[str, Sequence], weights: Mapping[str, float]) -> Mapping[str, float]:
+    """``weights``, except that when no channel that returned something has a positive weight
+    (a policy of only the graph channel, whose default weight is 0), those channels weigh 1.0:
+    a channel searched alone is ordered by its own ranks, not by salience and recency."""
+    returned = [channel for channel, keys in ranked.items() if keys and channel in weights]
+    if not returned or any(weights[channel] > 0 for channel in returned):
+        return weights
+    return {**weights, **{channel: 1.0 for channel in returned}}
 
 
 def _rrf(ranks: Mapping[str, int], weights: Mapping[str, float], k: float) -> float:
@@ -198,6 +237,39 @@ def tie_nudge(
     return (salience_part + recency_part) / span
 
 
+def normalized_scores(scores: Sequence[float]) -> list[float]:
+    """Min-max normalization of one channel's scores: its best 1.0, its worst 0.0. When they are
+    all equal (a channel that orders without scoring, like graph's newest-first), the places
+    stand in for scores: 1, 1 - 1/n, 1 - 2/n, ..."""
+    values = [float(value) for value in scores]
+    if any(not math.isfinite(value) for value in values):
+        raise ValueError("channel scores must be finite numbers")
+    if not values:
+        return []
+    high, low = max(values), min(values)
+    if high == low:
+        return [1.0 - i / len(values) for i in range(len(values))]
+    return [(value - low) / (high - low) for value in values]
+
+
+def _combsum(ranked: Mapping[str, Sequence[K]], scores: Mapping[str, Sequence[float]],
+             weights: Mapping[str, float]) -> dict[K, float]:
+    """key -> Σ weight_c × normalized score_c(key) over the channels that returned it (a key
+    listed twice by one channel counts once, at its first place)."""
+    sums: dict[K, list[float]] = {}
+    for channel in weights:  # the weights' order, so the input's order cannot change a sum
+        keys = ranked.get(channel, ())
+        if len(scores.get(channel, ())) != len(keys):
+            raise ValueError(f"channel {channel!r} has {len(keys)} keys but "
+                             f"{len(scores.get(channel, ()))} scores")
+        seen: set[K] = set()
+        for key, value in zip(keys, normalized_scores(scores.get(channel, ()))):
+            if key not in seen:
+                seen.add(key)
+                sums.setdefault(key, []).append(weights[channel] * value)
+    return {key: math.fsum(parts) for key, parts in sums.items()}
+
+
 def fuse(
     ranked: Mapping[str, Sequence[K]],
     facts: Mapping[K, ChunkFacts],
@@ -207,17 +279,23 @@ def fuse(
     weights: Mapping[str, float] = CHANNEL_WEIGHTS,
     k: float = RRF_K,
     half_life_days: float = RECENCY_HALF_LIFE_DAYS,
+    scores: Mapping[str, Sequence[float]] | None = None,
 ) -> list[Fused[K]]:
-    """Every key of every channel once, best first: RRF, near-ties broken by salience and recency.
+    """Every key of every channel once, best first: CombSUM of the channels' normalized scores
+    when ``scores`` (each channel's scores, in the order of its keys in ``ranked``) is given, RRF
+    over ranks when not; near-ties broken by salience and recency.
 
-    ``facts`` must hold every key that any channel returned (KeyError naming the missing ones);
-    extra entries are ignored. ``now`` and the ``occurred_at`` values must both be timezone-aware
-    (or both naive). Exact ties are broken by the best single-channel rank, then by the key.
+    A key that every channel that returned something put first is first. ``facts`` must hold
+    every key that any channel returned (KeyError naming the missing ones); extra entries are
+    ignored. ``now`` and the ``occurred_at`` values must both be timezone-aware (or both naive).
+    Exact ties are broken by the best single-channel rank, then by the key.
     """
     _check_k(k)
     _check_weights(weights)
     salience_factor(0.5, salience_weight)  # validate once, before any work
+    weights = _alone_counts(ranked, weights)
     best = _best_ranks(ranked, weights)
+    sums = _combsum(ranked, scores, weights) if scores is not None else None
 
     missing = [key for key in best if key not in facts]
     if missing:
@@ -228,11 +306,25 @@ def fuse(
             f"{shown}{more}"
         )
 
-    band = NEAR_TIE * rank_step(weights, k)
+    band = NEAR_TIE * (score_step(weights) if sums is not None else rank_step(weights, k))
+    ran = [channel for channel, keys in ranked.items() if keys]
     results: list[Fused[K]] = []
     for key, ranks in best.items():
-        rrf = _rrf(ranks, weights, k)
+        rrf = sums[key] if sums is not None else _rrf(ranks, weights, k)
         nudge = tie_nudge(facts[key], now, salience_weight=salience_weight, half_life_days=half_life_days)
         results.append(Fused(key=key, score=rrf + band * nudge, rrf=rrf, ranks=ranks))
-    results.sort(key=lambda fused: (-fused.score, fused.best_rank, fused.key))
+    # Scores have no smallest step, so a nudge could lift a near-equal key past the one every
+    # channel put first; agreement of every channel is the strongest evidence a search has.
+    results.sort(key=lambda fused: (not _first_everywhere(fused.ranks, ran), -fused.score,
+                                    fused.best_rank, fused.key))
     return results
+
+
+def _first_everywhere(ranks: Mapping[str, int], ran: Sequence[str]) -> bool:
+    return all(ranks.get(channel) == 1 for channel in ran)
+
+
+def score_step(weights: Mapping[str, float]) -> float:
+    """CombSUM's near-tie unit: SCORE_STEP of the lightest positive channel weight's range."""
+    positive = [w for w in weights.values() if w > 0]
+    return min(positive) * SCORE_STEP if positive else 0.0

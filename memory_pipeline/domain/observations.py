@@ -203,3 +203,24 @@ def is_near_duplicate(new_text: str, old_text: str, cosine: float | None = None)
     if normalized(new_text) == normalized(old_text):
         return True
     return cosine is not None and cosine >= NEAR_DUPLICATE_COSINE
+
+
+def ranked_with_sources(
+    ranked: list[str], cited_chunks: dict[str, tuple[str, ...]], limit: int
+) -> list[str]:
+    """A statement channel's ranking with each statement that cites chunks replaced by those
+    chunks (in the order it cites them; a chunk already listed keeps its earlier place), and each
+    statement that cites none kept as itself; at most ``limit`` keys.
+
+    A statement is one short sentence; the passage it was drawn from holds the words the question
+    is about and what surrounds them. Ranking the cited passages lets a statement that matches the
+    question lift its source into the results without adding a result of its own, so the results
+    hold the same number of passages (and about as many characters) with statements as without.
+    """
+    out: dict[str, None] = {}
+    for key in ranked:
+        for source in cited_chunks.get(key) or (key,):
+            out.setdefault(source, None)
+        if len(out) >= limit:
+            break
+    return list(out)[:limit]

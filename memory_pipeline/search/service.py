@@ -8,9 +8,12 @@ One search, inside one memory:
    graph (entities named in the query -> up to 25 most recent chunks mentioning them),
    observation and belief (statements of the memory, ``storage.observations_store``: up to 25,
    their vector and word rankings merged by reciprocal rank; beliefs marked contested only
-   when the policy's ``contested_beliefs`` says so);
-3. reciprocal-rank fusion (``domain.fusion``: per-channel weights, near-ties broken by salience
-   and recency; a statement's confidence stands in for salience);
+   when the policy's ``contested_beliefs`` says so); a statement that cites chunks of this
+   memory among its passages ranks those chunks in its place (``domain.observations.
+   ranked_with_sources``), one that cites none is a result of its own;
+3. fusion (``domain.fusion``): CombSUM of each channel's min-max normalized scores with
+   per-channel weights, near-ties broken by salience and recency (a statement's confidence
+   stands in for salience);
 4. if a reranker is configured, the policy allows it and there are more candidates than
    wanted, the reranker orders the fused pool; any failure keeps the fused order;
 5. adjacent chunks of one episode among the results are sewn into one passage
@@ -33,6 +36,7 @@ from typing import Callable
 from memory_pipeline.domain import fusion, passages
 from memory_pipeline.domain.entities import Entity, mentioned_entities
 from memory_pipeline.domain.episodes import validate_memory_name
+from memory_pipeline.domain.observations import ranked_with_sources
 from memory_pipeline.domain.policies import Policy, PolicyError
 from memory_pipeline.domain.windows import window_focus
 from memory_pipeline.embedders.base import Embedder
@@ -65,6 +69,11 @@ STATEMENT_CHANNELS = {"observation": "observation", "belief": "belief"}  # chann
 # UTF-8 (and PostgreSQL) cannot carry a lone surrogate: JSON's "\ud800" escape makes one, and so
 # does Python for each byte of a command-line argument that is not UTF-8.
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _is_statement_key(key: str) -> bool:
+    """Statements are keyed ``"<kind>:<id>"``; chunk ids are hex digests, without a colon."""
+    return ":" in key
 
 
 def validate_query(query: object) -> str:
@@ -171,14 +180,14 @@ class SearchService:
         return self._embedder  # type: ignore[return-value]
 
     # -- the search -------------------------------------------------------------------------
-    def candidates(self, memory: str, query: str, *, policy: str | None = None) -> dict[str, list[str]]:
-        """Each channel's ranked candidate keys for ``query``, as ``search`` would fuse them (the
-        benchmark tunes fusion on these); statements are keyed ``"<kind>:<id>"``."""
+    def candidates(self, memory: str, query: str, *, policy: str | None = None) -> dict[str, list[tuple[str, float]]]:
+        """Each channel's ranked (key, score) candidates for ``query``, as ``search`` would fuse
+        them (the benchmark tunes fusion on these); statements are keyed ``"<kind>:<id>"``."""
         memory = validate_memory_name(memory)
         chosen = self.resolve_policy(policy, limit=None, channels=None)
         response = SearchResponse(memory, validate_query(query), chosen.name, chosen.limit, chosen.channels)
         ranked, _ = self._run_channels(chosen, memory, query, Filters(), response)
-        return {ch: [key for key, _ in hits] for ch, hits in ranked.items()}
+        return ranked
 
     def search(
         self,
@@ -212,17 +221,19 @@ class SearchService:
                 raise UnknownMemory(memory, episodes_store.memory_names(conn))
         ranked, best_window = self._run_channels(chosen, memory, query, filters, response)
         with self.db.connection() as conn:
-            pool = {cid for ch, hits in ranked.items() if ch not in STATEMENT_CHANNELS for cid, _ in hits}
+            pool = {cid for hits in ranked.values() for cid, _ in hits if not _is_statement_key(cid)}
             rows = search_store.chunk_rows(conn, memory, sorted(pool))
             facts = {cid: fusion.ChunkFacts(salience=r.salience, occurred_at=r.occurred_at) for cid, r in rows.items()}
             statements = self._statement_rows(conn, memory, ranked)
             facts.update({key: fusion.ChunkFacts(salience=o.confidence, occurred_at=o.observed_at)
                           for key, o in statements.items()})
+            kept = {ch: [(cid, score) for cid, score in hits if cid in facts] for ch, hits in ranked.items()}
             fused = fusion.fuse(
-                {ch: [cid for cid, _ in hits if cid in facts] for ch, hits in ranked.items()},
+                {ch: [cid for cid, _ in hits] for ch, hits in kept.items()},
                 facts,
                 now=now,
                 salience_weight=chosen.salience_weight,
+                scores={ch: [score for _, score in hits] for ch, hits in kept.items()},
             )
             texts = {**{cid: r.text for cid, r in rows.items()}, **{key: o.text for key, o in statements.items()}}
             final, scores, response.reranker = self._rerank(chosen, query, fused, texts)
@@ -285,7 +296,8 @@ class SearchService:
     @staticmethod
     def _statement_rows(conn, memory: str, ranked) -> dict:
         """key ("observation:12") -> StoredObservation for the statement channels' candidates."""
-        ids = {int(key.split(":", 1)[1]) for ch in STATEMENT_CHANNELS for key, _ in ranked.get(ch, ())}
+        ids = {int(key.split(":", 1)[1]) for ch in STATEMENT_CHANNELS for key, _ in ranked.get(ch, ())
+               if _is_statement_key(key)}
         if not ids:
             return {}
         return {f"{o.kind}:{o.id}": o for o in observations_store.rows(conn, memory, sorted(ids)).values()}
@@ -322,7 +334,7 @@ class SearchService:
         def statements(kind: str, statuses: tuple[str, ...]):
             def run():
                 with self.db.connection() as conn:
-                    return self._statements(conn, memory, query, query_vector, kind, statuses), None
+                    return self._statements(conn, memory, query, query_vector, kind, statuses, filters), None
             return run
 
         jobs = {
@@ -391,7 +403,7 @@ class SearchService:
         return hits, [by_id[i] for i in followed]
 
     def _statements(self, conn, memory: str, query: str, query_vector: _Once, kind: str,
-                    statuses: tuple[str, ...]) -> list[tuple[str, float]]:
+                    statuses: tuple[str, ...], filters: Filters) -> list[tuple[str, float]]:
         """One statement channel: the memory's statements of ``kind`` ranked by vector (when the
         serving profile's embedder is usable) and by words, the two lists merged by reciprocal
         rank; keys are ``"<kind>:<id>"``."""
@@ -410,7 +422,27 @@ class SearchService:
             conn, memory, query, kinds=(kind,), statuses=statuses, limit=STATEMENT_CANDIDATES)]
         merged = fusion.reciprocal_rank_fusion(lists, weights={"vector": 1.0, "keyword": 1.0})
         order = sorted(merged, key=lambda i: (-merged[i], i))[:STATEMENT_CANDIDATES]
-        return [(f"{kind}:{i}", merged[i]) for i in order]
+        keys = [f"{kind}:{i}" for i in order]
+        cited = self._cited_chunks(conn, memory, order, kind, filters)
+        ranked = ranked_with_sources(keys, cited, STATEMENT_CANDIDATES)
+        # A source chunk takes the score of the best statement that cited it.
+        score_of = {f"{kind}:{i}": merged[i] for i in order}
+        for key in keys:
+            for source in cited.get(key, ()):
+                score_of.setdefault(source, score_of[key])
+        return [(key, score_of[key]) for key in ranked]
+
+    @staticmethod
+    def _cited_chunks(conn, memory: str, order: list[int], kind: str, filters: Filters) -> dict[str, tuple[str, ...]]:
+        """Statement key -> the chunks of this memory it cites among its passages (those the
+        policy's kinds and time window allow), in the order it cites them."""
+        if not order:
+            return {}
+        stored = observations_store.rows(conn, memory, order)
+        rows = search_store.chunk_rows(conn, memory, sorted({p for o in stored.values() for p in o.passages}))
+        allowed = {cid for cid, r in rows.items()
+                   if (not filters.kinds or r.kind in filters.kinds) and (filters.since is None or r.occurred_at >= filters.since)}
+        return {f"{kind}:{o.id}": tuple(p for p in o.passages if p in allowed) for o in stored.values()}
 
     def _rerank(self, policy: Policy, query: str, fused: list, texts: dict[str, str]) -> tuple[list, dict[str, float], str]:
         scores = {f.key: f.score for f in fused}

@@ -18,6 +18,7 @@ from memory_pipeline.domain.fusion import (
     ChunkFacts,
     Fused,
     fuse,
+    normalized_scores,
     rank_step,
     recency_factor,
     reciprocal_rank_fusion,
@@ -34,9 +35,15 @@ def _facts(*keys: str, salience: float = 0.5, age_days: float = 0.0) -> dict[str
 # --- constants ---------------------------------------------------------------------------------
 
 
+# The formula tests use the classic constants (Cormack et al.'s k = 60), not the shipped ones,
+# which leave-one-conversation-out chose on LoCoMo (benchmarks/locomo_loo.py) and may change.
+CLASSIC = {"k": 60, "weights": {"vector": 1.0, "keyword": 1.0, "graph": 0.7, "observation": 1.0, "belief": 0.7}}
+
+
 def test_constants():
     assert RRF_K == 60
-    assert CHANNEL_WEIGHTS == {"vector": 1.0, "keyword": 1.0, "graph": 0.7, "observation": 1.0, "belief": 0.7}
+    assert CHANNEL_WEIGHTS == {"vector": 1.0, "keyword": 1.0, "graph": 0.0, "observation": 0.5, "belief": 0.5}
+    assert rank_step(CHANNEL_WEIGHTS, RRF_K) > 0  # a zero weight is not the lightest channel
     assert RECENCY_HALF_LIFE_DAYS == 180
     assert 0 < RECENCY_FLOOR < 1
 
@@ -45,33 +52,33 @@ def test_constants():
 
 
 def test_rank_one_in_vector_and_keyword_is_two_over_61():
-    assert reciprocal_rank_fusion({"vector": ["a"], "keyword": ["a"]}) == {"a": 2 / 61}
+    assert reciprocal_rank_fusion({"vector": ["a"], "keyword": ["a"]}, **CLASSIC) == {"a": 2 / 61}
 
 
 def test_graph_channel_weighs_point_seven():
-    scores = reciprocal_rank_fusion({"graph": ["a", "b", "c"]})
+    scores = reciprocal_rank_fusion({"graph": ["a", "b", "c"]}, **CLASSIC)
     assert scores == {"a": 0.7 / 61, "b": 0.7 / 62, "c": 0.7 / 63}
 
 
 def test_ranks_are_one_based_positions():
-    scores = reciprocal_rank_fusion({"vector": ["a", "b", "c"]})
+    scores = reciprocal_rank_fusion({"vector": ["a", "b", "c"]}, **CLASSIC)
     assert scores == {"a": 1 / 61, "b": 1 / 62, "c": 1 / 63}
 
 
 def test_key_in_one_channel_only_gets_that_channel_alone():
-    scores = reciprocal_rank_fusion({"vector": ["a", "b"], "keyword": ["b"], "graph": ["c"]})
+    scores = reciprocal_rank_fusion({"vector": ["a", "b"], "keyword": ["b"], "graph": ["c"]}, **CLASSIC)
     assert scores["a"] == 1 / 61
     assert scores["b"] == 1 / 62 + 1 / 61
     assert scores["c"] == 0.7 / 61
 
 
 def test_all_three_channels_sum():
-    scores = reciprocal_rank_fusion({"vector": ["x", "a"], "keyword": ["a"], "graph": ["y", "z", "a"]})
+    scores = reciprocal_rank_fusion({"vector": ["x", "a"], "keyword": ["a"], "graph": ["y", "z", "a"]}, **CLASSIC)
     assert scores["a"] == pytest.approx(1 / 62 + 1 / 61 + 0.7 / 63, rel=1e-15)
 
 
 def test_repeated_key_counts_once_at_its_best_rank():
-    scores = reciprocal_rank_fusion({"vector": ["a", "b", "a", "a"]})
+    scores = reciprocal_rank_fusion({"vector": ["a", "b", "a", "a"]}, **CLASSIC)
     # "b" keeps position 2: a repeat takes a place in the list but adds nothing.
     assert scores == {"a": 1 / 61, "b": 1 / 62}
 
@@ -84,8 +91,8 @@ def test_custom_k_and_weights():
 
 
 def test_empty_and_missing_channels_contribute_nothing():
-    assert reciprocal_rank_fusion({}) == {}
-    assert reciprocal_rank_fusion({"vector": [], "keyword": ["a"]}) == {"a": 1 / 61}
+    assert reciprocal_rank_fusion({}, **CLASSIC) == {}
+    assert reciprocal_rank_fusion({"vector": [], "keyword": ["a"]}, **CLASSIC) == {"a": 1 / 61}
 
 
 def test_channel_without_weight_is_refused():
@@ -175,10 +182,10 @@ def test_fuse_adds_a_nudge_smaller_than_half_a_rank_step():
         "a": ChunkFacts(0.9, NOW - timedelta(days=180)),
         "b": ChunkFacts(0.5, NOW),
     }
-    fused = fuse({"vector": ["a", "b"], "keyword": ["a"]}, facts, now=NOW)
+    fused = fuse({"vector": ["a", "b"], "keyword": ["a"]}, facts, now=NOW, **CLASSIC)
     by_key = {item.key: item for item in fused}
     step = 0.7 * (1 / 61 - 1 / 62)  # graph is the lightest channel
-    assert rank_step(CHANNEL_WEIGHTS, RRF_K) == pytest.approx(step)
+    assert rank_step(CLASSIC["weights"], 60) == pytest.approx(step)
     assert by_key["a"].rrf == 2 / 61
     span = DEFAULT_SALIENCE_WEIGHT + (1 - RECENCY_FLOOR)
     nudge = (DEFAULT_SALIENCE_WEIGHT * 0.4 - (1 - RECENCY_FLOOR) / 2) / span
@@ -191,21 +198,21 @@ def test_fuse_adds_a_nudge_smaller_than_half_a_rank_step():
 
 def test_fuse_uses_the_given_salience_weight_and_half_life():
     facts = {"a": ChunkFacts(1.0, NOW - timedelta(days=30))}
-    (only,) = fuse({"graph": ["a"]}, facts, now=NOW, salience_weight=0.0, half_life_days=30)
+    (only,) = fuse({"graph": ["a"]}, facts, now=NOW, salience_weight=0.0, half_life_days=30, **CLASSIC)
     step = 0.7 * (1 / 61 - 1 / 62)
     nudge = -((1 - RECENCY_FLOOR) / 2) / (1 - RECENCY_FLOOR)
     assert only.score == pytest.approx(0.7 / 61 + NEAR_TIE * step * nudge)
 
 
 def test_salience_and_recency_decide_an_exact_rank_tie():
-    # Ranks 1 + 3 against 3 + 1: the same RRF sum; the newer, more salient chunk comes first.
+    # Ranks 1 + 3 against 3 + 1 of two equally weighted channels: the same RRF sum; the newer, more salient chunk comes first.
     ranked = {"vector": ["old", "x", "new"], "keyword": ["new", "x", "old"]}
     facts = {"old": ChunkFacts(0.5, NOW - timedelta(days=400)), "new": ChunkFacts(0.5, NOW), **_facts("x")}
-    order = [item.key for item in fuse(ranked, facts, now=NOW)]
+    order = [item.key for item in fuse(ranked, facts, now=NOW, **CLASSIC)]
     # 1 + 3 is a hair above x's 2 + 2: today's "new" stays above x, the 400-day-old one drops below.
     assert order == ["new", "x", "old"]
     facts_salient = {**facts, "old": ChunkFacts(1.0, NOW), "new": ChunkFacts(0.0, NOW)}
-    order = [item.key for item in fuse(ranked, facts_salient, now=NOW)]
+    order = [item.key for item in fuse(ranked, facts_salient, now=NOW, **CLASSIC)]
     assert order.index("old") < order.index("new")
 
 
@@ -260,7 +267,7 @@ def test_the_sample_corpus_dentist_case_first_by_both_channels_stays_first():
 def test_future_dated_chunk_is_not_boosted_past_new():
     ranked = {"vector": ["future", "today"], "keyword": ["today", "future"]}
     facts = {"future": ChunkFacts(0.5, NOW + timedelta(days=400)), "today": ChunkFacts(0.5, NOW)}
-    fused = fuse(ranked, facts, now=NOW)
+    fused = fuse(ranked, facts, now=NOW, **CLASSIC)
     assert fused[0].score == fused[1].score  # both factor 1.0, same RRF
 
 
@@ -353,15 +360,63 @@ def _first_everywhere(draw):
         key: ChunkFacts(draw(st.floats(0, 1)), NOW - timedelta(days=draw(st.floats(-30, 20_000))))
         for key in keys
     }
-    return ranked, facts, weights, draw(st.floats(0, 1)), draw(st.floats(0, 200))
+    # Each channel's scores, best first as channels return them; ties (even with the top) allowed.
+    scores = {ch: sorted(draw(st.lists(st.floats(-50, 50), min_size=len(keys), max_size=len(keys))), reverse=True)
+              for ch, keys in ranked.items()}
+    return ranked, facts, weights, draw(st.floats(0, 1)), draw(st.floats(0, 200)), scores
 
 
 @settings(max_examples=300, deadline=None)
 @given(_first_everywhere())
 def test_a_key_every_channel_put_first_is_first(case):
-    ranked, facts, weights, salience_weight, k = case
+    ranked, facts, weights, salience_weight, k, scores = case
     fused = fuse(ranked, facts, now=NOW, salience_weight=salience_weight, weights=weights, k=k)
     assert fused[0].key == "top"
-    # And with the default policy's constants:
-    default = fuse(ranked, facts, now=NOW)
-    assert default[0].key == "top"
+    by_scores = fuse(ranked, facts, now=NOW, salience_weight=salience_weight, weights=weights, scores=scores)
+    assert by_scores[0].key == "top"
+    # And with the default policy's constants, as search fuses (with the channels' scores):
+    assert fuse(ranked, facts, now=NOW)[0].key == "top"
+    assert fuse(ranked, facts, now=NOW, scores=scores)[0].key == "top"
+
+
+def test_channels_that_all_weigh_zero_count_one_each_when_searched_alone():
+    # graph weighs 0 by default: alone it still orders by its own ranks, not by recency.
+    facts = {"old": ChunkFacts(0.0, NOW - timedelta(days=3000)), "new": ChunkFacts(1.0, NOW)}
+    assert CHANNEL_WEIGHTS["graph"] == 0
+    assert [f.key for f in fuse({"graph": ["old", "new"]}, facts, now=NOW)] == ["old", "new"]
+    # Next to a weighted channel it adds nothing.
+    mixed = fuse({"graph": ["old"], "keyword": ["new"]}, facts, now=NOW)
+    assert [f.key for f in mixed] == ["new", "old"] and mixed[1].rrf == 0
+
+
+# --- CombSUM of normalized scores ----------------------------------------------------------------
+
+
+def test_scores_are_normalized_min_max_and_equal_scores_fall_back_to_places():
+    assert normalized_scores([8.0, 5.0, 2.0]) == [1.0, 0.5, 0.0]
+    assert normalized_scores([0.9]) == [1.0]
+    assert normalized_scores([1.0, 1.0, 1.0, 1.0]) == [1.0, 0.75, 0.5, 0.25]
+    assert normalized_scores([]) == []
+    with pytest.raises(ValueError, match="finite"):
+        normalized_scores([1.0, float("nan")])
+
+
+def test_combsum_adds_weighted_normalized_scores():
+    ranked = {"vector": ["a", "b", "c"], "keyword": ["b", "c"]}
+    scores = {"vector": [0.9, 0.8, 0.5], "keyword": [12.0, 3.0]}
+    fused = fuse(ranked, _facts("a", "b", "c"), now=NOW, weights={"vector": 0.5, "keyword": 1.0}, scores=scores)
+    assert {f.key: f.rrf for f in fused} == pytest.approx({"a": 0.5, "b": 0.5 * 0.75 + 1.0, "c": 0.0})
+    assert [f.key for f in fused] == ["b", "a", "c"]
+
+
+def test_a_confident_channel_outweighs_the_other_channels_rank_one():
+    # Keyword's first far above its second; vector's ranks nearly equal: RRF would tie a and b.
+    ranked = {"keyword": ["a", "b", "x"], "vector": ["b", "a", "x"]}
+    scores = {"keyword": [20.0, 2.0, 1.0], "vector": [0.83, 0.82, 0.70]}
+    weights = {"keyword": 1.0, "vector": 1.0}
+    assert [f.key for f in fuse(ranked, _facts("a", "b", "x"), now=NOW, weights=weights, scores=scores)][0] == "a"
+
+
+def test_combsum_scores_must_match_the_keys():
+    with pytest.raises(ValueError, match="2 keys but 1 scores"):
+        fuse({"vector": ["a", "b"]}, _facts("a", "b"), now=NOW, scores={"vector": [1.0]})

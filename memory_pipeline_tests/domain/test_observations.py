@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_pipeline.domain.observations import (
+    ranked_with_sources,
     InvalidObservation,
     is_near_duplicate,
     make_observation,
@@ -82,3 +83,12 @@ def test_close_means_similar_vectors_or_most_of_the_words():
     assert not shares_words(set(), {"alic"})
     assert is_close(CLOSE_COSINE, new, set()) and not is_close(CLOSE_COSINE - 0.01, new, set())
     assert is_close(None, new, new)
+
+
+def test_a_statement_citing_chunks_is_replaced_by_them_and_the_rest_stay():
+    ranked = ["observation:1", "observation:2", "observation:3", "observation:4"]
+    cited = {"observation:1": ("c7", "c3"), "observation:2": (), "observation:3": ("c3", "c9")}
+    assert ranked_with_sources(ranked, cited, 10) == ["c7", "c3", "observation:2", "c9", "observation:4"]
+    # A chunk cited again keeps its first place; the limit counts keys, not statements.
+    assert ranked_with_sources(ranked, cited, 3) == ["c7", "c3", "observation:2"]
+    assert ranked_with_sources([], cited, 5) == []

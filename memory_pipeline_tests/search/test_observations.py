@@ -75,7 +75,9 @@ def test_the_index_pass_embeds_statements_and_builds_their_index(db, world):
 def test_search_returns_statements_with_their_kind_and_sources(db, world, service):
     obs = observations.save(db, draft("The bike computer showed error LDG-4102 after the chain repair",
                                       episode_ids=[2], passages=["p1"]), embedder=world).saved_id
-    response = service.search("alice", "LDG-4102 bike computer error", limit=5)
+    # limit 20: the statement channel weighs half of keyword (domain.fusion), so a statement
+    # found by it alone comes after the chunks both chunk channels found.
+    response = service.search("alice", "LDG-4102 bike computer error", limit=20)
     statement = next(r for r in response.results if r.kind == "observation")
     assert statement.chunk_id == f"observation:{obs}" and statement.ranks["observation"] == 1
     assert statement.sources == {"episodeIds": [2], "passages": ["p1"]} and statement.episode_id == 2
@@ -105,3 +107,20 @@ def test_contested_beliefs_only_when_the_policy_says_so(db, world):
     with pytest.raises(InputError, match="no statement #999999"):
         observations.set_status(db, "alice", 999999, "contested")
 
+
+
+def test_a_statement_citing_chunks_ranks_them_in_its_place(db, world, service):
+    chunk = service.search("alice", "bike chain", channels=("keyword",), limit=1).results[0]
+    bob_chunk = service.search("bob", "garden", channels=("keyword",), limit=1).results[0].chunk_id
+    saved = observations.save(db, draft("The LDG-4102 error came back after the repair",
+                                        passages=["D1:2", bob_chunk, chunk.chunk_id]), embedder=world).saved_id
+    alone = service.search("alice", "LDG-4102 error", channels=("observation",), limit=5)
+    # The cited chunk of this memory, not the statement; another memory's chunk is no source.
+    assert [r.chunk_id for r in alone.results] == [chunk.chunk_id]
+    assert alone.results[0].ranks == {"observation": 1}
+    # A policy that excludes the source's kind keeps the statement as a result of its own.
+    other_kind = "journal" if chunk.kind != "journal" else "note"
+    policies = {**load_policies(), "other": Policy(name="other", kinds=(other_kind,))}
+    narrowed = SearchService(db, policies, embedder=world, clock=lambda: NOW).search(
+        "alice", "LDG-4102 error", policy="other", channels=("observation",), limit=5)
+    assert [r.chunk_id for r in narrowed.results] == [f"observation:{saved}"]

