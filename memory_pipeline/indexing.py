@@ -503,8 +503,10 @@ def index_until_done(
         if one.episodes == 0:
             break
     # Observations and beliefs get vectors from the same model, generation and canary; before
-    # the switch below, so a new generation serves them from its first search.
-    total.statement_vectors = observations.embed_pending(db, embedder)
+    # the switch below, so a new generation serves them from its first search. Not in a day's
+    # partition (``chunked_only``): statements are no day's, the statement_vectors asset does it.
+    if not chunked_only:
+        total.statement_vectors = observations.embed_pending(db, embedder)
     counts = pending_by_day(db, embedder)
     total.pending_days, total.pending_after = counts, _pending(counts, day)
     if promote:

@@ -359,6 +359,17 @@ class Memory:
         """Chunk and embed everything pending (of one ingest day), until done or something fails."""
         return indexing.index_until_done(self.db, self.embedder, day=day, on_progress=on_progress)
 
+    def link_entity_mentions(self, days: Iterable[str]) -> int:
+        """The ``entity_mentions`` partitions' work for these ingest days (ISO dates): extract the
+        days' proper names, link their episodes to their memories' entities. Returns new links."""
+        from memory_pipeline.storage import entities_store
+
+        report = entities_store.EntityReport()
+        with self.db.connection() as conn:
+            for day in sorted(set(days)):
+                entities_store.refresh_day(conn, dt.date.fromisoformat(day), report)
+        return report.mentions_added
+
     # -- searching --------------------------------------------------------------------------
     def search(self, memory: str, query: str, *, policy: str | None = None, limit: int | None = None,
                channels: tuple[str, ...] | None = None, contested_beliefs: bool | None = None) -> SearchResponse:

@@ -58,8 +58,9 @@ def cmd_ingest(args) -> int:
 
 
 def record_index_in_dagster(days: list[str]) -> None:
-    """Mark the days this command finished as materialized chunks and embeddings partitions, so
-    the UI's partition status is true whichever path did the work (best effort, as for ingest)."""
+    """Mark the days this command finished as materialized chunks, embeddings and entity_mentions
+    partitions, so the UI's partition status and lineage are true whichever path did the work
+    (best effort, as for ingest)."""
     if not days:
         return
     try:
@@ -67,7 +68,8 @@ def record_index_in_dagster(days: list[str]) -> None:
 
         instance = open_instance()
         try:
-            report_indexed_days(instance, days, "memory-pipeline index")
+            report_indexed_days(instance, days, "memory-pipeline index",
+                                assets=("chunks", "embeddings", "entity_mentions"))
         finally:
             instance.dispose()
     except Exception as exc:  # noqa: BLE001 - reported, never fatal
@@ -88,7 +90,10 @@ def cmd_index(args) -> int:
         before = indexing.pending_by_day(mem.db, mem.embedder)
         report = mem.index(day=args.day, on_progress=progress)
         after = report.pending_days  # counted by the run once it was done
-    record_index_in_dagster([d for d in before if d not in after and (args.day is None or d == args.day.isoformat())])
+        finished = [d for d in before if d not in after and (args.day is None or d == args.day.isoformat())]
+        # The days' entity_mentions partitions too, so all three are true once recorded.
+        mem.link_entity_mentions(finished)
+    record_index_in_dagster(finished)
     if args.json:
         print_json(
             {
@@ -211,7 +216,8 @@ def cmd_status(args) -> int:
 def cmd_demo(args) -> int:
     """Ingest the sample corpus, then run the named jobs a deployment runs: the day's
     index_day_job partition (with its checks) and nightly_maintenance_job (entities, the serving
-    generation, the HNSW index, statistics, with their checks), recorded in Dagster's instance."""
+    generation, statement vectors, the HNSW index, statistics, with their checks), recorded in
+    Dagster's instance."""
     from memory_pipeline.definitions import load
     from memory_pipeline.defs.instance import add_partitions, open_instance
 

@@ -62,7 +62,8 @@ def report_episodes_partition(instance, day: str, metadata: dict) -> None:
 
 def report_indexed_days(instance, days: Iterable[str], by: str, assets=("chunks", "embeddings")) -> None:
     """Record the days an index pass outside Dagster completed as materializations of the
-    ``assets`` partitions it did the work of (``memory-pipeline index``: chunks and vectors)."""
+    ``assets`` partitions it did the work of (``memory-pipeline index``: chunks, vectors and
+    entity mentions)."""
     import dagster as dg
 
     days = sorted(set(days))

@@ -1,4 +1,5 @@
-"""Jobs: index one ingest day, switch the serving generation, maintain the HNSW index, nightly.
+"""Jobs: index one ingest day, embed statements, switch the serving generation, maintain the HNSW
+index, nightly.
 
 Each job names its executor. The day and switch jobs are light (a day with nothing pending
 does a few queries): they run their steps in the run's own process, where a process per step
@@ -20,6 +21,7 @@ from memory_pipeline.defs.assets import (
     hnsw_index,
     pipeline_stats,
     serving_generation,
+    statement_vectors,
 )
 
 index_day_job = dg.define_asset_job(
@@ -46,9 +48,19 @@ index_day_distributed_job = dg.define_asset_job(
 
 switch_generation_job = dg.define_asset_job(
     "switch_generation_job",
-    selection=dg.AssetSelection.assets(serving_generation, hnsw_index),
+    # Statement vectors first: a new generation serves observations and beliefs from its first search.
+    selection=dg.AssetSelection.assets(statement_vectors, serving_generation, hnsw_index),
     executor_def=dg.in_process_executor,
-    description="Serve the new generation once nothing is pending for it, then build its HNSW index.",
+    description="Embed pending statements, serve the new generation once nothing is pending for it, "
+    "then build its HNSW index.",
+)
+
+embed_statements_job = dg.define_asset_job(
+    "embed_statements_job",
+    selection=dg.AssetSelection.assets(statement_vectors),
+    executor_def=dg.in_process_executor,
+    description="Embed observations and beliefs that have no vector for the generation being written "
+    "(saved while the model was down, or imported); with its check.",
 )
 
 build_hnsw_index_job = dg.define_asset_job(
@@ -60,8 +72,10 @@ build_hnsw_index_job = dg.define_asset_job(
 
 nightly_maintenance_job = dg.define_asset_job(
     "nightly_maintenance_job",
-    selection=dg.AssetSelection.assets(backlog, entities, serving_generation, hnsw_index, pipeline_stats),
+    selection=dg.AssetSelection.assets(backlog, entities, statement_vectors, serving_generation, hnsw_index,
+                                       pipeline_stats),
     executor_def=dg.in_process_executor,
-    description="Index everything pending (canary first), promote recurring names, switch a finished "
+    description="Index everything pending (canary first), promote recurring names, embed pending "
+    "observations and beliefs, switch a finished "
     "generation, maintain the HNSW index, ANALYZE, and record the day's statistics; with the checks.",
 )

@@ -3,9 +3,11 @@
 The Launchpad opens with a preset that works after ``memory-pipeline demo`` (the sample
 corpus's memory and one of its questions). The job runs in its run's own process: a search is
 well under a second, a process per step would add seconds. A search that cannot be answered
-(an unknown memory, a bad policy, the model server down) is one plain ERROR line in the run and
-an ``error`` entry in the op's metadata, not a stack trace: it is the user's input to fix, not
-a pipeline failure.
+(an unknown memory, a bad policy, the model server down) ends the run as failed, never as a
+success: the op logs the reason as one plain ERROR line and raises ``dg.Failure`` with that
+line as its description (metadata: memory, query, error; no retries: asking again gives the
+same answer). Dagster 1.13 still attaches the raising frames to any step failure (the UI shows
+them under "Stack Trace" below the description); the line above it is the whole message.
 """
 
 from typing import Optional
@@ -36,9 +38,10 @@ def search_op(context: dg.OpExecutionContext, config: SearchConfig, memory: Memo
         response = memory.search(config.memory, config.query, policy=config.policy, limit=config.limit,
                                  channels=channels)
     except (MemoryPipelineError, ValueError) as exc:
-        context.log.error(f"search failed: {exc}")
-        context.add_output_metadata({"error": str(exc), "result_count": 0})
-        return {"error": str(exc), "results": []}
+        line = f"search failed: {exc}"
+        context.log.error(line)
+        raise dg.Failure(description=line, allow_retries=False,
+                         metadata={"memory": config.memory, "query": config.query, "error": str(exc)}) from None
     context.add_output_metadata(
         {
             "results": dg.MetadataValue.md(markdown_table(response)),

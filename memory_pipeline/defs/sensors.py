@@ -3,8 +3,11 @@
 Both request runs of ``index_day_job`` for an ingest day, adding the day's partition first if
 the episodes came by a path that did not (the HTTP API, another process). Run keys make Dagster
 drop a request it has already launched; the cursor remembers what was requested so a failed
-day is retried only after ``RETRY_AFTER_S``, not on every tick. Once nothing is pending and a
-new generation is complete, the first sensor requests ``switch_generation_job``.
+day is retried only after ``RETRY_AFTER_S``, not on every tick. Once no episode is pending, the
+first sensor requests ``switch_generation_job`` when a new generation is complete (it embeds
+pending statements first), else ``embed_statements_job`` when observations or beliefs lack a
+vector (saved while the model was down, imported), at most once per ``RETRY_AFTER_S`` for the
+same statements.
 """
 
 from __future__ import annotations
@@ -18,12 +21,12 @@ from pathlib import Path
 import dagster as dg
 
 from memory_pipeline import config
-from memory_pipeline.defs.jobs import index_day_job, switch_generation_job
+from memory_pipeline.defs.jobs import embed_statements_job, index_day_job, switch_generation_job
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.domain.sources import SUPPORTED_SUFFIXES
 from memory_pipeline.ingest import utc_today
 from memory_pipeline.resources import MemoryResource
-from memory_pipeline.storage import index_store, partition_store
+from memory_pipeline.storage import index_store, observations_store, partition_store
 from memory_pipeline.storage.profiles_store import active_profile, get_profile, writing_target
 
 RETRY_AFTER_S = 300
@@ -40,8 +43,8 @@ def days_in_flight(instance: dg.DagsterInstance) -> set[str]:
     return {r.dagster_run.tags.get("dagster/partition") for r in records} - {None}
 
 
-def switch_in_flight(instance: dg.DagsterInstance) -> bool:
-    return bool(instance.get_run_records(dg.RunsFilter(job_name=switch_generation_job.name, statuses=IN_FLIGHT), limit=1))
+def in_flight(instance: dg.DagsterInstance, job: str) -> bool:
+    return bool(instance.get_run_records(dg.RunsFilter(job_name=job, statuses=IN_FLIGHT), limit=1))
 
 
 def missing_partitions(instance: dg.DagsterInstance, days: set[str]) -> list[str]:
@@ -77,12 +80,13 @@ def plan_requests(pending: dict[str, tuple[int, int]], in_flight: set[str], curs
 def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
     @dg.sensor(
         name="unindexed_episodes_sensor",
-        jobs=[index_day_job, switch_generation_job],
+        jobs=[index_day_job, switch_generation_job, embed_statements_job],
         minimum_interval_seconds=interval_s,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Finds pending episodes (no chunks, or chunks without a vector for the profile and "
         "generation being written) and requests index_day_job for their ingest days; when nothing is "
-        "pending and a new generation is complete, requests switch_generation_job.",
+        "pending and a new generation is complete, requests switch_generation_job; else, when "
+        "observations or beliefs lack a vector, embed_statements_job.",
     )
     def unindexed_episodes_sensor(
         context: dg.SensorEvaluationContext, memory: MemoryResource
@@ -93,16 +97,27 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
             pending = {day: (p.count, p.newest_id) for day, p in index_store.pending_days(conn, target).items()}
             days = set(partition_store.days_with_episodes(conn))
             stored, serving = get_profile(conn, configured), active_profile(conn)
+            statements = observations_store.pending_count(conn, target) if target else 0
         new_days = missing_partitions(context.instance, days)
         partition_requests = [ingest_days.build_add_request(new_days)] if new_days else []
         total = sum(n for n, _ in pending.values())
         if not pending:
             to_switch = stored is not None and (
                 stored.building_generation is not None or serving is None or serving.id != stored.id)
-            if to_switch and not switch_in_flight(context.instance):
+            if to_switch and not in_flight(context.instance, switch_generation_job.name):
                 return dg.SensorResult(
                     run_requests=[dg.RunRequest(job_name=switch_generation_job.name,
                                                 tags={"memory_pipeline/trigger": "unindexed_episodes_sensor"})],
+                    dynamic_partitions_requests=partition_requests, cursor="{}")
+            if statements and not to_switch and not in_flight(context.instance, embed_statements_job.name):
+                # The same pending statements are asked for again only after RETRY_AFTER_S.
+                window = int(time.time() // RETRY_AFTER_S)
+                return dg.SensorResult(
+                    run_requests=[dg.RunRequest(
+                        run_key=f"statements:{target.id}:{target.generation}:{statements}:{window}",
+                        job_name=embed_statements_job.name,
+                        tags={"memory_pipeline/trigger": "unindexed_episodes_sensor",
+                              "memory_pipeline/pending_statements": str(statements)})],
                     dynamic_partitions_requests=partition_requests, cursor="{}")
             return dg.SensorResult(skip_reason=dg.SkipReason("nothing to index: 0 pending episodes"), cursor="{}",
                                    dynamic_partitions_requests=partition_requests)

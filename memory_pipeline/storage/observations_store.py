@@ -131,6 +131,15 @@ def pending_count(conn: psycopg.Connection, profile: StoredProfile) -> int:
     }).fetchone()[0]
 
 
+def vector_integrity(conn: psycopg.Connection, profile: StoredProfile) -> dict:
+    """Live statements, those without a vector, and mis-sized or non-unit vectors for
+    ``profile``'s generation (the statement_vectors asset's check)."""
+    row = conn.execute(query("observation_vector_integrity"), {
+        "profile_id": profile.id, "generation": profile.generation, "dim": profile.dim,
+    }).fetchone()
+    return dict(zip(("statements", "missing", "vectors", "wrong_dimension", "not_normalized"), row))
+
+
 def write_vectors(conn: psycopg.Connection, profile: StoredProfile, items: Sequence[tuple[int, str]],
                   vectors: np.ndarray) -> int:
     """Store one vector per (id, memory) of ``items``, in one transaction."""

@@ -33,7 +33,7 @@ def test_demo_runs_the_day_and_nightly_jobs_and_their_checks_pass():
     assert "rejected" not in done.stderr and "no memory" not in done.stderr, done.stderr
     # Named jobs (not Dagster's ephemeral one), each asset of both with rows, every check passed.
     assert "index_day_job: success, 3 of 3 check(s) passed" in out, out
-    assert "nightly_maintenance_job: success, 3 of 3 check(s) passed" in out, out
+    assert "nightly_maintenance_job: success, 4 of 4 check(s) passed" in out, out
     for asset in ("episodes", "chunks", "embeddings", "entities", "serving_generation", "hnsw_index"):
         line = next(line for line in out.splitlines() if line.strip().startswith(f"{asset}:"))
         assert int(line.split(":")[1].split()[0]) > 0, line

@@ -108,6 +108,11 @@ def test_inbox_sensor_files_loose_files_under_today_and_requests_the_day(tmp_pat
 def test_nightly_job_indexes_the_backlog_maintains_the_index_and_records_stats(db, tmp_path, resources, server):
     _ingest_on(db, tmp_path, "2026-11-01", 0, 3)
     _ingest_on(db, tmp_path, "2026-11-02", 5, 2)
+    from memory_pipeline.domain.observations import make_observation
+    from memory_pipeline.storage import observations_store
+
+    with db.connection() as conn:  # a statement saved before any model was reachable
+        observations_store.insert(conn, make_observation(memory="alice", text="Alice waters the garden on Sundays"))
     job = defs.resolve_job_def("nightly_maintenance_job")
     instance = dg.DagsterInstance.ephemeral()
     result = job.execute_in_process(resources=resources, instance=instance)
@@ -120,7 +125,9 @@ def test_nightly_job_indexes_the_backlog_maintains_the_index_and_records_stats(d
     assert meta["pipeline_stats"]["episodes"] == 5 and meta["pipeline_stats"]["pending"] == 0
     checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
     assert checks == {"backlog_is_fresh": True, "hnsw_index_recall": True,
-                      "serving_generation_complete_and_normalized": True}
+                      "serving_generation_complete_and_normalized": True,
+                      "every_live_statement_has_a_normalized_vector": True}
+    assert meta["statement_vectors"]["new_vectors"] == 1
     # The backlog did the two days' partition work: the UI shows those partitions materialized.
     for asset in ("episodes", "chunks", "embeddings", "entity_mentions"):
         assert instance.get_materialized_partitions(dg.AssetKey(asset)) == {"2026-11-01", "2026-11-02"}
@@ -211,3 +218,38 @@ def test_a_database_restart_fails_the_run_plainly_and_the_next_run_succeeds(db, 
         report = indexing.index_until_done(db, ollama_embedder(slow.url, batch_size=16))
     assert report.pending_after == 0
     assert count(db, "SELECT count(*) FROM episodes e WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id)") == 0
+
+
+def test_statements_without_vectors_are_noticed_by_the_sensor_and_embedded_by_their_asset(db, tmp_path, resources):
+    from memory_pipeline.domain.observations import make_observation
+    from memory_pipeline.storage import observations_store
+    from memory_pipeline.storage.profiles_store import active_profile
+
+    _ingest_on(db, tmp_path, "2026-11-01", 0, 2)
+    instance = instance_with("2026-11-01")
+    day_job = defs.resolve_job_def("index_day_job")
+    assert day_job.execute_in_process(partition_key="2026-11-01", resources=resources, instance=instance).success
+    with db.connection() as conn:  # as if saved while the model server was down
+        for text, kind, status in (("Alice fixed the chain", "observation", "active"),
+                                   ("Alice likes pears", "belief", "contested")):
+            observations_store.insert(conn, make_observation(memory="alice", text=text, kind=kind, status=status))
+        profile = active_profile(conn)
+    # A day's partition leaves them alone: statements belong to no ingest day.
+    assert day_job.execute_in_process(partition_key="2026-11-01", resources=resources, instance=instance).success
+    with db.connection() as conn:
+        assert observations_store.pending_count(conn, profile) == 2
+    with dg.build_sensor_context(instance=instance, resources=resources) as ctx:
+        [request] = unindexed_sensor(ctx).run_requests
+    assert request.job_name == "embed_statements_job" and request.tags["memory_pipeline/pending_statements"] == "2"
+    job = defs.resolve_job_def("embed_statements_job")
+    result = job.execute_in_process(resources=resources, instance=instance)
+    [check] = result.get_asset_check_evaluations()
+    assert check.passed and check.metadata["statements"].value == 2 and check.metadata["missing"].value == 0
+    [event] = result.get_asset_materialization_events()
+    assert event.materialization.metadata["new_vectors"].value == 2
+    # The check can fail: a vector that is not unit length (a unit vector, squared).
+    with db.connection() as conn:
+        conn.execute("UPDATE observation_embeddings SET embedding = embedding * embedding "
+                     "WHERE observation_id = (SELECT min(id) FROM observations)")
+    [check] = job.execute_in_process(resources=resources, instance=instance).get_asset_check_evaluations()
+    assert not check.passed and check.metadata["not_normalized"].value == 1

@@ -99,3 +99,32 @@ def test_a_day_never_switches_the_serving_generation(db, db_url, tmp_path, serve
     assert meta["serving_generation"]["switched"].value.endswith("generation 2 (was generation 1)")
     with db.connection() as conn:
         assert profiles_store.active_profile(conn).generation == 2
+
+
+def test_a_backfill_run_takes_a_range_of_days_and_records_each_as_its_own_partition(db, db_url, tmp_path, server):
+    """``BACKFILL_POLICY``: one run for a range of days; each day gets its own materialization
+    with its own numbers, a day outside the range is untouched, and the checks cover the range."""
+    resources = {"memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)}
+    instance = dg.DagsterInstance.ephemeral()
+    day_c = "2026-11-03"
+    add_partitions(instance, [DAY_A, DAY_B, day_c])
+    for day, n in ((DAY_A, 2), (DAY_B, 3), (day_c, 1)):
+        path = write_jsonl(tmp_path / f"{day}.jsonl", [_named(i, f"notes of {day}") for i in range(n)])
+        ingest_paths(db, [path], ingest_day=dt.date.fromisoformat(day))
+    day_c_before = rows_of(db, day_c)
+    job = load().resolve_job_def("index_day_job")
+    assert job.backfill_policy.max_partitions_per_run == 10
+    result = job.execute_in_process(resources=resources, instance=instance, tags={
+        "dagster/asset_partition_range_start": DAY_A, "dagster/asset_partition_range_end": DAY_B})
+    assert result.success
+    counts = {(e.asset_key.to_user_string(), e.partition): e.materialization.metadata["dagster/row_count"].value
+              for e in result.get_asset_materialization_events()}
+    assert {p for _, p in counts} == {DAY_A, DAY_B}
+    assert counts[("episodes", DAY_A)] == 2 and counts[("episodes", DAY_B)] == 3
+    assert 0 < counts[("embeddings", DAY_A)] < counts[("embeddings", DAY_B)]
+    checks = {e.asset_check_key.name: e for e in (c.event_specific_data for c in result.all_events
+                                                   if c.event_type_value == "ASSET_CHECK_EVALUATION")}
+    assert {name for name, c in checks.items() if c.passed} == {
+        "every_episode_chunked", "day_vectors_complete_and_normalized", "every_episode_scanned_for_names"}
+    assert checks["every_episode_chunked"].metadata["days"].value == f"{DAY_A}..{DAY_B} (2 days)"
+    assert rows_of(db, day_c) == day_c_before and not day_c_before["chunks"]

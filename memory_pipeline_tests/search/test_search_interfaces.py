@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 
+import dagster as dg
 
 from memory_pipeline.defs.search import search_memory_job
 from memory_pipeline.resources import MemoryResource
@@ -78,14 +80,22 @@ def test_search_job_puts_a_markdown_table_in_the_run(db_url, world, embed_server
     [event] = [e for e in result.all_events if e.event_type_value == "STEP_OUTPUT"]
     table = event.event_specific_data.metadata["results"].value
     assert "| 1 |" in table and "Bike repair" in table
+    instance = dg.DagsterInstance.ephemeral()
     failed = search_memory_job.execute_in_process(
         run_config={"ops": {"search_op": {"config": {"memory": "nobody", "query": "x"}}}},
-        resources=resources, raise_on_error=False,
+        resources=resources, raise_on_error=False, instance=instance,
     )
-    # A search that cannot be answered is the user's to fix: one plain line, no stack trace.
-    assert not [e for e in failed.all_events if e.event_type_value == "STEP_FAILURE"]
-    output = failed.output_for_node("search_op")
-    assert "unknown memory 'nobody'" in output["error"] and output["results"] == []
+    # A search that cannot be answered fails the run, with the reason as one plain line: the
+    # op's ERROR message and the failure's description (no exception text wrapped around it).
+    assert not failed.success and failed.dagster_run.status == dg.DagsterRunStatus.FAILURE
+    logged = [e.user_message for e in instance.all_logs(failed.run_id)
+              if e.level >= logging.ERROR and e.dagster_event is None]
+    assert len(logged) == 1 and logged[0].startswith("search failed: unknown memory 'nobody'"), logged
+    [failure] = [e for e in failed.all_events if e.event_type_value == "STEP_FAILURE"]
+    data = failure.event_specific_data
+    assert data.user_failure_data.description.startswith("search failed: unknown memory 'nobody'")
+    assert "\n" not in data.user_failure_data.description
+    assert data.user_failure_data.metadata["memory"].value == "nobody"
 
 
 def test_search_job_opens_with_a_preset_that_searches_the_demo_memory(db, db_url, embed_server):

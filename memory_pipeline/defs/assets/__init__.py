@@ -1,4 +1,5 @@
-"""The assets: episodes, chunks, embeddings and entity mentions per ingest day; global upkeep."""
+"""The assets: episodes, chunks, embeddings and entity mentions per ingest day; global upkeep
+(statement vectors among it)."""
 
 from memory_pipeline.defs.assets._common import EMBEDDING_POOL
 from memory_pipeline.defs.assets.index import chunks, embeddings, entity_mentions
@@ -9,6 +10,7 @@ from memory_pipeline.defs.assets.maintenance import (
     hnsw_index,
     pipeline_stats,
     serving_generation,
+    statement_vectors,
 )
 
 __all__ = [
@@ -22,4 +24,5 @@ __all__ = [
     "hnsw_index",
     "pipeline_stats",
     "serving_generation",
+    "statement_vectors",
 ]

@@ -1,4 +1,5 @@
-"""What the asset modules share: the embedding pool, the partition's day, owners, table metadata."""
+"""What the asset modules share: the embedding pool, the backfill policy, the run's days, owners,
+table metadata."""
 
 import datetime as dt
 
@@ -10,9 +11,20 @@ EMBEDDING_POOL = "embedding"
 
 OWNERS = ["team:memory-pipeline"]
 
+# A backfill runs up to this many days in one run (the partitioned assets take a range of days)
+# instead of a run per day: a run's start-up costs seconds, a quiet day's work a fraction of
+# that. Ten bounds what one failure stops, and lets the runs of a long range overlap their
+# steps that do not call the model.
+BACKFILL_POLICY = dg.BackfillPolicy.multi_run(max_partitions_per_run=10)
 
-def day_of(context: dg.AssetExecutionContext) -> dt.date:
-    return dt.date.fromisoformat(context.partition_key)
+
+def days_of(context: dg.AssetExecutionContext) -> list[dt.date]:
+    """The run's ingest days: one for a sensor or single-day run, a range for a backfill run."""
+    return [dt.date.fromisoformat(key) for key in context.partition_keys]
+
+
+def days_label(days: list[dt.date]) -> str:
+    return days[0].isoformat() if len(days) == 1 else f"{days[0]}..{days[-1]} ({len(days)} days)"
 
 
 def table(name: str, columns: list[tuple[str, str, str]]) -> dict:
@@ -71,6 +83,13 @@ ENTITIES_TABLE = table("entities", [
     ("aliases", "text[]", ""),
     ("source", "text", "import or extracted"),
     ("created_at", "timestamptz", ""),
+])
+STATEMENT_VECTORS_TABLE = table("observation_embeddings", [
+    ("profile_id", "int", "references embedding_profiles"),
+    ("generation", "int", "the profile's generation it was written for"),
+    ("observation_id", "bigint", "references observations (an observation or a belief)"),
+    ("memory", "text", ""),
+    ("embedding", "halfvec", "unit-length statement vector, the profile's dimension"),
 ])
 PROFILES_TABLE = table("embedding_generations", [
     ("profile_id", "int", "references embedding_profiles"),

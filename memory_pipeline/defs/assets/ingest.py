@@ -1,11 +1,14 @@
-"""Stage 1: episodes, loaded per ingest day (the inbox) and reported however they arrived."""
+"""Stage 1: episodes, loaded per ingest day (the inbox) and reported however they arrived.
+
+A backfill run takes a range of days (``BACKFILL_POLICY``): each day is loaded and reported as
+its own partition's materialization."""
 
 import time
 
 import dagster as dg
 
 from memory_pipeline import config
-from memory_pipeline.defs.assets._common import EPISODES_TABLE, OWNERS, day_of
+from memory_pipeline.defs.assets._common import BACKFILL_POLICY, EPISODES_TABLE, OWNERS, days_of
 from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.ingest import ingest_paths
@@ -15,6 +18,7 @@ from memory_pipeline.storage import episodes_store
 
 @dg.asset(
     partitions_def=ingest_days,
+    backfill_policy=BACKFILL_POLICY,
     group_name="ingest",
     kinds={"postgres"},
     owners=OWNERS,
@@ -28,7 +32,14 @@ from memory_pipeline.storage import episodes_store
     ),
 )
 def episodes(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
-    day = day_of(context)
+    days = days_of(context)
+    for day in days:
+        context.add_asset_metadata(_load_day(context, memory, day), partition_key=day.isoformat())
+    return dg.MaterializeResult(metadata={"days_in_run": len(days)})
+
+
+def _load_day(context: dg.AssetExecutionContext, memory: MemoryResource, day) -> dict:
+    """Load the day's inbox folder; the day's materialization metadata."""
     started = time.perf_counter()
     inbox = config.inbox_dir() / day.isoformat()
     loaded = None
@@ -40,9 +51,8 @@ def episodes(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Ma
     with memory.db.connection() as conn:
         summary = episodes_store.day_summary(conn, day)
         preview = episodes_store.day_preview(conn, day)
-    total = sum(r["episodes"] for r in summary)
     metadata = {
-        "dagster/row_count": total,
+        "dagster/row_count": sum(r["episodes"] for r in summary),
         "inbox": str(inbox),
         "inbox_new": loaded.inserted if loaded else 0,
         "inbox_duplicates": loaded.duplicates if loaded else 0,
@@ -53,4 +63,4 @@ def episodes(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Ma
     }
     if loaded and loaded.rejections:
         metadata["rejections"] = dg.MetadataValue.md("\n".join(f"- `{r}`" for r in loaded.rejections[:50]))
-    return dg.MaterializeResult(metadata=metadata)
+    return metadata

@@ -1,4 +1,5 @@
-"""Unpartitioned, global work: the backlog, entities, the serving generation, the HNSW index, stats.
+"""Unpartitioned, global work: the backlog, entities, statement vectors, the serving generation,
+the HNSW index, stats.
 
 These are the steps whose effect is not one day's: switching what search serves, promoting
 names that recur across a memory, the index over every vector, statistics. They run nightly
@@ -10,12 +11,13 @@ import datetime as dt
 
 import dagster as dg
 
-from memory_pipeline import indexing
+from memory_pipeline import indexing, observations
 from memory_pipeline.defs.assets._common import (
     EMBEDDING_POOL,
     ENTITIES_TABLE,
     OWNERS,
     PROFILES_TABLE,
+    STATEMENT_VECTORS_TABLE,
     STATS_TABLE,
 )
 from memory_pipeline.defs.assets.index import chunks, embeddings, entity_mentions
@@ -23,7 +25,14 @@ from memory_pipeline.defs.assets.ingest import episodes
 from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.resources import MemoryResource
-from memory_pipeline.storage import entities_store, health_store, hnsw_store, index_store, partition_store
+from memory_pipeline.storage import (
+    entities_store,
+    health_store,
+    hnsw_store,
+    index_store,
+    observations_store,
+    partition_store,
+)
 from memory_pipeline.storage.profiles_store import active_profile, register_profile, writing_target
 
 
@@ -132,7 +141,49 @@ def entities(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Ma
 
 @dg.asset(
     group_name="maintenance",
-    deps=[embeddings, backlog],
+    deps=[backlog],
+    kinds={"postgres", "pgvector"},
+    owners=OWNERS,
+    tags={"stage": "maintenance", "calls": "embedding-model"},
+    metadata=STATEMENT_VECTORS_TABLE,
+    pool=EMBEDDING_POOL,
+    check_specs=[dg.AssetCheckSpec(
+        "every_live_statement_has_a_normalized_vector", asset="statement_vectors",
+        description="Every active or contested observation and belief has a vector in the generation "
+                    "search serves, of the profile's dimension and unit length.")],
+    description=(
+        "Vectors of observations and beliefs (`memory-pipeline observe`, `observations import`) "
+        "for the generation being written, with the same model, canary and HNSW index rules as "
+        "chunks. Unpartitioned: a statement belongs to a memory, not to an ingest day (it is "
+        "saved any day and may cite episodes of many). Usually embedded when saved; this picks "
+        "up those saved while the model was down, and a new generation's, before the switch."
+    ),
+)
+def statement_vectors(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
+    model = memory.embedder
+    written = observations.embed_pending(memory.db, model)
+    with memory.db.connection() as conn:
+        serving = active_profile(conn)
+        found = observations_store.vector_integrity(conn, serving) if serving else None
+    passed = found is None or not (found["missing"] or found["wrong_dimension"] or found["not_normalized"])
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": found["vectors"] if found else 0,
+            "new_vectors": written,
+            "profile": model.profile.name,
+        },
+        check_results=[dg.AssetCheckResult(
+            check_name="every_live_statement_has_a_normalized_vector",
+            passed=passed,
+            metadata={**(found or {}), "serving": f"{serving.name} generation {serving.generation}" if serving else "none"},
+            description=None if passed else "live statements without a vector, or mis-sized or non-unit vectors",
+        )],
+    )
+
+
+@dg.asset(
+    group_name="maintenance",
+    deps=[embeddings, backlog, statement_vectors],
     kinds={"postgres"},
     owners=OWNERS,
     tags={"stage": "maintenance"},
