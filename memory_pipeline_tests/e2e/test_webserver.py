@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import subprocess
 import time
 import uuid
 
 import pytest
 
+from memory_pipeline.dagster_api import DagsterApi
 from memory_pipeline_tests.e2e.conftest import REPOSITORY, UiServer, utc_today, wait_for
 from memory_pipeline_tests.helpers import write_jsonl
 
@@ -261,23 +263,6 @@ mutation($key: String!, $selector: RepositorySelector!) {
   }
 }"""
 
-LAUNCH_BACKFILL = """
-mutation($params: LaunchBackfillParams!) {
-  launchPartitionBackfill(backfillParams: $params) {
-    __typename
-    ... on LaunchBackfillSuccess { backfillId }
-    ... on PythonError { message }
-  }
-}"""
-
-BACKFILL = """
-query($id: String!) {
-  partitionBackfillOrError(backfillId: $id) {
-    __typename
-    ... on PartitionBackfill { status jobName partitionNames partitionStatuses { results { partitionName runId runStatus } } }
-  }
-}"""
-
 RUN_CHECKS = """
 query($runId: ID!) {
   logsForRun(runId: $runId, limit: 1000) {
@@ -290,9 +275,8 @@ BACKFILL_DAYS = ["2026-03-02", "2026-03-03", "2026-03-04"]
 
 
 def _backfill_runs(ui: UiServer, backfill_id: str) -> dict[str, tuple[str, str]]:
-    node = ui.graphql(BACKFILL, {"id": backfill_id})["partitionBackfillOrError"]
-    assert node["__typename"] == "PartitionBackfill", node
-    return {r["partitionName"]: (r["runId"], r["runStatus"]) for r in node["partitionStatuses"]["results"]}
+    state = DagsterApi(ui.url).backfill(backfill_id)  # the product's client
+    return {day: (state.run_ids[day], status) for day, status in state.runs.items()}
 
 
 def test_three_day_backfill_launched_through_graphql_runs_its_partition_checks(ui: UiServer):
@@ -305,11 +289,8 @@ def test_three_day_backfill_launched_through_graphql_runs_its_partition_checks(u
         write_jsonl(inbox / day / "day.jsonl", _episodes(f"e2e-backfill-{i}", 2))
         added = ui.graphql(ADD_PARTITION, {"key": day, "selector": REPOSITORY})["addDynamicPartition"]
         assert added["__typename"] in ("AddDynamicPartitionSuccess", "DuplicateDynamicPartitionError"), added
-    params = {"selector": {"partitionSetName": "index_day_job_partition_set", "repositorySelector": REPOSITORY},
-              "partitionNames": BACKFILL_DAYS}
-    launched = ui.graphql(LAUNCH_BACKFILL, {"params": params})["launchPartitionBackfill"]
-    assert launched["__typename"] == "LaunchBackfillSuccess", launched
-    backfill_id = launched["backfillId"]
+    # What the UI's "Launch backfill" sends (launchPartitionBackfill), through the product's client.
+    backfill_id = DagsterApi(ui.url).launch_backfill("index_day_job", BACKFILL_DAYS, {})
 
     def done():
         runs = _backfill_runs(ui, backfill_id)
@@ -341,8 +322,8 @@ def test_cli_backfill_is_a_dagster_backfill_and_waits_for_it(ui: UiServer):
     for day in BACKFILL_DAYS:
         assert f"{day}: success" in result.stdout, result.stdout
     # On the Backfills page, with the run(s) of the named job, tagged as the CLI's.
-    node = ui.graphql(BACKFILL, {"id": backfill_id})["partitionBackfillOrError"]
-    assert node["jobName"] == "index_day_job" and sorted(node["partitionNames"]) == BACKFILL_DAYS
+    state = DagsterApi(ui.url).backfill(backfill_id)
+    assert state.job_name == "index_day_job" and sorted(state.partition_names) == BACKFILL_DAYS
     runs = _backfill_runs(ui, backfill_id)
     assert {status for _, status in runs.values()} == {"SUCCESS"}
     # --rechunk deleted the days' chunks first; the days hold chunks again (made by the backfill's
@@ -350,6 +331,33 @@ def test_cli_backfill_is_a_dagster_backfill_and_waits_for_it(ui: UiServer):
     for day in BACKFILL_DAYS:
         chunks = [m for m in ui.materializations("chunks", day) if m["runId"] == runs[day][0]]
         assert chunks and chunks[0]["metadata"]["dagster/row_count"] > 0, (day, chunks)
+
+
+def test_a_backfill_cancelled_through_graphql_ends_canceled_and_the_cli_says_so(ui: UiServer):
+    """``cancelPartitionBackfill`` (what the Backfills page's "Cancel" sends) while the CLI waits:
+    the backfill ends CANCELED and ``memory-pipeline backfill`` says so in one line, exit 10."""
+    from memory_pipeline_tests.e2e.conftest import SCRIPT
+
+    if not all(day in _materialized_partitions(ui, "episodes") for day in BACKFILL_DAYS):
+        pytest.skip("needs the days of test_three_day_backfill_launched_through_graphql_runs_its_partition_checks")
+    proc = subprocess.Popen([str(SCRIPT), "backfill", "--from", BACKFILL_DAYS[0], "--to", BACKFILL_DAYS[-1],
+                             "--dagster-url", ui.url], env={**ui.env, "PYTHONUNBUFFERED": "1"},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()
+        assert first.startswith("backfill "), first + proc.stderr.read()
+        backfill_id = first.split()[1].rstrip(":")
+        DagsterApi(ui.url).cancel_backfill(backfill_id)
+        out, errors = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 10, first + out + errors
+    assert "Traceback" not in errors
+    assert errors.strip().splitlines()[-1].startswith(f"memory-pipeline: backfill {backfill_id} was cancelled"), errors
+    assert f"backfill {backfill_id} canceled:" in out, out
+    assert DagsterApi(ui.url).backfill(backfill_id).status == "CANCELED"
 
 
 def test_cli_backfill_without_a_web_server_is_one_plain_line(ui: UiServer):
@@ -360,6 +368,6 @@ def test_cli_backfill_without_a_web_server_is_one_plain_line(ui: UiServer):
     closed = f"http://127.0.0.1:{free_port()}"
     result = ui.cli("backfill", "--from", BACKFILL_DAYS[0], "--to", BACKFILL_DAYS[0], "--rechunk", "--dagster-url", closed)
     assert result.returncode == 8 and "Traceback" not in result.stderr
-    # The last line (a library may warn about the machine's XDG_RUNTIME_DIR before it).
-    assert result.stderr.strip().splitlines()[-1] == (f"memory-pipeline: no Dagster web server answers at {closed} (ConnectError); "
+    # The only line: platformdirs' warning about an unset XDG_RUNTIME_DIR is silenced (storage/embedded.py).
+    assert result.stderr.strip() == (f"memory-pipeline: no Dagster web server answers at {closed} (ConnectError); "
                                      "start `memory-pipeline ui` (or `dagster dev` in the project folder), or pass --dagster-url")
