@@ -2,6 +2,7 @@
 table metadata."""
 
 import datetime as dt
+import warnings
 
 import dagster as dg
 
@@ -16,6 +17,9 @@ OWNERS = ["team:memory-pipeline"]
 # that. Ten bounds what one failure stops, and lets the runs of a long range overlap their
 # steps that do not call the model.
 BACKFILL_POLICY = dg.BackfillPolicy.multi_run(max_partitions_per_run=10)
+# Dagster 1.13 marks the parameter beta and warns at every import of the assets (on the stderr
+# of `memory-pipeline ui`, demo, every run): said here once instead.
+warnings.filterwarnings("ignore", message="Parameter `backfill_policy`", category=dg.BetaWarning)
 
 
 def days_of(context: dg.AssetExecutionContext) -> list[dt.date]:
