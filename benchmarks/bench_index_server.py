@@ -51,11 +51,11 @@ class ServerProcess:
     """``model_server.py`` in its own process (its threads must not share this process's or the
     indexer's interpreter lock), stopped on exit."""
 
-    def __init__(self, *, slots: int, latency_ms: float, batch: int, dim: int):
+    def __init__(self, *, slots: int, latency_ms: float, batch: int, dim: int, vectors: str = "pool"):
         self.slots, self.nominal = slots, (slots * batch / (latency_ms / 1000) if latency_ms > 0 and slots else None)
         self.proc = subprocess.Popen(
             [sys.executable, str(HERE / "model_server.py"), "--slots", str(slots), "--latency-ms", str(latency_ms),
-             "--batch", str(batch), "--dim", str(dim)], stdout=subprocess.PIPE, text=True)
+             "--batch", str(batch), "--dim", str(dim), "--vectors", vectors], stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         if not line.startswith("http://127.0.0.1:"):
             self.stop()

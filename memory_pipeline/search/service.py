@@ -46,7 +46,7 @@ from memory_pipeline.search.query_embedding import QueryEmbeddingBreaker, QueryE
 from memory_pipeline.search.results import SearchResponse, SearchResult, make_snippet
 from memory_pipeline.storage import episodes_store, observations_store, search_store
 from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.profiles_store import active_profile, generation_state
+from memory_pipeline.storage.profiles_store import serving_profile
 from memory_pipeline.storage.search_store import Filters
 from memory_pipeline.storage.vector_store import VectorHit, nearest_chunks
 
@@ -305,8 +305,9 @@ class SearchService:
     # -- channels ---------------------------------------------------------------------------
     def _run_channels(self, policy: Policy, memory: str, query: str, filters: Filters,
                       response: SearchResponse) -> tuple[dict[str, list[tuple[str, float]]], dict[str, int]]:
-        """Run the channels at the same time, each on its own pooled connection; also return each
-        vector candidate's best paragraph window (for its snippet).
+        """Run the channels at the same time, vector, keyword and graph each on its own pooled
+        connection, the statement channels on one; also return each vector candidate's best
+        paragraph window (for its snippet).
 
         They are independent until fusion, and each spends its time in PostgreSQL (or the model
         server), where the GIL is released: on two cores the search takes about as long as its
@@ -331,26 +332,35 @@ class SearchService:
             with self.db.connection() as conn:
                 return self._graph(conn, memory, query, filters)
 
-        def statements(kind: str, statuses: tuple[str, ...]):
-            def run():
-                with self.db.connection() as conn:
-                    return self._statements(conn, memory, query, query_vector, kind, statuses, filters), None
-            return run
+        statuses = {"observation": ("active",),
+                    "belief": ("active", "contested") if policy.contested_beliefs else ("active",)}
 
-        jobs = {
-            "vector": vector, "keyword": keyword, "graph": graph,
-            "observation": statements("observation", ("active",)),
-            "belief": statements("belief", ("active", "contested") if policy.contested_beliefs else ("active",)),
-        }
-        wanted = [ch for ch in policy.channels if ch in jobs]
-        if len(wanted) == 1:
-            outcomes = {wanted[0]: jobs[wanted[0]]()}
+        def statements(channels: tuple[str, ...]):
+            with self.db.connection() as conn:
+                return {ch: (self._statements(conn, memory, query, query_vector, STATEMENT_CHANNELS[ch], statuses[ch],
+                                              filters), None) for ch in channels}
+
+        jobs = {"vector": vector, "keyword": keyword, "graph": graph}
+        wanted = [ch for ch in policy.channels if ch in jobs or ch in STATEMENT_CHANNELS]
+        # The statement channels are small: they share one connection, so the default policy
+        # needs four at once, the pool's size, and no channel waits for another's connection.
+        groups = [(ch,) for ch in wanted if ch in jobs]
+        if any(ch in STATEMENT_CHANNELS for ch in wanted):
+            groups.append(tuple(ch for ch in wanted if ch in STATEMENT_CHANNELS))
+
+        def run(group: tuple[str, ...]) -> dict:
+            return statements(group) if group[0] in STATEMENT_CHANNELS else {group[0]: jobs[group[0]]()}
+
+        outcomes: dict = {}
+        if len(groups) == 1:
+            outcomes.update(run(groups[0]))
         else:
-            futures = {ch: self._executor.submit(jobs[ch]) for ch in wanted}
-            outcomes = {ch: f.result() for ch, f in futures.items()}
+            for future in [self._executor.submit(run, group) for group in groups]:
+                outcomes.update(future.result())
         ranked: dict[str, list[tuple[str, float]]] = {}
         best_window: dict[str, int] = {}
-        for ch, (hits, extra) in outcomes.items():
+        for ch in wanted:
+            hits, extra = outcomes[ch]
             ranked[ch] = hits
             if ch == "vector":
                 response.vector_status, best_window = extra
@@ -361,12 +371,11 @@ class SearchService:
         return ranked, best_window
 
     def _vector(self, conn, memory: str, query_vector: _Once, filters: Filters) -> tuple[list[VectorHit], str]:
-        profile = active_profile(conn)
+        profile, state = serving_profile(conn)
         if profile is None:
             return [], "unavailable: nothing has been embedded yet (run memory-pipeline index)"
         if self._embedder is None:
             return [], "unavailable: no embedder is configured"
-        state = generation_state(conn, profile.id, profile.generation)
         if state is not None and state[0] == "stale":
             return [], (
                 f"unavailable: the model behind {profile.name} changed ({state[1]}); run memory-pipeline reindex"
@@ -408,8 +417,7 @@ class SearchService:
         serving profile's embedder is usable) and by words, the two lists merged by reciprocal
         rank; keys are ``"<kind>:<id>"``."""
         lists: dict[str, list[int]] = {}
-        profile = active_profile(conn)
-        state = generation_state(conn, profile.id, profile.generation) if profile is not None else None
+        profile, state = serving_profile(conn)
         if profile is not None and self._embedder is not None and (state is None or state[0] != "stale"):
             try:
                 if self.embedder().profile.name == profile.name:

@@ -22,7 +22,7 @@ from memory_pipeline.storage import search_store
 from memory_pipeline.storage.hnsw_store import HNSW_EF_CONSTRUCTION, HNSW_M
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import StoredProfile
-from memory_pipeline.storage.vector_store import MIN_EF_SEARCH
+from memory_pipeline.storage.vector_store import MIN_EF_SEARCH, hnsw_rows
 
 
 @dataclass(frozen=True)
@@ -192,9 +192,7 @@ def by_vector(conn: psycopg.Connection, profile: StoredProfile, memory: str, vec
         "AND o.kind = ANY(%(kinds)s::text[]) AND o.status = ANY(%(statuses)s::text[]) "
         "ORDER BY {expr} <=> %(q)s::halfvec({dim}) LIMIT %(limit)s"
     ).format(expr=expr, dim=sql.Literal(profile.dim), pid=sql.Literal(profile.id), gen=sql.Literal(profile.generation))
-    with conn.transaction():
-        conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(limit, MIN_EF_SEARCH))))
-        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        found = conn.execute(statement, {"q": HalfVector(vector), "memory": memory, "kinds": list(kinds),
-                                         "statuses": list(statuses), "limit": limit}).fetchall()
+    found = hnsw_rows(conn, statement, {"q": HalfVector(vector), "memory": memory, "kinds": list(kinds),
+                                        "statuses": list(statuses), "limit": limit},
+                      ef_search=max(limit, MIN_EF_SEARCH))
     return sorted(((i, 1.0 - float(d)) for i, d in found), key=lambda hit: (-hit[1], hit[0]))

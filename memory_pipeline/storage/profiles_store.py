@@ -77,6 +77,18 @@ def active_profile(conn: psycopg.Connection) -> StoredProfile | None:
     return _profile(conn.execute(f"SELECT {_COLUMNS} FROM embedding_profiles WHERE is_active").fetchone())
 
 
+def serving_profile(conn: psycopg.Connection) -> tuple[StoredProfile | None, tuple[str, str | None] | None]:
+    """``active_profile`` and its ``generation_state`` in one round trip (every search asks)."""
+    row = conn.execute(
+        f"SELECT {_COLUMNS}, g.state, g.stale_reason FROM embedding_profiles p LEFT JOIN LATERAL ("
+        "SELECT state, stale_reason FROM embedding_generations "
+        "WHERE profile_id = p.id AND generation = p.generation) g ON true WHERE p.is_active"
+    ).fetchone()
+    if row is None:
+        return None, None
+    return _profile(row[:-2]), (None if row[-2] is None else (row[-2], row[-1]))
+
+
 def generation_state(conn: psycopg.Connection, profile_id: int, generation: int) -> tuple[str, str | None] | None:
     """(state, stale reason) of one generation, without its canary: what every search checks."""
     return conn.execute(

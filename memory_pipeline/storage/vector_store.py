@@ -28,6 +28,21 @@ POLICY_FILTER = (
 MIN_EF_SEARCH = 100
 
 
+def hnsw_rows(conn: psycopg.Connection, statement: sql.Composable, params: dict, *, ef_search: int) -> list[tuple]:
+    """The rows of one HNSW ``statement`` with ``hnsw.ef_search`` and pgvector's relaxed iterative
+    scan set for it alone (a transaction's local settings).
+
+    In pipeline mode: BEGIN, the settings, the statement and COMMIT cost one round trip to the
+    server instead of five, which is most of a vector search's wait on a busy machine.
+    """
+    with conn.pipeline():
+        with conn.transaction():
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
+                         "set_config('hnsw.iterative_scan', 'relaxed_order', true)", (str(ef_search),))
+            cursor = conn.execute(statement, params)
+    return cursor.fetchall()
+
+
 @dataclass(frozen=True)
 class VectorHit:
     memory: str
@@ -90,13 +105,8 @@ def nearest_chunks(
     the windows only re-score them, in the same statement.
     """
     statement = nearest_statement(profile, filtered=bool(kinds or since), by_windows=by_windows)
-    with conn.transaction():
-        ef = max(ef_search or 0, limit, MIN_EF_SEARCH)
-        conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef)))
-        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        rows = conn.execute(
-            statement,
-            {"q": HalfVector(query_vector), "memory": memory, "limit": limit, "kinds": kinds, "since": since},
-        ).fetchall()
+    rows = hnsw_rows(conn, statement,
+                     {"q": HalfVector(query_vector), "memory": memory, "limit": limit, "kinds": kinds, "since": since},
+                     ef_search=max(ef_search or 0, limit, MIN_EF_SEARCH))
     # relaxed_order may return rows slightly out of order, and windows re-score them: sort.
     return sorted((VectorHit(m, c, float(d), w) for m, c, d, w in rows), key=lambda h: h.distance)
