@@ -197,8 +197,12 @@ def _describe(procs: list[psutil.Process]) -> list[str]:
     return out
 
 
-def _stop(proc: subprocess.Popen, home: Path) -> list[str]:
-    """End the ``ui`` process group; return the processes naming ``home`` that outlived it."""
+def _stop(proc: subprocess.Popen, home: Path, recover: Callable[[], object] | None = None) -> list[str]:
+    """End the ``ui`` process group; return the processes naming ``home`` that outlived it.
+
+    ``recover``, when given, is what the README tells a user to do about a leftover (run any
+    command on the same home): called once if something outlived the group, then judged again.
+    """
     try:
         os.killpg(proc.pid, signal.SIGTERM)
     except ProcessLookupError:
@@ -219,6 +223,13 @@ def _stop(proc: subprocess.Popen, home: Path) -> list[str]:
     while leftovers and time.monotonic() < deadline:
         time.sleep(0.5)
         leftovers = _processes_naming(marker)
+    if leftovers and recover is not None:
+        recover()
+        deadline = time.monotonic() + 15
+        leftovers = _processes_naming(marker)
+        while leftovers and time.monotonic() < deadline:
+            time.sleep(0.5)
+            leftovers = _processes_naming(marker)
     report = _describe(leftovers)
     for leftover in leftovers:  # never leak into the next run, even when the assertion fails
         try:
