@@ -84,3 +84,21 @@ def db(db_url):
     database = Database.open(db_url)
     yield database
     database.close()
+
+
+# A Memory over the test database whose model is a loopback Ollama server (the Python API's tests).
+@pytest.fixture
+def model():
+    from memory_pipeline_tests.helpers import QWEN
+    from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
+
+    with LoopbackEmbeddingServer(dim=512, models={QWEN}) as server:
+        yield server
+
+
+@pytest.fixture
+def mem(db_url, model):
+    from memory_pipeline import Memory
+
+    with Memory.open(url=db_url, embed_provider="ollama", embed_url=model.url, record_in_dagster=False) as memory:
+        yield memory

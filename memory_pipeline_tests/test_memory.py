@@ -11,8 +11,8 @@ import pytest
 from memory_pipeline import Memory
 from memory_pipeline.errors import ConfigurationError, DatabaseUnavailable, InputError
 from memory_pipeline.memory import UnknownEpisode, UnknownMemory
-from memory_pipeline_tests.helpers import QWEN, count
-from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer, unused_port_url
+from memory_pipeline_tests.helpers import count
+from memory_pipeline_tests.support.loopback import unused_port_url
 
 TABLES = ("episodes", "chunks", "embeddings", "entity_mentions", "episode_names", "entities",
           "keyword_stats", "keyword_memory_stats", "search_telemetry")
@@ -20,18 +20,6 @@ TABLES = ("episodes", "chunks", "embeddings", "entity_mentions", "episode_names"
 
 def ep(memory: str, title: str, body: str, day: str = "2026-03-01") -> dict:
     return {"memory": memory, "kind": "note", "title": title, "occurred_at": day, "body": body}
-
-
-@pytest.fixture
-def model():
-    with LoopbackEmbeddingServer(dim=512, models={QWEN}) as server:
-        yield server
-
-
-@pytest.fixture
-def mem(db_url, model):
-    with Memory.open(url=db_url, embed_provider="ollama", embed_url=model.url, record_in_dagster=False) as memory:
-        yield memory
 
 
 def rows_of(memory: Memory, memory_name: str) -> dict[str, int]:

@@ -6,22 +6,8 @@ import json
 
 import pytest
 
-from memory_pipeline import Memory
 from memory_pipeline.errors import InputError
-from memory_pipeline_tests.helpers import QWEN, count
-from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
-
-
-@pytest.fixture
-def model():
-    with LoopbackEmbeddingServer(dim=512, models={QWEN}) as server:
-        yield server
-
-
-@pytest.fixture
-def mem(db_url, model):
-    with Memory.open(url=db_url, embed_provider="ollama", embed_url=model.url, record_in_dagster=False) as memory:
-        yield memory
+from memory_pipeline_tests.helpers import count
 
 
 def test_observe_import_list_search_and_forget(mem, tmp_path):
