@@ -14,7 +14,8 @@
    ``MEMORY_PIPELINE_EMBED_PARALLEL`` each of ``--parallel``) on a fresh copy of the backlog;
    chunks/s over the command's wall time (process start and the model-free work included) and
    over its own reported seconds; the fraction of the measured capacity; the CPU seconds per
-   1,000 chunks of the indexer, PostgreSQL (the embedded server) and the model server. Then the
+   1,000 chunks of the indexer, PostgreSQL (the embedded server) and the model server
+   (``--canary-every`` N sets MEMORY_PIPELINE_CANARY_EVERY: one call in N carries the canary). Then the
    same against a server that answers at once (``--latency-ms 0``, no slot limit) unless
    ``--skip-instant``.
 
@@ -178,13 +179,13 @@ def measured_capacity(server: ServerProcess, batch: int, seconds: float = 4.0) -
 
 
 def index_run(dbs: Databases, base_url: str, server: ServerProcess, batch: int, parallel: int,
-              dim: int) -> dict:
+              dim: int, canary_every: int = 1) -> dict:
     url = dbs.clone(base_url)
     try:
         env = {**os.environ, "MEMORY_PIPELINE_DATABASE_URL": url, "MEMORY_PIPELINE_EMBED_PROVIDER": "openai",
                "MEMORY_PIPELINE_EMBED_URL": server.url, "MEMORY_PIPELINE_EMBED_MODEL": MODEL,
                "MEMORY_PIPELINE_EMBED_DIM": str(dim), "MEMORY_PIPELINE_EMBED_BATCH": str(batch),
-               "MEMORY_PIPELINE_EMBED_PARALLEL": str(parallel)}
+               "MEMORY_PIPELINE_EMBED_PARALLEL": str(parallel), "MEMORY_PIPELINE_CANARY_EVERY": str(canary_every)}
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = {"_children_before": usage.ru_utime + usage.ru_stime}
         pg0, model0 = process_cpu(dbs.server_pid), process_cpu(server.proc.pid)
@@ -218,12 +219,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--parallel", default="4", help="MEMORY_PIPELINE_EMBED_PARALLEL values, comma-separated")
     parser.add_argument("--dim", type=int, default=384)
+    parser.add_argument("--canary-every", type=int, default=1,
+                        help="MEMORY_PIPELINE_CANARY_EVERY: one model call in N carries the canary (default 1: every call)")
     parser.add_argument("--skip-instant", action="store_true")
     parser.add_argument("--json", type=Path, help="write every figure here")
     args = parser.parse_args(argv)
     n = 3000 if args.quick else args.chunks
     parallels = [int(p) for p in args.parallel.split(",")]
-    figures: dict = {"chunks": n, "slots": args.slots, "latency_ms": args.latency_ms, "batch": args.batch}
+    figures: dict = {"chunks": n, "slots": args.slots, "latency_ms": args.latency_ms, "batch": args.batch,
+                     "canary_every": args.canary_every}
     dbs = Databases()
     failed = False
     try:
@@ -242,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             figures.update(nominal_capacity=server.nominal, measured_capacity=round(capacity, 1), runs=[])
             goal = min(capacity, CAPACITY_CAP) * CAPACITY_FRACTION_TARGET
             for parallel in parallels:
-                run = index_run(dbs, base, server, args.batch, parallel, args.dim)
+                run = index_run(dbs, base, server, args.batch, parallel, args.dim, args.canary_every)
                 run["fraction_of_capacity"] = round(run["chunks_per_s_wall"] / capacity, 3)
                 figures["runs"].append(run)
                 verdict = "PASS" if run["chunks_per_s_wall"] >= goal else "FAIL"
@@ -254,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
                 print_cpu(run)
         if not args.skip_instant:
             with ServerProcess(slots=0, latency_ms=0, batch=args.batch, dim=args.dim) as server:
-                run = index_run(dbs, base, server, args.batch, max(parallels), args.dim)
+                run = index_run(dbs, base, server, args.batch, max(parallels), args.dim, args.canary_every)
                 figures["instant"] = run
                 verdict = "PASS" if run["chunks_per_s_wall"] >= INSTANT_TARGET else "FAIL"
                 failed |= verdict == "FAIL"

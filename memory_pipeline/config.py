@@ -39,6 +39,7 @@ ENV_VARS = {
     "MEMORY_PIPELINE_EMBED_URL": "Base URL of the OpenAI-compatible embedding server (openai provider).",
     "MEMORY_PIPELINE_EMBED_BATCH": "Texts per model call (default 16).",
     "MEMORY_PIPELINE_EMBED_PARALLEL": "Model calls an index pass keeps in flight (default 8): about twice the server's parallel slots (OLLAMA_NUM_PARALLEL, llama.cpp --parallel, TEI, servers behind one URL). The local model runs one at a time.",
+    "MEMORY_PIPELINE_CANARY_EVERY": "1 (default): every model call of an index pass carries the canary (safe behind any load balancer). N: one call in N does, at least every 0.25 s; only for one server behind the URL.",
     "MEMORY_PIPELINE_EMBED_TIMEOUT": "Seconds to wait for one embedding call (default 120).",
     "MEMORY_PIPELINE_QUERY_EMBED_TIMEOUT": "Seconds a search waits for its query embedding before answering from keyword and graph (default 5).",
     "MEMORY_PIPELINE_PARAGRAPH_WINDOWS": "on (default) or off: also embed each chunk's paragraph windows, which the vector channel scores chunks by.",
@@ -114,6 +115,7 @@ class EmbedSettings:
     timeout_s: float
     paragraph_windows: bool = True
     in_flight: int = DEFAULT_IN_FLIGHT
+    canary_every: int = 1
     query_timeout_s: float = 5.0
     heading_anchors: bool = True
 
@@ -147,6 +149,7 @@ class EmbedSettings:
             timeout_s=env_float(environ, "MEMORY_PIPELINE_EMBED_TIMEOUT", 120.0),
             paragraph_windows=switch(environ, "MEMORY_PIPELINE_PARAGRAPH_WINDOWS", True),
             in_flight=env_int(environ, "MEMORY_PIPELINE_EMBED_PARALLEL", DEFAULT_IN_FLIGHT, maximum=64),
+            canary_every=env_int(environ, "MEMORY_PIPELINE_CANARY_EVERY", 1, maximum=1024),
             query_timeout_s=env_float(environ, "MEMORY_PIPELINE_QUERY_EMBED_TIMEOUT", 5.0),
             heading_anchors=switch(environ, "MEMORY_PIPELINE_HEADING_ANCHORS", True),
         )

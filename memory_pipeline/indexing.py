@@ -12,9 +12,20 @@ vectors or 2 seconds: each episode's chunks and vectors land in one transaction 
 Model calls run on worker threads, up to ``Embedder.in_flight`` at once
 (MEMORY_PIPELINE_EMBED_PARALLEL); commits run on a storing thread with its own connection; this
 thread claims, chunks and plans the next rounds and collects the vectors meanwhile. So the model
-server, the database and this process's own work all overlap. Every call carries
-the canary phrase as its first input; a call whose canary does not match the generation's
-stored canary is refused, so a model swapped in the middle of a pass writes nothing.
+server, the database and this process's own work all overlap.
+
+The canary phrase proves where vectors come from. By default (``Embedder.canary_every`` 1,
+MEMORY_PIPELINE_CANARY_EVERY) every model call carries it as its first input and a call's
+vectors are used only when its own canary matches the generation's stored canary: one request,
+one model, so a model swapped at any moment writes nothing, whichever server of several behind
+one URL answers. With ``canary_every`` N > 1 (one server behind the URL), one call in N carries
+it (at least every ``CANARY_EVERY_SECONDS``), plus one after the pass's last call, and a vector
+is committed only once a canary call that *started after its own call had ended* came back
+matching: the server embedded that canary after the vector, so a model swapped before the
+vector was made, and still serving, fails that canary, the pass stops and the vector is never
+written. What N > 1 cannot see: a model swapped and swapped back between two canaries (a
+fraction of a second apart), and, behind a load balancer, a server that answered the vectors
+but none of the canaries: hence the default of 1.
 
 A failure (model down, model changed, database gone) stops the pass; what was committed stays,
 everything else stays pending for the next pass.
@@ -73,6 +84,9 @@ CANARY_TEXT = (
     "totals, the name of her running coach, and a recipe for sourdough bread."
 )
 CANARY_MIN_COSINE = 0.99
+# With ``Embedder.canary_every`` above 1, the canary still rides at least this often, so
+# vectors wait little for the canary that proves them (module docstring).
+CANARY_EVERY_SECONDS = 0.25
 
 log = logging.getLogger(__name__)
 
@@ -140,8 +154,8 @@ def plan(conn, profile: StoredProfile | None, pending: list[PendingEpisode], *, 
 
 
 def stale_message(profile: StoredProfile, generation: int, reason: str, *, kept: int = 0) -> str:
-    kept_note = (f" The {kept} vectors committed before the change came from model calls whose own "
-                 "canary matched, so they are the original model's." if kept else "")
+    kept_note = (f" The {kept} vectors committed before the change were each followed by a matching "
+                 "canary, so they are the original model's." if kept else "")
     return (
         f"the model behind {profile.name} (generation {generation}) changed under the same name: "
         f"{reason}. No vector of the changed model was written.{kept_note} The generation is "
@@ -207,9 +221,9 @@ def index_pass(
 
     Pending episodes are listed once, then claimed ``CLAIM_ROUND`` at a time while the model
     works on the previous ones (``index_store.claim_episodes``): passes running at once, in this
-    process or others, never embed the same episode. Every model call carries the canary phrase
-    as its first input and its vectors are used only when that canary matches the generation's:
-    a model swapped at any moment writes nothing (``ModelRefused``).
+    process or others, never embed the same episode. A vector is written only after a canary
+    sent once its call had ended matched the generation's (module docstring): a model swapped
+    at any moment, and still serving, writes nothing (``ModelRefused``).
     """
     started = time.perf_counter()
     report = IndexReport(profile=embedder.profile.name, passes=1)
@@ -244,10 +258,18 @@ class _Pass:
         self.candidates: list[int] | None = None  # pending ids, listed at the first claim
         self.cursor = 0  # candidates before it were tried
         self.exhausted = False
-        self.batches: list[list[_View] | None] = []  # by call number; None once processed
+        self.views: deque[_View] = deque()  # planned, not yet in a call
+        self.batches: list[tuple[list[_View], bool] | None] = []  # by call number: views, canary first?
         self.next_call = 0
+        # The last call that carried the canary: the pass's probe (``check_canary``) counts as call -1.
+        self.canary_call, self.canary_sent = -1, time.perf_counter()
         self.received: dict[tuple[int, str], list[np.ndarray]] = {}
-        self.complete: list[EpisodeWork] = []  # embedded, not yet handed to the storing thread
+        self.ended: dict[int, float] = {}  # episode id -> the latest end of its calls so far
+        # Embedded episodes wait in ``unproven`` (with the end of their last call) until a canary
+        # sent after that end matches (``proven_until``: the latest such canary's start).
+        self.unproven: list[tuple[float, EpisodeWork]] = []
+        self.proven_until = float("-inf")
+        self.complete: list[EpisodeWork] = []  # embedded and proven, not yet handed to the storing thread
         self.complete_vectors = 0  # the chunk vectors they hold
         self.last_write = time.perf_counter()
 
@@ -255,17 +277,17 @@ class _Pass:
         report = self.report
         calls = model_calls(self.embedder, self.next_inputs)
         try:
-            for number, vectors, seconds in calls:
-                report.embed_seconds += seconds
+            for number, vectors, started, ended in calls:
+                report.embed_seconds += ended - started
                 report.model_calls += 1
-                cosine = _cosine(vectors[0], self.canary)
-                if cosine < CANARY_MIN_COSINE:
-                    # This call's vectors are dropped; the complete episodes before it are the
-                    # original model's (each of their calls passed its own canary).
-                    self.flush()
-                    self.collect(ahead=0)  # every commit done: ``kept`` counts them all
-                    _refuse(self.conn, self.profile, cosine, kept=report.vectors)
-                self.receive(number, vectors[1:])
+                views, with_canary = self.batches[number]
+                self.batches[number] = None
+                if with_canary:
+                    self.prove(vectors[0], started)
+                    vectors = vectors[1:]
+                # A call's own matching canary proves its vectors too (one request, one model).
+                self.receive(views, vectors, float("-inf") if with_canary else ended)
+                self.promote()
                 if (self.complete_vectors >= WRITE_EVERY_CHUNKS
                         or time.perf_counter() - self.last_write >= WRITE_EVERY_SECONDS):
                     self.flush()
@@ -279,26 +301,62 @@ class _Pass:
             raise
         finally:
             calls.close()  # a failure: no model call is left running or queued
+        if self.unproven:
+            # The last calls' vectors: one more canary, sent after every call has ended.
+            started = time.perf_counter()
+            vector = self.embedder.embed_documents([CANARY_TEXT])[0]
+            report.model_calls += 1
+            self.prove(vector, started)
+            self.promote()
         self.flush()
         self.collect(ahead=0)
 
-    def next_inputs(self) -> list[str] | None:
-        """The inputs of the next model call (the canary first), claiming more work when the
-        claimed work is all sent; None when there is nothing left for this pass."""
-        while self.next_call >= len(self.batches):
-            batches = self.claim_round()
-            if not batches:
-                if self.exhausted:
-                    return None
-                continue
-            self.batches.extend(batches)
-        batch = self.batches[self.next_call]
-        self.next_call += 1
-        return [CANARY_TEXT] + [text for *_, text in batch]
+    def prove(self, canary: np.ndarray, started: float) -> None:
+        """Check a canary the model embedded in a call sent at ``started``: a mismatch stops the
+        pass (the proven episodes are committed first, nothing else); a match proves every
+        call that had ended before ``started`` (``promote``)."""
+        cosine = _cosine(canary, self.canary)
+        if cosine < CANARY_MIN_COSINE:
+            # The unproven episodes are dropped; the committed ones are the original model's
+            # (each was followed by a matching canary).
+            self.flush()
+            self.collect(ahead=0)  # every commit done: ``kept`` counts them all
+            _refuse(self.conn, self.profile, cosine, kept=self.report.vectors)
+        self.proven_until = max(self.proven_until, started)
 
-    def claim_round(self) -> list[list[_View]]:
+    def promote(self) -> None:
+        """Move the embedded episodes whose calls are all proven to ``complete``."""
+        waiting = []
+        for ended, work in self.unproven:
+            if ended <= self.proven_until:
+                self.complete.append(work)
+                self.complete_vectors += len(work.missing)
+            else:
+                waiting.append((ended, work))
+        self.unproven = waiting
+
+    def next_inputs(self) -> list[str] | None:
+        """The inputs of the next model call (the canary first when it is due), claiming more
+        work when the planned views run short; None when there is nothing left for this pass."""
+        now = time.perf_counter()
+        with_canary = (self.next_call - self.canary_call >= self.embedder.canary_every
+                       or now - self.canary_sent >= CANARY_EVERY_SECONDS)
+        size = max(1, self.embedder.batch_size - 1) if with_canary else self.embedder.batch_size
+        while len(self.views) < size and not self.exhausted:
+            self.views.extend(self.claim_round())
+        if not self.views:
+            return None
+        views = [self.views.popleft() for _ in range(min(size, len(self.views)))]
+        self.batches.append((views, with_canary))
+        if with_canary:
+            self.canary_call, self.canary_sent = self.next_call, now
+        self.next_call += 1
+        texts = [text for *_, text in views]
+        return [CANARY_TEXT, *texts] if with_canary else texts
+
+    def claim_round(self) -> list[_View]:
         """Claim and plan the next pending episodes; write those that need no model; the model
-        calls (batches of views) the others need."""
+        inputs (views) the others need."""
         if self.candidates is None:
             # One scan for the pass; rounds then claim from this list (another pass may hold
             # some, or have finished them: both are skipped).
@@ -328,9 +386,8 @@ class _Pass:
             works = [w for w in works if w.has_stored_chunks]
         self.write([w for w in works if w.complete])  # nothing to embed (only chunks missing)
         self.collect(ahead=WRITES_AHEAD)
-        # One model input per view (the chunk, then its windows); batches cut across chunks and
-        # episodes, so every model call of a round but its last is full: the canary and
-        # batch_size - 1 views.
+        # One model input per view (the chunk, then its windows); calls cut across chunks,
+        # episodes and rounds, so every model call but the pass's last is full.
         queue: list[_View] = []
         for work in works:
             if work.complete:
@@ -340,12 +397,15 @@ class _Pass:
                 views = chunk_views(chunk_of[cid].text, windows=self.embedder.paragraph_windows,
                                     anchor=chunk_of[cid].anchor)
                 queue.extend((work, cid, len(views), text) for text in views)
-        per_call = max(1, self.embedder.batch_size - 1)
-        return [queue[i : i + per_call] for i in range(0, len(queue), per_call)]
+        return queue
 
-    def receive(self, number: int, vectors: np.ndarray) -> None:
-        batch, self.batches[number] = self.batches[number], None
+    def receive(self, batch: list[_View], vectors: np.ndarray, ended: float) -> None:
+        """File a call's vectors (``ended``: when it came back, -inf when its own canary proved
+        it); an episode whose last vector came now waits in ``unproven`` for a canary sent after
+        the latest end of its calls (``prove``)."""
         for (work, cid, n_views, _), vector in zip(batch, vectors):
+            last = self.ended.get(work.episode.id)
+            self.ended[work.episode.id] = ended if last is None else max(last, ended)
             got = self.received.setdefault((work.episode.id, cid), [])
             got.append(vector)
             if len(got) == n_views:
@@ -354,8 +414,7 @@ class _Pass:
                 self.report.windows += n_views - 1
         for w in {id(w): w for w, *_ in batch}.values():
             if w.complete and w.missing:  # ``missing`` is not empty: its last vector came now
-                self.complete.append(w)
-                self.complete_vectors += len(w.missing)
+                self.unproven.append((self.ended.pop(w.episode.id), w))  # the end of its last call
 
     def flush(self) -> None:
         """Hand the complete episodes to the storing thread."""
@@ -405,20 +464,21 @@ class _Pass:
 
 def model_calls(
     embedder: Embedder, next_inputs: Callable[[], list[str] | None]
-) -> Generator[tuple[int, np.ndarray, float], None, None]:
+) -> Generator[tuple[int, np.ndarray, float, float], None, None]:
     """Embed each list of texts ``next_inputs()`` gives (until it gives None) in one model call,
     up to ``embedder.in_flight`` calls at once on worker threads, yielding (call number, vectors,
-    seconds) as the calls complete; call numbers count from 0 in the order the inputs were given.
+    started, ended) as the calls complete (``time.perf_counter`` when the worker sent the call and
+    when its answer was decoded); call numbers count from 0 in the order the inputs were given.
 
     The caller stores (and ``next_inputs`` claims more work) while the next calls run: the model
     server is never idle waiting for the database, and with several calls in flight it is never
     idle waiting for this process. Closing the generator cancels the calls not yet started and
     waits for the running ones.
     """
-    def one(number: int, texts: list[str]) -> tuple[int, np.ndarray, float]:
+    def one(number: int, texts: list[str]) -> tuple[int, np.ndarray, float, float]:
         t0 = time.perf_counter()
         vectors = embedder.embed_documents(texts)
-        return number, vectors, time.perf_counter() - t0
+        return number, vectors, t0, time.perf_counter()
 
     in_flight = max(1, embedder.in_flight)
     submitted = 0

@@ -1,4 +1,4 @@
-"""Index passes and ingests running at the same time: claims, the canary on every model call,
+"""Index passes and ingests running at the same time: claims, the canary that proves a pass's vectors,
 calls in flight, and ingests that cannot deadlock (issue #11 items 2 and 7, issue #12)."""
 
 from __future__ import annotations
@@ -92,12 +92,13 @@ def unit(vector) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
-@pytest.mark.parametrize("in_flight", [1, 3])
-def test_a_model_swapped_in_the_middle_of_a_pass_leaves_none_of_its_vectors(db, tmp_path, in_flight):
+# canary_every 3: the swapped calls without a canary of their own wait for one sent after them.
+@pytest.mark.parametrize("in_flight, canary_every", [(1, 1), (3, 1), (3, 3)])
+def test_a_model_swapped_in_the_middle_of_a_pass_leaves_none_of_its_vectors(db, tmp_path, in_flight, canary_every):
     ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(30)])])
     with LoopbackEmbeddingServer(dim=1024) as server:
         embedder = ollama_embedder(server.url, batch_size=4)
-        embedder.in_flight = in_flight
+        embedder.in_flight, embedder.canary_every = in_flight, canary_every
         server.answer_override = original_then_swapped(after_calls=12)
         with pytest.raises(ModelRefused) as info:
             indexing.index_until_done(db, embedder)
@@ -120,6 +121,24 @@ def test_a_model_swapped_in_the_middle_of_a_pass_leaves_none_of_its_vectors(db, 
     assert report.pending_after == 0
     with db.connection() as conn:
         assert profiles_store.get_generation(conn, profile.id, profile.generation).state == "ready"
+
+
+def test_a_swap_after_the_last_canary_of_a_pass_is_caught_by_its_closing_canary(db, tmp_path, monkeypatch):
+    # No canary rides in the pass's calls (the probe aside): only the one sent after the last
+    # call has ended can prove their vectors, and it sees the swapped model.
+    monkeypatch.setattr(indexing, "CANARY_EVERY_SECONDS", 10_000.0)
+    ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(12)])])
+    with LoopbackEmbeddingServer(dim=1024) as server:
+        embedder = ollama_embedder(server.url, batch_size=4)
+        embedder.in_flight, embedder.canary_every = 2, 10_000
+        server.answer_override = original_then_swapped(after_calls=3)
+        with pytest.raises(ModelRefused):
+            indexing.index_until_done(db, embedder)
+        canaries = [i for i, texts in enumerate(server.inputs) if indexing.CANARY_TEXT in texts]
+        calls = len(server.inputs)
+    assert canaries == [0, calls - 1]  # the probe, then one after the last call
+    assert count(db, "SELECT count(*) FROM embeddings") == 0
+    assert indexing.pending_count(db, embedder) == 12
 
 
 def test_index_keeps_the_configured_number_of_model_calls_in_flight(db, tmp_path):

@@ -57,6 +57,9 @@ class Embedder(abc.ABC):
     #: How many model calls an index pass keeps in flight at once (MEMORY_PIPELINE_EMBED_PARALLEL,
     #: set by ``embedders.factory``): match the server's parallel slots. Calls must be thread-safe.
     in_flight: int = 1
+    #: One model call in this many carries the canary during an index pass (``indexing``;
+    #: MEMORY_PIPELINE_CANARY_EVERY, set by ``embedders.factory``). 1: every call.
+    canary_every: int = 1
     #: How long a search waits for ``embed_query`` (``search.query_embedding``); an index pass
     #: waits for the provider's own, much longer, timeout. MEMORY_PIPELINE_QUERY_EMBED_TIMEOUT.
     query_timeout_s: float = 5.0

@@ -19,6 +19,7 @@ def build_embedder(settings: EmbedSettings) -> Embedder:
     embedder = _provider_embedder(settings)
     embedder.paragraph_windows = settings.paragraph_windows
     embedder.in_flight = settings.in_flight
+    embedder.canary_every = settings.canary_every
     embedder.query_timeout_s = settings.query_timeout_s
     embedder.heading_anchors = settings.heading_anchors
     return embedder
