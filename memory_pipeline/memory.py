@@ -407,7 +407,8 @@ class Memory:
                             force: bool = False) -> tuple[list["observations.SaveOutcome"], list[str]]:
         """Save every statement of a JSONL file (``domain.observations.JSONL_FIELDS``) next to the
         close ones ("add"); near-exact duplicates are refused unless ``force``. Returns the outcomes
-        and ``FILE:LINE: reason`` for each rejected line (bad fields, or a duplicate)."""
+        and ``FILE:LINE: reason`` for each rejected line (bad fields, a cited episode of another
+        memory, or a duplicate)."""
         from memory_pipeline import observations
         from memory_pipeline.domain.observations import parse_observation_lines
 
@@ -420,7 +421,11 @@ class Memory:
         outcomes = []
         embedder = self._statement_embedder() if drafts else None
         for line, draft in drafts:
-            outcome = observations.save(self.db, draft, embedder=embedder, decision="add", force=force)
+            try:
+                outcome = observations.save(self.db, draft, embedder=embedder, decision="add", force=force)
+            except InputError as exc:  # e.g. an episode of another memory: this line only
+                rejections.append((line, f"{display}:{line}: {exc}"))
+                continue
             if outcome.action == "refused":
                 rejections.append((line, f"{display}:{line}: near-exact duplicate of statement "
                                          f"#{outcome.duplicate_of} (force saves it anyway)"))

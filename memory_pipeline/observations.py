@@ -12,11 +12,13 @@ then decides (``decision``):
 * dropping it is simply not saving again.
 
 A near-exact duplicate of a live statement (``domain.observations.is_near_duplicate``) is
-refused whatever the decision, unless ``force``.
+refused whatever the decision, unless ``force``. A statement cites only episodes of its own
+memory: search shows its sources to whoever may read that memory, so an id from another memory
+is refused (``episode_ids``), not stored.
 
 Vectors: statements get one vector per (profile, generation), like chunks. ``embed_pending``
 writes the missing ones for the generation being written (``indexing.index_until_done`` calls it:
-``memory-pipeline index`` and ``Memory.index``; the Dagster assets do not yet, see the README; a
+``memory-pipeline index`` and ``Memory.index``; in Dagster the ``statement_vectors`` asset; a
 reindex's new generation makes every statement pending again); ``save`` also stores the new statement's vector at once when
 it has an embedder of the serving profile, so it is searchable by meaning straight away.
 """
@@ -44,6 +46,15 @@ log = logging.getLogger(__name__)
 
 class UnknownStatement(InputError):
     """No such live (or, for a status change, any) statement in the memory."""
+
+
+def _check_sources(db: Database, draft: ObservationDraft) -> None:
+    with db.connection() as conn:
+        foreign = observations_store.foreign_episodes(conn, draft.memory, draft.episode_ids)
+    if foreign:
+        listed = ", ".join(map(str, foreign))
+        raise InputError(f"episode_ids: no episode {listed} in memory {draft.memory!r} "
+                         "(a statement cites episodes of its own memory)")
 
 
 @dataclass(frozen=True)
@@ -127,13 +138,15 @@ def _is_statement_id(value: object) -> bool:
 def save(db: Database, draft: ObservationDraft, *, embedder: Embedder | None = None, decision: str = "ask",
          revise_id: int | None = None, force: bool = False) -> SaveOutcome:
     """Save ``draft`` as ``decision`` says (see the module docstring); InputError for a bad
-    decision or a ``revise_id`` that is not a live statement of the memory."""
+    decision, a ``revise_id`` that is not a live statement of the memory, or a cited episode
+    that is not the memory's."""
     if decision not in ("ask", "add", "revise"):
         raise InputError(f"unknown decision {decision!r} (expected ask, add or revise)")
     if (decision == "revise") != (revise_id is not None):
         raise InputError("revise needs the id of the statement it replaces (and only revise takes one)")
     if revise_id is not None and not _is_statement_id(revise_id):
         raise UnknownStatement(f"no active or contested statement #{revise_id} in memory {draft.memory!r} to revise")
+    _check_sources(db, draft)
     close, vector = close_existing(db, draft, embedder=embedder)
     outcome = SaveOutcome("undecided", close=close)
     duplicate = next((c for c in close if c.observation.id != revise_id

@@ -58,3 +58,24 @@ def test_forgetting_an_episode_forgets_the_statements_drawn_only_from_it(mem):
     assert count(mem.db, f"SELECT count(*) FROM observation_embeddings WHERE observation_id = {only.saved_id}") == 0
     found = [r.text for r in mem.search("me", "molar crown before summer").results if r.kind == "observation"]
     assert "The molar needs a crown before summer" not in found
+
+
+def test_a_statement_cites_only_episodes_of_its_own_memory(mem, tmp_path):
+    added = mem.add([
+        {"memory": "me", "kind": "note", "title": "Run", "occurred_at": "2026-03-01", "body": "Ran 14 km with Inês."},
+        {"memory": "other", "kind": "note", "title": "Secret", "occurred_at": "2026-03-01", "body": "Not yours."},
+    ])
+    mine, theirs = added.inserted_ids
+    with pytest.raises(InputError, match=rf"episode_ids: no episode {theirs} in memory 'me'"):
+        mem.observe("me", "Inês runs with me", episode_ids=[mine, theirs])
+    with pytest.raises(InputError, match=r"episode_ids: no episode 999999 in memory 'me'"):
+        mem.observe("me", "Inês runs with me", episode_ids=[999999])
+    assert mem.observations("me") == []
+    path = tmp_path / "obs.jsonl"
+    path.write_text(json.dumps({"text": "Inês runs with me", "episode_ids": [theirs]}) + "\n"
+                    + json.dumps({"text": "I ran 14 km", "episode_ids": [mine]}) + "\n", encoding="utf-8")
+    outcomes, rejections = mem.import_observations(path, memory="me")
+    assert [o.action for o in outcomes] == ["added"]
+    assert rejections == [f"{path}:1: episode_ids: no episode {theirs} in memory 'me' "
+                          "(a statement cites episodes of its own memory)"]
+    assert [tuple(o.episode_ids) for o in mem.observations("me")] == [(mine,)]

@@ -69,6 +69,15 @@ def insert(conn: psycopg.Connection, draft: ObservationDraft, *, revises: int | 
     }).fetchone()[0]
 
 
+def foreign_episodes(conn: psycopg.Connection, memory: str, episode_ids: Sequence[int]) -> list[int]:
+    """Those of ``episode_ids`` that are not episodes of ``memory`` (in the order given)."""
+    if not episode_ids:
+        return []
+    found = {i for (i,) in conn.execute("SELECT id FROM episodes WHERE memory = %s AND id = ANY(%s)",
+                                        (memory, list(episode_ids)))}
+    return [i for i in episode_ids if i not in found]
+
+
 def revise(conn: psycopg.Connection, old_id: int, draft: ObservationDraft) -> int | None:
     """Retire ``old_id`` and store ``draft`` as its successor, in one transaction; None when
     ``old_id`` is not a live statement of the draft's memory (nothing is written then)."""
