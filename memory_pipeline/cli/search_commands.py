@@ -26,8 +26,9 @@ def _channels(text: str | None) -> tuple[str, ...] | None:
 
 def cmd_search(args) -> int:
     if args.batch:
-        if args.query or args.memory:
-            raise InputError("--batch reads memory and query from the file; give neither on the command line")
+        if args.query or args.memory or args.contested is not None:
+            raise InputError("--batch reads memory, query and contested from the file; give none of them on the "
+                             "command line")
         return _batch(args.batch)
     if args.query is None:
         raise InputError("give a query (or --batch FILE)")
@@ -35,7 +36,8 @@ def cmd_search(args) -> int:
         raise InputError("--memory is required: every search is inside one memory")
     with open_memory() as mem:
         response = mem.search(
-            args.memory, args.query, policy=args.policy, limit=args.limit, channels=_channels(args.channels)
+            args.memory, args.query, policy=args.policy, limit=args.limit, channels=_channels(args.channels),
+            contested_beliefs=args.contested,
         )
     if args.json:
         print_json(response.to_json())
@@ -44,7 +46,7 @@ def cmd_search(args) -> int:
     return ExitCode.OK
 
 
-_BATCH_FIELDS = ("memory", "query", "policy", "limit", "channels")
+_BATCH_FIELDS = ("memory", "query", "policy", "limit", "channels", "contested")
 
 
 def _batch(path: str) -> int:
@@ -93,8 +95,11 @@ def _batch_search(mem, raw: bytes):
     limit = item.get("limit")
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
         raise InputError("'limit' must be a whole number")
+    contested = item.get("contested")
+    if contested is not None and not isinstance(contested, bool):
+        raise InputError(f"'contested' must be true or false, got {json_type(contested)}")
     return mem.search(item["memory"], item["query"], policy=item.get("policy"), limit=limit,
-                      channels=_channels(channels))
+                      channels=_channels(channels), contested_beliefs=contested)
 
 
 def _json_line(document: dict) -> str:

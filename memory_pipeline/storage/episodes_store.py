@@ -104,7 +104,9 @@ def memory_counts(conn: psycopg.Connection) -> list[MemoryCounts]:
 
 
 def memory_names(conn: psycopg.Connection) -> list[str]:
-    return [r[0] for r in conn.execute("SELECT DISTINCT memory FROM episodes ORDER BY memory").fetchall()]
+    """Every memory holding an episode or a statement (``search_store.memory_exists``)."""
+    return [r[0] for r in conn.execute(
+        "SELECT memory FROM episodes UNION SELECT memory FROM observations ORDER BY memory").fetchall()]
 
 
 def get_episode(conn: psycopg.Connection, episode_id: int) -> dict | None:

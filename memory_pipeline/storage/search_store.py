@@ -26,7 +26,9 @@ class Filters:
 
 
 def memory_exists(conn: psycopg.Connection, memory: str) -> bool:
-    return conn.execute("SELECT EXISTS (SELECT 1 FROM episodes WHERE memory = %s)", (memory,)).fetchone()[0]
+    """A memory exists once it holds an episode or a statement (an agent may write only those)."""
+    return conn.execute("SELECT EXISTS (SELECT 1 FROM episodes WHERE memory = %(m)s)"
+                        " OR EXISTS (SELECT 1 FROM observations WHERE memory = %(m)s)", {"m": memory}).fetchone()[0]
 
 
 def query_lexemes(conn: psycopg.Connection, text: str) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from memory_pipeline_tests.support.loopback import unused_port_url
 
 
@@ -27,3 +29,19 @@ def test_cli_observe_and_observations(cli, tmp_path):
     assert cli("observations", "status", "3", "--memory", "me", "--set", "contested", env=env).code == 0
     missing = cli("observations", "status", "99", "--memory", "me", "--set", "contested", env=env)
     assert missing.code == 2 and "no statement #99" in missing.err
+    belief = cli("observe", "Mara prefers running before work", "--memory", "me", "--kind", "belief", "--contested", "--add-anyway",
+                 "--json", env=env)
+    assert belief.code == 0, belief.err
+    query = ("search", "running before work", "--memory", "me", "--channels", "belief", "--json")
+    plain = cli(*query, env=env)
+    assert plain.code == 0, plain.err + plain.out
+    assert plain.json()["results"] == []  # the default policy leaves contested beliefs out
+    shown = cli(*query, "--contested", env=env).json()["results"]
+    assert [(r["chunkId"], r["status"]) for r in shown] == [(f"belief:{belief.json()['id']}", "contested")]
+    batch = tmp_path / "q.jsonl"
+    batch.write_text('{"memory": "me", "query": "running before work", "channels": "belief", "contested": true}\n'
+                     '{"memory": "me", "query": "running", "contested": "yes"}\n', encoding="utf-8")
+    answered = cli("search", "--batch", str(batch), env=env)
+    first, second = (json.loads(line) for line in answered.out.splitlines())
+    assert answered.code == 3 and len(first["results"]) == 1
+    assert second == {"line": 2, "error": "'contested' must be true or false, got string"}
