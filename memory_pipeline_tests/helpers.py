@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
+from typing import Iterator
 
+import dagster as dg
+
+from memory_pipeline.dagster_storage import as_psycopg2_url
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.ollama import OllamaEmbedder
 from memory_pipeline.storage.database import Database
@@ -37,3 +42,17 @@ def ollama_embedder(url: str, dim: int = 512, model: str = QWEN, batch_size: int
 def count(db: Database, sql: str, *params) -> int:
     with db.connection() as conn:
         return conn.execute(sql, params).fetchone()[0]
+
+
+@contextlib.contextmanager
+def dagster_instance(db_url: str, home: Path) -> Iterator[dg.DagsterInstance]:
+    """A Dagster instance reading the run/event storage that the CLI writes in ``db_url`` (as
+    the web UI would), configured in ``home`` (created), disposed on exit."""
+    home.mkdir()
+    (home / "dagster.yaml").write_text(
+        f"storage:\n  postgres:\n    postgres_url: {json.dumps(as_psycopg2_url(db_url))}\n", encoding="utf-8")
+    instance = dg.DagsterInstance.from_config(str(home))
+    try:
+        yield instance
+    finally:
+        instance.dispose()

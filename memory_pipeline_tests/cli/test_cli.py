@@ -10,7 +10,7 @@ import psutil
 
 from memory_pipeline.domain.chunking import chunk_body
 from memory_pipeline.domain.windows import paragraph_windows
-from memory_pipeline_tests.helpers import count, episode, write_jsonl
+from memory_pipeline_tests.helpers import count, dagster_instance, episode, write_jsonl
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer, unused_port_url
 
 
@@ -111,8 +111,6 @@ def test_expected_failures_have_their_own_message_and_exit_code(cli, tmp_path):
 def test_cli_ingest_and_index_mark_the_days_partitions_in_dagster(cli, tmp_path, db, db_url):
     import dagster as dg
 
-    from memory_pipeline.dagster_storage import as_psycopg2_url
-
     write_jsonl(tmp_path / "e.jsonl", [episode(i, words="harbour walk with Marta Quintela") for i in range(2)])
     result = cli("ingest", str(tmp_path / "e.jsonl"))
     assert result.code == 0 and "warning" not in result.err, result.err
@@ -121,20 +119,13 @@ def test_cli_ingest_and_index_mark_the_days_partitions_in_dagster(cli, tmp_path,
     assert indexed.code == 0 and "warning" not in indexed.err, indexed.err
     # `index` did the entity_mentions partition's work for the day too: its names are extracted.
     assert count(db, "SELECT count(*) FROM episode_names") == 2
-    config_dir = tmp_path / "dagster_home"
-    config_dir.mkdir()
-    (config_dir / "dagster.yaml").write_text(
-        f"storage:\n  postgres:\n    postgres_url: {json.dumps(as_psycopg2_url(db_url))}\n", encoding="utf-8")
-    instance = dg.DagsterInstance.from_config(str(config_dir))
-    try:
+    with dagster_instance(db_url, tmp_path / "dagster_home") as instance:
         today = dt.datetime.now(dt.timezone.utc).date().isoformat()
         for asset in ("episodes", "chunks", "embeddings", "entity_mentions"):
             assert today in instance.get_materialized_partitions(dg.AssetKey(asset)), asset
         assert instance.get_dynamic_partitions("ingest_days") == [today]
         event = instance.get_latest_materialization_event(dg.AssetKey("episodes"))
         assert event.asset_materialization.metadata["dagster/row_count"].value == 2
-    finally:
-        instance.dispose()
 
 
 def _postgres_for(pgdata) -> list[psutil.Process]:

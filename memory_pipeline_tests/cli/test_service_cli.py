@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 
 import dagster as dg
 
-from memory_pipeline.dagster_storage import as_psycopg2_url
-from memory_pipeline_tests.helpers import episode, write_jsonl
+from memory_pipeline_tests.helpers import dagster_instance, episode, write_jsonl
 
 
 def test_memories_forget_and_status(cli, tmp_path, db_url):
@@ -38,14 +36,7 @@ def test_memories_forget_and_status(cli, tmp_path, db_url):
     assert search.code == 2 and "unknown memory 'bob' (existing: alice)" in search.err
 
     # The Dagster UI shows the day's episodes partition as changed, with what was forgotten.
-    config_dir = tmp_path / "dagster_home"
-    config_dir.mkdir()
-    (config_dir / "dagster.yaml").write_text(
-        f"storage:\n  postgres:\n    postgres_url: {json.dumps(as_psycopg2_url(db_url))}\n", encoding="utf-8")
-    instance = dg.DagsterInstance.from_config(str(config_dir))
-    try:
+    with dagster_instance(db_url, tmp_path / "dagster_home") as instance:
         event = instance.get_latest_materialization_event(dg.AssetKey("episodes"))
         metadata = event.asset_materialization.metadata
         assert metadata["forgotten_episodes"].value == 1 and metadata["dagster/row_count"].value == 1
-    finally:
-        instance.dispose()
