@@ -17,6 +17,7 @@ import json
 import shutil
 import time
 from pathlib import Path
+from typing import Iterable
 
 import dagster as dg
 
@@ -30,6 +31,9 @@ from memory_pipeline.storage import index_store, observations_store, partition_s
 from memory_pipeline.storage.profiles_store import active_profile, get_profile, writing_target
 
 RETRY_AFTER_S = 300
+PARTITION_TAG = "dagster/partition"
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"
 IN_FLIGHT = [
     dg.DagsterRunStatus.QUEUED,
     dg.DagsterRunStatus.NOT_STARTED,
@@ -38,9 +42,19 @@ IN_FLIGHT = [
 ]
 
 
-def days_in_flight(instance: dg.DagsterInstance) -> set[str]:
-    records = instance.get_run_records(dg.RunsFilter(job_name=index_day_job.name, statuses=IN_FLIGHT))
-    return {r.dagster_run.tags.get("dagster/partition") for r in records} - {None}
+def days_in_flight(instance: dg.DagsterInstance, days: Iterable[str]) -> set[str]:
+    """Those of ``days`` that a queued or running run of any job covers: one day's run (the
+    sensor's, the schedule's) or a backfill's run of a range of days (``BackfillPolicy.multi_run``
+    tags the range's ends; every partitioned asset here is partitioned by ingest day, and ISO
+    days sort as text)."""
+    covered, ranges = set(), []
+    for record in instance.get_run_records(dg.RunsFilter(statuses=IN_FLIGHT)):
+        tags = record.dagster_run.tags
+        if PARTITION_TAG in tags:
+            covered.add(tags[PARTITION_TAG])
+        elif RANGE_START_TAG in tags and RANGE_END_TAG in tags:
+            ranges.append((tags[RANGE_START_TAG], tags[RANGE_END_TAG]))
+    return {day for day in days if day in covered or any(start <= day <= end for start, end in ranges)}
 
 
 def in_flight(instance: dg.DagsterInstance, job: str) -> bool:
@@ -123,7 +137,8 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
                                    dynamic_partitions_requests=partition_requests)
         cursor = json.loads(context.cursor) if context.cursor else {}
         valid = set(context.instance.get_dynamic_partitions(ingest_days.name)) | set(new_days)
-        requests, next_cursor = plan_requests(pending, days_in_flight(context.instance), cursor, time.time(), valid)
+        requests, next_cursor = plan_requests(pending, days_in_flight(context.instance, pending), cursor, time.time(),
+                                               valid)
         if not requests:
             return dg.SensorResult(
                 skip_reason=dg.SkipReason(

@@ -14,7 +14,7 @@ from memory_pipeline.definitions import load
 from memory_pipeline.defs.assets import EMBEDDING_POOL, backlog, chunks, embeddings, hnsw_index, pipeline_stats
 from memory_pipeline.defs.checks import backlog_is_fresh
 from memory_pipeline.defs.instance import add_partitions, apply_pool_limits
-from memory_pipeline.defs.sensors import RETRY_AFTER_S, build_sensors, plan_requests
+from memory_pipeline.defs.sensors import RETRY_AFTER_S, build_sensors, days_in_flight, plan_requests
 from memory_pipeline.errors import DatabaseUnavailable
 from memory_pipeline.ingest import ingest_paths, utc_today
 from memory_pipeline.resources import MemoryResource
@@ -68,6 +68,21 @@ def test_unindexed_sensor_requests_each_pending_day_once(db, tmp_path, resources
         again = unindexed_sensor(ctx)
     assert not again.run_requests
     assert "5 pending episode(s) on 2 day(s)" in again.skip_reason.skip_message
+
+
+def test_days_in_flight_are_the_days_of_unfinished_runs_and_backfill_ranges():
+    instance = dg.DagsterInstance.ephemeral()
+    for job, status, tags in [
+        ("index_day_job", dg.DagsterRunStatus.NOT_STARTED, {"dagster/partition": "2026-11-02"}),
+        # A backfill's run of several days (BackfillPolicy.multi_run) runs the asset job with a range.
+        ("__ASSET_JOB", dg.DagsterRunStatus.STARTED, {"dagster/asset_partition_range_start": "2026-11-05",
+                                                      "dagster/asset_partition_range_end": "2026-11-07"}),
+        ("index_day_job", dg.DagsterRunStatus.SUCCESS, {"dagster/partition": "2026-11-09"}),  # finished
+        ("nightly_job", dg.DagsterRunStatus.STARTED, {}),
+    ]:
+        instance.add_run(dg.DagsterRun(job_name=job, status=status, tags=tags))
+    days = ["2026-11-01", "2026-11-02", "2026-11-05", "2026-11-06", "2026-11-07", "2026-11-08", "2026-11-09"]
+    assert days_in_flight(instance, days) == {"2026-11-02", "2026-11-05", "2026-11-06", "2026-11-07"}
 
 
 def test_sensor_plan_skips_days_in_flight_and_retries_failures_later():
