@@ -1,5 +1,6 @@
 """Hostile requests against ``memory-pipeline serve``: malformed JSON, huge bodies, path traversal
-and SQL fragments in ids and queries, invalid UTF-8, wrong methods, bad tokens.
+and SQL fragments in ids and queries, invalid UTF-8, wrong methods, bad tokens, and bad
+statements (observations and beliefs) and documents (uploads that are not what they claim).
 
 Passes when no answer is a 5xx other than 502/503, no answer carries a stack trace, the server is
 still up and answering searches, and every table holds the rows it held before (search telemetry
@@ -16,6 +17,7 @@ The tests run ``attack`` at a small size against their own server process
 from __future__ import annotations
 
 import argparse
+import base64
 import collections
 import json
 import random
@@ -35,7 +37,8 @@ import psycopg
 ROOT = Path(__file__).resolve().parents[1]
 # Tables whose rows no hostile request may change.
 TABLES = ("episodes", "chunks", "embeddings", "entities", "entity_mentions", "episode_names", "keyword_stats",
-          "keyword_memory_stats", "embedding_profiles", "embedding_generations", "api_tokens", "schema_migrations")
+          "keyword_memory_stats", "embedding_profiles", "embedding_generations", "api_tokens", "schema_migrations",
+          "observations", "observation_embeddings")
 TRACE_MARKERS = ("Traceback", 'File "/', "psycopg.", "sqlalchemy", "site-packages")
 
 SQL_FRAGMENTS = ["1 OR 1=1", "1; DROP TABLE episodes; --", "' OR ''='", "alice'--", "1 UNION SELECT body FROM episodes",
@@ -97,7 +100,7 @@ def hostile_cases(rng: random.Random, memories: list[str], episode_ids: list[int
     words = ["bread", "harbor", "Lucinda", "apples", "zeppelin", "kumquat"]
     while True:
         kind = rng.choice(["json", "json", "huge", "sql", "sql", "traversal", "traversal", "utf8", "method",
-                           "token", "query", "batch"])
+                           "token", "query", "batch", "statement", "statement", "document"])
         if kind == "json":
             body = rng.choice([
                 b"{", b"[", b'{"episodes": [', b"{'memory': 'alice'}", b"nul\x00l", b'{"a": NaN}',
@@ -165,12 +168,67 @@ def hostile_cases(rng: random.Random, memories: list[str], episode_ids: list[int
                       "8", "99999999999999999999", "1.5", "ten"]), "channels": rng.choice(["vector", "keyword,graph",
                       "", "all", "vector,vector", "keyword"])}
             yield kind, ("http", "GET", "/v1/search", {"params": params})
+        elif kind == "statement":
+            yield kind, rng.choice(_statement_requests(rng, memories))
+        elif kind == "document":
+            yield kind, rng.choice(_document_requests(rng, memories))
         else:  # batch limits and out-of-range ids
             yield kind, rng.choice([
                 ("http", "POST", "/v1/episodes", {"json": [{"memory": "alice"}] * 1001}),
                 ("http", "GET", f"/v1/episodes/{rng.choice(['0', '-1', str(2**63), str(2**70), '1e3', '0x10'])}", {}),
                 ("http", "GET", f"/v1/episodes/{rng.choice(episode_ids) if episode_ids else 1}", {}),
             ])
+
+
+def _statement_requests(rng: random.Random, memories: list[str]) -> list:
+    """Observations and beliefs that must all be refused (nothing valid: the tables stay as they are)."""
+    memory = rng.choice(memories)
+    fragment = rng.choice(SQL_FRAGMENTS)
+    quoted = urllib.parse.quote(fragment, safe="")
+    bad_fields = rng.choice([
+        {"text": ""}, {"text": "x" * 2001}, {"text": 7}, {"text": "ok", "kind": "fact"},
+        {"text": "ok", "kind": fragment}, {"text": "ok", "status": "deleted"}, {"text": "ok", "confidence": 2},
+        {"text": "ok", "confidence": "high"}, {"text": "ok", "episode_ids": [fragment]},
+        {"text": "ok", "episode_ids": [2**70]}, {"text": "ok", "episode_ids": [2**62]},  # no such episode
+        {"text": "ok", "episode_ids": list(range(1, 300))}, {"text": "ok", "passages": ["p"] * 300},
+        {"text": "ok", "observed_at": "yesterday"}, {"text": "ok", "decision": "drop"},
+        {"text": "ok", "decision": "revise", "revise_id": 2**70}, {"text": "ok", "decision": "revise", "revise_id": fragment},
+        {"text": "ok", "force": "yes"}, {"text": "ok", "txt": "typo"}, {"text": "ok\u0000"}, {"text": "\ud800"},
+    ])
+    return [
+        ("http", "POST", "/v1/observations", {"json": {"memory": memory, **bad_fields}}),
+        ("http", "POST", "/v1/observations", {"json": {"memory": fragment, "text": "ok"}}),
+        ("http", "POST", "/v1/observations", {"content": b"{oops", "headers": {"content-type": "application/json"}}),
+        ("http", "POST", "/v1/observations", {"json": [{"memory": memory, "text": "ok"}]}),
+        ("http", "PATCH", f"/v1/observations/{quoted}", {"params": {"memory": memory}, "json": {"status": "retired"}}),
+        ("http", "PATCH", f"/v1/observations/{rng.choice(['0', '-1', str(2**70)])}",
+         {"params": {"memory": memory}, "json": {"status": rng.choice(["retired", fragment, None])}}),
+        ("http", "GET", "/v1/observations", {"params": {"memory": rng.choice([memory, fragment, ""]),
+                                                        "kind": rng.choice(["belief", fragment]),
+                                                        "limit": rng.choice(["0", "-1", "1e9", "ten", "5"])}}),
+        ("http", "GET", "/v1/search", {"params": {"memory": memory, "q": "harbor", "channels": "belief",
+                                                  "contested": rng.choice(["maybe", "2", fragment])}}),
+    ]
+
+
+def _document_requests(rng: random.Random, memories: list[str]) -> list:
+    """Uploads that are not the documents they claim to be (each refused, nothing stored)."""
+    memory = rng.choice(memories)
+    name = rng.choice(TRAVERSALS + ["report.pdf", "notes.docx", "page.html"])
+    garbage = rng.choice([b"", b"%PDF-1.7 not really", b"PK\x03\x04broken zip", b"\x00" * 1024,
+                          b"<html><script>alert(1)</script></html>", rng.randbytes(2048)])
+    content_type = rng.choice(["application/pdf", "application/vnd.openxmlformats-officedocument."
+                               "wordprocessingml.document", "text/html", "application/x-msdownload", "image/png"])
+    item = {"name": name, "content": rng.choice(["!!!not base64!!!", "", base64.b64encode(garbage).decode()]),
+            "contentType": content_type}
+    return [
+        ("http", "POST", "/v1/episodes", {"params": {"memory": memory, "name": name}, "content": garbage,
+                                          "headers": {"content-type": content_type}}),
+        ("http", "POST", "/v1/episodes", {"json": [{"memory": memory, "document": item}]}),
+        ("http", "POST", "/v1/episodes", {"json": [{"memory": memory, "document": {"name": name}}]}),
+        ("http", "POST", "/v1/episodes", {"params": {"memory": memory}, "content": garbage,
+                                          "headers": {"content-type": content_type}}),  # no name
+    ]
 
 
 def attack(base_url: str, db_url: str, *, requests: int = 5000, seed: int = 7, workers: int = 8,
@@ -202,7 +260,7 @@ def attack(base_url: str, db_url: str, *, requests: int = 5000, seed: int = 7, w
         return kind, status, body
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for kind, status, body in pool.map(send, planned):
+        for (_, request), (kind, status, body) in zip(planned, pool.map(send, planned)):
             report.requests += 1
             report.by_kind[kind] += 1
             report.statuses[status] += 1
@@ -213,6 +271,8 @@ def attack(base_url: str, db_url: str, *, requests: int = 5000, seed: int = 7, w
                 report.failures.append(f"{kind}: no answer ({text[:200]})")
             elif any(marker in text for marker in TRACE_MARKERS):
                 report.failures.append(f"{kind}: a stack trace in a {status}: {text[:200]}")
+            elif status == 201:  # nothing here is valid: a hostile request was stored
+                report.failures.append(f"{kind}: stored (201): {str(request)[:300]}")
     report.seconds = time.perf_counter() - started
     after = table_counts(db_url)
     report.tables_intact = after == before and _telemetry(db_url) >= telemetry_before

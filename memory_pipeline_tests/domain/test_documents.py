@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 import time
 
 import pytest
@@ -123,6 +124,14 @@ def test_an_html_app_shell_that_is_mostly_script_is_rejected():
              "<p>Loading…</p></body></html>")
     with pytest.raises(DocumentRejected, match="the page is \\d+% script and style with 8 characters"):
         read_document(shell.encode(), ".html")
+
+
+@pytest.mark.parametrize("data", [b"\x00" * 1024, random.Random(1).randbytes(2048)], ids=["nul-bytes", "random-bytes"])
+def test_binary_data_named_html_is_rejected_not_stored_as_replacement_characters(data):
+    with pytest.raises(DocumentRejected, match="not HTML text: \\d+% of its characters cannot be decoded"):
+        read_document(data, ".html")
+    # A page in a legacy or UTF-16 encoding is still text.
+    assert "café" in read_document("<p>Olá, café</p>".encode("utf-16"), ".html").body
 
 
 def test_document_bodies_chunk_like_any_body():

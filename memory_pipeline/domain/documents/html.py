@@ -31,6 +31,9 @@ _DATE_META = ("article:published_time", "date", "dc.date", "dcterms.created", "d
 # The app-shell rule: at least this share of the page is script/style, and less readable text.
 SCRIPT_SHARE = 0.9
 SCRIPT_SHELL_TEXT = 500
+# Bytes that no encoding turns into text come out as U+FFFD: a page that is mostly that is binary
+# data under an .html name or type (a misnamed file, a corrupt upload), not a page to remember.
+UNDECODABLE_SHARE = 0.1
 
 
 def read_html(data: bytes, budget: Budget) -> Document:
@@ -50,6 +53,11 @@ def read_html(data: bytes, budget: Budget) -> Document:
         raise DocumentRejected(
             f"the page is {code_bytes / len(data):.0%} script and style with {text_chars} characters of "
             "text (an app that renders in the browser); save the rendered page instead"
+        )
+    undecodable = sum(b.text.count("\ufffd") for b in blocks)
+    if text_chars and undecodable >= UNDECODABLE_SHARE * text_chars:
+        raise DocumentRejected(
+            f"not HTML text: {undecodable / text_chars:.0%} of its characters cannot be decoded (binary data?)"
         )
     if title is None:
         title = next((b.text for b in blocks if b.level), None)
