@@ -11,6 +11,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from memory_pipeline.domain.chunking import content_hash as _content_hash
+from memory_pipeline.domain.field_errors import InvalidField
 from memory_pipeline.domain.jsonl import json_type
 
 MEMORY_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$")
@@ -28,18 +29,14 @@ _SMALLEST_REAL = 1.1754943508222875e-38  # the smallest normal float4
 _UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
 
 
-class InvalidEpisode(ValueError):
-    """An episode field breaks a rule; ``str(error)`` is the plain reason.
-
-    ``field`` names the offending field ("body", "title", "metadata", "id", ...)
-    and ``metadata_key`` the top-level metadata key involved, so a parser can point at the line
+class InvalidEpisode(InvalidField):
+    """An episode field breaks a rule: ``field`` is "body", "title", "metadata", "id", ... and
+    ``metadata_key`` the top-level metadata key involved, so a parser can point at the line
     that supplied it.
     """
 
     def __init__(self, field: str, reason: str, *, metadata_key: str | None = None):
-        super().__init__(reason)
-        self.field = field
-        self.reason = reason
+        super().__init__(field, reason)
         self.metadata_key = metadata_key
 
 

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from memory_pipeline.domain.episodes import InvalidEpisode, parse_timestamp, validate_memory_name
+from memory_pipeline.domain.field_errors import InvalidField
 from memory_pipeline.domain.jsonl import (
     LineRejected,
     iter_lines,
@@ -44,13 +45,8 @@ JSONL_FIELDS = ("memory", "kind", "text", "status", "confidence", "episode_ids",
 _UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
 
 
-class InvalidObservation(ValueError):
-    """A field breaks a rule; ``field`` names it and ``str(error)`` is the plain reason."""
-
-    def __init__(self, field: str, reason: str):
-        super().__init__(reason)
-        self.field = field
-        self.reason = reason
+class InvalidObservation(InvalidField):
+    """A statement's field breaks a rule."""
 
 
 @dataclass(frozen=True)
