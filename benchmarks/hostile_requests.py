@@ -216,11 +216,16 @@ def _statement_requests(rng: random.Random, memories: list[str]) -> list:
 def _document_requests(rng: random.Random, memories: list[str]) -> list:
     """Uploads that are not the documents they claim to be (each refused, nothing stored)."""
     memory = rng.choice(memories)
-    name = rng.choice(TRAVERSALS + ["report.pdf", "notes.docx", "page.html"])
-    garbage = rng.choice([b"", b"%PDF-1.7 not really", b"PK\x03\x04broken zip", b"\x00" * 1024,
-                          b"<html><script>alert(1)</script></html>", rng.randbytes(2048)])
-    content_type = rng.choice(["application/pdf", "application/vnd.openxmlformats-officedocument."
-                               "wordprocessingml.document", "text/html", "application/x-msdownload", "image/png"])
+    binary = rng.choice([b"\x00" * 1024, rng.randbytes(2048)])
+    docx = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    # Each type with bytes that are not that type (text is valid HTML, so HTML gets binary data only).
+    content_type, suffix, garbage = rng.choice([
+        ("text/html", ".html", binary),
+        ("application/pdf", ".pdf", rng.choice([b"", b"%PDF-1.7 not really", b"PK\x03\x04broken zip", binary])),
+        (docx, ".docx", rng.choice([b"", b"PK\x03\x04broken zip", b"%PDF-1.7", binary])),
+        (rng.choice(["application/x-msdownload", "image/png"]), ".exe", rng.choice([b"MZ\x90\x00", binary])),
+    ])
+    name = rng.choice(TRAVERSALS + ["upload" + suffix])
     item = {"name": name, "content": rng.choice(["!!!not base64!!!", "", base64.b64encode(garbage).decode()]),
             "contentType": content_type}
     return [
