@@ -133,13 +133,10 @@ class EntityMatcher(Generic[K]):
                 keys = self._keys.setdefault(" ".join(_match_form(name).split()), [])
                 if key not in keys:
                     keys.append(key)
-        # Longest first, so "tomás rocha" is tried before "tomás" at the same position; the
-        # whole-word guards still let the alternation fall back to a shorter name.
-        names = sorted(self._keys, key=lambda name: (-len(name), name))
-        alternatives = "|".join(r"\s+".join(map(re.escape, name.split(" "))) for name in names)
         word = rf"\w{_marks()}"
         self._pattern = (
-            re.compile(rf"(?<![{word}])(?:{alternatives})(?![{word}])") if names else None
+            re.compile(rf"(?<![{word}])(?:{_trie_pattern(self._keys)})(?![{word}])")
+            if self._keys else None
         )
 
     def find(self, text: str) -> list[K]:
@@ -155,6 +152,38 @@ class EntityMatcher(Generic[K]):
     def mentions(self, text: str) -> bool:
         """Whether ``text`` mentions any of the entities."""
         return self._pattern is not None and self._pattern.search(_match_form(text)) is not None
+
+
+def _trie_pattern(names: Iterable[str]) -> str:
+    r"""One regex for many names, nested as a trie of their characters ("ana", "ana maria",
+    "bob" -> ``(?:ana(?:\s+maria)?|bob)``), longer continuations tried first.
+
+    The regex engine tries a flat alternation's branches one by one at every position, so its
+    cost grew with the number of names; the trie tries one branch per distinct next character.
+    At a position it finds the longest name there that the whole-word guard after it accepts,
+    falling back to shorter ones, as the longest-first flat alternation did (the branches of a
+    node start with different characters, so at most one of them matches).
+    """
+    trie: dict = {}
+    for name in names:
+        node = trie
+        for char in name:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a name ends here
+
+    def pattern(node: dict) -> str:
+        branches = [
+            (r"\s+" if char == " " else re.escape(char)) + pattern(child)
+            for char, child in sorted(node.items()) if char
+        ]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if "" in node:  # a name may end here: the longer continuation first, then nothing
+            return f"(?:{body})?"
+        return body
+
+    return pattern(trie)
 
 
 def mentioned_entities(query: str, entities: Iterable[tuple[K, Entity]]) -> list[K]:
@@ -244,10 +273,12 @@ class _Token:
 
 
 def _is_capitalised(word: str) -> bool:
+    if not (word[0].isupper() or word[0].istitle()):
+        return False
     letters = [char for char in word if char.isalpha()]
     if len(letters) != sum(1 for char in word if char.isalnum()):
         return False  # digits inside: a code, not a name
-    if not letters or not (word[0].isupper() or word[0].istitle()):
+    if not letters:
         return False
     if any(char.islower() for char in letters[1:]):
         return True
@@ -255,13 +286,38 @@ def _is_capitalised(word: str) -> bool:
     return 2 <= len(letters) <= 5
 
 
-def _tokens(text: str) -> list[_Token]:
+def _tokens(text: str) -> tuple[list[_Token], set[str]]:
+    """The tokens runs are made of (capitalised words and particles), and the casefolded words
+    the text writes in lowercase.
+
+    Any other word (not capitalised, not a particle) only ends a run, and the gap it leaves
+    between the tokens on either side ends it the same way (``_runs`` joins only across
+    horizontal space), so it is not kept: most words of a text are such words.
+    """
     tokens: list[_Token] = []
+    lowercase: set[str] = set()
     previous_end = 0
-    previous: _Token | None = None
+    previous: _Token | None = None  # the word just before, if kept
+    previous_text: str | None = None  # the word just before, kept or not
     for match in _token_pattern().finditer(text):
         word = match.group()
-        gap = text[previous_end : match.start()]
+        start, end = match.span()
+        first = word[0]
+        if not (first.isupper() or first.istitle()):
+            # Never capitalised (see _is_capitalised), so it neither merges nor heads a run,
+            # and nothing reads its position.
+            possessive = _is_possessive(word)
+            previous_text = word[:-2] if possessive else word
+            if previous_text[:1].islower():
+                lowercase.add(previous_text.casefold())
+            if previous_text in _CONNECTORS:
+                previous = _Token(previous_text, start, end, False, True, False, possessive, False, False)
+                tokens.append(previous)
+            else:
+                previous = None
+            previous_end = end
+            continue
+        gap = text[previous_end:start]
         # A hyphen between two capitalised parts joins them ("Jean-Luc", "Ana-Marija").
         if (
             previous is not None
@@ -272,19 +328,21 @@ def _tokens(text: str) -> list[_Token]:
         ):
             merged = previous.text + gap + word
             tokens[-1] = previous = _make_token(
-                merged, previous.start, match.end(), previous.sentence_start, previous.line_start
+                merged, previous.start, end, previous.sentence_start, previous.line_start
             )
-            previous_end = match.end()
+            previous_text = previous.text
+            previous_end = end
             continue
-        sentence_start, line_start = _position(gap, previous)
-        previous = _make_token(word, match.start(), match.end(), sentence_start, line_start)
+        sentence_start, line_start = _position(gap, previous_text)
+        previous = _make_token(word, start, end, sentence_start, line_start)
+        previous_text = previous.text
         tokens.append(previous)
-        previous_end = match.end()
-    return tokens
+        previous_end = end
+    return tokens, lowercase
 
 
-def _position(gap: str, previous: _Token | None) -> tuple[bool, bool]:
-    """(starts a sentence, starts a line) for a token after ``gap``."""
+def _position(gap: str, previous: str | None) -> tuple[bool, bool]:
+    """(starts a sentence, starts a line) for a token after ``gap`` and the word ``previous``."""
     if previous is None or "\n" in gap:
         line_part = gap.rsplit("\n", 1)[-1]
         return True, _LABEL_PREFIX.fullmatch(line_part) is not None
@@ -296,15 +354,20 @@ def _position(gap: str, previous: _Token | None) -> tuple[bool, bool]:
         return False, False
     # "Dr. Rocha", "Tomás R. Rocha": the period closes an abbreviation, not the sentence.
     if gap.strip() == "." and (
-        previous.text.casefold() in _ABBREVIATIONS
-        or (len(previous.text) == 1 and previous.text.isupper())
+        previous.casefold() in _ABBREVIATIONS
+        or (len(previous) == 1 and previous.isupper())
     ):
         return False, False
     return True, False
 
 
+def _is_possessive(word: str) -> bool:
+    # The apostrophe test first: most words have none, and the regex is the slower check.
+    return len(word) > 2 and ("'" in word or "’" in word) and _POSSESSIVE.search(word) is not None
+
+
 def _make_token(word: str, start: int, end: int, sentence_start: bool, line_start: bool) -> _Token:
-    possessive = len(word) > 2 and _POSSESSIVE.search(word) is not None
+    possessive = _is_possessive(word)
     text = word[:-2] if possessive else word
     capitalised = _is_capitalised(text)
     return _Token(
@@ -371,8 +434,7 @@ def extract_proper_names(text: str) -> set[str]:
     a candidate that rarely recurs. The result is deterministic.
     """
     text = unicodedata.normalize("NFC", text)
-    tokens = _tokens(text)
-    lowercase_words = {token.text.casefold() for token in tokens if token.text[:1].islower()}
+    tokens, lowercase_words = _tokens(text)
 
     runs: list[list[_Token]] = []
     for run in _runs(text, tokens):

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import psycopg
 
-from memory_pipeline.domain.entities import Entity, EntityMatcher, extract_proper_names, recurring_names
+from memory_pipeline.domain.entities import Entity, EntityMatcher, extract_proper_names
+from memory_pipeline.storage.paths import query
+
+# Episodes whose bodies are read at once: a few MB of text, and one write statement per page.
+PAGE_EPISODES = 1000
 
 
 @dataclass
@@ -42,51 +46,51 @@ def import_entities(conn: psycopg.Connection, pairs: Iterable[tuple[str, Entity]
 
 
 def extract_episode_names(conn: psycopg.Connection, episode_ids: list[int], report: EntityReport) -> None:
-    """Store proper-name candidates for episodes that have none yet (bodies never change)."""
-    rows = conn.execute(
-        """SELECT e.id, e.memory, e.body FROM episodes e
-           WHERE e.id = ANY(%s) AND NOT EXISTS (SELECT 1 FROM episode_names n WHERE n.episode_id = e.id)""",
-        (episode_ids,),
-    ).fetchall()
-    with conn.transaction():
-        for episode_id, memory, body in rows:
-            conn.execute(
+    """Store proper-name candidates for episodes that have none yet (bodies never change).
+
+    A page of bodies at a time, so a memory of any size never sits in memory at once."""
+    for page in _pages(episode_ids):
+        rows = conn.execute(query("entity_episode_bodies"), {"episode_ids": page}).fetchall()
+        with conn.transaction(), conn.cursor() as cur:
+            cur.executemany(
                 "INSERT INTO episode_names (episode_id, memory, names) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                (episode_id, memory, sorted(extract_proper_names(body))),
+                [(episode_id, memory, sorted(extract_proper_names(body))) for episode_id, memory, body in rows],
             )
-    report.extracted_episodes += len(rows)
+        report.extracted_episodes += len(rows)
 
 
 def promote_recurring(conn: psycopg.Connection, memory: str, report: EntityReport, *, min_episodes: int = 2) -> None:
-    """Names found in at least ``min_episodes`` episodes become entities (unless already known)."""
-    per_episode: dict[int, set[str]] = {
-        episode_id: set(names)
-        for episode_id, names in conn.execute("SELECT episode_id, names FROM episode_names WHERE memory = %s", (memory,))
-    }
+    """Names found in at least ``min_episodes`` episodes become entities (unless already known).
+
+    The counting is SQL (``recurring_names``' rule), so the memory's names are not loaded."""
+    recurring = sorted(
+        name for (name,) in conn.execute(query("entity_recurring_names"), {"memory": memory, "min_episodes": min_episodes})
+    )
     known = {
         n.lower()
         for name, aliases in conn.execute("SELECT name, aliases FROM entities WHERE memory = %s", (memory,))
         for n in (name, *aliases)
     }
-    with conn.transaction():
-        for name in sorted(recurring_names(per_episode, min_episodes=min_episodes)):
-            if name.lower() in known:
-                continue
-            conn.execute(
-                """INSERT INTO entities (memory, name, source) VALUES (%s, %s, 'extracted')
-                   ON CONFLICT (memory, lower(name)) DO NOTHING""",
-                (memory, name),
-            )
+    new = []
+    for name in recurring:  # in name order, as before: of two spellings the first one wins
+        if name.lower() not in known:
+            new.append((memory, name))
             known.add(name.lower())
-            report.promoted += 1
+    with conn.transaction(), conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO entities (memory, name, source) VALUES (%s, %s, 'extracted') ON CONFLICT (memory, lower(name)) DO NOTHING",
+            new,
+        )
+    report.promoted += len(new)
 
 
 def link_mentions(conn: psycopg.Connection, memory: str, report: EntityReport, *, day=None) -> None:
     """Link every entity of ``memory`` to every episode of it (of ingest ``day`` only, if given)
     that names it (idempotent).
 
-    Reads all of the memory's bodies: simple and exact, linear in the memory's size. A memory
-    with millions of episodes would want this restricted to new episodes and new entities.
+    Reads all of the memory's (or the day's) bodies, a page at a time, each page's links
+    written in one statement: linear in the memory's size. The names are matched by one
+    trie-shaped pattern (``EntityMatcher``), so thousands of entities cost little more than a few.
     """
     entities = [
         (i, Entity(name, tuple(aliases)))
@@ -95,31 +99,41 @@ def link_mentions(conn: psycopg.Connection, memory: str, report: EntityReport, *
     if not entities:
         return
     matcher = EntityMatcher(entities)  # one compiled pattern for the whole memory
-    links = []
-    for episode_id, body, title in conn.execute(
-        "SELECT id, body, title FROM episodes WHERE memory = %s AND (%s::date IS NULL OR ingest_day = %s::date)",
-        (memory, day, day),
-    ):
-        for entity_id in matcher.find(title + "\n" + body):
-            links.append((entity_id, episode_id, memory))
-    with conn.transaction(), conn.cursor() as cur:
-        before = conn.execute("SELECT count(*) FROM entity_mentions WHERE memory = %s", (memory,)).fetchone()[0]
-        cur.executemany(
-            "INSERT INTO entity_mentions (entity_id, episode_id, memory) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-            links,
+    episode_ids = [
+        episode_id
+        for (episode_id,) in conn.execute(
+            "SELECT id FROM episodes WHERE memory = %s AND (%s::date IS NULL OR ingest_day = %s::date) ORDER BY id",
+            (memory, day, day),
         )
-        after = conn.execute("SELECT count(*) FROM entity_mentions WHERE memory = %s", (memory,)).fetchone()[0]
-    report.mentions_added += after - before
+    ]
+    for page in _pages(episode_ids):
+        entity_ids, linked = [], []
+        for episode_id, title, body in conn.execute(query("entity_link_texts"), {"episode_ids": page}):
+            for entity_id in matcher.find(title + "\n" + body):
+                entity_ids.append(entity_id)
+                linked.append(episode_id)
+        if entity_ids:
+            with conn.transaction():
+                cur = conn.execute(
+                    query("entity_mentions_insert"),
+                    {"memory": memory, "entity_ids": entity_ids, "episode_ids": linked},
+                )
+                report.mentions_added += cur.rowcount
 
 
 def refresh_memories(conn: psycopg.Connection, memories: Iterable[str], report: EntityReport) -> None:
     """Extract, promote and link for whole memories (the entity_mentions stage's work)."""
     for memory in sorted(set(memories)):
-        ids = [r[0] for r in conn.execute("SELECT id FROM episodes WHERE memory = %s", (memory,))]
+        ids = [r[0] for r in conn.execute("SELECT id FROM episodes WHERE memory = %s ORDER BY id", (memory,))]
         extract_episode_names(conn, ids, report)
         promote_recurring(conn, memory, report)
         link_mentions(conn, memory, report)
         report.memories += 1
+
+
+def _pages(ids: list[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), PAGE_EPISODES):
+        yield ids[start:start + PAGE_EPISODES]
 
 
 def refresh_day(conn: psycopg.Connection, day, report: EntityReport) -> list[str]:

@@ -1,0 +1,52 @@
+"""Entity refresh (entities_store) against the real database: paged reads and writes give what
+the domain rule gives for the whole memory at once."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from memory_pipeline.domain.entities import Entity, EntityMatcher, extract_proper_names, recurring_names
+from memory_pipeline.domain.episodes import make_episode
+from memory_pipeline.storage import entities_store
+from memory_pipeline.storage.episodes_store import store_episodes
+
+DAY = dt.date(2026, 3, 1)
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+BODIES = [
+    "Yesterday we met Marta Quintela at the depot. Then McDonald called.",
+    "The depot plan: ask Marta Quintela and Tomás Rocha about the crane.",
+    "A note for Mcdonald about the crane; Zed Onlyonce sent nothing.",
+    "Tomás Rocha and McDonald agreed. Marta was late again.",
+    "Nothing here names anyone at all.",
+    "Mcdonald and Tomás Rocha left the depot with the mcdonald crane.",
+    "Marta and Marta Quintela both wrote.",
+]
+
+
+def test_refresh_in_small_pages_equals_the_rule_over_the_whole_memory(db, monkeypatch):
+    monkeypatch.setattr(entities_store, "PAGE_EPISODES", 2)  # 7 episodes: 4 pages
+    drafts = [make_episode(memory="alice", kind="note", title=f"note {i}", occurred_at=T0 + dt.timedelta(days=i),
+                           body=body) for i, body in enumerate(BODIES)]
+    with db.connection() as conn:
+        store_episodes(conn, drafts, DAY)
+        episodes = conn.execute("SELECT id, title, body FROM episodes WHERE memory = 'alice' ORDER BY id").fetchall()
+        report = entities_store.EntityReport()
+        entities_store.refresh_memories(conn, ["alice"], report)
+        stored = conn.execute("SELECT id, name FROM entities WHERE memory = 'alice' ORDER BY id").fetchall()
+        mentions = set(conn.execute("SELECT entity_id, episode_id FROM entity_mentions").fetchall())
+        again = entities_store.EntityReport()
+        entities_store.refresh_memories(conn, ["alice"], again)
+
+    # The rule, over every body at once: of two spellings of one name the first in name order wins.
+    names: list[str] = []
+    for name in recurring_names({i: extract_proper_names(body) for i, _, body in episodes}):
+        if name.lower() not in {n.lower() for n in names}:
+            names.append(name)
+    assert [name for _, name in stored] == names
+    assert "McDonald" in names and "Mcdonald" not in names and "Zed Onlyonce" not in names
+    matcher = EntityMatcher([(entity_id, Entity(name)) for entity_id, name in stored])
+    expected = {(entity_id, episode_id) for episode_id, title, body in episodes
+                for entity_id in matcher.find(title + "\n" + body)}
+    assert mentions == expected and len(expected) > 8
+    assert (report.extracted_episodes, report.promoted, report.mentions_added) == (7, len(names), len(expected))
+    assert (again.extracted_episodes, again.promoted, again.mentions_added) == (0, 0, 0)
