@@ -190,6 +190,12 @@ def relation_sizes(conn) -> list[dict]:
              "total_mib": total / 2**20} for name, kind, size, total in rows if size > 0]
 
 
+def save(path: Path | None, figures: dict) -> None:
+    """The figures so far: a run stopped part way still leaves what it measured."""
+    if path is not None:
+        path.write_text(json.dumps(figures, indent=2, default=str) + "\n", encoding="utf-8")
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--chunks", type=int, default=1_000_000)
@@ -197,6 +203,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--query-file", default=str(QUERY_FILE))
     p.add_argument("--recall-queries", type=int, default=30, help="queries whose recall@10 is checked by an exact scan")
     p.add_argument("--ef-search", type=int, default=100)
+    p.add_argument("--dim", type=int, default=DIM, help="embedding dimension of the model server's vectors")
     p.add_argument("--parallel", type=int, default=4, help="MEMORY_PIPELINE_EMBED_PARALLEL for the index pass")
     p.add_argument("--batch", type=int, default=16, help="MEMORY_PIPELINE_EMBED_BATCH")
     p.add_argument("--seed", type=int, default=20240115)
@@ -217,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     postmaster = dbs.server_pid
     try:
         with PeakMemory(postmaster) as peaks, tempfile.TemporaryDirectory(prefix="mp_million_") as tmp, \
-                ServerProcess(slots=0, latency_ms=0, batch=args.batch, dim=DIM, vectors="words") as server:
+                ServerProcess(slots=0, latency_ms=0, batch=args.batch, dim=args.dim, vectors="words") as server:
             peaks.watch("benchmark", os.getpid())
             peaks.watch("model server", server.proc.pid)
             url = dbs.fresh()
@@ -229,17 +236,21 @@ def main(argv: list[str] | None = None) -> int:
                   f"{corpus['bytes'] / 2**20:,.0f} MiB of JSONL, written in {corpus['write_s']:.0f} s", flush=True)
             env = {**os.environ, "MEMORY_PIPELINE_DATABASE_URL": url, "MEMORY_PIPELINE_EMBED_PROVIDER": "openai",
                    "MEMORY_PIPELINE_EMBED_URL": server.url, "MEMORY_PIPELINE_EMBED_MODEL": MODEL,
-                   "MEMORY_PIPELINE_EMBED_DIM": str(DIM), "MEMORY_PIPELINE_EMBED_BATCH": str(args.batch),
+                   "MEMORY_PIPELINE_EMBED_DIM": str(args.dim), "MEMORY_PIPELINE_EMBED_BATCH": str(args.batch),
                    "MEMORY_PIPELINE_EMBED_PARALLEL": str(args.parallel)}
             steps: dict[str, dict] = {}
+            figures.update(corpus=corpus, steps=steps)
+            save(args.json, figures)
             seconds, _, rss = run_cli(["ingest", str(data)], env, peaks)
             steps["ingest"] = {"s": seconds, "peak_rss_mib": rss}
+            save(args.json, figures)
             print(f"ingest: {seconds:.0f} s ({corpus['episodes'] / seconds:,.0f} episodes/s), peak RSS {rss:.0f} MiB",
                   flush=True)
             seconds, out, rss = run_cli(["index", "--json"], env, peaks)
             report = json.loads(out)
             steps["index"] = {"s": seconds, "peak_rss_mib": rss, "chunks": report["chunks"],
                               "pending_after": report["pendingEpisodes"]}
+            save(args.json, figures)
             print(f"index: {report['chunks']:,} chunks in {seconds:.0f} s ({report['chunks'] / seconds:,.0f} chunks/s "
                   f"wall), peak RSS {rss:.0f} MiB, pending after: {report['pendingEpisodes']}", flush=True)
             db = Database.open(url)
@@ -248,11 +259,13 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 state = hnsw_store.ensure_index(conn, profile)
                 steps["hnsw"] = {"s": time.perf_counter() - t0, "rows": state.rows, "mib": state.size_bytes / 2**20}
+                save(args.json, figures)
                 print(f"hnsw: {state.rows:,} rows, {state.size_bytes / 2**20:,.0f} MiB, built in "
                       f"{steps['hnsw']['s']:.0f} s", flush=True)
                 t0 = time.perf_counter()
                 entities_store.refresh_memories(conn, [MEMORY], entities_store.EntityReport())
                 steps["entities"] = {"s": time.perf_counter() - t0}
+                save(args.json, figures)
                 t0 = time.perf_counter()
                 for table in ("episodes", "chunks", "embeddings", "entities", "entity_mentions", "episode_names",
                               "keyword_stats", "keyword_memory_stats"):
@@ -260,7 +273,6 @@ def main(argv: list[str] | None = None) -> int:
                 steps["analyze"] = {"s": time.perf_counter() - t0}
                 print(f"entities {steps['entities']['s']:.0f} s, vacuum analyze {steps['analyze']['s']:.0f} s",
                       flush=True)
-            figures.update(corpus=corpus, steps=steps)
 
             spec = EmbeddingProfile(profile.provider, profile.model, profile.dim)
             embedder = OpenAICompatibleEmbedder(spec, server.url)
@@ -274,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
             for name, r in lat.items():
                 print(f"  {name:<26}{r['p50_ms']:9.1f}{r['p95_ms']:9.1f}{r['mean_ms']:9.1f}{r['max_ms']:9.1f}")
             figures["latency"] = lat
+            save(args.json, figures)
             figures["keyword_methods"] = meta["keyword_methods"]
             print(f"\n== HNSW recall@10 vs exact scan, {min(args.recall_queries, len(queries))} queries")
             efs = sorted({args.ef_search, 200})
@@ -299,8 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         dbs.close()
     figures["total_s"] = time.perf_counter() - started
     print(f"\ntotal {figures['total_s']:.0f} s")
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2, default=str) + "\n", encoding="utf-8")
+    save(args.json, figures)
     return 0
 
 
