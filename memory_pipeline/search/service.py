@@ -30,11 +30,12 @@ import datetime as dt
 import re
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from memory_pipeline.domain import fusion, passages
-from memory_pipeline.domain.entities import Entity, mentioned_entities
+from memory_pipeline.domain.entities import Entity, EntityMatcher
 from memory_pipeline.domain.episodes import validate_memory_name
 from memory_pipeline.domain.observations import ranked_with_sources
 from memory_pipeline.domain.policies import Policy, PolicyError
@@ -66,6 +67,8 @@ GRAPH_MAX_EPISODE_SHARE = 0.5
 RERANK_POOL = 50
 STATEMENT_CANDIDATES = 25
 STATEMENT_CHANNELS = {"observation": "observation", "belief": "belief"}  # channel -> statement kind
+# Memories whose entity matcher a service keeps (each rebuilt when its entities change).
+CACHED_ENTITY_MATCHERS = 64
 # UTF-8 (and PostgreSQL) cannot carry a lone surrogate: JSON's "\ud800" escape makes one, and so
 # does Python for each byte of a command-line argument that is not UTF-8.
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -94,11 +97,18 @@ def validate_query(query: object) -> str:
     return query
 
 
+def entity_matcher(entities) -> EntityMatcher:
+    """The matcher of a memory's entities (``search_store.memory_entities``), keyed by id."""
+    return EntityMatcher([(e.id, Entity(e.name, e.aliases)) for e in entities])
+
+
 def followed_entities(conn, memory: str, query: str, entities) -> tuple[list[int], int, int]:
     """The graph channel's rule: the ids of the entities ``query`` names (``entities``: the
-    memory's, from ``search_store.memory_entities``) that it follows, with their mentions summed
-    and the memory's episode count (which pick the graph query's plan)."""
-    named = mentioned_entities(query, [(e.id, Entity(e.name, e.aliases)) for e in entities])
+    memory's, from ``search_store.memory_entities``, or their ``entity_matcher``) that it
+    follows, with their mentions summed and the memory's episode count (which pick the graph
+    query's plan)."""
+    matcher = entities if isinstance(entities, EntityMatcher) else entity_matcher(entities)
+    named = matcher.find(query)
     if not named:
         return [], 0, 0
     # Only now count mentions, for the few entities the query names.
@@ -157,6 +167,10 @@ class SearchService:
         # One per service: a model that stopped answering is remembered across its searches.
         self._query_breaker = QueryEmbeddingBreaker(clock=breaker_clock)
         self._executor = ThreadPoolExecutor(max_workers=5, thread_name_prefix="search-channel")
+        # memory -> (entities_version, matcher, id -> name): building the matcher of thousands of
+        # entities took longer than the rest of the graph channel; it is rebuilt when they change.
+        self._matchers: OrderedDict[str, tuple[tuple, EntityMatcher, dict[int, str]]] = OrderedDict()
+        self._matchers_lock = threading.Lock()
 
     # -- input ------------------------------------------------------------------------------
     def resolve_policy(self, name: str | None, *, limit: int | None, channels: tuple[str, ...] | None,
@@ -401,21 +415,43 @@ class SearchService:
         return hits[:VECTOR_CANDIDATES], "ok"
 
     def _graph(self, conn, memory: str, query: str, filters: Filters) -> tuple[list[tuple[str, float]], list[str]]:
-        entities = search_store.memory_entities(conn, memory)
-        followed, mentions, episodes = followed_entities(conn, memory, query, entities)
+        matcher, by_id = self._entity_matcher(conn, memory)
+        followed, mentions, episodes = followed_entities(conn, memory, query, matcher)
         if not followed:
             return [], []
-        by_id = {e.id: e.name for e in entities}
         hits = search_store.graph_candidates(
             conn, memory, followed, filters, limit=GRAPH_CANDIDATES, mentions=mentions, episodes=episodes,
         )
         return hits, [by_id[i] for i in followed]
 
+    def _entity_matcher(self, conn, memory: str) -> tuple[EntityMatcher, dict[int, str]]:
+        """The memory's entity matcher and names by id, kept while its entities stay the same.
+
+        The version is read before the entities, so a change between the two reads leaves a
+        newer matcher under an older version: the next search rebuilds it, never the reverse."""
+        version = search_store.entities_version(conn, memory)
+        with self._matchers_lock:
+            cached = self._matchers.get(memory)
+            if cached is not None and cached[0] == version:
+                self._matchers.move_to_end(memory)
+                return cached[1], cached[2]
+        entities = search_store.memory_entities(conn, memory)
+        matcher, by_id = entity_matcher(entities), {e.id: e.name for e in entities}
+        with self._matchers_lock:
+            self._matchers[memory] = (version, matcher, by_id)
+            self._matchers.move_to_end(memory)
+            while len(self._matchers) > CACHED_ENTITY_MATCHERS:
+                self._matchers.popitem(last=False)
+        return matcher, by_id
+
     def _statements(self, conn, memory: str, query: str, query_vector: _Once, kind: str,
                     statuses: tuple[str, ...], filters: Filters) -> list[tuple[str, float]]:
         """One statement channel: the memory's statements of ``kind`` ranked by vector (when the
         serving profile's embedder is usable) and by words, the two lists merged by reciprocal
-        rank; keys are ``"<kind>:<id>"``."""
+        rank; keys are ``"<kind>:<id>"``. A memory without such statements answers at once,
+        without waiting for the query's vector."""
+        if not observations_store.any_statements(conn, memory, kinds=(kind,), statuses=statuses):
+            return []
         lists: dict[str, list[int]] = {}
         profile, state = serving_profile(conn)
         if profile is not None and self._embedder is not None and (state is None or state[0] != "stale"):

@@ -105,6 +105,15 @@ def listing(conn: psycopg.Connection, memory: str, *, kind: str | None = None, w
     return [_stored(r) for r in found]
 
 
+def any_statements(conn: psycopg.Connection, memory: str, *, kinds: Sequence[str], statuses: Sequence[str]) -> bool:
+    """Whether the memory holds a statement of these kinds and statuses (a statement channel
+    with none has nothing to rank and need not wait for the query's vector)."""
+    return conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM observations WHERE memory = %s AND kind = ANY(%s) AND status = ANY(%s))",
+        (memory, list(kinds), list(statuses)),
+    ).fetchone()[0]
+
+
 def by_words(conn: psycopg.Connection, memory: str, text: str, *, kinds: Sequence[str], statuses: Sequence[str],
              limit: int) -> list[tuple[int, float]]:
     """(id, BM25 score) of the statements sharing words with ``text``, best first."""

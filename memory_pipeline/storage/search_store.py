@@ -70,6 +70,11 @@ def memory_entities(conn: psycopg.Connection, memory: str) -> list[StoredEntity]
     return [StoredEntity(i, n, tuple(a)) for i, n, a in rows]
 
 
+def entities_version(conn: psycopg.Connection, memory: str) -> tuple:
+    """Changes whenever the memory's entities change (``entities_version.sql``)."""
+    return tuple(conn.execute(query("entities_version"), {"memory": memory}).fetchone())
+
+
 def mention_counts(conn: psycopg.Connection, memory: str, entity_ids: list[int]) -> tuple[dict[int, int], int]:
     """For the given entities only: how many episodes mention each, and the memory's episodes."""
     total = conn.execute("SELECT count(*) FROM episodes WHERE memory = %s", (memory,)).fetchone()[0]

@@ -309,6 +309,10 @@ def _make_handler(server: LoopbackEmbeddingServer) -> type[BaseHTTPRequestHandle
     class Handler(BaseHTTPRequestHandler):
         # Keep-alive like real servers, so clients that reuse connections are exercised.
         protocol_version = "HTTP/1.1"
+        # TCP_NODELAY, as real model servers set it: headers and body go out as two writes, and
+        # with Nagle's algorithm the body waited for the client's delayed ACK of the headers
+        # (about 40 ms on Linux) on many requests, a stall no real server has.
+        disable_nagle_algorithm = True
 
         def log_message(self, format, *args):  # noqa: A002 - stdlib signature
             pass  # test output stays clean
