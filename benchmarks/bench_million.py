@@ -52,6 +52,7 @@ from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import entities_store, hnsw_store
 from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 from memory_pipeline.storage.profiles_store import active_profile
 
 from bench_databases import Databases  # sibling modules (benchmarks/)
@@ -216,6 +217,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    exit_cleanly_on_sigterm()  # a stopped run still stops its PostgreSQL and model server
     started = time.perf_counter()
     figures: dict = {"when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                      "args": {k: str(v) for k, v in vars(args).items()}, "cpus": os.cpu_count()}
