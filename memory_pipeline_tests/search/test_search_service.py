@@ -10,13 +10,14 @@ from pgvector import HalfVector
 from psycopg import sql
 
 from memory_pipeline import indexing
+from memory_pipeline.domain.entities import Entity
 from memory_pipeline.domain.policies import load_policies
 from memory_pipeline.errors import InputError
 from memory_pipeline.rerankers.http import HttpReranker
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage.profiles_store import active_profile
-from memory_pipeline.storage import hnsw_store
+from memory_pipeline.storage import entities_store, hnsw_store
 from memory_pipeline.storage.vector_store import nearest_chunks, nearest_statement
 from memory_pipeline_tests.helpers import ollama_embedder, write_jsonl
 from memory_pipeline_tests.search.conftest import NOW
@@ -88,6 +89,25 @@ def test_graph_channel_follows_names_and_aliases(service):
     # Most recent first.
     assert titles(response) == ["Garden plan", "Old garden memory"]
     assert service.search("alice", "tomato soup", channels=("graph",)).results == []
+
+
+def test_graph_channel_sees_entity_changes_made_after_it_cached_the_names(db, service):
+    # The service keeps each memory's entity matcher; an alias added by an import (an UPDATE of
+    # the row), a new entity and a deleted one must each show in the very next search.
+    assert service.search("alice", "what did grandma say", channels=("graph",)).results == []
+    with db.connection() as conn:
+        report = entities_store.EntityReport()
+        entities_store.import_entities(conn, [("alice", Entity("Tomás Rocha", ("Grandma",)))], report)
+        entities_store.link_mentions(conn, "alice", report)
+    assert service.search("alice", "what did grandma say", channels=("graph",)).entities == ["Tomás Rocha"]
+    assert service.search("alice", "the derailleur", channels=("graph",)).results == []
+    with db.connection() as conn:
+        entities_store.import_entities(conn, [("alice", Entity("Derailleur", ()))], entities_store.EntityReport())
+        entities_store.link_mentions(conn, "alice", entities_store.EntityReport())
+    assert titles(service.search("alice", "the derailleur", channels=("graph",))) == ["Bike repair"]
+    with db.connection() as conn:
+        conn.execute("DELETE FROM entities WHERE memory = 'alice' AND name = 'Derailleur'")
+    assert service.search("alice", "the derailleur", channels=("graph",)).results == []
 
 
 def test_policy_filters_kinds_and_time_window_in_every_channel(service):
