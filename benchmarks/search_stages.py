@@ -1,0 +1,161 @@
+#!/usr/bin/env python
+"""Where one search's time goes: each stage of ``SearchService.search`` timed from the inside.
+
+Every call of the stages below is wrapped with a timer (in whichever channel thread runs it), then
+the hand-written queries (``data/search_queries.txt``) are searched after 20 warm-up queries, and
+p50 / p95 / mean per stage are printed, with how many calls a query makes. The query is embedded
+by ``model_server.py --vectors words`` in its own process over loopback HTTP, so the round trip
+is a stage of its own (``embed_query``).
+
+The database (``bench_search_latency``'s generated corpus, structured word vectors at 384
+dimensions, HNSW, entities, VACUUM ANALYZE) is built on the first run in an embedded PostgreSQL
+under ``--home`` and kept there, so later runs (other code, other channels) start at once; delete
+the folder when done.
+
+    python benchmarks/search_stages.py --home /tmp/stages --chunks 20000
+    python benchmarks/search_stages.py --home /tmp/stages --chunks 20000 --channels vector
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import functools
+import statistics
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+from memory_pipeline.domain import fusion
+from memory_pipeline.domain.policies import default_policies_path, load_policies
+from memory_pipeline.embedders.base import EmbeddingProfile
+from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
+from memory_pipeline.search import service as search_service
+from memory_pipeline.storage import entities_store, hnsw_store, observations_store, search_store
+from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.embedded import ensure_embedded_server, exit_cleanly_on_sigterm
+from memory_pipeline.storage.migrations import apply_migrations
+
+import bench_search_latency as latency  # sibling modules (benchmarks/)
+from bench_index_server import ServerProcess
+from model_server import WordVectors
+
+SPEC = EmbeddingProfile("bench", "structured", 384)
+# (owner, attribute, label): the stages timed. Channel methods include the stages they call.
+STAGES = (
+    (search_store, "memory_exists", "memory_exists"),
+    (search_service, "serving_profile", "serving_profile"),
+    (search_service, "nearest_chunks", "vector SQL (nearest_chunks)"),
+    (search_store, "keyword_candidates", "keyword channel"),
+    (search_store, "entities_version", "graph: entities_version"),
+    (search_store, "memory_entities", "graph: memory_entities"),
+    (search_service, "followed_entities", "graph: followed_entities"),
+    (search_store, "graph_candidates", "graph: graph_candidates"),
+    (observations_store, "any_statements", "statements: any_statements"),
+    (observations_store, "by_vector", "statements: by_vector"),
+    (observations_store, "by_words", "statements: by_words"),
+    (search_store, "chunk_rows", "chunk_rows"),
+    (fusion, "fuse", "fuse"),
+    (search_service.SearchService, "_run_channels", "all channels (_run_channels)"),
+    (search_service.SearchService, "_vector", "vector channel"),
+    (search_service.SearchService, "_graph", "graph channel"),
+    (search_service.SearchService, "_statements", "statement channel"),
+)
+
+
+class Timers:
+    def __init__(self) -> None:
+        self.ms: dict[str, list[float]] = collections.defaultdict(list)
+        self._lock = threading.Lock()
+
+    def wrap(self, owner, attribute: str, label: str) -> None:
+        original = owner.__dict__.get(attribute, getattr(owner, attribute))
+        static = isinstance(original, staticmethod)
+        func = original.__func__ if static else original
+
+        @functools.wraps(func)
+        def timed(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                with self._lock:
+                    self.ms[label].append((time.perf_counter() - t0) * 1000)
+
+        setattr(owner, attribute, staticmethod(timed) if static else timed)
+
+
+def database(home: Path, chunks: int) -> str:
+    """The URL of the kept database of ``chunks`` chunks under ``home``, built if missing."""
+    server = ensure_embedded_server(home)
+    name = f"stages_{chunks}"
+    with psycopg.connect(server.uri("postgres"), autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            return server.uri(name)
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = server.uri(name)
+    with psycopg.connect(url, autocommit=True) as conn:
+        apply_migrations(conn)
+    episodes, _ = latency.generate_corpus(chunks, 20240115)
+    words = WordVectors(SPEC.dim)
+    vectors = words([c.text for e in episodes for c in e.chunks])
+    db = Database.open(url)
+    try:
+        with db.connection() as conn:
+            profile, _, _ = latency.load(conn, episodes, vectors, SPEC, words)
+            hnsw_store.ensure_index(conn, profile)
+            t0 = time.perf_counter()
+            entities_store.refresh_memories(conn, [latency.MEMORY], entities_store.EntityReport())
+            print(f"built {name}; entities refreshed in {time.perf_counter() - t0:.0f} s")
+            for table in ("episodes", "chunks", "embeddings", "entities", "entity_mentions", "episode_names",
+                          "keyword_stats", "keyword_memory_stats"):
+                conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
+    finally:
+        db.close()
+    return url
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--home", type=Path, required=True, help="folder of the kept embedded PostgreSQL")
+    p.add_argument("--chunks", type=int, default=20000)
+    p.add_argument("--channels", help="comma-separated channels (default: the fused default policy)")
+    args = p.parse_args()
+    exit_cleanly_on_sigterm()
+    url = database(args.home, args.chunks)
+    timers = Timers()
+    for owner, attribute, label in STAGES:
+        timers.wrap(owner, attribute, label)
+    channels = tuple(args.channels.split(",")) if args.channels else None
+    db = Database.open(url)
+    try:
+        with ServerProcess(slots=0, latency_ms=0, batch=16, dim=SPEC.dim, vectors="words") as server:
+            embedder = OpenAICompatibleEmbedder(SPEC, server.url)
+            timers.wrap(embedder, "embed_query", "embed_query (HTTP round trip)")
+            service = search_service.SearchService(db, load_policies(default_policies_path()), embedder=embedder,
+                                                   reranker=None, record=False)
+            queries = latency.load_queries(latency.QUERY_FILE)
+            for q in queries[:latency.WARMUP]:
+                service.search(latency.MEMORY, q, channels=channels)
+            timers.ms.clear()
+            total = []
+            for q in queries:
+                t0 = time.perf_counter()
+                service.search(latency.MEMORY, q, channels=channels)
+                total.append((time.perf_counter() - t0) * 1000)
+    finally:
+        db.close()
+    print(f"{args.channels or 'fused default'}, {args.chunks:,} chunks, {len(queries)} queries: "
+          f"p50 {latency.pct(total, 0.5):.1f}  p95 {latency.pct(total, 0.95):.1f}  mean {statistics.fmean(total):.1f} ms")
+    print(f"  {'stage':<32}{'calls/query':>12}{'p50 ms':>9}{'p95 ms':>9}{'mean ms':>9}")
+    for label, xs in sorted(timers.ms.items(), key=lambda item: -sum(item[1])):
+        print(f"  {label:<32}{len(xs) / len(queries):12.1f}{latency.pct(xs, 0.5):9.2f}"
+              f"{latency.pct(xs, 0.95):9.2f}{statistics.fmean(xs):9.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
