@@ -2,6 +2,11 @@
 
 Shared by the CLI (``memory-pipeline ingest``) and the ``episodes`` asset (the day's inbox), so
 both report and reject exactly the same way.
+
+Episodes are stored while the files are still being parsed, ``BATCH`` at a time, each batch in
+one transaction: memory stays flat whatever the size of the input. A database failure part way
+leaves the batches before it stored; ingesting the same files again stores the rest and counts
+those as already stored (bodies are unique per memory), so a retry is always safe.
 """
 
 from __future__ import annotations
@@ -11,9 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from memory_pipeline.domain.sources import Rejection, parse_paths
+from memory_pipeline.domain.sources import EpisodeDraft, Rejection, parse_paths
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.episodes_store import store_episodes
+
+# Episodes stored per transaction while the files are parsed.
+BATCH = 2000
 
 
 @dataclass
@@ -48,11 +56,23 @@ def ingest_paths(
     ingest_day: dt.date | None = None,
 ) -> IngestReport:
     day = ingest_day or utc_today()
-    parsed = parse_paths(list(paths), memory=memory, kind=kind)
-    report = IngestReport(day, files_read=parsed.files_read, rejections=list(parsed.rejections))
-    if parsed.episodes:
+    report = IngestReport(day)
+    batch: list[EpisodeDraft] = []
+
+    def store() -> None:
         with db.connection() as conn:
-            stored = store_episodes(conn, parsed.episodes, day)
-        report.inserted_ids = stored.inserted_ids
-        report.duplicates = stored.duplicates
+            stored = store_episodes(conn, batch, day)
+        report.inserted_ids.extend(stored.inserted_ids)
+        report.duplicates += stored.duplicates
+        batch.clear()
+
+    def keep(draft: EpisodeDraft) -> None:
+        batch.append(draft)
+        if len(batch) >= BATCH:
+            store()
+
+    parsed = parse_paths(list(paths), memory=memory, kind=kind, sink=keep)
+    if batch:
+        store()
+    report.files_read, report.rejections = parsed.files_read, list(parsed.rejections)
     return report

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import numbers
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 
@@ -33,18 +33,32 @@ def json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+def iter_lines(data: bytes | Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
     """(1-based line number, line) for each non-blank line, without its LF or CRLF ending.
 
-    The bytes are split, not decoded text, so invalid UTF-8 on one line costs only that line.
-    A byte order mark is the caller's to remove first.
+    ``data`` is the bytes of a file, or a file opened in binary mode (read a line at a time, so
+    a large file is never in memory whole). The bytes are split, not decoded text, so invalid
+    UTF-8 on one line costs only that line. A byte order mark is the caller's to remove first.
     """
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+    for number, raw in enumerate(_split(data) if isinstance(data, bytes) else data, start=1):
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         if not raw.strip():
             continue
         yield number, raw
+
+
+def _split(data: bytes) -> Iterator[bytes]:
+    """The lines of ``data`` one at a time (no list of every line of a large file)."""
+    start = 0
+    while start <= len(data):
+        end = data.find(b"\n", start)
+        if end < 0:
+            end = len(data)
+        yield data[start:end]
+        start = end + 1
 
 
 def parse_object_line(raw: bytes) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import stat
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import yaml
 
@@ -92,13 +92,16 @@ def parse_paths(
     memory: str | None = None,
     kind: str | None = None,
     now: datetime | None = None,
+    sink: Callable[[EpisodeDraft], None] | None = None,
 ) -> ParseResult:
     """Parse files and folders (walked recursively, in sorted order) into episode drafts.
 
     ``memory`` and ``kind`` are defaults for entries that do not name their own. ``now`` (default:
     the current time) caps dates taken from file modification times, so a file copied from a
     clock that runs ahead is not dated in the future. Invalid defaults raise ValueError at once,
-    since they would otherwise reject every file the same way.
+    since they would otherwise reject every file the same way. With ``sink``, each draft is
+    handed to it as soon as it is parsed instead of collected in ``ParseResult.episodes`` (a
+    million-line file then never holds a million drafts at once).
     """
     if memory is not None:
         validate_memory_name(memory)
@@ -113,18 +116,20 @@ def parse_paths(
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
 
-    parser = _Parser(memory=memory, kind=kind, now=now)
+    parser = _Parser(memory=memory, kind=kind, now=now, sink=sink)
     for given in paths:
         parser.parse_given(os.fspath(given))
     return parser.result
 
 
 class _Parser:
-    def __init__(self, *, memory: str | None, kind: str | None, now: datetime):
+    def __init__(self, *, memory: str | None, kind: str | None, now: datetime,
+                 sink: Callable[[EpisodeDraft], None] | None = None):
         self.memory = memory
         self.kind = kind
         self.now = now
         self.result = ParseResult()
+        self.keep = sink or self.result.episodes.append
         # A file named twice (explicitly and inside a folder, or through a link) is read once.
         self._seen: set[tuple[int, int]] = set()
 
@@ -190,6 +195,11 @@ class _Parser:
                 )
                 return
             with open(display, "rb") as handle:
+                if suffix == ".jsonl":  # read a line at a time: a JSONL file can be any size
+                    self._seen.add((info.st_dev, info.st_ino))
+                    self.result.files_read += 1
+                    self._parse_jsonl_file(display, handle)
+                    return
                 data = handle.read()
         except OSError as error:
             self.reject(display, 0, f"cannot read: {error.strerror or error}")
@@ -206,21 +216,24 @@ class _Parser:
             self.reject(display, 1, "the file is UTF-16 text; save it as UTF-8")
             return
 
-        if suffix == ".jsonl":
-            self._parse_jsonl(display, data)
-        else:
-            self._parse_text_file(display, data, info.st_mtime, markdown=suffix != ".txt")
+        self._parse_text_file(display, data, info.st_mtime, markdown=suffix != ".txt")
 
     # -- JSONL -----------------------------------------------------------------------------------
 
-    def _parse_jsonl(self, display: str, data: bytes) -> None:
-        for number, raw in iter_lines(data):
+    def _parse_jsonl_file(self, display: str, handle) -> None:
+        head = handle.read(len(_UTF8_BOM))
+        if head.startswith(_UTF16_BOMS):
+            self.reject(display, 1, "the file is UTF-16 text; save it as UTF-8")
+            return
+        if head != _UTF8_BOM:
+            handle.seek(0)
+        for number, raw in iter_lines(handle):
             try:
                 episode = self._jsonl_episode(f"{shown_path(display)}:{number}", raw)
             except LineRejected as rejected:
                 self.reject(display, number, rejected.reason)
             else:
-                self.result.episodes.append(episode)
+                self.keep(episode)
 
     def _jsonl_episode(self, location: str, raw: bytes) -> EpisodeDraft:
         return episode_from_object(
@@ -238,7 +251,7 @@ class _Parser:
         except DocumentRejected as rejected:
             self.reject_document(display, rejected.reason)
         else:
-            self.result.episodes.append(episode)
+            self.keep(episode)
 
     # -- Markdown and plain text -----------------------------------------------------------------
 
@@ -339,7 +352,7 @@ class _Parser:
                 line = value_lines.get(error.field, 1)
             self.reject(display, line, str(error))
             return
-        self.result.episodes.append(episode)
+        self.keep(episode)
 
     def _modified_at(self, mtime: float) -> datetime:
         try:

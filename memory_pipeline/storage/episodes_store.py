@@ -26,8 +26,8 @@ class StoreReport:
 def store_episodes(conn: psycopg.Connection, drafts: Iterable[EpisodeDraft], ingest_day: dt.date) -> StoreReport:
     """Insert drafts in one transaction; bodies already in their memory count as duplicates.
 
-    One transaction for the whole set: a database failure stores none of them, so a retry of
-    the same files cannot leave a partial import behind (and a retry is harmless: idempotent).
+    One transaction for the set: a database failure stores none of it (``ingest`` calls this a
+    batch at a time; a retry of the same files is harmless: idempotent).
     Rows are inserted in (memory, content hash) order, whatever the input order: two ingests of
     the same rows then wait for each other's uniqueness check in one order and cannot deadlock.
     ``inserted_ids`` keeps the input order.
