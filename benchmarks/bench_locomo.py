@@ -565,6 +565,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--skip-loo", action="store_true", help="no leave-one-conversation-out fusion section")
     p.add_argument("--loo-only", action="store_true",
                    help="only the leave-one-out section (channels cached in --home/channel_cache.json)")
+    p.add_argument("--bm25-grid", action="store_true",
+                   help="also choose the keyword channel's BM25 k1 and b leave-one-out (its channel cached per "
+                        "setting in --home/bm25_grid_cache.json)")
     p.add_argument("--no-windows", action="store_true",
                    help="index without paragraph-window vectors (MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off); "
                         "use a --home of its own: a home indexed one way keeps its vectors")
@@ -627,6 +630,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             cache = locomo_loo.build_cache(args.home / "channel_cache.json", service, questions, turns_of, holds,
                                            statement_cites)
             figures["leave_one_out"] = locomo_loo.run(cache["items"], dt.datetime.now(dt.timezone.utc))
+            if args.bm25_grid:
+                settings = locomo_loo.build_bm25_cache(args.home / "bm25_grid_cache.json", service, questions,
+                                                       turns_of, holds, cache)
+                figures["bm25_leave_one_out"] = locomo_loo.run_bm25(cache["items"], settings,
+                                                                    dt.datetime.now(dt.timezone.utc))
         if not args.loo_only:
             print(f"\nsearching {len(questions)} questions x {len(ROWS)} rows ...")
             t0 = time.perf_counter()

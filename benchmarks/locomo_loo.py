@@ -34,6 +34,10 @@ GRID_VECTOR = (0.5, 0.7, 1.0, 1.2, 1.5)
 GRID_GRAPH = (0.0, 0.2, 0.4, 0.7)
 GRID_OBSERVATION = (0.1, 0.2, 0.35, 0.5, 0.7, 1.0, 1.5)
 CACHE_VERSION = 4  # 3: statements rank the chunks they cite; 4: with the channels' scores
+# BM25 of the keyword channel (keyword_store.Bm25): term saturation k1, length normalisation b.
+GRID_K1 = (0.5, 0.9, 1.2, 1.6, 2.0)
+GRID_B = (0.3, 0.5, 0.75, 0.9)
+BM25_CACHE_VERSION = 1
 
 
 @dataclass
@@ -66,13 +70,8 @@ def build_cache(path: Path, service, questions, turns_of, holds, statement_cites
         chunk_keys = [k for k in keys if ":" not in k]
         statement_ids = [int(k.split(":", 1)[1]) for k in keys if ":" in k]
         with service.db.connection() as conn:
-            rows = search_store.chunk_rows(conn, q.memory, chunk_keys)
+            cands = candidate_facts(conn, q.memory, chunk_keys, turns, holds)
             stored = observations_store.rows(conn, q.memory, statement_ids) if statement_ids else {}
-        cands = {}
-        for k in chunk_keys:
-            r = rows[k]
-            cands[k] = Candidate(len(r.text), [t.dia_id for t in turns if holds(r.text, t)], r.salience,
-                                 r.occurred_at.isoformat(), r.episode_id, r.start, r.end).__dict__
         for o in stored.values():
             cands[f"{o.kind}:{o.id}"] = Candidate(len(o.text), [e for e in q.evidence if e in statement_cites(o)],
                                                   o.confidence, o.observed_at.isoformat(), -o.id, 0, len(o.text)).__dict__
@@ -84,6 +83,102 @@ def build_cache(path: Path, service, questions, turns_of, holds, statement_cites
     path.write_text(json.dumps(out), encoding="utf-8")
     print(f"channel cache written: {path}")
     return out
+
+
+def candidate_facts(conn, memory: str, keys: Iterable[str], turns, holds) -> dict[str, dict]:
+    """What fusion and scoring need of each chunk of ``keys``."""
+    rows = search_store.chunk_rows(conn, memory, sorted(keys))
+    return {k: Candidate(len(r.text), [t.dia_id for t in turns if holds(r.text, t)], r.salience,
+                         r.occurred_at.isoformat(), r.episode_id, r.start, r.end).__dict__ for k, r in rows.items()}
+
+
+def build_bm25_cache(path: Path, service, questions, turns_of, holds, base: dict) -> dict[str, list[dict]]:
+    """Per BM25 setting ``"k1,b"`` of the grid: per question (in ``base``'s order) the keyword
+    channel's ranked keys and scores through the product (``SearchService.candidates`` with the
+    keyword channel only), and the facts of the chunks ``base`` does not hold yet."""
+    from memory_pipeline.storage import keyword_store
+
+    if path.is_file():
+        cached = json.loads(path.read_text(encoding="utf-8"))
+        if cached.get("version") == BM25_CACHE_VERSION and cached.get("questions") == len(questions):
+            print(f"BM25 grid cache: {path} (reused)")
+            return cached["settings"]
+    shipped = keyword_store.BM25
+    settings: dict[str, list[dict]] = {}
+    try:
+        for k1, b in itertools.product(GRID_K1, GRID_B):
+            keyword_store.BM25 = keyword_store.Bm25(k1, b)
+            variant = []
+            for q, item in zip(questions, base["items"]):
+                hits = service.candidates(q.memory, q.text, channels=("keyword",)).get("keyword", [])
+                new = {key for key, _ in hits} - set(item["candidates"])
+                turns = [turns_of[q.memory][e] for e in q.evidence]
+                with service.db.connection() as conn:
+                    facts = candidate_facts(conn, q.memory, new, turns, holds) if new else {}
+                variant.append({"ranked": [key for key, _ in hits], "scores": [s for _, s in hits], "candidates": facts})
+            settings[f"{k1},{b}"] = variant
+            print(f"  BM25 k1 {k1} b {b}: keyword channel cached", flush=True)
+    finally:
+        keyword_store.BM25 = shipped
+    path.write_text(json.dumps({"version": BM25_CACHE_VERSION, "questions": len(questions), "settings": settings}),
+                    encoding="utf-8")
+    print(f"BM25 grid cache written: {path}")
+    return settings
+
+
+def with_keyword(items: list[dict], variant: list[dict]) -> list[dict]:
+    """``items`` with the keyword channel of one BM25 setting."""
+    return [{**it, "ranked": {**it["ranked"], "keyword": v["ranked"]}, "scores": {**it["scores"], "keyword": v["scores"]},
+             "candidates": {**it["candidates"], **v["candidates"]}} for it, v in zip(items, variant)]
+
+
+def run_bm25(items: list[dict], settings: dict[str, list[dict]], now: dt.datetime) -> dict:
+    """BM25's k1 and b chosen leave-one-conversation-out on the fused default (the shipped
+    fusion constants, without observations): per held-out conversation the setting with the
+    best mean recall@1/3/5/8 on the other four, scored on it."""
+    weights = dict(fusion.CHANNEL_WEIGHTS)
+    fused, keyword = {}, {}
+    for name, variant in settings.items():
+        its = with_keyword(items, variant)
+        fused[name] = evaluate(its, CHUNK_CHANNELS, weights, fusion.RRF_K, now)
+        keyword[name] = evaluate(its, ("keyword",), weights, fusion.RRF_K, now)
+    folds, held_fused, held_keyword = [], [None] * len(items), [None] * len(items)
+    for memory in sorted({it["memory"] for it in items}):
+        train = [i for i, it in enumerate(items) if it["memory"] != memory]
+        test = [i for i, it in enumerate(items) if it["memory"] == memory]
+        best = max(settings, key=lambda s: (objective([fused[s][i] for i in train]), s))
+        for i in test:
+            held_fused[i], held_keyword[i] = fused[best][i], keyword[best][i]
+        folds.append({"held_out": memory, "chosen": best, "questions": len(test),
+                      **{f"@{k}": mean([fused[best][i] for i in test], f"@{k}") for k in KS},
+                      "train_objective": objective([fused[best][i] for i in train])})
+    head = f"  {'':<34}" + "".join(f"{'@' + str(k):>7}" for k in KS) + f"{'chars/q':>9}{'n':>6}"
+    print(f"\n== BM25 k1 {GRID_K1} x b {GRID_B}, chosen leave-one-conversation-out on the fused default")
+    print(head)
+    base = f"{keyword_store_bm25()}"
+    if base in settings:
+        print(table(f"keyword alone, BM25 {base} (shipped)", keyword[base]))
+        print(table(f"fused, BM25 {base} (shipped)", fused[base]))
+    print(table("keyword alone, BM25 LOO", held_keyword))
+    print(table("fused, BM25 LOO", held_fused))
+    for f in folds:
+        print(f"  {f['held_out']:<8} n={f['questions']:<4} chose k1,b {f['chosen']} -> "
+              + " ".join(f"@{k} {f[f'@{k}']:.3f}" for k in KS))
+    print("  every setting on all five (in-sample, for the spread only): "
+          + ", ".join(f"{s} {objective(r):.3f}" for s, r in sorted(fused.items(), key=lambda kv: -objective(kv[1]))[:8]))
+    k1 = statistics.median_low([float(f["chosen"].split(",")[0]) for f in folds])
+    b = statistics.median_low([float(f["chosen"].split(",")[1]) for f in folds])
+    print(f"  the folds' median choice (the product's constants): k1 {k1}, b {b}")
+    summary = lambda rows: {**{f"@{k}": mean(rows, f"@{k}") for k in KS}, "chars": mean(rows, "chars")}  # noqa: E731
+    return {"folds": folds, "loo_fused": summary(held_fused), "loo_keyword": summary(held_keyword),
+            "median_choice": {"k1": k1, "b": b},
+            "all_settings": {s: {"fused": summary(fused[s]), "keyword": summary(keyword[s])} for s in settings}}
+
+
+def keyword_store_bm25() -> str:
+    from memory_pipeline.storage import keyword_store
+
+    return f"{keyword_store.BM25.k1},{keyword_store.BM25.b}"
 
 
 def results(item: dict, channels: Sequence[str], weights: dict, k: float, now: dt.datetime,

@@ -194,11 +194,13 @@ class SearchService:
         return self._embedder  # type: ignore[return-value]
 
     # -- the search -------------------------------------------------------------------------
-    def candidates(self, memory: str, query: str, *, policy: str | None = None) -> dict[str, list[tuple[str, float]]]:
+    def candidates(self, memory: str, query: str, *, policy: str | None = None,
+                   channels: tuple[str, ...] | None = None) -> dict[str, list[tuple[str, float]]]:
         """Each channel's ranked (key, score) candidates for ``query``, as ``search`` would fuse
-        them (the benchmark tunes fusion on these); statements are keyed ``"<kind>:<id>"``."""
+        them (the benchmark tunes fusion on these); statements are keyed ``"<kind>:<id>"``.
+        ``channels``: only these (default: the policy's)."""
         memory = validate_memory_name(memory)
-        chosen = self.resolve_policy(policy, limit=None, channels=None)
+        chosen = self.resolve_policy(policy, limit=None, channels=channels)
         response = SearchResponse(memory, validate_query(query), chosen.name, chosen.limit, chosen.channels)
         ranked, _ = self._run_channels(chosen, memory, query, Filters(), response)
         return ranked

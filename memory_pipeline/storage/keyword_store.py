@@ -41,6 +41,24 @@ from memory_pipeline.storage.paths import query
 CAP = 500
 
 
+@dataclass(frozen=True)
+class Bm25:
+    """BM25's two constants, passed to ``bm25_weight`` (migration 0017) by every keyword query.
+
+    k1: how fast a lexeme's repeats stop adding (term-frequency saturation); b: how much a long
+    document is marked down (length normalisation, 0 none, 1 full)."""
+
+    k1: float
+    b: float
+
+    def params(self) -> dict[str, float]:
+        return {"k1": self.k1, "b": self.b}
+
+
+# The keyword and statement channels' BM25 (benchmarks/README.md: chosen leave-one-out on LoCoMo).
+BM25 = Bm25(k1=1.2, b=0.75)
+
+
 def record_chunks(conn: psycopg.Connection | psycopg.Cursor, episode_ids: Sequence[int]) -> None:
     """Add the chunk rows of ``episode_ids`` (written in the current transaction) to the statistics.
 
@@ -182,14 +200,15 @@ def plan(conn: psycopg.Connection, memory: str, text: str, *, cap: int = CAP) ->
 
 
 def statement(
-    conn: psycopg.Connection, memory: str, text: str, filters, *, limit: int = 50, cap: int = CAP
+    conn: psycopg.Connection, memory: str, text: str, filters, *, limit: int = 50, cap: int = CAP,
+    bm25: Bm25 | None = None,
 ) -> tuple[str, str | None, dict]:
     """The path full-text search takes for ``text`` and the named query and parameters it runs
     (None when there is nothing to run). ``ranked`` runs it; the latency benchmark EXPLAINs it."""
     p = plan(conn, memory, text, cap=cap)
     if p.path in ("none", "unmatched"):
         return p.path, None, {}
-    params = {"memory": memory, "lexemes": list(p.lexemes), "limit": limit, **filters.params()}
+    params = {"memory": memory, "lexemes": list(p.lexemes), "limit": limit, **filters.params(), **(bm25 or BM25).params()}
     if p.path == "counted":
         return p.path, "keyword_bm25", {**params, "tsquery": search_store.or_tsquery(list(p.lexemes))}
     if p.path == "exact":
@@ -201,20 +220,22 @@ def statement(
 
 
 def ranked(
-    conn: psycopg.Connection, memory: str, text: str, filters, *, limit: int = 50, cap: int = CAP
+    conn: psycopg.Connection, memory: str, text: str, filters, *, limit: int = 50, cap: int = CAP,
+    bm25: Bm25 | None = None,
 ) -> tuple[list[tuple[str, float]], str]:
     """Full-text BM25 only: ((chunk_id, score) best first, the path taken)."""
-    path, name, params = statement(conn, memory, text, filters, limit=limit, cap=cap)
+    path, name, params = statement(conn, memory, text, filters, limit=limit, cap=cap, bm25=bm25)
     if name is None:
         return [], path
     return [(c, float(s)) for c, s in conn.execute(query(name), params).fetchall()], path
 
 
 def candidates(
-    conn: psycopg.Connection, memory: str, text: str, filters, limit: int = 50, *, cap: int = CAP
+    conn: psycopg.Connection, memory: str, text: str, filters, limit: int = 50, *, cap: int = CAP,
+    bm25: Bm25 | None = None,
 ) -> tuple[list[tuple[str, float]], str]:
     """(ranked (chunk_id, score) list, method): BM25 full text, else the literal substring."""
-    rows, _path = ranked(conn, memory, text, filters, limit=limit, cap=cap)
+    rows, _path = ranked(conn, memory, text, filters, limit=limit, cap=cap, bm25=bm25)
     if rows:
         return rows, "full_text"
     needle = text.strip()

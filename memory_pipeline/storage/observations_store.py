@@ -18,7 +18,7 @@ from pgvector import HalfVector
 from psycopg import sql
 
 from memory_pipeline.domain.observations import ObservationDraft
-from memory_pipeline.storage import search_store
+from memory_pipeline.storage import keyword_store, search_store
 from memory_pipeline.storage.hnsw_store import HNSW_EF_CONSTRUCTION, HNSW_M
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import StoredProfile
@@ -122,7 +122,7 @@ def by_words(conn: psycopg.Connection, memory: str, text: str, *, kinds: Sequenc
         return []
     found = conn.execute(query("observation_keyword"), {
         "memory": memory, "kinds": list(kinds), "statuses": list(statuses), "lexemes": lexemes,
-        "tsquery": search_store.or_tsquery(lexemes), "limit": limit,
+        "tsquery": search_store.or_tsquery(lexemes), "limit": limit, **keyword_store.BM25.params(),
     }).fetchall()
     return [(i, float(s)) for i, s in found]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import zlib
 from typing import Sequence
 
@@ -62,7 +63,7 @@ def old_bm25(conn, memory: str, text: str, filters: Filters | None = None, limit
     rows = conn.execute(
         query("keyword_bm25"),
         {"memory": memory, "lexemes": lexemes, "tsquery": search_store.or_tsquery(lexemes), "limit": limit,
-         **filters.params()},
+         **filters.params(), **keyword_store.BM25.params()},
     ).fetchall()
     return [(c, float(s)) for c, s in rows]
 
@@ -207,6 +208,35 @@ def test_a_memory_without_statistics_is_counted(small_world):
         conn.execute("DELETE FROM keyword_stats WHERE memory = 'alice'")
         rows, path = keyword_store.ranked(conn, "alice", "garden soil", Filters())
         assert path == "counted" and rows == old_bm25(conn, "alice", "garden soil")
+
+
+@pytest.mark.parametrize("bm25", [keyword_store.BM25, keyword_store.Bm25(k1=0.5, b=0.3)])
+def test_scores_are_textbook_bm25_with_the_constants_passed(small_world, bm25):
+    """bm25_weight (migration 0017), the one definition every keyword query sums, against BM25
+    computed here from the chunks' own lexeme counts; and inlined (no call per row)."""
+    text = "garden soil tulips"
+    with small_world.connection() as conn:
+        rows, path = keyword_store.ranked(conn, "alice", text, Filters(), bm25=bm25)
+        lexemes = search_store.query_lexemes(conn, text)
+        # A chunk id can have several rows (the same text in two episodes): N counts rows, the
+        # candidates (df, avgdl) distinct ids, as keyword_stats and keyword_exact.sql do.
+        n = conn.execute("SELECT count(*) FROM chunks WHERE memory = 'alice'").fetchone()[0]
+        docs = {c: dict(zip(lexes, counts)) for c, lexes, counts in conn.execute(
+            "SELECT c.chunk_id, array_agg(u.lexeme), array_agg(coalesce(array_length(u.positions, 1), 1))"
+            " FROM (SELECT DISTINCT ON (chunk_id) chunk_id, tsv FROM chunks WHERE memory = 'alice') c,"
+            " unnest(c.tsv) u GROUP BY c.chunk_id")}
+        _, name, params = keyword_store.statement(conn, "alice", text, Filters(), bm25=bm25)
+        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN VERBOSE " + query(name), params, prepare=False))
+    assert "bm25_weight" not in plan
+    matching = {c: d for c, d in docs.items() if any(lex in d for lex in lexemes)}
+    avgdl = sum(len(d) for d in matching.values()) / len(matching)  # over the candidates, as documented
+    expected = {}
+    for c, d in matching.items():
+        expected[c] = sum(math.log(1 + (n - df + 0.5) / (df + 0.5)) * d[lex] * (bm25.k1 + 1)
+                          / (d[lex] + bm25.k1 * (1 - bm25.b + bm25.b * len(d) / avgdl))
+                          for lex in lexemes if lex in d
+                          for df in [sum(lex in other for other in docs.values())])
+    assert path == "exact" and dict(rows) == pytest.approx(expected, rel=1e-9)
 
 
 COMMON = ["river", "mountain", "village", "harbor", "forest", "meadow"]

@@ -1,4 +1,4 @@
--- Keyword channel: BM25 (k1 = 1.2, b = 0.75) over the chunks of one memory that match any
+-- Keyword channel: BM25 (bm25_weight, migration 0017) over the chunks of one memory that match any
 -- query lexeme (GIN). Every chunk containing a query term is a candidate, so document
 -- frequencies counted over the candidates equal those over the whole memory.
 WITH cand AS (
@@ -22,8 +22,7 @@ corpus AS (
            greatest((SELECT avg(dl) FROM cand), 1.0) AS avgdl
 )
 SELECT tf.chunk_id,
-       sum(ln(1 + (corpus.n - df.df + 0.5) / (df.df + 0.5))
-           * tf.tf * 2.2 / (tf.tf + 1.2 * (0.25 + 0.75 * tf.dl / corpus.avgdl))) AS score
+       sum(bm25_weight(corpus.n, df.df, tf.tf, tf.dl, corpus.avgdl, %(k1)s, %(b)s)) AS score
 FROM tf JOIN df USING (lexeme) CROSS JOIN corpus
 GROUP BY tf.chunk_id
 ORDER BY score DESC, tf.chunk_id

@@ -8,12 +8,11 @@
 -- chunks holding m - 1 of them (%(fill)s). Which chunks of an over-full tier are kept follows
 -- the table's physical order: stable for a given table, not otherwise meaningful. Episodes are
 -- looked up only when the policy filters by kind or date.
--- Each candidate is scored with BM25 (k1 = 1.2, b = 0.75) over ALL query lexemes, df from
+-- Each candidate is scored with BM25 (bm25_weight, migration 0017) over ALL query lexemes, df from
 -- keyword_stats and N and avgdl from keyword_memory_stats (the whole memory; passed in). Term
 -- frequencies are read for the query lexemes only (setweight/ts_filter, as in keyword_exact.sql).
 WITH q AS (
-    SELECT lexeme, ln(1 + (%(n)s::float8 - df + 0.5) / (df + 0.5)) AS idf
-    FROM unnest(%(lexemes)s::text[], %(dfs)s::float8[]) AS q(lexeme, df)
+    SELECT lexeme, df FROM unnest(%(lexemes)s::text[], %(dfs)s::float8[]) AS q(lexeme, df)
 ),
 preferred AS (
     (SELECT c.chunk_id, c.tsv, 1 AS tier
@@ -73,7 +72,7 @@ tf AS (
     FROM cand, unnest(ts_filter(setweight(cand.tsv, 'A', %(lexemes)s::text[]), '{a}')) AS u
 )
 SELECT tf.chunk_id,
-       sum(q.idf * tf.tf * 2.2 / (tf.tf + 1.2 * (0.25 + 0.75 * tf.dl / %(avgdl)s::float8))) AS score
+       sum(bm25_weight(%(n)s::float8, q.df, tf.tf, tf.dl, %(avgdl)s::float8, %(k1)s, %(b)s)) AS score
 FROM tf JOIN q USING (lexeme)
 GROUP BY tf.chunk_id
 ORDER BY score DESC, tf.chunk_id

@@ -1,5 +1,5 @@
 -- Keyword channel, exact path (the query's lexemes match few chunks of the memory): the same
--- BM25 as keyword_bm25.sql (k1 = 1.2, b = 0.75; every chunk matching a query lexeme is a
+-- BM25 as keyword_bm25.sql (bm25_weight, migration 0017; every chunk matching a query lexeme is a
 -- candidate, so df and avgdl over the candidates), with N from keyword_memory_stats (passed in:
 -- equal to the count of the memory's chunk rows) and term frequencies read for the query
 -- lexemes only: setweight marks them 'A' (stored vectors carry weight D only), ts_filter keeps
@@ -23,8 +23,7 @@ corpus AS (
     SELECT %(n)s::float8 AS n, greatest((SELECT avg(dl) FROM cand), 1.0) AS avgdl
 )
 SELECT tf.chunk_id,
-       sum(ln(1 + (corpus.n - df.df + 0.5) / (df.df + 0.5))
-           * tf.tf * 2.2 / (tf.tf + 1.2 * (0.25 + 0.75 * tf.dl / corpus.avgdl))) AS score
+       sum(bm25_weight(corpus.n, df.df, tf.tf, tf.dl, corpus.avgdl, %(k1)s, %(b)s)) AS score
 FROM tf JOIN df USING (lexeme) CROSS JOIN corpus
 GROUP BY tf.chunk_id
 ORDER BY score DESC, tf.chunk_id

@@ -1,5 +1,5 @@
--- Observation and belief channels, and "close existing ones" by words: BM25 (k1 = 1.2,
--- b = 0.75, as keyword_bm25.sql) over the statements of one memory of the given kinds and
+-- Observation and belief channels, and "close existing ones" by words: BM25
+-- (bm25_weight, migration 0017, as keyword_bm25.sql) over the statements of one memory of the given kinds and
 -- statuses that match any query lexeme; N is the count of those statements.
 WITH scope AS (
     SELECT o.id, o.tsv FROM observations o
@@ -20,8 +20,7 @@ corpus AS (
     SELECT (SELECT count(*) FROM scope)::float8 AS n, greatest((SELECT avg(dl) FROM cand), 1.0) AS avgdl
 )
 SELECT tf.id,
-       sum(ln(1 + (corpus.n - df.df + 0.5) / (df.df + 0.5))
-           * tf.tf * 2.2 / (tf.tf + 1.2 * (0.25 + 0.75 * tf.dl / corpus.avgdl))) AS score
+       sum(bm25_weight(corpus.n, df.df, tf.tf, tf.dl, corpus.avgdl, %(k1)s, %(b)s)) AS score
 FROM tf JOIN df USING (lexeme) CROSS JOIN corpus
 GROUP BY tf.id
 ORDER BY score DESC, tf.id
