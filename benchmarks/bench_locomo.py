@@ -568,6 +568,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--bm25-grid", action="store_true",
                    help="also choose the keyword channel's BM25 k1 and b leave-one-out (its channel cached per "
                         "setting in --home/bm25_grid_cache.json)")
+    p.add_argument("--merge-grid", action="store_true",
+                   help="also choose how a statement channel merges its vector and word lists (RRF or CombSUM) "
+                        "leave-one-out, with the observation weight (cached in --home/merge_grid_cache.json)")
     p.add_argument("--no-windows", action="store_true",
                    help="index without paragraph-window vectors (MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off); "
                         "use a --home of its own: a home indexed one way keeps its vectors")
@@ -629,10 +632,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             cache = locomo_loo.build_cache(args.home / "channel_cache.json", service, questions, turns_of, holds,
                                            statement_cites)
-            figures["leave_one_out"] = locomo_loo.run(cache["items"], dt.datetime.now(dt.timezone.utc))
+            merges = None
+            if args.merge_grid:
+                merges = locomo_loo.build_variant_cache(args.home / "merge_grid_cache.json", service, questions,
+                                                        turns_of, holds, statement_cites, cache, "observation",
+                                                        locomo_loo.merge_settings())
+            figures["leave_one_out"] = locomo_loo.run(cache["items"], dt.datetime.now(dt.timezone.utc), merges)
             if args.bm25_grid:
-                settings = locomo_loo.build_bm25_cache(args.home / "bm25_grid_cache.json", service, questions,
-                                                       turns_of, holds, cache)
+                settings = locomo_loo.build_variant_cache(args.home / "bm25_grid_cache.json", service, questions,
+                                                          turns_of, holds, statement_cites, cache, "keyword",
+                                                          locomo_loo.bm25_settings())
                 figures["bm25_leave_one_out"] = locomo_loo.run_bm25(cache["items"], settings,
                                                                     dt.datetime.now(dt.timezone.utc))
         if not args.loo_only:

@@ -20,7 +20,7 @@ import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from memory_pipeline.domain import fusion, passages
 from memory_pipeline.storage import observations_store, search_store
@@ -37,7 +37,9 @@ CACHE_VERSION = 4  # 3: statements rank the chunks they cite; 4: with the channe
 # BM25 of the keyword channel (keyword_store.Bm25): term saturation k1, length normalisation b.
 GRID_K1 = (0.5, 0.9, 1.2, 1.6, 2.0)
 GRID_B = (0.3, 0.5, 0.75, 0.9)
-BM25_CACHE_VERSION = 1
+VARIANT_CACHE_VERSION = 1
+# How a statement channel merges its vector and word lists (domain.observations.STATEMENT_MERGE).
+GRID_MERGE = ("rrf", "combsum")
 
 
 @dataclass
@@ -66,15 +68,8 @@ def build_cache(path: Path, service, questions, turns_of, holds, statement_cites
                              "is the model slow or down? (the cache was not written)")
         ranked = {ch: [key for key, _ in hits] for ch, hits in pairs.items()}
         turns = [turns_of[q.memory][e] for e in q.evidence]
-        keys = sorted({k for ks in ranked.values() for k in ks})
-        chunk_keys = [k for k in keys if ":" not in k]
-        statement_ids = [int(k.split(":", 1)[1]) for k in keys if ":" in k]
         with service.db.connection() as conn:
-            cands = candidate_facts(conn, q.memory, chunk_keys, turns, holds)
-            stored = observations_store.rows(conn, q.memory, statement_ids) if statement_ids else {}
-        for o in stored.values():
-            cands[f"{o.kind}:{o.id}"] = Candidate(len(o.text), [e for e in q.evidence if e in statement_cites(o)],
-                                                  o.confidence, o.observed_at.isoformat(), -o.id, 0, len(o.text)).__dict__
+            cands = candidate_facts(conn, q, {k for ks in ranked.values() for k in ks}, turns, holds, statement_cites)
         out["items"].append({"memory": q.memory, "index": q.index, "category": q.category,
                              "evidence": q.evidence, "ranked": ranked, "candidates": cands,
                              "scores": {ch: [score for _, score in hits] for ch, hits in pairs.items()}})
@@ -85,50 +80,77 @@ def build_cache(path: Path, service, questions, turns_of, holds, statement_cites
     return out
 
 
-def candidate_facts(conn, memory: str, keys: Iterable[str], turns, holds) -> dict[str, dict]:
-    """What fusion and scoring need of each chunk of ``keys``."""
-    rows = search_store.chunk_rows(conn, memory, sorted(keys))
-    return {k: Candidate(len(r.text), [t.dia_id for t in turns if holds(r.text, t)], r.salience,
-                         r.occurred_at.isoformat(), r.episode_id, r.start, r.end).__dict__ for k, r in rows.items()}
+def candidate_facts(conn, q, keys: Iterable[str], turns, holds, statement_cites) -> dict[str, dict]:
+    """What fusion and scoring need of each chunk and statement (``"<kind>:<id>"``) of ``keys``."""
+    keys = sorted(keys)
+    rows = search_store.chunk_rows(conn, q.memory, [k for k in keys if ":" not in k])
+    out = {k: Candidate(len(r.text), [t.dia_id for t in turns if holds(r.text, t)], r.salience,
+                        r.occurred_at.isoformat(), r.episode_id, r.start, r.end).__dict__ for k, r in rows.items()}
+    statement_ids = [int(k.split(":", 1)[1]) for k in keys if ":" in k]
+    for o in (observations_store.rows(conn, q.memory, statement_ids) if statement_ids else {}).values():
+        out[f"{o.kind}:{o.id}"] = Candidate(len(o.text), [e for e in q.evidence if e in statement_cites(o)],
+                                            o.confidence, o.observed_at.isoformat(), -o.id, 0, len(o.text)).__dict__
+    return out
 
 
-def build_bm25_cache(path: Path, service, questions, turns_of, holds, base: dict) -> dict[str, list[dict]]:
-    """Per BM25 setting ``"k1,b"`` of the grid: per question (in ``base``'s order) the keyword
-    channel's ranked keys and scores through the product (``SearchService.candidates`` with the
-    keyword channel only), and the facts of the chunks ``base`` does not hold yet."""
-    from memory_pipeline.storage import keyword_store
-
+def build_variant_cache(path: Path, service, questions, turns_of, holds, statement_cites, base: dict,
+                        channel: str, settings: dict[str, Callable[[], Callable[[], None]]]) -> dict[str, list[dict]]:
+    """Per setting (name -> a function that applies it and returns one that undoes it): per
+    question (in ``base``'s order) ``channel``'s ranked keys and scores through the product
+    (``SearchService.candidates`` with that channel only), and the facts of the candidates
+    ``base`` does not hold yet."""
     if path.is_file():
         cached = json.loads(path.read_text(encoding="utf-8"))
-        if cached.get("version") == BM25_CACHE_VERSION and cached.get("questions") == len(questions):
-            print(f"BM25 grid cache: {path} (reused)")
+        if cached.get("version") == VARIANT_CACHE_VERSION and cached.get("questions") == len(questions) \
+                and set(cached["settings"]) == set(settings):
+            print(f"{channel} variants cache: {path} (reused)")
             return cached["settings"]
-    shipped = keyword_store.BM25
-    settings: dict[str, list[dict]] = {}
-    try:
-        for k1, b in itertools.product(GRID_K1, GRID_B):
-            keyword_store.BM25 = keyword_store.Bm25(k1, b)
+    out: dict[str, list[dict]] = {}
+    for name, apply in settings.items():
+        undo = apply()
+        try:
             variant = []
             for q, item in zip(questions, base["items"]):
-                hits = service.candidates(q.memory, q.text, channels=("keyword",)).get("keyword", [])
+                hits = service.candidates(q.memory, q.text, channels=(channel,)).get(channel, [])
                 new = {key for key, _ in hits} - set(item["candidates"])
                 turns = [turns_of[q.memory][e] for e in q.evidence]
                 with service.db.connection() as conn:
-                    facts = candidate_facts(conn, q.memory, new, turns, holds) if new else {}
+                    facts = candidate_facts(conn, q, new, turns, holds, statement_cites) if new else {}
                 variant.append({"ranked": [key for key, _ in hits], "scores": [s for _, s in hits], "candidates": facts})
-            settings[f"{k1},{b}"] = variant
-            print(f"  BM25 k1 {k1} b {b}: keyword channel cached", flush=True)
-    finally:
-        keyword_store.BM25 = shipped
-    path.write_text(json.dumps({"version": BM25_CACHE_VERSION, "questions": len(questions), "settings": settings}),
+        finally:
+            undo()
+        out[name] = variant
+        print(f"  {channel} {name}: cached", flush=True)
+    path.write_text(json.dumps({"version": VARIANT_CACHE_VERSION, "questions": len(questions), "settings": out}),
                     encoding="utf-8")
-    print(f"BM25 grid cache written: {path}")
-    return settings
+    print(f"{channel} variants cache written: {path}")
+    return out
 
 
-def with_keyword(items: list[dict], variant: list[dict]) -> list[dict]:
-    """``items`` with the keyword channel of one BM25 setting."""
-    return [{**it, "ranked": {**it["ranked"], "keyword": v["ranked"]}, "scores": {**it["scores"], "keyword": v["scores"]},
+def _setter(module, name: str, value) -> Callable[[], Callable[[], None]]:
+    def apply() -> Callable[[], None]:
+        old = getattr(module, name)
+        setattr(module, name, value)
+        return lambda: setattr(module, name, old)
+    return apply
+
+
+def bm25_settings() -> dict[str, Callable]:
+    from memory_pipeline.storage import keyword_store
+
+    return {f"{k1},{b}": _setter(keyword_store, "BM25", keyword_store.Bm25(k1, b))
+            for k1, b in itertools.product(GRID_K1, GRID_B)}
+
+
+def merge_settings() -> dict[str, Callable]:
+    from memory_pipeline.domain import observations
+
+    return {method: _setter(observations, "STATEMENT_MERGE", method) for method in GRID_MERGE}
+
+
+def with_channel(items: list[dict], variant: list[dict], channel: str) -> list[dict]:
+    """``items`` with ``channel`` as one setting of ``build_variant_cache`` gave it."""
+    return [{**it, "ranked": {**it["ranked"], channel: v["ranked"]}, "scores": {**it["scores"], channel: v["scores"]},
              "candidates": {**it["candidates"], **v["candidates"]}} for it, v in zip(items, variant)]
 
 
@@ -139,7 +161,7 @@ def run_bm25(items: list[dict], settings: dict[str, list[dict]], now: dt.datetim
     weights = dict(fusion.CHANNEL_WEIGHTS)
     fused, keyword = {}, {}
     for name, variant in settings.items():
-        its = with_keyword(items, variant)
+        its = with_channel(items, variant, "keyword")
         fused[name] = evaluate(its, CHUNK_CHANNELS, weights, fusion.RRF_K, now)
         keyword[name] = evaluate(its, ("keyword",), weights, fusion.RRF_K, now)
     folds, held_fused, held_keyword = [], [None] * len(items), [None] * len(items)
@@ -224,15 +246,17 @@ def weights_of(setting: dict) -> dict:
             "observation": setting.get("observation", 0.0), "belief": setting.get("observation", 0.0)}
 
 
-def leave_one_out(items: list[dict], settings_for, channels, now) -> dict:
+def leave_one_out(items: list[dict], settings_for, channels, now, items_for=None) -> dict:
     """Per conversation: of ``settings_for(held_out)``, the setting best on the other four
-    conversations, and its scores on the held-out one. Each setting is evaluated once."""
+    conversations, and its scores on the held-out one. Each setting is evaluated once, on
+    ``items_for(setting)`` when given (a setting that changes a channel's own output)."""
     evaluated: dict[tuple, list[dict]] = {}
 
     def rows_of(setting: dict) -> list[dict]:
         key = tuple(sorted(setting.items()))
         if key not in evaluated:
-            evaluated[key] = evaluate(items, channels, weights_of(setting), setting["k"], now, setting["method"])
+            evaluated[key] = evaluate(items_for(setting) if items_for else items, channels, weights_of(setting),
+                                      setting["k"], now, setting["method"])
         return evaluated[key]
 
     folds, held_out = [], [None] * len(items)
@@ -259,8 +283,11 @@ def chunk_grid() -> list[dict]:
     return combsum + rrf
 
 
-def observation_grid(base: dict) -> list[dict]:
-    return [{**base, "observation": w} for w in GRID_OBSERVATION]
+def observation_grid(base: dict, merges: Sequence[str] = ()) -> list[dict]:
+    """The observation weights (and, when ``merges`` are given, each statement merge with each)."""
+    if not merges:
+        return [{**base, "observation": w} for w in GRID_OBSERVATION]
+    return [{**base, "observation": w, "merge": m} for m in merges for w in GRID_OBSERVATION]
 
 
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -270,8 +297,11 @@ def table(name: str, rows: list[dict]) -> str:
     return f"  {name:<34}" + "".join(f"{mean(rows, f'@{k}'):7.3f}" for k in KS) + f"{mean(rows, 'chars'):9.0f}{len(rows):6d}"
 
 
-def run(items: list[dict], now: dt.datetime) -> dict:
-    """Every figure of the leave-one-out section, printed and returned."""
+def run(items: list[dict], now: dt.datetime, merges: dict[str, list[dict]] | None = None) -> dict:
+    """Every figure of the leave-one-out section, printed and returned. ``merges``: the observation
+    channel under each statement merge (``build_variant_cache``), chosen with its weight."""
+    merged_items = {m: with_channel(items, v, "observation") for m, v in (merges or {}).items()}
+    items_for = (lambda setting: merged_items[setting["merge"]]) if merges else None
     head = f"  {'':<34}" + "".join(f"{'@' + str(k):>7}" for k in KS) + f"{'chars/q':>9}{'n':>6}"
     singles = {ch: evaluate(items, (ch,), dict(fusion.CHANNEL_WEIGHTS), fusion.RRF_K, now)
                for ch in (*CHUNK_CHANNELS, "observation")}
@@ -281,8 +311,8 @@ def run(items: list[dict], now: dt.datetime) -> dict:
           f"graph {GRID_GRAPH}; keyword 1.0; then observation {GRID_OBSERVATION})")
     plain = leave_one_out(items, lambda memory: chunk_grid(), CHUNK_CHANNELS, now)
     chosen_of = {f["held_out"]: f["chosen"] for f in plain["folds"]}
-    with_obs = leave_one_out(items, lambda memory: observation_grid(chosen_of[memory]),
-                             (*CHUNK_CHANNELS, "observation"), now)
+    with_obs = leave_one_out(items, lambda memory: observation_grid(chosen_of[memory], tuple(merged_items)),
+                             (*CHUNK_CHANNELS, "observation"), now, items_for)
     print(head)
     for ch, rows in singles.items():
         print(table(f"{ch} alone", rows))
@@ -300,13 +330,18 @@ def run(items: list[dict], now: dt.datetime) -> dict:
         print(f"  {f['held_out']:<8} n={f['questions']:<4} chose {f['chosen']} -> "
               + " ".join(f"@{k} {f[f'@{k}']:.3f}" for k in KS)
               + " | minus keyword " + " ".join(f"{gap[k]:+.3f}" for k in KS)
-              + f" | +obs weight {g['chosen']['observation']}: " + " ".join(f"@{k} {g[f'@{k}']:.3f}" for k in KS))
+              + f" | +obs weight {g['chosen']['observation']}"
+              + (f", merge {g['chosen']['merge']}" if "merge" in g["chosen"] else "") + ": "
+              + " ".join(f"@{k} {g[f'@{k}']:.3f}" for k in KS) + f", {g['chars']:.0f} chars")
     print("  spread of (fused LOO - keyword) over folds: "
           + ", ".join(f"@{k} {min(v):+.3f}..{max(v):+.3f}" for k, v in gaps.items()))
     product = majority(plain["folds"])
     product_obs = majority(with_obs["folds"])
     print(f"  the folds' median choice (the product's constants): {product}, observation weight "
-          f"{product_obs['observation']}")
+          f"{product_obs['observation']}" + (f", statement merge {product_obs['merge']}" if merges else ""))
+    for m, its in merged_items.items():
+        print(table(f"fused as shipped + obs, merge {m}", evaluate(its, (*CHUNK_CHANNELS, "observation"),
+                                                                     dict(fusion.CHANNEL_WEIGHTS), fusion.RRF_K, now)))
     by = {}
     for label, key in (("category", "category"), ("conversation", "memory")):
         print(f"\n  per {label} (held-out figures; keyword alone for comparison)")
@@ -330,7 +365,8 @@ def run(items: list[dict], now: dt.datetime) -> dict:
         "loo": summary(plain["rows"]), "loo_with_observations": summary(with_obs["rows"]),
         "folds": plain["folds"], "folds_with_observations": with_obs["folds"],
         "gap_spread": {f"@{k}": [min(v), max(v)] for k, v in gaps.items()},
-        "median_choice": product, "median_observation_weight": product_obs["observation"], "by": by,
+        "median_choice": product, "median_observation_weight": product_obs["observation"],
+        "statement_merge_choice": product_obs.get("merge"), "by": by,
     }
 
 
@@ -338,6 +374,6 @@ def majority(folds: list[dict]) -> dict:
     """The setting for the product: per constant, the median of the five folds' choices."""
     keys = folds[0]["chosen"].keys()
     method = statistics.mode([f["chosen"]["method"] for f in folds])
-    return {key: method if key == "method" else
-            statistics.median_low([f["chosen"][key] for f in folds if f["chosen"]["method"] == method])
-            for key in keys}
+    same = [f["chosen"] for f in folds if f["chosen"]["method"] == method]
+    return {key: statistics.mode([c[key] for c in same]) if isinstance(same[0][key], str) else
+            statistics.median_low([c[key] for c in same]) for key in keys}

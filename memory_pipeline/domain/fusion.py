@@ -26,7 +26,7 @@ and in both::
              span = salience_weight + (1 − floor), so the nudges of any two keys differ by <= 1
     recency_factor = floor + (1 − floor) × 0.5 ** (age_days / half_life_days)   in (floor, 1]
 
-with weights ``keyword 1, vector 1, graph 0, observation 0.5, belief 0.5``, ``SCORE_STEP = 0.01``, RRF's ``k = 60``, ``NEAR_TIE = 0.5``,
+with weights ``keyword 1, vector 1, graph 0, observation 0.7, belief 0.7``, ``SCORE_STEP = 0.01``, RRF's ``k = 60``, ``NEAR_TIE = 0.5``,
 ``half_life_days = 180`` and ``floor = 0.9``. A key listed twice by one channel counts once, at
 its first place.
 
@@ -38,8 +38,9 @@ Why:
   median of their weights), never by the best score on all five. Rank-only fusion gives a
   chunk that vector put first as much as one keyword put first, even when keyword's first is
   far ahead of its second and vector's first is a hair ahead of fifty similar ones.
-- ``k = 60`` (RRF) is the constant of Cormack et al. (2009); the statement channels merge their
-  own vector and word lists with it.
+- ``k = 60`` (RRF) is the constant of Cormack et al. (2009). The statement channels merge their
+  own vector and word lists by CombSUM too (``domain.observations.STATEMENT_MERGE``, chosen
+  leave-one-out over RRF in every fold, with the observation weight 0.7).
 - The graph channel lists recent chunks of episodes that mention an entity of the query: it says
   "about the same person or project", not "answers the question"; the folds gave it weight 0.
   It still runs (its ranks are shown with each result), and channels that all weigh 0 count 1.0
@@ -77,7 +78,7 @@ K = TypeVar("K", bound=Hashable)
 
 RRF_K = 60
 CHANNEL_WEIGHTS: Mapping[str, float] = {
-    "vector": 1.0, "keyword": 1.0, "graph": 0.0, "observation": 0.5, "belief": 0.5,
+    "vector": 1.0, "keyword": 1.0, "graph": 0.0, "observation": 0.7, "belief": 0.7,
 }
 RECENCY_HALF_LIFE_DAYS = 180
 RECENCY_FLOOR = 0.9
@@ -268,6 +269,15 @@ def _combsum(ranked: Mapping[str, Sequence[K]], scores: Mapping[str, Sequence[fl
                 seen.add(key)
                 sums.setdefault(key, []).append(weights[channel] * value)
     return {key: math.fsum(parts) for key, parts in sums.items()}
+
+
+def combsum(ranked: Mapping[str, Sequence[K]], scores: Mapping[str, Sequence[float]],
+            weights: Mapping[str, float]) -> dict[K, float]:
+    """key -> Σ weight_c × min-max normalized score_c(key) over the channels that returned it
+    (``scores``: each channel's scores in the order of its keys); no salience or recency."""
+    _check_weights(weights)
+    _best_ranks(ranked, weights)  # every channel needs a weight
+    return _combsum(ranked, scores, weights)
 
 
 def fuse(

@@ -15,8 +15,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Mapping, Sequence
 
+from memory_pipeline.domain import fusion
 from memory_pipeline.domain.episodes import InvalidEpisode, parse_timestamp, validate_memory_name
 from memory_pipeline.domain.field_errors import InvalidField
 from memory_pipeline.domain.jsonl import (
@@ -199,6 +200,26 @@ def is_near_duplicate(new_text: str, old_text: str, cosine: float | None = None)
     if normalized(new_text) == normalized(old_text):
         return True
     return cosine is not None and cosine >= NEAR_DUPLICATE_COSINE
+
+
+# How a statement channel merges its vector list (cosines) and word list (BM25): "rrf", reciprocal
+# rank at k 60, or "combsum", min-max normalized scores summed as fusion merges the channels
+# (benchmarks/README.md: chosen leave-one-out on LoCoMo).
+STATEMENT_MERGE = "combsum"
+
+
+def merged_statements(lists: Mapping[str, Sequence[tuple[int, float]]], method: str | None = None) -> dict[int, float]:
+    """Statement id -> its score in a statement channel: its ``lists`` (name -> (id, score) best
+    first: "vector", "keyword") merged with equal weights by ``method`` (default
+    ``STATEMENT_MERGE``)."""
+    method = STATEMENT_MERGE if method is None else method
+    ranked = {name: [i for i, _ in hits] for name, hits in lists.items()}
+    weights = {name: 1.0 for name in lists}
+    if method == "rrf":
+        return fusion.reciprocal_rank_fusion(ranked, weights=weights)
+    if method == "combsum":
+        return fusion.combsum(ranked, {name: [s for _, s in hits] for name, hits in lists.items()}, weights)
+    raise ValueError(f"unknown statement merge {method!r} (expected rrf or combsum)")
 
 
 def ranked_with_sources(

@@ -7,7 +7,7 @@ One search, inside one memory:
    keyword (BM25 full text, up to 50, literal substring fallback),
    graph (entities named in the query -> up to 25 most recent chunks mentioning them),
    observation and belief (statements of the memory, ``storage.observations_store``: up to 25,
-   their vector and word rankings merged by reciprocal rank; beliefs marked contested only
+   their vector and word rankings merged by normalized scores (CombSUM); beliefs marked contested only
    when the policy's ``contested_beliefs`` says so); a statement that cites chunks of this
    memory among its passages ranks those chunks in its place (``domain.observations.
    ranked_with_sources``), one that cites none is a result of its own;
@@ -37,7 +37,7 @@ from typing import Callable
 from memory_pipeline.domain import fusion, passages
 from memory_pipeline.domain.entities import Entity, EntityMatcher
 from memory_pipeline.domain.episodes import validate_memory_name
-from memory_pipeline.domain.observations import ranked_with_sources
+from memory_pipeline.domain.observations import merged_statements, ranked_with_sources
 from memory_pipeline.domain.policies import Policy, PolicyError
 from memory_pipeline.domain.windows import window_focus
 from memory_pipeline.embedders.base import Embedder
@@ -449,24 +449,24 @@ class SearchService:
     def _statements(self, conn, memory: str, query: str, query_vector: _Once, kind: str,
                     statuses: tuple[str, ...], filters: Filters) -> list[tuple[str, float]]:
         """One statement channel: the memory's statements of ``kind`` ranked by vector (when the
-        serving profile's embedder is usable) and by words, the two lists merged by reciprocal
-        rank; keys are ``"<kind>:<id>"``. A memory without such statements answers at once,
-        without waiting for the query's vector."""
+        serving profile's embedder is usable) and by words, the two lists merged by
+        ``domain.observations.merged_statements``; keys are ``"<kind>:<id>"``. A memory without
+        such statements answers at once, without waiting for the query's vector."""
         if not observations_store.any_statements(conn, memory, kinds=(kind,), statuses=statuses):
             return []
-        lists: dict[str, list[int]] = {}
+        lists: dict[str, list[tuple[int, float]]] = {}
         profile, state = serving_profile(conn)
         if profile is not None and self._embedder is not None and (state is None or state[0] != "stale"):
             try:
                 if self.embedder().profile.name == profile.name:
                     vector = query_vector.get()
-                    lists["vector"] = [i for i, _ in observations_store.by_vector(
-                        conn, profile, memory, vector, kinds=(kind,), statuses=statuses, limit=STATEMENT_CANDIDATES)]
+                    lists["vector"] = observations_store.by_vector(
+                        conn, profile, memory, vector, kinds=(kind,), statuses=statuses, limit=STATEMENT_CANDIDATES)
             except MemoryPipelineError:
                 pass  # the vector channel reports the embedder's state; words still find statements
-        lists["keyword"] = [i for i, _ in observations_store.by_words(
-            conn, memory, query, kinds=(kind,), statuses=statuses, limit=STATEMENT_CANDIDATES)]
-        merged = fusion.reciprocal_rank_fusion(lists, weights={"vector": 1.0, "keyword": 1.0})
+        lists["keyword"] = observations_store.by_words(
+            conn, memory, query, kinds=(kind,), statuses=statuses, limit=STATEMENT_CANDIDATES)
+        merged = merged_statements(lists)
         order = sorted(merged, key=lambda i: (-merged[i], i))[:STATEMENT_CANDIDATES]
         keys = [f"{kind}:{i}" for i in order]
         cited = self._cited_chunks(conn, memory, order, kind, filters)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_pipeline.domain.observations import (
+    merged_statements,
     ranked_with_sources,
     InvalidObservation,
     is_near_duplicate,
@@ -92,3 +93,15 @@ def test_a_statement_citing_chunks_is_replaced_by_them_and_the_rest_stay():
     # A chunk cited again keeps its first place; the limit counts keys, not statements.
     assert ranked_with_sources(ranked, cited, 3) == ["c7", "c3", "observation:2"]
     assert ranked_with_sources([], cited, 5) == []
+
+
+def test_statement_lists_merge_by_rank_or_by_normalized_scores():
+    lists = {"vector": [(1, 0.90), (2, 0.89), (3, 0.50)], "keyword": [(3, 9.0), (2, 1.0)]}
+    rrf = merged_statements(lists, "rrf")
+    assert rrf[2] == pytest.approx(1 / 62 + 1 / 62) and rrf[1] == pytest.approx(1 / 61)
+    # CombSUM: 3 is vector's worst (0) but keyword's best (1); 2 is 0.975 + 0; 1 is 1 + nothing.
+    combsum = merged_statements(lists, "combsum")
+    assert combsum == pytest.approx({1: 1.0, 2: 0.975, 3: 1.0})
+    assert merged_statements({"keyword": [(5, 2.0)]}, "combsum") == {5: 1.0}
+    with pytest.raises(ValueError, match="unknown statement merge"):
+        merged_statements(lists, "max")
