@@ -8,8 +8,15 @@ statement that cites no chunk is a result of its own) for every setting of a gri
 normalized scores (vector and graph weights) and RRF over ranks (k, vector and graph weights),
 keyword 1.0. Settings are chosen by leave-one-conversation-out: for each of the five
 conversations, the setting with the best mean recall@1/3/5/8 on the other four is scored on it;
-then, with that setting, the observation weight the same way. Nothing is chosen by its score on
-all five; the product takes the folds' most common method and the median of their weights.
+then, with that setting, the observation weight the same way (with ``--merge-grid``, together
+with how a statement channel merges its vector and word lists). Nothing is chosen by its score
+on all five; the product takes the folds' most common method and the median of their weights.
+
+Settings that change a channel's own output (BM25's k1 and b for the keyword channel, the
+statement merge for the observation channel) are run through the product once per setting with
+only that channel (``build_variant_cache``), cached beside the channel cache, and swapped into
+the cached items (``with_channel``); ``run_bm25`` chooses k1 and b leave-one-out on the fused
+default.
 """
 
 from __future__ import annotations
