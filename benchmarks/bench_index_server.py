@@ -109,20 +109,54 @@ def write_episodes(path: Path, n: int, seed: int = 12) -> None:
             out.write(json.dumps(row) + "\n")
 
 
-def cli(args: list[str], env: dict[str, str], cpu: dict | None = None) -> tuple[float, str]:
-    """Run ``memory-pipeline ARGS``: (wall seconds, stdout); its CPU seconds into ``cpu["indexer"]``."""
+class CpuSampler(threading.Thread):
+    """(seconds since the start, {name: CPU seconds of the process tree}) every ``interval``
+    seconds while the watched command runs: the pass's own share is read off at its end."""
+
+    def __init__(self, pids: dict[str, int | None], interval: float = 0.5):
+        super().__init__(daemon=True)
+        self.pids, self.interval, self.t0 = pids, interval, time.perf_counter()
+        self.samples: list[tuple[float, dict[str, float]]] = []
+        self.done = threading.Event()
+
+    def sample(self) -> None:
+        table = _processes()
+        self.samples.append((time.perf_counter() - self.t0,
+                             {name: process_cpu(pid, table) for name, pid in self.pids.items()}))
+
+    def run(self) -> None:
+        while not self.done.wait(self.interval):
+            self.sample()
+
+    def stop(self) -> None:
+        self.done.set()
+        self.join()
+        self.sample()
+
+
+def cli(args: list[str], env: dict[str, str], cpu: dict | None = None,
+        watch: dict[str, int | None] | None = None) -> tuple[float, str, CpuSampler | None]:
+    """Run ``memory-pipeline ARGS``: (wall seconds, stdout, the CPU samples of the ``watch``
+    processes and of the command itself as "indexer"); its CPU seconds into ``cpu["indexer"]``."""
     exe = Path(sys.executable).with_name("memory-pipeline")
     t0 = time.perf_counter()
     proc = subprocess.Popen([str(exe), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sampler = None
+    if watch is not None:
+        sampler = CpuSampler({"indexer": proc.pid, **watch})
+        sampler.sample()
+        sampler.start()
     out, err = proc.communicate()
     seconds = time.perf_counter() - t0
+    if sampler is not None:
+        sampler.stop()
     if cpu is not None:
         # RUSAGE_CHILDREN counts every child reaped so far: the caller put the figure before this run in.
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu["indexer"] = usage.ru_utime + usage.ru_stime - cpu.pop("_children_before")
     if proc.returncode != 0:
         raise SystemExit(f"memory-pipeline {' '.join(args)} exited {proc.returncode}:\n{err[-2000:]}")
-    return seconds, out
+    return seconds, out, sampler
 
 
 def _processes() -> dict[int, tuple[int, int]]:
@@ -138,12 +172,12 @@ def _processes() -> dict[int, tuple[int, int]]:
     return found
 
 
-def process_cpu(pid: int | None) -> float:
+def process_cpu(pid: int | None, table: dict[int, tuple[int, int]] | None = None) -> float:
     """CPU seconds used so far by ``pid`` and every process under it, ended ones included (they
     are counted in their parent once reaped: PostgreSQL's backends end with their connection)."""
     if pid is None:
         return float("nan")
-    table = _processes()
+    table = _processes() if table is None else table
     total, todo = 0, [pid]
     while todo:
         current = todo.pop()
@@ -189,10 +223,16 @@ def index_run(dbs: Databases, base_url: str, server: ServerProcess, batch: int, 
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = {"_children_before": usage.ru_utime + usage.ru_stime}
         pg0, model0 = process_cpu(dbs.server_pid), process_cpu(server.proc.pid)
-        wall, out = cli(["index", "--json"], env, cpu)
+        wall, out, sampler = cli(["index", "--json"], env, cpu,
+                                 watch={"postgres": dbs.server_pid, "model_server": server.proc.pid})
         cpu.update(postgres=process_cpu(dbs.server_pid) - pg0, model_server=process_cpu(server.proc.pid) - model0)
         report = json.loads(out)
+        until_pass_end = _until_model_idle(sampler.samples)
         return {"parallel": parallel, "chunks": report["chunks"], "wall_s": round(wall, 2),
+                "pass_end_s": round(until_pass_end[0], 1), "after_pass_s": round(wall - until_pass_end[0], 1),
+                "cpu_samples": [[round(t, 2), {k: round(v, 2) for k, v in c.items()}] for t, c in sampler.samples],
+                "cpu_ms_per_1000_chunks_until_pass_end": {
+                    k: round(1e6 * v / report["chunks"], 0) for k, v in until_pass_end[1].items()},
                 "index_s": report["seconds"], "chunks_per_s_wall": round(report["chunks"] / wall, 1),
                 "chunks_per_s_index": round(report["chunks"] / report["seconds"], 1),
                 "pending_after": report["pendingEpisodes"],
@@ -202,12 +242,28 @@ def index_run(dbs: Databases, base_url: str, server: ServerProcess, batch: int, 
         dbs.drop(url)
 
 
+def _until_model_idle(samples: list[tuple[float, dict[str, float]]]) -> tuple[float, dict[str, float]]:
+    """(seconds, CPU seconds per process) from the command's start to the last sample in which
+    the model server worked: the end of the index pass, before the command's after-pass work
+    (the days' entity mentions, Dagster records)."""
+    last = 0
+    for i in range(1, len(samples)):
+        # An idle server still ticks now and then (0.01 s); a working one far more per sample.
+        if samples[i][1]["model_server"] - samples[i - 1][1]["model_server"] >= 0.04:
+            last = i
+    at, first = samples[last], samples[0][1]
+    return at[0], {k: v - first[k] for k, v in at[1].items()}
+
+
 def print_cpu(run: dict) -> None:
-    per = run["cpu_ms_per_1000_chunks"]
-    total = sum(v for v in per.values() if v == v)
-    print(f"    CPU per 1,000 chunks: indexer {per['indexer']:,.0f} ms, PostgreSQL {per['postgres']:,.0f} ms, "
-          f"model server {per['model_server']:,.0f} ms; {total:,.0f} ms in all, so at most "
-          f"{2e6 / total if total else 0:,.0f} chunks/s on 2 free cores")
+    for label, key in (("CPU per 1,000 chunks", "cpu_ms_per_1000_chunks"),
+                       (f"  until the pass ended ({run['pass_end_s']} s; {run['after_pass_s']} s after it)",
+                        "cpu_ms_per_1000_chunks_until_pass_end")):
+        per = run[key]
+        total = sum(v for v in per.values() if v == v)
+        print(f"    {label}: indexer {per['indexer']:,.0f} ms, PostgreSQL {per['postgres']:,.0f} ms, "
+              f"model server {per['model_server']:,.0f} ms; {total:,.0f} ms in all, so at most "
+              f"{2e6 / total if total else 0:,.0f} chunks/s on 2 free cores")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -235,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
             data = Path(tmp) / "episodes.jsonl"
             write_episodes(data, n)
             base = dbs.fresh()
-            ingest_s, out = cli(["ingest", "--json", str(data)], {**os.environ, "MEMORY_PIPELINE_DATABASE_URL": base})
+            ingest_s, out, _ = cli(["ingest", "--json", str(data)], {**os.environ, "MEMORY_PIPELINE_DATABASE_URL": base})
             stored = json.loads(out)["inserted"]
             print(f"set-up: {stored:,} episodes stored by `memory-pipeline ingest` in {ingest_s:.1f} s on {dbs.where}")
 

@@ -141,6 +141,18 @@ def test_a_swap_after_the_last_canary_of_a_pass_is_caught_by_its_closing_canary(
     assert indexing.pending_count(db, embedder) == 12
 
 
+def test_a_pass_writes_episodes_whose_names_are_being_linked_meanwhile(db, tmp_path):
+    # Linking (``index``'s entity thread, a Dagster run) inserts rows that reference the episodes
+    # and hold FOR KEY SHARE on them until they commit: the pass must not skip those episodes.
+    ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(3)])])
+    with LoopbackEmbeddingServer(dim=1024) as server, db.connection() as linker:
+        with linker.transaction():
+            linker.execute("INSERT INTO episode_names (episode_id, memory, names) "
+                           "SELECT id, memory, '{}' FROM episodes")
+            report = indexing.index_until_done(db, ollama_embedder(server.url))
+    assert report.episodes == 3 and report.skipped_locked == 0 and report.pending_after == 0
+
+
 def test_index_keeps_the_configured_number_of_model_calls_in_flight(db, tmp_path):
     ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(12)])])
     with LoopbackEmbeddingServer(dim=1024, delay_s=0.05) as server:

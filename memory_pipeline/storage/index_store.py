@@ -212,8 +212,11 @@ def write_episodes(conn: psycopg.Connection, profile: StoredProfile | None, work
     """Commit the chunks and vectors of complete episodes, all of each episode or none of it.
 
     Episodes another worker is writing right now (row locked) are skipped and stay pending for
-    whoever holds them. ``synchronous_commit = off`` is safe here: a crash can only lose the
-    last few commits, and the episodes they covered simply become pending again.
+    whoever holds them. The lock is FOR NO KEY UPDATE: writers of the same episode still
+    exclude each other, while the FOR KEY SHARE that a row referencing the episode takes
+    (entity mentions and names linked meanwhile, by ``index``'s own linking thread or a Dagster
+    run) does not make a writer skip it. ``synchronous_commit = off`` is safe here: a crash can
+    only lose the last few commits, and the episodes they covered simply become pending again.
     """
     report = WriteReport()
     if not works:
@@ -224,7 +227,7 @@ def write_episodes(conn: psycopg.Connection, profile: StoredProfile | None, work
         locked = {
             row[0]
             for row in cur.execute(
-                "SELECT id FROM episodes WHERE id = ANY(%s) ORDER BY id FOR UPDATE SKIP LOCKED",
+                "SELECT id FROM episodes WHERE id = ANY(%s) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED",
                 (list(by_id),),
             )
         }
