@@ -28,6 +28,11 @@ tables and indexes, and the peak memory of every process.
     python benchmarks/bench_million.py --chunks 2000          # a check that it all runs (~2 min)
     python benchmarks/bench_million.py --chunks 100000 --json m100k.json
     python benchmarks/bench_million.py --json million.json    # 1,000,000 chunks (hours on 2 cores)
+    python benchmarks/bench_million.py --dim 128 --json million.json   # smaller vectors
+
+``--dim`` sets the model server's (and the profile's) vector dimension (default 384). The figures
+so far are written to ``--json`` after every step, so a run stopped part way keeps what it
+measured; SIGTERM stops its PostgreSQL and model server as a normal exit does.
 """
 
 from __future__ import annotations
