@@ -8,7 +8,7 @@ statement that cites no chunk is a result of its own) for every setting of a gri
 normalized scores (vector and graph weights) and RRF over ranks (k, vector and graph weights),
 keyword 1.0. Settings are chosen by leave-one-conversation-out: for each of the five
 conversations, the setting with the best mean recall@1/3/5/8 on the other four is scored on it;
-then, with that setting, the observation weight the same way (with ``--merge-grid``, together
+then, with that setting, the date channel's weight, then the observation weight, the same way (with ``--merge-grid``, together
 with how a statement channel merges its vector and word lists). Nothing is chosen by its score
 on all five; the product takes the folds' most common method and the median of their weights.
 
@@ -34,12 +34,14 @@ from memory_pipeline.storage import observations_store, search_store
 
 KS = (1, 3, 5, 8)
 LIMIT = 8
-CHUNK_CHANNELS = ("vector", "keyword", "graph")
+CHUNK_CHANNELS = ("vector", "keyword", "graph", "date")
+BASE_CHANNELS = ("vector", "keyword", "graph")  # the first stage (the date channel has a stage of its own)
 # The grid: RRF k, and channel weights relative to keyword (1.0).
 GRID_K = (10, 20, 30, 60)
 GRID_VECTOR = (0.5, 0.7, 1.0, 1.2, 1.5)
 GRID_GRAPH = (0.0, 0.2, 0.4, 0.7)
 GRID_OBSERVATION = (0.1, 0.2, 0.35, 0.5, 0.7, 1.0, 1.5)
+GRID_DATE = (0.0, 0.35, 0.7, 1.0, 1.5, 2.0, 3.0)
 CACHE_VERSION = 4  # 3: statements rank the chunks they cite; 4: with the channels' scores
 # BM25 of the keyword channel (keyword_store.Bm25): term saturation k1, length normalisation b.
 GRID_K1 = (0.5, 0.9, 1.2, 1.6, 2.0)
@@ -61,11 +63,18 @@ class Candidate:
 
 
 def build_cache(path: Path, service, questions, turns_of, holds, statement_cites) -> dict:
-    """Per question: each channel's ranked keys and, per key, what fusion and scoring need."""
+    """Per question: each channel's ranked keys and, per key, what fusion and scoring need. A
+    cache written before a channel existed gets that channel's lists added (the others kept)."""
     if path.is_file():
         cached = json.loads(path.read_text(encoding="utf-8"))
         if cached.get("version") == CACHE_VERSION and cached.get("questions") == len(questions):
             print(f"channel cache: {path} ({len(questions)} questions, reused)")
+            channels = service.resolve_policy(None, limit=None, channels=None).channels
+            missing = tuple(ch for ch in channels if any(ch not in it["ranked"] for it in cached["items"]))
+            if missing:
+                add_channels(cached, missing, service, questions, turns_of, holds, statement_cites)
+                path.write_text(json.dumps(cached), encoding="utf-8")
+                print(f"channel cache: {', '.join(missing)} added")
             return cached
     out = {"version": CACHE_VERSION, "questions": len(questions), "items": []}
     for i, q in enumerate(questions, 1):
@@ -85,6 +94,19 @@ def build_cache(path: Path, service, questions, turns_of, holds, statement_cites
     path.write_text(json.dumps(out), encoding="utf-8")
     print(f"channel cache written: {path}")
     return out
+
+
+def add_channels(cached: dict, channels: tuple[str, ...], service, questions, turns_of, holds, statement_cites) -> None:
+    """``channels`` run through the product for every cached question and added to its item."""
+    for q, item in zip(questions, cached["items"]):
+        pairs = service.candidates(q.memory, q.text, channels=channels)
+        new = {key for ch in channels for key, _ in pairs.get(ch, [])} - set(item["candidates"])
+        turns = [turns_of[q.memory][e] for e in q.evidence]
+        with service.db.connection() as conn:
+            item["candidates"].update(candidate_facts(conn, q, new, turns, holds, statement_cites) if new else {})
+        for ch in channels:
+            item["ranked"][ch] = [key for key, _ in pairs.get(ch, [])]
+            item["scores"][ch] = [score for _, score in pairs.get(ch, [])]
 
 
 def candidate_facts(conn, q, keys: Iterable[str], turns, holds, statement_cites) -> dict[str, dict]:
@@ -249,7 +271,7 @@ def objective(rows: list[dict]) -> float:
 
 
 def weights_of(setting: dict) -> dict:
-    return {"vector": setting["vector"], "keyword": 1.0, "graph": setting["graph"],
+    return {"vector": setting["vector"], "keyword": 1.0, "graph": setting["graph"], "date": setting.get("date", 0.0),
             "observation": setting.get("observation", 0.0), "belief": setting.get("observation", 0.0)}
 
 
@@ -290,6 +312,10 @@ def chunk_grid() -> list[dict]:
     return combsum + rrf
 
 
+def date_grid(base: dict) -> list[dict]:
+    return [{**base, "date": w} for w in GRID_DATE]
+
+
 def observation_grid(base: dict, merges: Sequence[str] = ()) -> list[dict]:
     """The observation weights (and, when ``merges`` are given, each statement merge with each)."""
     if not merges:
@@ -312,29 +338,35 @@ def run(items: list[dict], now: dt.datetime, merges: dict[str, list[dict]] | Non
     head = f"  {'':<34}" + "".join(f"{'@' + str(k):>7}" for k in KS) + f"{'chars/q':>9}{'n':>6}"
     singles = {ch: evaluate(items, (ch,), dict(fusion.CHANNEL_WEIGHTS), fusion.RRF_K, now)
                for ch in (*CHUNK_CHANNELS, "observation")}
+    shipped_base = evaluate(items, BASE_CHANNELS, dict(fusion.CHANNEL_WEIGHTS), fusion.RRF_K, now)
     shipped = evaluate(items, CHUNK_CHANNELS, dict(fusion.CHANNEL_WEIGHTS), fusion.RRF_K, now)
     shipped_obs = evaluate(items, (*CHUNK_CHANNELS, "observation"), dict(fusion.CHANNEL_WEIGHTS), fusion.RRF_K, now)
     print(f"\n== Leave-one-conversation-out fusion (grid: CombSUM, or RRF with k {GRID_K}; vector {GRID_VECTOR}, "
-          f"graph {GRID_GRAPH}; keyword 1.0; then observation {GRID_OBSERVATION})")
-    plain = leave_one_out(items, lambda memory: chunk_grid(), CHUNK_CHANNELS, now)
+          f"graph {GRID_GRAPH}; keyword 1.0; then date {GRID_DATE}; then observation {GRID_OBSERVATION})")
+    base = leave_one_out(items, lambda memory: chunk_grid(), BASE_CHANNELS, now)
+    base_of = {f["held_out"]: f["chosen"] for f in base["folds"]}
+    plain = leave_one_out(items, lambda memory: date_grid(base_of[memory]), CHUNK_CHANNELS, now)
     chosen_of = {f["held_out"]: f["chosen"] for f in plain["folds"]}
     with_obs = leave_one_out(items, lambda memory: observation_grid(chosen_of[memory], tuple(merged_items)),
                              (*CHUNK_CHANNELS, "observation"), now, items_for)
     print(head)
     for ch, rows in singles.items():
         print(table(f"{ch} alone", rows))
-    print(table("fused, constants as shipped (v+k+g)", shipped))
+    print(table("fused as shipped, v+k+g (no date)", shipped_base))
+    print(table("fused, constants as shipped (v+k+g+d)", shipped))
     print(table("fused as shipped + observations", shipped_obs))
-    print(table("fused LOO (v+k+g)", plain["rows"]))
+    print(table("fused LOO (v+k+g, no date)", base["rows"]))
+    print(table("fused LOO (v+k+g+d)", plain["rows"]))
     print(table("fused LOO + observations", with_obs["rows"]))
     print("\n  per fold (held-out conversation: setting chosen on the other four; recall there)")
     gaps = {k: [] for k in KS}
-    for f, g in zip(plain["folds"], with_obs["folds"]):
+    for b, f, g in zip(base["folds"], plain["folds"], with_obs["folds"]):
         test = [r for r, it in zip(singles["keyword"], items) if it["memory"] == f["held_out"]]
         gap = {k: f[f"@{k}"] - mean(test, f"@{k}") for k in KS}
         for k in KS:
             gaps[k].append(gap[k])
-        print(f"  {f['held_out']:<8} n={f['questions']:<4} chose {f['chosen']} -> "
+        print(f"  {f['held_out']:<8} n={f['questions']:<4} chose {f['chosen']} (no date: "
+              + " ".join(f"@{k} {b[f'@{k}']:.3f}" for k in KS) + ") -> "
               + " ".join(f"@{k} {f[f'@{k}']:.3f}" for k in KS)
               + " | minus keyword " + " ".join(f"{gap[k]:+.3f}" for k in KS)
               + f" | +obs weight {g['chosen']['observation']}"
@@ -359,7 +391,8 @@ def run(items: list[dict], now: dt.datetime, merges: dict[str, list[dict]] | Non
             idx = [i for i, it in enumerate(items) if it[key] == grp]
             name = CATEGORY_NAMES.get(grp, grp) if key == "category" else grp
             part = {"keyword": [singles["keyword"][i] for i in idx], "vector": [singles["vector"][i] for i in idx],
-                    "fused LOO": [plain["rows"][i] for i in idx], "fused LOO + obs": [with_obs["rows"][i] for i in idx]}
+                    "fused LOO, no date": [base["rows"][i] for i in idx], "fused LOO": [plain["rows"][i] for i in idx],
+                    "fused LOO + obs": [with_obs["rows"][i] for i in idx]}
             for row_name, rows in part.items():
                 print(table(f"{name}: {row_name}", rows))
             by[label][str(name)] = {row_name: {**{f"@{k}": mean(rows, f"@{k}") for k in KS},
@@ -368,9 +401,11 @@ def run(items: list[dict], now: dt.datetime, merges: dict[str, list[dict]] | Non
     summary = lambda rows: {**{f"@{k}": mean(rows, f"@{k}") for k in KS}, "chars": mean(rows, "chars")}  # noqa: E731
     return {
         "singles": {ch: summary(rows) for ch, rows in singles.items()},
+        "shipped_no_date": summary(shipped_base),
         "shipped": summary(shipped), "shipped_with_observations": summary(shipped_obs),
+        "loo_no_date": summary(base["rows"]),
         "loo": summary(plain["rows"]), "loo_with_observations": summary(with_obs["rows"]),
-        "folds": plain["folds"], "folds_with_observations": with_obs["folds"],
+        "folds_no_date": base["folds"], "folds": plain["folds"], "folds_with_observations": with_obs["folds"],
         "gap_spread": {f"@{k}": [min(v), max(v)] for k, v in gaps.items()},
         "median_choice": product, "median_observation_weight": product_obs["observation"],
         "statement_merge_choice": product_obs.get("merge"), "by": by,

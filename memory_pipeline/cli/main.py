@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory", help="the memory to search (required unless --batch)")
     p.add_argument("--policy", help="a named policy from the policies file (default: default)")
     p.add_argument("--limit", type=_int, help="number of results (1-50)")
-    p.add_argument("--channels", help="comma-separated subset of vector,keyword,graph,observation,belief")
+    p.add_argument("--channels", help="comma-separated subset of vector,keyword,graph,date,observation,belief")
     p.add_argument("--contested", action=argparse.BooleanOptionalAction, default=None,
                    help="include beliefs marked contested (--no-contested leaves them out; default: the policy's)")
     p.add_argument("--json", action="store_true", help="print the stable JSON document")

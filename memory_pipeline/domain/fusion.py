@@ -2,7 +2,7 @@
 (CombSUM), or reciprocal rank when there are no scores, then salience and recency to break
 near-ties.
 
-Each channel of a search (``vector``, ``keyword``, ``graph``, ``observation``, ``belief``)
+Each channel of a search (``vector``, ``keyword``, ``graph``, ``date``, ``observation``, ``belief``)
 returns chunk keys in its own order, with its own scores (a cosine, a BM25 score, RRF sums). The
 scales cannot be compared, but each channel's spread can: min-max normalization maps a
 channel's best candidate to 1 and its worst to 0, so a channel that finds one clearly better
@@ -26,7 +26,7 @@ and in both::
              span = salience_weight + (1 − floor), so the nudges of any two keys differ by <= 1
     recency_factor = floor + (1 − floor) × 0.5 ** (age_days / half_life_days)   in (floor, 1]
 
-with weights ``keyword 1, vector 1, graph 0, observation 0.7, belief 0.7``, ``SCORE_STEP = 0.01``, RRF's ``k = 60``, ``NEAR_TIE = 0.5``,
+with weights ``keyword 1, vector 1, graph 0, date 1.5, observation 0.7, belief 0.7``, ``SCORE_STEP = 0.01``, RRF's ``k = 60``, ``NEAR_TIE = 0.5``,
 ``half_life_days = 180`` and ``floor = 0.9``. A key listed twice by one channel counts once, at
 its first place.
 
@@ -46,6 +46,10 @@ Why:
   It still runs (its ranks are shown with each result), and channels that all weigh 0 count 1.0
   each when they are the only ones that returned something, so a policy of only graph still
   orders by it.
+- The date channel lists every chunk of the episodes of the days and months a query names
+  (``domain.dates``), all alike (``FLAT_CHANNELS``: equal scores count 1.0 each, not as places).
+  Its weight 1.5 was chosen leave-one-out after the other constants (all five folds, from 0 to
+  3): a named day is strong evidence, and the other channels still order the chunks within it.
 - A statement (observation or belief) that cites chunks ranks those chunks in its place
   (``domain.observations.ranked_with_sources``). Beliefs had no data to choose on: they take
   the observation weight.
@@ -78,8 +82,12 @@ K = TypeVar("K", bound=Hashable)
 
 RRF_K = 60
 CHANNEL_WEIGHTS: Mapping[str, float] = {
-    "vector": 1.0, "keyword": 1.0, "graph": 0.0, "observation": 0.7, "belief": 0.7,
+    "vector": 1.0, "keyword": 1.0, "graph": 0.0, "date": 1.5, "observation": 0.7, "belief": 0.7,
 }
+# Channels whose list is a set, not an order: equal scores count as equal (1.0 each), not as
+# places. The date channel lists every chunk of the named days alike; graph's equal scores are
+# an order (newest first).
+FLAT_CHANNELS = frozenset({"date"})
 RECENCY_HALF_LIFE_DAYS = 180
 RECENCY_FLOOR = 0.9
 DEFAULT_SALIENCE_WEIGHT = 0.1
@@ -238,10 +246,11 @@ def tie_nudge(
     return (salience_part + recency_part) / span
 
 
-def normalized_scores(scores: Sequence[float]) -> list[float]:
+def normalized_scores(scores: Sequence[float], *, flat: bool = False) -> list[float]:
     """Min-max normalization of one channel's scores: its best 1.0, its worst 0.0. When they are
-    all equal (a channel that orders without scoring, like graph's newest-first), the places
-    stand in for scores: 1, 1 - 1/n, 1 - 2/n, ..."""
+    all equal, 1.0 each with ``flat`` (a channel listing a set, ``FLAT_CHANNELS``), otherwise the
+    places stand in for scores (a channel that orders without scoring, like graph's
+    newest-first): 1, 1 - 1/n, 1 - 2/n, ..."""
     values = [float(value) for value in scores]
     if any(not math.isfinite(value) for value in values):
         raise ValueError("channel scores must be finite numbers")
@@ -249,7 +258,7 @@ def normalized_scores(scores: Sequence[float]) -> list[float]:
         return []
     high, low = max(values), min(values)
     if high == low:
-        return [1.0 - i / len(values) for i in range(len(values))]
+        return [1.0] * len(values) if flat else [1.0 - i / len(values) for i in range(len(values))]
     return [(value - low) / (high - low) for value in values]
 
 
@@ -264,7 +273,7 @@ def _combsum(ranked: Mapping[str, Sequence[K]], scores: Mapping[str, Sequence[fl
             raise ValueError(f"channel {channel!r} has {len(keys)} keys but "
                              f"{len(scores.get(channel, ()))} scores")
         seen: set[K] = set()
-        for key, value in zip(keys, normalized_scores(scores.get(channel, ()))):
+        for key, value in zip(keys, normalized_scores(scores.get(channel, ()), flat=channel in FLAT_CHANNELS)):
             if key not in seen:
                 seen.add(key)
                 sums.setdefault(key, []).append(weights[channel] * value)

@@ -7,7 +7,7 @@ A policy file maps a policy name to its fields; every field may be left out::
 
 Fields: ``kinds`` (a list of episode kinds; absent or null means every kind), ``window_days``
 (an integer >= 1; absent or null means no cutoff), ``salience_weight`` (in [0, 1]; 0 ignores
-salience), ``channels`` (a non-empty subset of vector, keyword, graph, observation, belief),
+salience), ``channels`` (a non-empty subset of vector, keyword, graph, date, observation, belief),
 ``contested_beliefs`` (true/false: whether the belief channel also returns beliefs marked
 contested; default false), ``rerank`` (true/false) and ``limit`` (1 to 50 results). A file must define ``default``, the policy a search uses when
 none is named.
@@ -31,7 +31,7 @@ import yaml
 
 from memory_pipeline.domain.episodes import KIND_RE
 
-CHANNELS = ("vector", "keyword", "graph", "observation", "belief")
+CHANNELS = ("vector", "keyword", "graph", "date", "observation", "belief")
 MAX_LIMIT = 50
 DEFAULT_LIMIT = 8
 DEFAULT_SALIENCE_WEIGHT = 0.1

@@ -6,7 +6,7 @@ import shutil
 
 from memory_pipeline.search.results import SearchResponse
 
-CHANNEL_LETTERS = {"vector": "v", "keyword": "k", "graph": "g", "observation": "o", "belief": "b"}
+CHANNEL_LETTERS = {"vector": "v", "keyword": "k", "graph": "g", "date": "d", "observation": "o", "belief": "b"}
 
 
 def _ranks(ranks: dict) -> str:

@@ -6,6 +6,8 @@ One search, inside one memory:
    vector (HNSW, 100 by chunk vector re-scored by their best paragraph window, the best 50 kept),
    keyword (BM25 full text, up to 50, literal substring fallback),
    graph (entities named in the query -> up to 25 most recent chunks mentioning them),
+   date (days and months named in the query, ``domain.dates`` -> up to 50 chunks of the
+   episodes that occurred then, newest first, all alike),
    observation and belief (statements of the memory, ``storage.observations_store``: up to 25,
    their vector and word rankings merged by normalized scores (CombSUM); beliefs marked contested only
    when the policy's ``contested_beliefs`` says so); a statement that cites chunks of this
@@ -35,6 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from memory_pipeline.domain import fusion, passages
+from memory_pipeline.domain.dates import named_periods
 from memory_pipeline.domain.entities import Entity, EntityMatcher
 from memory_pipeline.domain.episodes import validate_memory_name
 from memory_pipeline.domain.observations import merged_statements, ranked_with_sources
@@ -61,6 +64,8 @@ VECTOR_CANDIDATES = 50
 VECTOR_RESCORE_POOL = 100
 KEYWORD_CANDIDATES = 50
 GRAPH_CANDIDATES = 25
+# The date channel: the newest chunks of the episodes of the days and months a query names.
+DATE_CANDIDATES = 50
 # A name in most of a memory's episodes (the owner, a chat partner) singles nothing out; the
 # graph channel follows only names that narrow the memory down.
 GRAPH_MAX_EPISODE_SHARE = 0.5
@@ -348,6 +353,13 @@ class SearchService:
             with self.db.connection() as conn:
                 return self._graph(conn, memory, query, filters)
 
+        def date():
+            periods = named_periods(query)
+            if not periods:  # most queries name no date: no connection, no round trip
+                return [], None
+            with self.db.connection() as conn:
+                return search_store.date_candidates(conn, memory, periods, filters, limit=DATE_CANDIDATES), None
+
         statuses = {"observation": ("active",),
                     "belief": ("active", "contested") if policy.contested_beliefs else ("active",)}
 
@@ -356,7 +368,7 @@ class SearchService:
                 return {ch: (self._statements(conn, memory, query, query_vector, STATEMENT_CHANNELS[ch], statuses[ch],
                                               filters), None) for ch in channels}
 
-        jobs = {"vector": vector, "keyword": keyword, "graph": graph}
+        jobs = {"vector": vector, "keyword": keyword, "graph": graph, "date": date}
         wanted = [ch for ch in policy.channels if ch in jobs or ch in STATEMENT_CHANNELS]
         # The statement channels are small: they share one connection, so the default policy
         # needs four at once, the pool's size, and no channel waits for another's connection.

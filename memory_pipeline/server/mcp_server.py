@@ -83,7 +83,7 @@ def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.ev
                       contested: bool | None = None) -> dict:
         """Search one memory for what was written about `query` (in your own words); up to
         `limit` results (1-50), best first, each with episodeId, title, date, score and snippet.
-        `channels` (comma-separated: vector, keyword, graph, observation, belief) narrows the
+        `channels` (comma-separated: vector, keyword, graph, date, observation, belief) narrows the
         search; observations and beliefs come back with kind, status and sources. `contested`
         true also returns beliefs marked contested (default: the policy's choice, usually not)."""
 

@@ -153,7 +153,8 @@ def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int) -> tuple[str | Non
     """(gate, common, its limit, fill) of the capped path for ``kept`` (lexeme, df), rarest first.
 
     A chunk holding a rare lexeme, or several common ones, is where the top BM25 scores are: a
-    chunk holding one common lexeme only scores at most 2.2 x its low idf.
+    chunk holding one common lexeme only scores less than (k1 + 1) x its low idf (``BM25.k1``;
+    term frequency saturates there).
 
     gate: the rare lexemes, the rarest ones while their summed df stays within ``cap`` (every
     chunk holding one is a candidate). common: chunks holding at least m of the (up to

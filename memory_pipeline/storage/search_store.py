@@ -1,4 +1,4 @@
-"""The SQL side of search: keyword and graph channels, entity lookup, result rows, telemetry.
+"""The SQL side of search: keyword, graph and date channels, entity lookup, result rows, telemetry.
 
 The vector channel lives in ``vector_store`` (it shares the HNSW index expression).
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Sequence
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -103,6 +104,21 @@ def graph_candidates(
         query("graph_chunks_recent_first" if common else "graph_chunks"),
         {"memory": memory, "entity_ids": entity_ids, "limit": limit, **filters.params()},
     ).fetchall()
+    return [(c, float(s)) for c, s in rows]
+
+
+def date_candidates(
+    conn: psycopg.Connection, memory: str, periods: Sequence[tuple[dt.datetime, dt.datetime]], filters: Filters,
+    *, limit: int = 50,
+) -> list[tuple[str, float]]:
+    """(chunk_id, 1.0) for the chunks of episodes that occurred within any of ``periods``
+    ([start, end)), newest episode first (``date_chunks.sql``)."""
+    if not periods:
+        return []
+    rows = conn.execute(query("date_chunks"), {
+        "memory": memory, "starts": [s for s, _ in periods], "ends": [e for _, e in periods], "limit": limit,
+        **filters.params(),
+    }).fetchall()
     return [(c, float(s)) for c, s in rows]
 
 

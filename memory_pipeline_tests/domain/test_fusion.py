@@ -42,7 +42,8 @@ CLASSIC = {"k": 60, "weights": {"vector": 1.0, "keyword": 1.0, "graph": 0.7, "ob
 
 def test_constants():
     assert RRF_K == 60
-    assert CHANNEL_WEIGHTS == {"vector": 1.0, "keyword": 1.0, "graph": 0.0, "observation": 0.7, "belief": 0.7}
+    assert CHANNEL_WEIGHTS == {"vector": 1.0, "keyword": 1.0, "graph": 0.0, "date": 1.5, "observation": 0.7,
+                               "belief": 0.7}
     assert rank_step(CHANNEL_WEIGHTS, RRF_K) > 0  # a zero weight is not the lightest channel
     assert RECENCY_HALF_LIFE_DAYS == 180
     assert 0 < RECENCY_FLOOR < 1
@@ -399,6 +400,17 @@ def test_scores_are_normalized_min_max_and_equal_scores_fall_back_to_places():
     assert normalized_scores([]) == []
     with pytest.raises(ValueError, match="finite"):
         normalized_scores([1.0, float("nan")])
+    assert normalized_scores([1.0, 1.0, 1.0], flat=True) == [1.0, 1.0, 1.0]
+    assert normalized_scores([8.0, 5.0, 2.0], flat=True) == [1.0, 0.5, 0.0]
+
+
+def test_every_chunk_of_the_date_channel_counts_alike_and_graphs_equal_scores_are_an_order():
+    # The date channel lists the chunks of a named day: its last counts as much as its first.
+    ranked = {"keyword": ["z", "b", "a"], "date": ["a", "b"], "graph": ["a", "b"]}
+    scores = {"keyword": [3.0, 2.0, 1.0], "date": [1.0, 1.0], "graph": [1.0, 1.0]}
+    weights = {"keyword": 1.0, "date": 1.0, "graph": 1.0}
+    sums = {f.key: f.rrf for f in fuse(ranked, _facts("a", "b", "z"), now=NOW, weights=weights, scores=scores)}
+    assert sums == pytest.approx({"z": 1.0, "b": 0.5 + 1.0 + 0.5, "a": 0.0 + 1.0 + 1.0})
 
 
 def test_combsum_adds_weighted_normalized_scores():

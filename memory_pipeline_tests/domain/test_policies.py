@@ -41,7 +41,7 @@ def test_bundled_policies_load():
     assert set(policies) == {"default", "recent", "journal", "work", "exact"}
     assert policies["default"] == Policy(
         name="default", kinds=None, window_days=None, salience_weight=0.1,
-        channels=("vector", "keyword", "graph", "observation", "belief"), contested_beliefs=False,
+        channels=("vector", "keyword", "graph", "date", "observation", "belief"), contested_beliefs=False,
         rerank=True, limit=8,
     )
     assert policies["recent"] == Policy(name="recent", window_days=30)
@@ -129,13 +129,13 @@ INVALID = [
     ("default: {}\nrecent:\n  window_days: 7.5\n", 3, "recent",
      "window_days must be an integer between 1 and 36500, got 7.5 (leave it out for no cutoff)"),
     ("default:\n  channels: [vector, foo]\n", 2, "default",
-     "unknown channel 'foo' (expected vector, keyword, graph, observation, belief)"),
+     "unknown channel 'foo' (expected vector, keyword, graph, date, observation, belief)"),
     ("default:\n  channels:\n    - vector\n    - keyword\n    - grpah\n", 5, "default",
-     "unknown channel 'grpah' (expected vector, keyword, graph, observation, belief)"),
+     "unknown channel 'grpah' (expected vector, keyword, graph, date, observation, belief)"),
     ("default:\n  channels:\n    - vector\n    - vector\n", 4, "default",
      "channel 'vector' is listed twice"),
     ("default:\n  channels: []\n", 2, "default",
-     "channels is empty (expected some of vector, keyword, graph, observation, belief)"),
+     "channels is empty (expected some of vector, keyword, graph, date, observation, belief)"),
     ("default:\n  channels: vector\n", 2, "default", "channels must be a list, got 'vector'"),
     ("default:\n  channels:\n", 2, "default", "channels is null (leave it out for every channel)"),
     ("default:\n  kinds: [note, Journal]\n", 2, "default",
@@ -237,15 +237,15 @@ def test_overrides_replace_only_channels_and_limit():
         ({"limit": -3}, "--limit -3: must be between 1 and 50"),
         ({"limit": "8"}, "--limit 8: must be an integer between 1 and 50"),
         ({"limit": True}, "--limit True: must be an integer between 1 and 50"),
-        ({"channels": "foo"}, "--channels foo: unknown channel 'foo' (expected vector, keyword, graph, observation, belief)"),
+        ({"channels": "foo"}, "--channels foo: unknown channel 'foo' (expected vector, keyword, graph, date, observation, belief)"),
         ({"channels": "vector,foo"},
-         "--channels vector,foo: unknown channel 'foo' (expected vector, keyword, graph, observation, belief)"),
-        ({"channels": ""}, "--channels '': no channel given (expected some of vector, keyword, graph, observation, belief)"),
+         "--channels vector,foo: unknown channel 'foo' (expected vector, keyword, graph, date, observation, belief)"),
+        ({"channels": ""}, "--channels '': no channel given (expected some of vector, keyword, graph, date, observation, belief)"),
         ({"channels": " , "},
-         "--channels ' , ': no channel given (expected some of vector, keyword, graph, observation, belief)"),
-        ({"channels": ()}, "--channels '': no channel given (expected some of vector, keyword, graph, observation, belief)"),
+         "--channels ' , ': no channel given (expected some of vector, keyword, graph, date, observation, belief)"),
+        ({"channels": ()}, "--channels '': no channel given (expected some of vector, keyword, graph, date, observation, belief)"),
         ({"channels": ("vector", "Graph")},
-         "--channels vector,Graph: unknown channel 'Graph' (expected vector, keyword, graph, observation, belief)"),
+         "--channels vector,Graph: unknown channel 'Graph' (expected vector, keyword, graph, date, observation, belief)"),
     ],
 )
 def test_bad_overrides_name_the_option(kwargs, message):
@@ -261,7 +261,7 @@ def test_bad_overrides_name_the_option(kwargs, message):
         ("vector", ("vector",)),
         (" keyword , vector ", ("vector", "keyword")),
         ("graph,vector,graph", ("vector", "graph")),
-        ("vector,keyword,graph,observation,belief,", CHANNELS),
+        ("vector,keyword,graph,date,observation,belief,", CHANNELS),
     ],
 )
 def test_parse_channels_strips_dedupes_and_orders(text, channels):

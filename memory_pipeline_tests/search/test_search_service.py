@@ -45,7 +45,7 @@ def test_fused_search_finds_by_meaning_and_words_with_provenance(service):
 
 @pytest.mark.parametrize("query", [
     "garden tulips Tomás", "Tomás", "bicycle", "LDG-4102", "garden garden garden", "'; DROP TABLE chunks; --",
-    "Tomás Rocha", "x_y%z", "soil wet garlic",
+    "Tomás Rocha", "x_y%z", "soil wet garlic", "November 2026",
 ])
 def test_no_search_returns_another_memorys_chunk(service, db, query):
     from memory_pipeline_tests.search.conftest import memory_of
@@ -89,6 +89,22 @@ def test_graph_channel_follows_names_and_aliases(service):
     # Most recent first.
     assert titles(response) == ["Garden plan", "Old garden memory"]
     assert service.search("alice", "tomato soup", channels=("graph",)).results == []
+
+
+def test_date_channel_lists_the_chunks_of_the_days_and_months_a_query_names(service):
+    day = service.search("alice", "what happened on 25 November 2026?", channels=("date",))
+    assert titles(day) == ["Bike repair"] and day.results[0].ranks == {"date": 1}
+    # Newest first; every chunk of the month counts alike (fusion.FLAT_CHANNELS): only recency
+    # and salience, within a near-tie, part them.
+    month = service.search("alice", "anything from November 2026", channels=("date",))
+    assert titles(month) == ["Bike repair", "Garden plan"]
+    assert month.results[0].score == pytest.approx(month.results[1].score, abs=0.01)
+    assert titles(service.search("bob", "November 2026", channels=("date",))) == ["Bob bicycle", "Bob garden"]
+    assert titles(service.search("alice", "November 2026", policy="work", channels=("date",))) == ["Garden plan"]
+    assert service.search("alice", "what did I bake in 2026", channels=("date",)).results == []
+    # In the default search the named day lifts its episode above a better match by words.
+    fused = service.search("alice", "garden soil on 25 November 2026")
+    assert fused.results[0].title == "Bike repair" and fused.results[0].ranks["date"] == 1
 
 
 def test_graph_channel_sees_entity_changes_made_after_it_cached_the_names(db, service):
@@ -191,7 +207,7 @@ def test_every_search_writes_telemetry(service, db):
         ).fetchone()
     memory, query, policy, limit, channels, latency, vector_status, reranker, candidates, results = row
     assert (memory, query, policy, limit) == ("alice", "bicycle chain Tomás", "default", 3)
-    assert channels == ["vector", "keyword", "graph", "observation", "belief"] and latency > 0 and vector_status == "ok"
+    assert channels == ["vector", "keyword", "graph", "date", "observation", "belief"] and latency > 0 and vector_status == "ok"
     assert reranker == "off"
     assert candidates["vector"][0]["rank"] == 1 and "score" in candidates["keyword"][0]
     assert candidates["graph"] and [r["chunk_id"] for r in results] == [r.chunk_id for r in response.results]
