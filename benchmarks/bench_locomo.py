@@ -78,6 +78,7 @@ from memory_pipeline.search.service import (
     VECTOR_CANDIDATES,
     VECTOR_RESCORE_POOL,
     SearchService,
+    entity_matcher,
     followed_entities,
 )
 from memory_pipeline.domain.observations import make_observation
@@ -423,7 +424,7 @@ def run_service(service: SearchService, questions: list[Question], turns_of: dic
 def graph_ids(conn, memory: str, query: str, cache: dict) -> list[int]:
     """The entity ids the graph channel follows for ``query`` (service.followed_entities)."""
     if memory not in cache:
-        cache[memory] = search_store.memory_entities(conn, memory)
+        cache[memory] = entity_matcher(search_store.memory_entities(conn, memory))
     return followed_entities(conn, memory, query, cache[memory])[0]
 
 

@@ -95,7 +95,7 @@ from memory_pipeline.domain.windows import paragraph_windows
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
 from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
-from memory_pipeline.search.service import VECTOR_RESCORE_POOL, SearchService, followed_entities
+from memory_pipeline.search.service import VECTOR_RESCORE_POOL, SearchService, entity_matcher, followed_entities
 from memory_pipeline.storage import (
     entities_store,
     hnsw_store,
@@ -575,12 +575,13 @@ def diagnose(db: Database, service: SearchService, meta: dict, cprofile_path: st
             return statistics.median(xs)
 
         entities = search_store.memory_entities(conn, MEMORY)
-        named = next((q for q in timed if followed_entities(conn, MEMORY, q, entities)[0]), timed[0])
-        ids, mentions, episodes = followed_entities(conn, MEMORY, named, entities)
+        matcher = entity_matcher(entities)
+        named = next((q for q in timed if followed_entities(conn, MEMORY, q, matcher)[0]), timed[0])
+        ids, mentions, episodes = followed_entities(conn, MEMORY, named, matcher)
         pieces = {
             "memory_entities (names and aliases)": timed_ms(lambda: search_store.memory_entities(conn, MEMORY)),
             "followed_entities (match the query, count its mentions)":
-                timed_ms(lambda: followed_entities(conn, MEMORY, named, entities)),
+                timed_ms(lambda: followed_entities(conn, MEMORY, named, matcher)),
             "graph_candidates (the plan the service picks)": timed_ms(lambda: search_store.graph_candidates(
                 conn, MEMORY, ids, Filters(), limit=25, mentions=mentions, episodes=episodes)),
         }

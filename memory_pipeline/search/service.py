@@ -107,12 +107,10 @@ def entity_matcher(entities) -> EntityMatcher:
     return EntityMatcher([(e.id, Entity(e.name, e.aliases)) for e in entities])
 
 
-def followed_entities(conn, memory: str, query: str, entities) -> tuple[list[int], int, int]:
-    """The graph channel's rule: the ids of the entities ``query`` names (``entities``: the
-    memory's, from ``search_store.memory_entities``, or their ``entity_matcher``) that it
-    follows, with their mentions summed and the memory's episode count (which pick the graph
-    query's plan)."""
-    matcher = entities if isinstance(entities, EntityMatcher) else entity_matcher(entities)
+def followed_entities(conn, memory: str, query: str, matcher: EntityMatcher) -> tuple[list[int], int, int]:
+    """The graph channel's rule: the ids of the entities ``query`` names (``matcher``: the
+    ``entity_matcher`` of the memory's entities) that it follows, with their mentions summed
+    and the memory's episode count (which pick the graph query's plan)."""
     named = matcher.find(query)
     if not named:
         return [], 0, 0
@@ -174,7 +172,7 @@ class SearchService:
         self._executor = ThreadPoolExecutor(max_workers=5, thread_name_prefix="search-channel")
         # memory -> (entities_version, matcher, id -> name): building the matcher of thousands of
         # entities took longer than the rest of the graph channel; it is rebuilt when they change.
-        self._matchers: OrderedDict[str, tuple[tuple, EntityMatcher, dict[int, str]]] = OrderedDict()
+        self._matchers: OrderedDict[str, tuple[int | None, EntityMatcher, dict[int, str]]] = OrderedDict()
         self._matchers_lock = threading.Lock()
 
     # -- input ------------------------------------------------------------------------------

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import re
+import select
+import threading
+import time
+import weakref
 from pathlib import Path
 from typing import Iterator, Mapping
 
@@ -25,6 +29,9 @@ from memory_pipeline.storage.embedded import EmbeddedServer, ensure_embedded_ser
 from memory_pipeline.storage.migrations import apply_migrations
 
 MIN_PGVECTOR = (0, 7)
+# A pooled connection back in the pool for less than this is handed out without a round trip to
+# the server, unless the server has written to it meanwhile (see ``CheckWhenIdle``).
+CHECK_IDLE_S = 5.0
 
 
 def redact(url: str) -> str:
@@ -69,8 +76,41 @@ def check_pgvector(conn: psycopg.Connection, where: str) -> None:
         )
 
 
-def _configure(conn: psycopg.Connection) -> None:
-    register_vector(conn)
+class CheckWhenIdle:
+    """The pool's checkout check: a round trip (``ConnectionPool.check_connection``) only for a
+    connection idle longer than ``idle_s``, or one the server wrote to while it sat in the pool.
+
+    A search takes several connections at once; a round trip for each at every checkout was a
+    measurable share of its latency. A server that ends a connection (restart, shutdown,
+    ``pg_terminate_backend``) sends an error and closes the socket, so the socket turns readable:
+    such a connection is still checked, fails the check, and the pool hands out a fresh one. One
+    that dies unseen within ``idle_s`` fails its statement with ``OperationalError``, which
+    ``database_errors`` turns into ``DatabaseUnavailable``; the pool then discards it.
+    """
+
+    def __init__(self, idle_s: float = CHECK_IDLE_S, *, clock=time.monotonic,
+                 round_trip=ConnectionPool.check_connection):
+        self.idle_s = idle_s
+        self._clock = clock
+        self._round_trip = round_trip
+        self._since: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def returned(self, conn: psycopg.Connection) -> None:
+        """The pool's ``reset`` callback (and ``configure``'s: a new connection is fresh)."""
+        with self._lock:
+            self._since[conn] = self._clock()
+
+    def __call__(self, conn: psycopg.Connection) -> None:
+        with self._lock:
+            since = self._since.get(conn)
+        if since is None or self._clock() - since > self.idle_s or conn.closed or _has_input(conn):
+            self._round_trip(conn)
+
+
+def _has_input(conn: psycopg.Connection) -> bool:
+    """Whether the server wrote to this idle connection (an error before closing it, or EOF)."""
+    return bool(select.select([conn.fileno()], [], [], 0)[0])
 
 
 class Database:
@@ -107,18 +147,25 @@ class Database:
             with first as conn:
                 check_pgvector(conn, where)
                 apply_migrations(conn)
+            check = CheckWhenIdle()
+
+            def configure(conn: psycopg.Connection) -> None:
+                register_vector(conn)
+                check.returned(conn)
+
             pool = ConnectionPool(
                 url,
                 min_size=1,
                 max_size=max_size,
-                configure=_configure,
+                configure=configure,
+                reset=check.returned,
                 # autocommit: every ``conn.transaction()`` block is then a real transaction that
                 # commits on exit, never a savepoint inside an implicit outer one.
                 kwargs={"connect_timeout": 10, "application_name": "memory_pipeline", "autocommit": True},
                 timeout=30,
                 # After a server restart pooled connections are dead; checking on checkout
                 # hands out a fresh one, so the next run works without restarting the process.
-                check=ConnectionPool.check_connection,
+                check=check,
                 open=False,
             )
             pool.open(wait=True, timeout=15)

@@ -71,9 +71,11 @@ def memory_entities(conn: psycopg.Connection, memory: str) -> list[StoredEntity]
     return [StoredEntity(i, n, tuple(a)) for i, n, a in rows]
 
 
-def entities_version(conn: psycopg.Connection, memory: str) -> tuple:
-    """Changes whenever the memory's entities change (``entities_version.sql``)."""
-    return tuple(conn.execute(query("entities_version"), {"memory": memory}).fetchone())
+def entities_version(conn: psycopg.Connection, memory: str) -> int | None:
+    """Changes whenever the memory's entities change (``entity_versions``, kept by triggers on
+    ``entities``: migration 0019); None for a memory that never had entities."""
+    row = conn.execute("SELECT version FROM entity_versions WHERE memory = %s", (memory,)).fetchone()
+    return row[0] if row else None
 
 
 def mention_counts(conn: psycopg.Connection, memory: str, entity_ids: list[int]) -> tuple[dict[int, int], int]:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import multiprocessing
+import select
 import socket
+import time
 
 import psycopg
 import pytest
 
 from memory_pipeline.errors import DatabaseUnavailable, ExitCode
-from memory_pipeline.storage.database import Database, redact
+from memory_pipeline.storage.database import CheckWhenIdle, Database, redact
 from memory_pipeline.storage.migrations import apply_migrations, migration_files
 
 from memory_pipeline_tests.conftest import create_database, drop_database
@@ -77,3 +79,43 @@ def test_redact_hides_passwords_only():
     assert redact("postgresql://u:pw@h:5432/db") == "postgresql://u:***@h:5432/db"
     assert redact("postgresql://postgres:@/db?host=/tmp") == "postgresql://postgres:***@/db?host=/tmp"
     assert redact("postgresql://h/db") == "postgresql://h/db"
+
+
+def _wait_until_gone(pg_server, pid: int) -> None:
+    with psycopg.connect(pg_server.uri("postgres"), autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        deadline = time.monotonic() + 10
+        while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone():
+            assert time.monotonic() < deadline, "the backend did not end"
+            time.sleep(0.02)
+
+
+def test_a_pooled_connection_the_server_ended_is_replaced_at_checkout_even_when_just_used(db, pg_server):
+    with db.connection() as conn:
+        pid = conn.info.backend_pid
+    _wait_until_gone(pg_server, pid)  # well within CheckWhenIdle's idle time
+    with db.connection() as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+        assert conn.info.backend_pid != pid
+
+
+def test_checkout_checks_by_round_trip_only_idle_connections_or_ones_the_server_wrote_to(db_url, pg_server):
+    now = [0.0]
+    trips = []
+    check = CheckWhenIdle(5.0, clock=lambda: now[0], round_trip=lambda conn: trips.append(conn.info.backend_pid))
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        pid = conn.info.backend_pid
+        check(conn)  # never seen: checked
+        check.returned(conn)
+        now[0] = 4.9
+        check(conn)  # just used, nothing from the server: handed out as it is
+        now[0] = 5.1
+        check(conn)  # idle too long
+        check.returned(conn)
+        assert trips == [pid, pid]
+        _wait_until_gone(pg_server, pid)
+        deadline = time.monotonic() + 5
+        while not select.select([conn.fileno()], [], [], 0.1)[0]:  # the server's goodbye arrives
+            assert time.monotonic() < deadline
+        check(conn)
+        assert trips == [pid, pid, pid]

@@ -50,3 +50,45 @@ def test_refresh_in_small_pages_equals_the_rule_over_the_whole_memory(db, monkey
     assert mentions == expected and len(expected) > 8
     assert (report.extracted_episodes, report.promoted, report.mentions_added) == (7, len(names), len(expected))
     assert (again.extracted_episodes, again.promoted, again.mentions_added) == (0, 0, 0)
+
+
+def test_every_write_of_a_memorys_entities_gives_it_a_new_version_and_nothing_else_does(db):
+    from memory_pipeline.storage import forget_store
+    from memory_pipeline.storage.search_store import entities_version
+
+    drafts = [make_episode(memory=m, kind="note", title=f"note {i}", occurred_at=T0 + dt.timedelta(days=i), body=body)
+              for m in ("alice", "bob") for i, body in enumerate(BODIES)]
+    seen = []
+    with db.connection() as conn:
+        store_episodes(conn, drafts, DAY)
+
+        def changed() -> bool:
+            version = entities_version(conn, "alice")
+            new = version not in seen
+            seen.append(version)
+            return new
+
+        assert changed() and seen == [None]
+        entities_store.import_entities(conn, [("alice", Entity("Zed Onlyonce", ()))], entities_store.EntityReport())
+        assert changed()
+        entities_store.import_entities(conn, [("alice", Entity("Zed Onlyonce", ("Zed",)))], entities_store.EntityReport())
+        assert changed()  # an UPDATE (aliases) of the row
+        entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())  # promotes names
+        assert changed()
+        entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())  # nothing new
+        entities_store.refresh_memories(conn, ["bob"], entities_store.EntityReport())  # another memory
+        assert not changed()
+        conn.execute("DELETE FROM entities WHERE memory = 'alice' AND name = 'Zed Onlyonce'")
+        assert changed()
+        try:
+            with conn.transaction():
+                conn.execute("DELETE FROM entities WHERE memory = 'alice'")
+                raise RuntimeError("rolled back")
+        except RuntimeError:
+            pass
+        assert not changed()
+        forget_store.forget(conn, "alice")
+        assert changed()
+        store_episodes(conn, drafts[:len(BODIES)], DAY)
+        entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())
+        assert changed()  # a forgotten memory filled again never shows an old version
