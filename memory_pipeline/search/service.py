@@ -29,6 +29,7 @@ hung model server costs one short wait, not every search.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 import threading
 import time
@@ -110,12 +111,17 @@ def entity_matcher(entities) -> EntityMatcher:
 def followed_entities(conn, memory: str, query: str, matcher: EntityMatcher) -> tuple[list[int], int, int]:
     """The graph channel's rule: the ids of the entities ``query`` names (``matcher``: the
     ``entity_matcher`` of the memory's entities) that it follows, with their mentions summed
-    and the memory's episode count (which pick the graph query's plan)."""
+    and the memory's episode count, counted only as far as the rule needs (these two pick the
+    graph query's plan)."""
     named = matcher.find(query)
     if not named:
         return [], 0, 0
-    # Only now count mentions, for the few entities the query names.
-    counts, episodes = search_store.mention_counts(conn, memory, named)
+    # Only now count mentions, for the few entities the query names; and the memory's episodes
+    # only as far as the rules below can tell apart: beyond ``enough`` every named entity passes
+    # the share test and the mention-led graph plan is chosen, as with the exact count.
+    counts = search_store.mention_counts(conn, memory, named)
+    enough = 4 + math.ceil(sum(counts.values()) / min(GRAPH_MAX_EPISODE_SHARE, search_store.RECENCY_WALK_SHARE))
+    episodes = search_store.episodes_up_to(conn, memory, enough)
     followed = [
         i for i in named
         if counts[i] > 0 and (episodes < 4 or counts[i] <= GRAPH_MAX_EPISODE_SHARE * episodes)

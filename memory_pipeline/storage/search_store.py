@@ -78,16 +78,22 @@ def entities_version(conn: psycopg.Connection, memory: str) -> int | None:
     return row[0] if row else None
 
 
-def mention_counts(conn: psycopg.Connection, memory: str, entity_ids: list[int]) -> tuple[dict[int, int], int]:
-    """For the given entities only: how many episodes mention each, and the memory's episodes."""
-    total = conn.execute("SELECT count(*) FROM episodes WHERE memory = %s", (memory,)).fetchone()[0]
+def mention_counts(conn: psycopg.Connection, memory: str, entity_ids: list[int]) -> dict[int, int]:
+    """For the given entities only: how many episodes of ``memory`` mention each."""
     rows = conn.execute(
         """SELECT entity_id, count(*) FROM entity_mentions
            WHERE memory = %s AND entity_id = ANY(%s) GROUP BY entity_id""",
         (memory, entity_ids),
     ).fetchall()
     counts = dict(rows)
-    return {i: counts.get(i, 0) for i in entity_ids}, total
+    return {i: counts.get(i, 0) for i in entity_ids}
+
+
+def episodes_up_to(conn: psycopg.Connection, memory: str, enough: int) -> int:
+    """The memory's episode count, counted no further than ``enough`` (a rule that only asks
+    whether there are at least that many need not read a large memory's every episode)."""
+    return conn.execute("SELECT count(*) FROM (SELECT 1 FROM episodes WHERE memory = %s LIMIT %s) e",
+                        (memory, enough)).fetchone()[0]
 
 
 # Above this share of a memory's episodes, walking episodes newest first finds the mentioning

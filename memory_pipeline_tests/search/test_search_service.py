@@ -20,7 +20,7 @@ from memory_pipeline.storage.profiles_store import active_profile
 from memory_pipeline.storage import entities_store, hnsw_store
 from memory_pipeline.storage.vector_store import nearest_chunks, nearest_statement
 from memory_pipeline_tests.helpers import ollama_embedder, write_jsonl
-from memory_pipeline_tests.search.conftest import NOW
+from memory_pipeline_tests.search.conftest import ALICE, NOW
 from memory_pipeline_tests.support.loopback import unused_port_url
 from memory_pipeline_tests.support.rerank_server import LoopbackRerankServer
 
@@ -224,6 +224,23 @@ def test_both_graph_query_plans_return_the_same_chunks(db, world):
         limited = search_store.graph_candidates(conn, "alice", ids, Filters(), limit=1, mentions=999, episodes=1000)
     assert by_mentions == recent_first and len(by_mentions) >= 2
     assert limited == by_mentions[:1]
+
+
+def test_graph_channel_follows_only_names_that_narrow_the_memory_down(db, world):
+    from memory_pipeline.search.service import entity_matcher, followed_entities
+    from memory_pipeline.storage import search_store
+
+    with db.connection() as conn:
+        conn.execute("INSERT INTO entities (memory, name, source) VALUES ('alice', 'Everyone', 'import')")
+        conn.execute("""INSERT INTO entity_mentions (entity_id, episode_id, memory)
+                        SELECT n.id, e.id, 'alice' FROM entities n, episodes e
+                        WHERE n.name = 'Everyone' AND e.memory = 'alice'""")
+        tom = conn.execute("SELECT id FROM entities WHERE memory = 'alice' AND name = 'Tomás Rocha'").fetchone()[0]
+        matcher = entity_matcher(search_store.memory_entities(conn, "alice"))
+        # In all 6 episodes: singles nothing out. Tomás: 2 of 6. The episodes are counted exactly
+        # (6 is below what the rule needs to know), and only as far as asked.
+        assert followed_entities(conn, "alice", "everyone and tom", matcher) == ([tom], 2, len(ALICE))
+        assert search_store.episodes_up_to(conn, "alice", 4) == 4
 
 
 def test_graph_channel_skips_mentioning_episodes_that_have_no_chunks_yet(db, world):
