@@ -211,20 +211,50 @@ def pseudo_words(rng: random.Random, count: int, forbidden: set[str]) -> list[st
     return words
 
 
-class TextGenerator:
-    """Zipf-distributed English-looking prose with recurring people; fully determined by the seed."""
+ENGLISH_WORDS = 60_000
 
-    def __init__(self, seed: int, vocabulary: int = 20_000, people: int = 400):
+
+def english_vocabulary(count: int = ENGLISH_WORDS) -> tuple[list[str], np.ndarray]:
+    """The ``count`` most frequent English words (letters only, "i" left out: capitalised it
+    would pass for a name) and their frequencies in general English text, from ``wordfreq``
+    (``pip install -e '.[bench]'``): a vocabulary and word frequencies nobody chose for the
+    queries, unlike ``WORK_WORDS`` / ``RARE_WORDS``."""
+    try:
+        import wordfreq
+    except ImportError:
+        raise SystemExit("--vocabulary english needs the wordfreq package: pip install -e '.[bench]'") from None
+    words = []
+    for word in wordfreq.iter_wordlist("en"):
+        if word.isascii() and word.isalpha() and word != "i":
+            words.append(word)
+            if len(words) == count:
+                break
+    return words, np.array([wordfreq.word_frequency(w, "en") for w in words], dtype=np.float64)
+
+
+class TextGenerator:
+    """Zipf-distributed English-looking prose with recurring people; fully determined by the seed.
+
+    ``english``: words drawn by their real frequencies from ``english_vocabulary()``'s list;
+    else (the "shaped" vocabulary) Zipf over COMMON_WORDS, WORK_WORDS, pseudo-words and
+    RARE_WORDS, ranks chosen so the hand-written queries' words occur."""
+
+    def __init__(self, seed: int, vocabulary: int = 20_000, people: int = 400,
+                 english: tuple[list[str], np.ndarray] | None = None):
         rng = random.Random(seed)
         self.np_rng = np.random.default_rng(seed)
         self.rng = rng
-        common = list(dict.fromkeys(w for w in (*COMMON_WORDS, *WORK_WORDS) if w != "i"))
-        words = common + pseudo_words(rng, vocabulary, {*common, *RARE_WORDS})
-        for i, word in enumerate(RARE_WORDS):
-            words.insert(RARE_FIRST_RANK + i * RARE_STEP, word)
-        self.words = np.array(words, dtype=object)
-        ranks = np.arange(1, len(self.words) + 1, dtype=np.float64)
-        self.word_cdf = np.cumsum(1.0 / ranks)
+        if english is not None:
+            self.words = np.array(english[0], dtype=object)
+            self.word_cdf = np.cumsum(english[1])
+        else:
+            common = list(dict.fromkeys(w for w in (*COMMON_WORDS, *WORK_WORDS) if w != "i"))
+            words = common + pseudo_words(rng, vocabulary, {*common, *RARE_WORDS})
+            for i, word in enumerate(RARE_WORDS):
+                words.insert(RARE_FIRST_RANK + i * RARE_STEP, word)
+            self.words = np.array(words, dtype=object)
+            ranks = np.arange(1, len(self.words) + 1, dtype=np.float64)
+            self.word_cdf = np.cumsum(1.0 / ranks)
         self.word_cdf /= self.word_cdf[-1]
         surnames = [w.capitalize() for w in pseudo_words(random.Random(seed + 7), people, set(self.words))]
         self.people = [f"{rng.choice(FIRST_NAMES)} {surnames[i]}" for i in range(people)]
@@ -273,8 +303,9 @@ class GeneratedEpisode:
 KINDS = ("note", "note", "chat", "journal", "email", "doc")
 
 
-def generate_corpus(target_chunks: int, seed: int) -> tuple[list[GeneratedEpisode], TextGenerator]:
-    gen = TextGenerator(seed)
+def generate_corpus(target_chunks: int, seed: int, vocabulary: str = "shaped") -> tuple[list[GeneratedEpisode], TextGenerator]:
+    """``vocabulary``: "english" (``english_vocabulary``) or "shaped" (see ``TextGenerator``)."""
+    gen = TextGenerator(seed, english=english_vocabulary() if vocabulary == "english" else None)
     return list(iter_corpus(gen, target_chunks, seed)), gen
 
 
@@ -662,6 +693,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         "--vectors words), uniform (random; the query a random pool vector from model_server.py), "
                         "clustered (topic clusters; the query a stored vector plus noise, in process)")
     p.add_argument("--query-file", default=str(QUERY_FILE), help="hand-written queries, one a line")
+    p.add_argument("--vocabulary", choices=("english", "shaped"), default="english",
+                   help="the corpus's words: the most frequent English words at their real frequencies "
+                        "(wordfreq; default), or the older vocabulary shaped to the query file's words")
     p.add_argument("--seed", type=int, default=20240115)
     p.add_argument("--skip-clustered", action="store_true", help="skip the recall check on topic-clustered vectors")
     p.add_argument("--diagnose", action="store_true", help="profile even when the latency target is met")
@@ -687,7 +721,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "args": {k: v for k, v in vars(args).items() if k not in ("json", "cprofile")},
     }
     t0 = time.perf_counter()
-    episodes, gen = generate_corpus(args.chunks, args.seed)
+    episodes, gen = generate_corpus(args.chunks, args.seed, args.vocabulary)
     n_chunks = sum(len(e.chunks) for e in episodes)
     per_ep = [len(e.chunks) for e in episodes]
     lens = [len(c.text) for e in episodes for c in e.chunks]
@@ -703,9 +737,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     gen_s = time.perf_counter() - t0
     print(f"corpus: {len(episodes):,} episodes, {n_chunks:,} chunks (per episode {min(per_ep)}-{max(per_ep)}, "
           f"mean {statistics.fmean(per_ep):.2f}; chunk chars p50 {pct(lens, 0.5)}, max {max(lens)}), "
-          f"{sum(lens):,} characters, generated in {gen_s:.1f}s")
+          f"{sum(lens):,} characters, generated in {gen_s:.1f}s; vocabulary {args.vocabulary} "
+          f"({len(gen.words):,} words)")
     figures["corpus"] = {"episodes": len(episodes), "chunks": n_chunks, "characters": sum(lens),
-                         "chunk_chars_p50": pct(lens, 0.5), "generate_s": gen_s}
+                         "chunk_chars_p50": pct(lens, 0.5), "generate_s": gen_s, "vocabulary": args.vocabulary}
     fresh = Databases(prefix="mp_latency_")
     db = server = None
     try:
