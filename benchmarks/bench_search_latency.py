@@ -6,9 +6,11 @@ Setup, on a fresh database (``MEMORY_PIPELINE_DATABASE_URL``'s server if set: a 
 database is created there and dropped at the end, the role needs CREATEDB; else an embedded
 PostgreSQL in a temporary folder, stopped and deleted at the end):
 
-- N chunks of generated English-like text in one memory: words drawn from a Zipf distribution
-  (s = 1) over a few hundred real common English words (the most frequent ranks) followed by
-  ~20,000 generated pseudo-words; sentences of 6-18 words; episodes of 1-4 paragraphs of 150-300
+- N chunks of generated text in one memory: with ``--vocabulary english`` (default) words drawn
+  from the 60,000 most frequent English words at their real frequencies (``wordfreq``, the
+  ``bench`` extra); with ``--vocabulary shaped`` from a Zipf distribution (s = 1) over a few
+  hundred real common English words (the most frequent ranks) followed by ~20,000 generated
+  pseudo-words, with the query file's work and rare words placed among them; sentences of 6-18 words; episodes of 1-4 paragraphs of 150-300
   words, except chats (one kind in six) of 8-30 turns of 10-40 words; dates spread over three
   years; recurring proper names ("First Last", Zipf over 400 people) placed mid-sentence, so
   entity extraction and the graph channel have data. Each episode's body is its paragraphs joined
@@ -31,9 +33,10 @@ PostgreSQL in a temporary folder, stopped and deleted at the end):
   not start in the middle of the timings).
 
 Queries: written by hand, not generated (``data/search_queries.txt``, ``--query-file``): six-word
-queries mixing very common words with rare ones, questions, one- and two-word lookups. The corpus
-vocabulary holds common work words (``WORK_WORDS``) and rare real words (``RARE_WORDS``) so both
-kinds of posting list exist; some query words occur nowhere.
+queries mixing very common words with rare ones, questions, one- and two-word lookups. The shaped
+vocabulary's ``WORK_WORDS`` and ``RARE_WORDS`` were written from these queries (circular: the
+English vocabulary is the default for that reason); in the English one each query word occurs at
+its real frequency, and a few occur nowhere.
 
 Timings, in-process, after 20 warm-up queries (the file's first 20, then every query is timed), rows interleaved query by query: each channel alone
 (``channels=("vector",)`` etc.) and the fused default, ``SearchService(..., reranker=None,
