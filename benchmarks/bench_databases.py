@@ -28,7 +28,9 @@ from memory_pipeline.storage.migrations import apply_migrations
 class Databases:
     """Fresh ``bench_*`` databases on one server, cloned from a migrated template."""
 
-    def __init__(self, prefix: str = "mp_bench_") -> None:
+    def __init__(self, prefix: str = "mp_bench_", home: Path | None = None) -> None:
+        """``home``: an embedded server in that folder, kept afterwards (a run that resumes);
+        without it, a temporary folder deleted at ``close``."""
         self._server = None
         self._tmp: Path | None = None
         self._made: list[str] = []
@@ -40,9 +42,10 @@ class Databases:
             self._external = external
         else:
             self._external = None
-            self._tmp = Path(tempfile.mkdtemp(prefix=prefix))
-            self._server = ensure_embedded_server(self._tmp)
-            self.where = f"embedded PostgreSQL in {self._tmp}"
+            if home is None:
+                self._tmp = home = Path(tempfile.mkdtemp(prefix=prefix))
+            self._server = ensure_embedded_server(home)
+            self.where = f"embedded PostgreSQL in {home}"
 
     @property
     def server_pid(self) -> int | None:
@@ -83,6 +86,17 @@ class Databases:
                 self.migrations = apply_migrations(conn)
         name = "bench_" + uuid.uuid4().hex[:12]
         self._create(name, self._template)
+        return self.url(name)
+
+    def kept(self, name: str) -> str:
+        """The URL of database ``name``, created and migrated if missing, never dropped here: a
+        run stopped part way finds it again."""
+        with self._admin() as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+            if not exists:
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        with psycopg.connect(self.url(name), autocommit=True) as conn:
+            self.migrations = apply_migrations(conn)
         return self.url(name)
 
     def clone(self, url: str) -> str:

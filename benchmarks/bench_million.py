@@ -33,6 +33,14 @@ tables and indexes, and the peak memory of every process.
 ``--dim`` sets the model server's (and the profile's) vector dimension (default 384). The figures
 so far are written to ``--json`` after every step, so a run stopped part way keeps what it
 measured; SIGTERM stops its PostgreSQL and model server as a normal exit does.
+
+``--keep DIR`` keeps the corpus, the database (an embedded server in ``DIR/pg``) and the figures
+(``DIR/figures.json``) in DIR, and a later run with the same DIR and arguments resumes: steps that
+finished are skipped with their figures kept, an unfinished ``ingest`` or ``index`` is run again
+(ingest counts what is already stored as duplicates; index takes up what is still pending). At a
+million chunks the build takes hours on 2 cores; this is how it survives a stop.
+
+    python benchmarks/bench_million.py --dim 128 --keep ~/million   # rerun the same to resume
 """
 
 from __future__ import annotations
@@ -213,20 +221,53 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--parallel", type=int, default=4, help="MEMORY_PIPELINE_EMBED_PARALLEL for the index pass")
     p.add_argument("--batch", type=int, default=16, help="MEMORY_PIPELINE_EMBED_BATCH")
     p.add_argument("--seed", type=int, default=20240115)
-    p.add_argument("--json", type=Path)
+    p.add_argument("--json", type=Path, help="figures file (default with --keep: DIR/figures.json)")
+    p.add_argument("--keep", type=Path, metavar="DIR",
+                   help="keep corpus, database and figures in DIR; rerunning with the same DIR resumes")
     args = p.parse_args(argv)
     if args.chunks < 100 or args.recall_queries < 1:
         p.error("--chunks must be at least 100 and --recall-queries at least 1")
+    if args.keep is not None:
+        args.keep = args.keep.expanduser().resolve()
+        if args.keep.exists() and not args.keep.is_dir():
+            p.error(f"--keep {args.keep}: not a folder")
+        args.json = args.json or args.keep / "figures.json"
     return args
+
+
+RESUMED_ARGS = ("chunks", "dim", "batch", "seed")  # what the kept corpus and database were built with
+
+
+def resumed_figures(args: argparse.Namespace) -> dict:
+    """The figures of an earlier run kept in ``args.keep`` (empty when there is none), after
+    checking it was built with the same arguments."""
+    if args.keep is None or not args.json.exists():
+        return {}
+    figures = json.loads(args.json.read_text(encoding="utf-8"))
+    for name in RESUMED_ARGS:
+        before = figures.get("args", {}).get(name)
+        if before is not None and before != str(getattr(args, name)):
+            raise SystemExit(f"--keep {args.keep}: built with --{name} {before}, not {getattr(args, name)}; "
+                             f"use another folder or the same arguments")
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     exit_cleanly_on_sigterm()  # a stopped run still stops its PostgreSQL and model server
     started = time.perf_counter()
-    figures: dict = {"when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                     "args": {k: str(v) for k, v in vars(args).items()}, "cpus": os.cpu_count()}
-    dbs = Databases(prefix="mp_million_")
+    figures = resumed_figures(args)
+    resuming = bool(figures)
+    steps: dict[str, dict] = figures.setdefault("steps", {})
+    if resuming:
+        print(f"resuming {args.keep}: done before: {', '.join(['corpus'] * ('corpus' in figures) + list(steps))}",
+              flush=True)
+    figures["runs"] = run = figures.get("runs", 0) + 1  # each step says in which run it was measured
+    figures.update(when=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                   args={k: str(v) for k, v in vars(args).items()}, cpus=os.cpu_count())
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+    dbs = Databases(prefix="mp_million_", home=args.keep / "pg" if args.keep else None)
     db = None
     postmaster = dbs.server_pid
     try:
@@ -234,50 +275,61 @@ def main(argv: list[str] | None = None) -> int:
                 ServerProcess(slots=0, latency_ms=0, batch=args.batch, dim=args.dim, vectors="words") as server:
             peaks.watch("benchmark", os.getpid())
             peaks.watch("model server", server.proc.pid)
-            url = dbs.fresh()
-            data = Path(tmp) / "episodes.jsonl"
-            t0 = time.perf_counter()
-            corpus = write_corpus(data, args.chunks, args.seed)
-            corpus["write_s"] = time.perf_counter() - t0
+            url = dbs.kept("million") if args.keep else dbs.fresh()
+            data = (args.keep or Path(tmp)) / "episodes.jsonl"
+            if "corpus" not in figures:
+                t0 = time.perf_counter()
+                corpus = write_corpus(data, args.chunks, args.seed)
+                corpus["write_s"] = time.perf_counter() - t0
+                figures["corpus"] = {**corpus, "run": run}
+                save(args.json, figures)
+            corpus = figures["corpus"]
             print(f"corpus: {corpus['episodes']:,} episodes, {corpus['chunks']:,} chunks, "
                   f"{corpus['bytes'] / 2**20:,.0f} MiB of JSONL, written in {corpus['write_s']:.0f} s", flush=True)
             env = {**os.environ, "MEMORY_PIPELINE_DATABASE_URL": url, "MEMORY_PIPELINE_EMBED_PROVIDER": "openai",
                    "MEMORY_PIPELINE_EMBED_URL": server.url, "MEMORY_PIPELINE_EMBED_MODEL": MODEL,
                    "MEMORY_PIPELINE_EMBED_DIM": str(args.dim), "MEMORY_PIPELINE_EMBED_BATCH": str(args.batch),
                    "MEMORY_PIPELINE_EMBED_PARALLEL": str(args.parallel)}
-            steps: dict[str, dict] = {}
-            figures.update(corpus=corpus, steps=steps)
-            save(args.json, figures)
-            seconds, _, rss = run_cli(["ingest", str(data)], env, peaks)
-            steps["ingest"] = {"s": seconds, "peak_rss_mib": rss}
-            save(args.json, figures)
+            if "ingest" not in steps:
+                seconds, _, rss = run_cli(["ingest", str(data)], env, peaks)
+                steps["ingest"] = {"run": run, "s": seconds, "peak_rss_mib": rss}
+                save(args.json, figures)
+            seconds, rss = steps["ingest"]["s"], steps["ingest"]["peak_rss_mib"]
             print(f"ingest: {seconds:.0f} s ({corpus['episodes'] / seconds:,.0f} episodes/s), peak RSS {rss:.0f} MiB",
                   flush=True)
-            seconds, out, rss = run_cli(["index", "--json"], env, peaks)
-            report = json.loads(out)
-            steps["index"] = {"s": seconds, "peak_rss_mib": rss, "chunks": report["chunks"],
-                              "pending_after": report["pendingEpisodes"]}
-            save(args.json, figures)
-            print(f"index: {report['chunks']:,} chunks in {seconds:.0f} s ({report['chunks'] / seconds:,.0f} chunks/s "
-                  f"wall), peak RSS {rss:.0f} MiB, pending after: {report['pendingEpisodes']}", flush=True)
+            if "index" not in steps:
+                seconds, out, rss = run_cli(["index", "--json"], env, peaks)
+                report = json.loads(out)
+                steps["index"] = {"run": run, "s": seconds, "peak_rss_mib": rss, "chunks": report["chunks"],
+                                  "pending_after": report["pendingEpisodes"]}
+                save(args.json, figures)
+            index = steps["index"]
+            print(f"index: {index['chunks']:,} chunks in {index['s']:.0f} s ({index['chunks'] / index['s']:,.0f} "
+                  f"chunks/s wall), peak RSS {index['peak_rss_mib']:.0f} MiB, pending after: {index['pending_after']}",
+                  flush=True)
             db = Database.open(url)
             with db.connection() as conn:
                 profile = active_profile(conn)
-                t0 = time.perf_counter()
-                state = hnsw_store.ensure_index(conn, profile)
-                steps["hnsw"] = {"s": time.perf_counter() - t0, "rows": state.rows, "mib": state.size_bytes / 2**20}
-                save(args.json, figures)
-                print(f"hnsw: {state.rows:,} rows, {state.size_bytes / 2**20:,.0f} MiB, built in "
-                      f"{steps['hnsw']['s']:.0f} s", flush=True)
-                t0 = time.perf_counter()
-                entities_store.refresh_memories(conn, [MEMORY], entities_store.EntityReport())
-                steps["entities"] = {"s": time.perf_counter() - t0}
-                save(args.json, figures)
-                t0 = time.perf_counter()
-                for table in ("episodes", "chunks", "embeddings", "entities", "entity_mentions", "episode_names",
-                              "keyword_stats", "keyword_memory_stats"):
-                    conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
-                steps["analyze"] = {"s": time.perf_counter() - t0}
+                if "hnsw" not in steps:
+                    t0 = time.perf_counter()
+                    state = hnsw_store.ensure_index(conn, profile)
+                    steps["hnsw"] = {"run": run, "s": time.perf_counter() - t0, "rows": state.rows,
+                                     "mib": state.size_bytes / 2**20}
+                    save(args.json, figures)
+                hnsw = steps["hnsw"]
+                print(f"hnsw: {hnsw['rows']:,} rows, {hnsw['mib']:,.0f} MiB, built in {hnsw['s']:.0f} s", flush=True)
+                if "entities" not in steps:
+                    t0 = time.perf_counter()
+                    entities_store.refresh_memories(conn, [MEMORY], entities_store.EntityReport())
+                    steps["entities"] = {"run": run, "s": time.perf_counter() - t0}
+                    save(args.json, figures)
+                if "analyze" not in steps:
+                    t0 = time.perf_counter()
+                    for table in ("episodes", "chunks", "embeddings", "entities", "entity_mentions",
+                                  "episode_names", "keyword_stats", "keyword_memory_stats"):
+                        conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
+                    steps["analyze"] = {"run": run, "s": time.perf_counter() - t0}
+                    save(args.json, figures)
                 print(f"entities {steps['entities']['s']:.0f} s, vacuum analyze {steps['analyze']['s']:.0f} s",
                       flush=True)
 
