@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import sys
 import tempfile
 import uuid
 from pathlib import Path
 
-import psutil
 import psycopg
 import pytest
 
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.embedded import ensure_embedded_server
 from memory_pipeline.storage.migrations import apply_migrations
+from memory_pipeline_tests.support.processes import stop_left_servers
 
 TEMPLATE = "mp_test_template"
 
@@ -44,32 +42,11 @@ def isolated_home():
 
 
 @pytest.fixture(scope="session")
-def pg_server(isolated_home):
+def pg_server(isolated_home, tmp_path_factory):
     server = ensure_embedded_server(isolated_home)
     yield server
-    pid = server.pid
     server.release()
-    _stop_if_left(pid, server.pgdata)
-
-
-def _stop_if_left(pid: int | None, pgdata: Path) -> None:
-    """The session's home is deleted next: its server must not outlive it. release() leaves it
-    running while its handle list names another live process (one CI run left it so: a test's
-    subprocess still registered, or its pid reused); stop it and say which processes held it."""
-    if not pid or not psutil.pid_exists(pid):
-        return
-    try:
-        holders = (pgdata / ".handle_pids.json").read_text()
-    except OSError:
-        holders = "unreadable"
-    postmaster = psutil.Process(pid)
-    postmaster.send_signal(signal.SIGINT)  # PostgreSQL's fast shutdown
-    try:
-        postmaster.wait(30)
-    except psutil.TimeoutExpired:
-        postmaster.kill()
-    sys.stderr.write(f"\nconftest: the test PostgreSQL (pid {pid}) outlived release(); handle pids {holders}; "
-                     "stopped\n")
+    stop_left_servers([isolated_home, tmp_path_factory.getbasetemp()])
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from memory_pipeline import config, indexing
@@ -89,18 +88,13 @@ def cmd_index(args) -> int:
 
     with open_memory() as mem:
         before = indexing.pending_by_day(mem.db, mem.embedder)
-        days = [d for d in before if args.day is None or d == args.day.isoformat()]
-        # The days' entity_mentions partitions too, so all three are true once recorded. Linking
-        # reads the episodes' text only, not their chunks or vectors, so it runs on its own
-        # thread and connection during the pass (which mostly waits on the model and the
-        # database) instead of after it; a day the pass does not finish is linked and not
-        # recorded (rerunning the linking changes nothing).
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="entities") as side:
-            linking = side.submit(mem.link_entity_mentions, days)
-            report = mem.index(day=args.day, on_progress=progress)
-            linking.result()
+        report = mem.index(day=args.day, on_progress=progress)
         after = report.pending_days  # counted by the run once it was done
-        finished = [d for d in days if d not in after]
+        finished = [d for d in before if d not in after and (args.day is None or d == args.day.isoformat())]
+        # The days' entity_mentions partitions too, so all three are true once recorded. After the
+        # pass, not beside it: on its own thread it gained nothing measurable and held back the
+        # pass's own error (a model server down) until the linking ended.
+        mem.link_entity_mentions(finished)
     record_index_in_dagster(finished)
     if args.json:
         print_json(

@@ -6,12 +6,11 @@ import datetime as dt
 import json
 import time
 
-import psutil
-
 from memory_pipeline.domain.chunking import chunk_body
 from memory_pipeline.domain.windows import paragraph_windows
 from memory_pipeline_tests.helpers import count, dagster_instance, episode, write_jsonl
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer, unused_port_url
+from memory_pipeline_tests.support.processes import postmasters_under
 
 
 def _ollama_env(url: str) -> dict:
@@ -128,15 +127,6 @@ def test_cli_ingest_and_index_mark_the_days_partitions_in_dagster(cli, tmp_path,
         assert event.asset_materialization.metadata["dagster/row_count"].value == 2
 
 
-def _postgres_for(pgdata) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["name", "cmdline"]):
-        cmd = " ".join(proc.info["cmdline"] or [])
-        if proc.info["name"] == "postgres" and str(pgdata) in cmd:
-            found.append(proc)
-    return found
-
-
 def test_embedded_default_starts_and_leaves_no_server_behind(cli, tmp_path):
     home = tmp_path / "embedded_home"
     result = cli("status", "--json", env={"MEMORY_PIPELINE_DATABASE_URL": None, "MEMORY_PIPELINE_HOME": str(home)})
@@ -144,6 +134,6 @@ def test_embedded_default_starts_and_leaves_no_server_behind(cli, tmp_path):
     assert result.json()["episodes"] == 0
     assert (home / "pgdata" / "PG_VERSION").exists()
     deadline = time.time() + 10
-    while _postgres_for(home / "pgdata") and time.time() < deadline:
+    while postmasters_under(home / "pgdata") and time.time() < deadline:
         time.sleep(0.2)
-    assert _postgres_for(home / "pgdata") == []
+    assert postmasters_under(home / "pgdata") == []

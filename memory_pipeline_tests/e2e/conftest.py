@@ -36,6 +36,7 @@ import psutil
 import pytest
 
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
+from memory_pipeline_tests.support.processes import describe, processes_naming
 
 SCRIPT = Path(sys.executable).with_name("memory-pipeline")
 REPOSITORY = {"repositoryLocationName": "memory_pipeline", "repositoryName": "__repository__"}
@@ -175,28 +176,6 @@ def _clean_env(home: Path, embed_url: str) -> dict[str, str]:
     return env
 
 
-def _processes_naming(text: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["pid", "cmdline"]):
-        try:
-            cmdline = " ".join(proc.info["cmdline"] or [])
-        except (psutil.Error, TypeError):
-            continue
-        if text in cmdline and proc.pid != os.getpid():
-            found.append(proc)
-    return found
-
-
-def _describe(procs: list[psutil.Process]) -> list[str]:
-    out = []
-    for proc in procs:
-        try:
-            out.append(f"{proc.pid} {' '.join(proc.cmdline())[:160]}")
-        except psutil.Error:
-            out.append(f"{proc.pid} (gone)")
-    return out
-
-
 def _stop(proc: subprocess.Popen, home: Path, recover: Callable[[], object] | None = None) -> list[str]:
     """End the ``ui`` process group; return the processes naming ``home`` that outlived it.
 
@@ -219,18 +198,18 @@ def _stop(proc: subprocess.Popen, home: Path, recover: Callable[[], object] | No
     # (pgserver stops it when its last user exits): give both a moment, then judge.
     deadline = time.monotonic() + 15
     marker = f"{home}{os.sep}"  # postgres -D HOME/pgdata, dagster's --instance-ref HOME/dagster
-    leftovers = _processes_naming(marker)
+    leftovers = processes_naming(marker)
     while leftovers and time.monotonic() < deadline:
         time.sleep(0.5)
-        leftovers = _processes_naming(marker)
+        leftovers = processes_naming(marker)
     if leftovers and recover is not None:
         recover()
         deadline = time.monotonic() + 15
-        leftovers = _processes_naming(marker)
+        leftovers = processes_naming(marker)
         while leftovers and time.monotonic() < deadline:
             time.sleep(0.5)
-            leftovers = _processes_naming(marker)
-    report = _describe(leftovers)
+            leftovers = processes_naming(marker)
+    report = describe(leftovers)
     for leftover in leftovers:  # never leak into the next run, even when the assertion fails
         try:
             leftover.kill()
