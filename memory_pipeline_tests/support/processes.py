@@ -68,6 +68,7 @@ def stop_postmasters(procs: list[psutil.Process], timeout: float = 30.0) -> None
             proc.kill()
         except psutil.NoSuchProcess:
             pass
+    psutil.wait_procs(alive, timeout=5)
 
 
 class LeftServerWarning(UserWarning):
