@@ -109,8 +109,12 @@ class CheckWhenIdle:
 
 
 def _has_input(conn: psycopg.Connection) -> bool:
-    """Whether the server wrote to this idle connection (an error before closing it, or EOF)."""
-    return bool(select.select([conn.fileno()], [], [], 0)[0])
+    """Whether the server wrote to this idle connection (an error before closing it, or EOF).
+    ``poll``, not ``select``: a long-lived process (a web server, Dagster's daemon) can hold file
+    descriptors above select's limit of 1024, where ``select`` raises."""
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLIN)
+    return bool(poller.poll(0))
 
 
 class Database:
