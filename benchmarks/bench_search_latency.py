@@ -404,6 +404,79 @@ def copy_embeddings(conn: psycopg.Connection, profile: StoredProfile, episodes: 
     return written
 
 
+KEPT_ARGS = ("chunks", "vectors", "vocabulary", "seed")  # what a kept --home database was built with
+KEPT_DATABASE = "latency"
+
+
+def build(db: Database, episodes: list[GeneratedEpisode], vectors: np.ndarray, spec: EmbeddingProfile,
+          window_fn: WindowFn | None) -> tuple[StoredProfile, list[str], dict]:
+    """Load the corpus, build the HNSW index, refresh entities, VACUUM ANALYZE; returns the profile,
+    the chunk ids in vector order and the set-up figures."""
+    with db.connection() as conn:
+        profile, chunk_ids, timings = load(conn, episodes, vectors, spec, window_fn)
+        print(f"load (binary COPY): episodes {timings['episodes_s']:.1f}s, chunks {timings['chunks_s']:.1f}s, "
+              f"embeddings {timings['embeddings_s']:.1f}s, keyword statistics {timings['keyword_stats_s']:.1f}s",
+              flush=True)
+        t0 = time.perf_counter()
+        state = hnsw_store.ensure_index(conn, profile)
+        timings["hnsw_s"] = time.perf_counter() - t0
+        print(f"hnsw: {state.name} rows={state.rows:,} size={state.size_bytes / 2**20:.0f} MiB, "
+              f"built in {timings['hnsw_s']:.1f}s (m={state.m}, ef_construction={state.ef_construction})", flush=True)
+        t0 = time.perf_counter()
+        er = entities_store.EntityReport()
+        entities_store.refresh_memories(conn, [MEMORY], er)
+        timings["entities_s"] = time.perf_counter() - t0
+        n_entities = conn.execute("SELECT count(*) FROM entities WHERE memory = %s", (MEMORY,)).fetchone()[0]
+        print(f"entities: {n_entities} entities, {er.mentions_added:,} mentions, refreshed in {timings['entities_s']:.1f}s",
+              flush=True)
+        t0 = time.perf_counter()
+        for table in ("episodes", "chunks", "embeddings", "entities", "entity_mentions", "episode_names",
+                      "keyword_stats", "keyword_memory_stats"):
+            conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
+        timings["analyze_s"] = time.perf_counter() - t0
+    return profile, chunk_ids, {**timings, "entities": n_entities, "mentions": er.mentions_added,
+                                "hnsw_mib": state.size_bytes / 2**20}
+
+
+def kept_build(home: Path, args: dict) -> dict | None:
+    """What an earlier run built in ``home`` (``build.json``: its arguments, corpus and set-up
+    figures), or None when nothing finished there; refuses a folder built with other arguments."""
+    path = home / "build.json"
+    if not path.exists():
+        return None
+    built = json.loads(path.read_text(encoding="utf-8"))
+    for name in KEPT_ARGS:
+        if built["args"][name] != args[name]:
+            raise SystemExit(f"--home {home}: built with --{name} {built['args'][name]}, not {args[name]}; "
+                             f"use another folder or the same arguments")
+    return built
+
+
+def kept_database(dbs: Databases, home: Path, args: dict) -> tuple[str, dict | None]:
+    """The URL of ``home``'s kept database and what was built in it (None: nothing yet, and a
+    database left by a build that stopped part way is dropped, so the caller builds afresh)."""
+    built = kept_build(home, args)
+    if built is None:
+        dbs.drop(dbs.url(KEPT_DATABASE))
+    return dbs.kept(KEPT_DATABASE), built
+
+
+def save_build(home: Path, args: dict, corpus: dict, setup: dict) -> None:
+    (home / "build.json").write_text(json.dumps({"args": {k: args[k] for k in KEPT_ARGS}, "corpus": corpus,
+                                                 "setup": setup}, indent=2) + "\n", encoding="utf-8")
+
+
+def corpus_vectors(episodes: list[GeneratedEpisode], mode: str, seed: int,
+                   dim: int) -> tuple[np.ndarray, WindowFn | None]:
+    """The stored vectors of ``--vectors mode`` (and the window embedder for ``structured``)."""
+    if mode == "structured":
+        window_fn = WordVectors(dim)
+        return window_fn([c.text for e in episodes for c in e.chunks]), window_fn
+    if mode == "clustered":
+        return clustered_rows(np.random.default_rng(seed + 11), [len(e.chunks) for e in episodes], dim), None
+    return unit_rows(np.random.default_rng(seed), sum(len(e.chunks) for e in episodes), dim), None
+
+
 # --------------------------------------------------------------------------------------------
 # Queries
 # --------------------------------------------------------------------------------------------
@@ -704,6 +777,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--diagnose", action="store_true", help="profile even when the latency target is met")
     p.add_argument("--cprofile", metavar="PATH", help="where the diagnosis writes its cProfile stats (default: the temp folder)")
     p.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
+    p.add_argument("--home", type=Path, metavar="DIR",
+                   help="keep the database (an embedded PostgreSQL in DIR/pg) and build it only on the first run; "
+                        "later runs with the same --chunks/--vectors/--vocabulary/--seed reuse it (others are "
+                        "refused); needs --skip-clustered, not --vectors clustered")
     args = p.parse_args(argv)
     if args.chunks is None:
         args.chunks = 10_000 if args.quick else 100_000
@@ -711,6 +788,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         args.queries = 50 if args.quick else 0
     if args.chunks < 100 or args.queries < 0 or args.ef_search < MIN_EF_SEARCH:
         p.error(f"--chunks must be at least 100, --queries at least 1, --ef-search at least {MIN_EF_SEARCH}")
+    if args.home is not None:
+        if not args.skip_clustered or args.vectors == "clustered":
+            # The clustered vectors (profile B, or the clustered query embedder) come from the corpus in memory.
+            p.error("--home needs --skip-clustered and --vectors structured or uniform")
+        args.home = args.home.expanduser().resolve()
+        if args.home.exists() and not args.home.is_dir():
+            p.error(f"--home {args.home}: not a folder")
+        args.home.mkdir(parents=True, exist_ok=True)
     return args
 
 
@@ -721,63 +806,51 @@ def main(argv: Sequence[str] | None = None) -> int:
     figures: dict = {
         "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
-        "args": {k: v for k, v in vars(args).items() if k not in ("json", "cprofile")},
+        "args": {k: v for k, v in vars(args).items() if k not in ("json", "cprofile", "home")},
     }
-    t0 = time.perf_counter()
-    episodes, gen = generate_corpus(args.chunks, args.seed, args.vocabulary)
-    n_chunks = sum(len(e.chunks) for e in episodes)
-    per_ep = [len(e.chunks) for e in episodes]
-    lens = [len(c.text) for e in episodes for c in e.chunks]
     spec = EmbeddingProfile("bench", args.vectors, PROFILE.dim)
-    window_fn = None
-    if args.vectors == "structured":
-        window_fn = WordVectors(spec.dim)
-        vectors = window_fn([c.text for e in episodes for c in e.chunks])
-    elif args.vectors == "clustered":
-        vectors = clustered_rows(np.random.default_rng(args.seed + 11), per_ep, spec.dim)
-    else:
-        vectors = unit_rows(np.random.default_rng(args.seed), n_chunks, spec.dim)
-    gen_s = time.perf_counter() - t0
-    print(f"corpus: {len(episodes):,} episodes, {n_chunks:,} chunks (per episode {min(per_ep)}-{max(per_ep)}, "
-          f"mean {statistics.fmean(per_ep):.2f}; chunk chars p50 {pct(lens, 0.5)}, max {max(lens)}), "
-          f"{sum(lens):,} characters, generated in {gen_s:.1f}s; vocabulary {args.vocabulary} "
-          f"({len(gen.words):,} words)")
-    figures["corpus"] = {"episodes": len(episodes), "chunks": n_chunks, "characters": sum(lens),
-                         "chunk_chars_p50": pct(lens, 0.5), "generate_s": gen_s, "vocabulary": args.vocabulary}
-    fresh = Databases(prefix="mp_latency_")
+    fresh = Databases(prefix="mp_latency_", home=args.home / "pg" if args.home else None)
     db = server = None
     try:
-        url = fresh.fresh()
+        built = None
+        if args.home:
+            url, built = kept_database(fresh, args.home, figures["args"])
+        else:
+            url = fresh.fresh()
         print(f"database: {fresh.where}, {conninfo_to_dict(url)['dbname']}")
         db = Database.open(url)
+        if built is not None:  # a kept --home database: nothing to generate or load
+            print(f"reusing the database built in {args.home} ({built['corpus']['chunks']:,} chunks, "
+                  f"set up in {sum(v for k, v in built['setup'].items() if k.endswith('_s')):.0f} s)")
+            figures["corpus"], setup = built["corpus"], built["setup"]
+            n_chunks = figures["corpus"]["chunks"]
+            with db.connection() as conn:
+                profile = get_profile(conn, spec)
+        else:
+            t0 = time.perf_counter()
+            episodes, gen = generate_corpus(args.chunks, args.seed, args.vocabulary)
+            n_chunks = sum(len(e.chunks) for e in episodes)
+            per_ep = [len(e.chunks) for e in episodes]
+            lens = [len(c.text) for e in episodes for c in e.chunks]
+            vectors, window_fn = corpus_vectors(episodes, args.vectors, args.seed, spec.dim)
+            gen_s = time.perf_counter() - t0
+            print(f"corpus: {len(episodes):,} episodes, {n_chunks:,} chunks (per episode {min(per_ep)}-{max(per_ep)}, "
+                  f"mean {statistics.fmean(per_ep):.2f}; chunk chars p50 {pct(lens, 0.5)}, max {max(lens)}), "
+                  f"{sum(lens):,} characters, generated in {gen_s:.1f}s; vocabulary {args.vocabulary} "
+                  f"({len(gen.words):,} words)", flush=True)
+            figures["corpus"] = {"episodes": len(episodes), "chunks": n_chunks, "characters": sum(lens),
+                                 "chunk_chars_p50": pct(lens, 0.5), "generate_s": gen_s, "vocabulary": args.vocabulary}
+            profile, chunk_ids, setup = build(db, episodes, vectors, spec, window_fn)
+            if args.home:
+                save_build(args.home, figures["args"], figures["corpus"], setup)
         with db.connection() as conn:
-            profile, chunk_ids, timings = load(conn, episodes, vectors, spec, window_fn)
-            print(f"load (binary COPY): episodes {timings['episodes_s']:.1f}s, chunks {timings['chunks_s']:.1f}s, "
-                  f"embeddings {timings['embeddings_s']:.1f}s, keyword statistics {timings['keyword_stats_s']:.1f}s")
-            t0 = time.perf_counter()
-            state = hnsw_store.ensure_index(conn, profile)
-            timings["hnsw_s"] = time.perf_counter() - t0
-            print(f"hnsw: {state.name} rows={state.rows:,} size={state.size_bytes / 2**20:.0f} MiB, "
-                  f"built in {timings['hnsw_s']:.1f}s (m={state.m}, ef_construction={state.ef_construction})")
-            t0 = time.perf_counter()
-            er = entities_store.EntityReport()
-            entities_store.refresh_memories(conn, [MEMORY], er)
-            timings["entities_s"] = time.perf_counter() - t0
-            n_entities = conn.execute("SELECT count(*) FROM entities WHERE memory = %s", (MEMORY,)).fetchone()[0]
-            print(f"entities: {n_entities} entities, {er.mentions_added:,} mentions, refreshed in {timings['entities_s']:.1f}s")
-            t0 = time.perf_counter()
-            for table in ("episodes", "chunks", "embeddings", "entities", "entity_mentions", "episode_names",
-                          "keyword_stats", "keyword_memory_stats"):
-                conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
-            timings["analyze_s"] = time.perf_counter() - t0
             settings = dict(conn.execute(
                 "SELECT name, setting || coalesce(unit, '') FROM pg_settings WHERE name IN "
                 "('shared_buffers', 'work_mem', 'effective_cache_size', 'max_parallel_workers_per_gather', 'jit')"
             ).fetchall())
             version = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
             print(f"server: {conn.info.server_version}, pgvector {version}, {settings}")
-        figures["setup"] = {**timings, "entities": n_entities, "mentions": er.mentions_added,
-                            "hnsw_mib": state.size_bytes / 2**20, "server_settings": settings, "pgvector": version}
+        figures["setup"] = {**setup, "server_settings": settings, "pgvector": version}
 
         if args.vectors == "clustered":  # in process: a stored vector plus noise
             embedder: Embedder = RandomQueryEmbedder(vectors, args.seed, profile=spec)

@@ -9,8 +9,9 @@ is a stage of its own (``embed_query``).
 
 The database (``bench_search_latency``'s generated corpus, structured word vectors at 384
 dimensions, HNSW, entities, VACUUM ANALYZE) is built on the first run in an embedded PostgreSQL
-under ``--home`` and kept there, so later runs (other code, other channels) start at once; delete
-the folder when done.
+under ``--home`` and kept there, so later runs (other code, other channels) start at once; it is
+the same database ``bench_search_latency.py --home`` keeps (same folder, --chunks, --vocabulary,
+--seed and structured vectors: either script reuses the other's). Delete the folder when done.
 
     python benchmarks/search_stages.py --home /tmp/stages --chunks 20000
     python benchmarks/search_stages.py --home /tmp/stages --chunks 20000 --channels vector
@@ -26,22 +27,18 @@ import threading
 import time
 from pathlib import Path
 
-import psycopg
-from psycopg import sql
-
 from memory_pipeline.domain import fusion
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.search import service as search_service
-from memory_pipeline.storage import entities_store, hnsw_store, observations_store, search_store
+from memory_pipeline.storage import observations_store, search_store
 from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.embedded import ensure_embedded_server, exit_cleanly_on_sigterm
-from memory_pipeline.storage.migrations import apply_migrations
+from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 
 import bench_search_latency as latency  # sibling modules (benchmarks/)
+from bench_databases import Databases
 from bench_index_server import ServerProcess
-from model_server import WordVectors
 
 SPEC = EmbeddingProfile("bench", "structured", 384)
 # (owner, attribute, label): the stages timed. Channel methods include the stages they call.
@@ -88,33 +85,21 @@ class Timers:
         setattr(owner, attribute, staticmethod(timed) if static else timed)
 
 
-def database(home: Path, chunks: int) -> str:
-    """The URL of the kept database of ``chunks`` chunks under ``home``, built if missing."""
-    server = ensure_embedded_server(home)
-    name = f"stages_{chunks}"
-    with psycopg.connect(server.uri("postgres"), autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            return server.uri(name)
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    url = server.uri(name)
-    with psycopg.connect(url, autocommit=True) as conn:
-        apply_migrations(conn)
-    episodes, _ = latency.generate_corpus(chunks, 20240115)
-    words = WordVectors(SPEC.dim)
-    vectors = words([c.text for e in episodes for c in e.chunks])
-    db = Database.open(url)
-    try:
-        with db.connection() as conn:
-            profile, _, _ = latency.load(conn, episodes, vectors, SPEC, words)
-            hnsw_store.ensure_index(conn, profile)
-            t0 = time.perf_counter()
-            entities_store.refresh_memories(conn, [latency.MEMORY], entities_store.EntityReport())
-            print(f"built {name}; entities refreshed in {time.perf_counter() - t0:.0f} s")
-            for table in ("episodes", "chunks", "embeddings", "entities", "entity_mentions", "episode_names",
-                          "keyword_stats", "keyword_memory_stats"):
-                conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
-    finally:
-        db.close()
+def database(dbs: Databases, args: argparse.Namespace) -> str:
+    """The URL of the kept database under ``args.home``, built on the first run exactly as
+    ``bench_search_latency.py --home`` builds it (so either script reuses the other's)."""
+    kept_args = {"chunks": args.chunks, "vectors": "structured", "vocabulary": args.vocabulary, "seed": args.seed}
+    url, built = latency.kept_database(dbs, args.home, kept_args)
+    if built is None:
+        episodes, _ = latency.generate_corpus(args.chunks, args.seed, args.vocabulary)
+        vectors, words = latency.corpus_vectors(episodes, "structured", args.seed, SPEC.dim)
+        db = Database.open(url)
+        try:
+            _, _, setup = latency.build(db, episodes, vectors, SPEC, words)
+        finally:
+            db.close()
+        corpus = {"episodes": len(episodes), "chunks": len(vectors), "vocabulary": args.vocabulary}
+        latency.save_build(args.home, kept_args, corpus, setup)
     return url
 
 
@@ -122,10 +107,22 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--home", type=Path, required=True, help="folder of the kept embedded PostgreSQL")
     p.add_argument("--chunks", type=int, default=20000)
+    p.add_argument("--vocabulary", choices=("english", "shaped"), default="english",
+                   help="the corpus's words (as bench_search_latency.py --vocabulary)")
+    p.add_argument("--seed", type=int, default=20240115)
     p.add_argument("--channels", help="comma-separated channels (default: the fused default policy)")
     args = p.parse_args()
+    args.home = args.home.expanduser().resolve()
+    args.home.mkdir(parents=True, exist_ok=True)
     exit_cleanly_on_sigterm()
-    url = database(args.home, args.chunks)
+    dbs = Databases(home=args.home / "pg")
+    try:
+        return measure(database(dbs, args), args)
+    finally:
+        dbs.close()
+
+
+def measure(url: str, args: argparse.Namespace) -> int:
     timers = Timers()
     for owner, attribute, label in STAGES:
         timers.wrap(owner, attribute, label)
