@@ -39,7 +39,7 @@ from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import episodes_store, forget_store, search_store, tokens_store
-from memory_pipeline.storage.database import Database, redact
+from memory_pipeline.storage.database import POOL_SIZE, Database, redact
 from memory_pipeline.storage.forget_store import ForgetCounts
 
 # At most this many episodes in one ``add`` call: one transaction stores them all.
@@ -152,7 +152,7 @@ class Memory:
         url: str | None = None,
         *,
         home: str | os.PathLike | None = None,
-        pool_size: int = 4,
+        pool_size: int = POOL_SIZE,
         embed_provider: str | None = None,
         embed_model: str | None = None,
         embed_dim: int | None = None,

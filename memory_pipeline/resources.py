@@ -17,7 +17,7 @@ from pydantic import PrivateAttr
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
 from memory_pipeline.embedders.factory import profile_of
 from memory_pipeline.memory import Memory
-from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.database import POOL_SIZE, Database
 
 
 class MemoryResource(dg.ConfigurableResource):
@@ -26,7 +26,7 @@ class MemoryResource(dg.ConfigurableResource):
 
     url: Optional[str] = None
     home: Optional[str] = None
-    pool_size: int = 4
+    pool_size: int = POOL_SIZE
     embed_provider: Optional[str] = None
     embed_model: Optional[str] = None
     embed_dim: Optional[int] = None

@@ -7,7 +7,8 @@ import socket
 from memory_pipeline.cli.common import err, open_memory, print_json
 from memory_pipeline.errors import ConfigurationError, ExitCode, InputError
 
-# Concurrent requests each hold up to four connections (a search runs its channels in parallel).
+# Concurrent requests each hold up to storage.database.POOL_SIZE connections (a search runs its
+# channels in parallel).
 SERVER_POOL_SIZE = 16
 
 

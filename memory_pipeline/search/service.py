@@ -50,7 +50,7 @@ from memory_pipeline.rerankers.http import HttpReranker, RerankerFailed
 from memory_pipeline.search.query_embedding import QueryEmbeddingBreaker, QueryEmbeddingSkipped
 from memory_pipeline.search.results import SearchResponse, SearchResult, make_snippet
 from memory_pipeline.storage import episodes_store, observations_store, search_store
-from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.database import POOL_SIZE, Database
 from memory_pipeline.storage.profiles_store import serving_profile
 from memory_pipeline.storage.search_store import Filters
 from memory_pipeline.storage.vector_store import VectorHit, nearest_chunks
@@ -129,6 +129,20 @@ def followed_entities(conn, memory: str, query: str, matcher: EntityMatcher) -> 
     return followed, sum(counts[i] for i in followed), episodes
 
 
+CHUNK_CHANNELS = ("vector", "keyword", "graph", "date")
+
+
+def channel_groups(channels) -> list[tuple[str, ...]]:
+    """The groups of ``channels`` a search runs at the same time, each on one pooled connection:
+    every chunk channel alone, the statement channels (small) together on one. The default
+    policy's make five (four when the query names no date), storage.database.POOL_SIZE, so no
+    channel waits for another's connection."""
+    groups = [(ch,) for ch in channels if ch in CHUNK_CHANNELS]
+    if any(ch in STATEMENT_CHANNELS for ch in channels):
+        groups.append(tuple(ch for ch in channels if ch in STATEMENT_CHANNELS))
+    return groups
+
+
 class _Once:
     """A value computed at most once, by whichever channel thread asks first (the query vector:
     the vector and statement channels share one model call)."""
@@ -175,7 +189,7 @@ class SearchService:
         self.record = record
         # One per service: a model that stopped answering is remembered across its searches.
         self._query_breaker = QueryEmbeddingBreaker(clock=breaker_clock)
-        self._executor = ThreadPoolExecutor(max_workers=5, thread_name_prefix="search-channel")
+        self._executor = ThreadPoolExecutor(max_workers=POOL_SIZE, thread_name_prefix="search-channel")
         # memory -> (entities_version, matcher, id -> name): building the matcher of thousands of
         # entities took longer than the rest of the graph channel; it is rebuilt when they change.
         self._matchers: OrderedDict[str, tuple[int | None, EntityMatcher, dict[int, str]]] = OrderedDict()
@@ -374,11 +388,7 @@ class SearchService:
 
         jobs = {"vector": vector, "keyword": keyword, "graph": graph, "date": date}
         wanted = [ch for ch in policy.channels if ch in jobs or ch in STATEMENT_CHANNELS]
-        # The statement channels are small: they share one connection, so the default policy
-        # needs four at once, the pool's size, and no channel waits for another's connection.
-        groups = [(ch,) for ch in wanted if ch in jobs]
-        if any(ch in STATEMENT_CHANNELS for ch in wanted):
-            groups.append(tuple(ch for ch in wanted if ch in STATEMENT_CHANNELS))
+        groups = channel_groups(wanted)
 
         def run(group: tuple[str, ...]) -> dict:
             return statements(group) if group[0] in STATEMENT_CHANNELS else {group[0]: jobs[group[0]]()}

@@ -117,6 +117,13 @@ def _has_input(conn: psycopg.Connection) -> bool:
     return bool(poller.poll(0))
 
 
+# One search runs its channel groups at the same time, each on its own pooled connection:
+# vector, keyword, graph, date (when the query names one) and the statement channels (sharing
+# one), as ``search.service.SearchService._run_channels`` groups them. With fewer, a channel
+# would wait for another's connection to be returned.
+POOL_SIZE = 5
+
+
 class Database:
     """A migrated database and a pool of connections to it."""
 
@@ -132,7 +139,7 @@ class Database:
         *,
         home: Path | None = None,
         environ: Mapping[str, str] | None = None,
-        max_size: int = 4,
+        max_size: int = POOL_SIZE,
     ) -> "Database":
         if url:
             config.check_database_url(url, "the database URL")

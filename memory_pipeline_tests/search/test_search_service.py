@@ -11,13 +11,14 @@ from psycopg import sql
 
 from memory_pipeline import indexing
 from memory_pipeline.domain.entities import Entity
-from memory_pipeline.domain.policies import load_policies
+from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.errors import InputError
 from memory_pipeline.rerankers.http import HttpReranker
 from memory_pipeline.ingest import ingest_paths
-from memory_pipeline.search.service import SearchService
+from memory_pipeline.search.service import SearchService, channel_groups
 from memory_pipeline.storage.profiles_store import active_profile
 from memory_pipeline.storage import entities_store, hnsw_store
+from memory_pipeline.storage.database import POOL_SIZE
 from memory_pipeline.storage.vector_store import nearest_chunks, nearest_statement
 from memory_pipeline_tests.helpers import ollama_embedder, write_jsonl
 from memory_pipeline_tests.search.conftest import ALICE, NOW
@@ -105,6 +106,15 @@ def test_date_channel_lists_the_chunks_of_the_days_and_months_a_query_names(serv
     # In the default search the named day lifts its episode above a better match by words.
     fused = service.search("alice", "garden soil on 25 November 2026")
     assert fused.results[0].title == "Bike repair" and fused.results[0].ranks["date"] == 1
+
+
+def test_the_default_policys_channel_groups_each_get_a_pooled_connection_at_once(db):
+    # vector, keyword, graph, date (a query naming a date) and the statement channels together:
+    # a pool smaller than that made one channel wait for another's connection.
+    default = load_policies(default_policies_path())["default"]
+    assert channel_groups(default.channels) == [("vector",), ("keyword",), ("graph",), ("date",),
+                                                ("observation", "belief")]
+    assert db.pool.max_size == POOL_SIZE == len(channel_groups(default.channels))
 
 
 def test_graph_channel_sees_entity_changes_made_after_it_cached_the_names(db, service):
