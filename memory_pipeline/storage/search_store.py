@@ -79,12 +79,9 @@ def entities_version(conn: psycopg.Connection, memory: str) -> int | None:
 
 
 def mention_counts(conn: psycopg.Connection, memory: str, entity_ids: list[int]) -> dict[int, int]:
-    """For the given entities only: how many episodes of ``memory`` mention each."""
-    rows = conn.execute(
-        """SELECT entity_id, count(*) FROM entity_mentions
-           WHERE memory = %s AND entity_id = ANY(%s) GROUP BY entity_id""",
-        (memory, entity_ids),
-    ).fetchall()
+    """For the given entities of ``memory`` only: how many episodes mention each, as kept by the
+    triggers on ``entity_mentions`` (``entity_mention_deltas``, migration 0022)."""
+    rows = conn.execute(query("entity_mention_counts"), {"memory": memory, "entity_ids": entity_ids}).fetchall()
     counts = dict(rows)
     return {i: counts.get(i, 0) for i in entity_ids}
 

@@ -92,3 +92,45 @@ def test_every_write_of_a_memorys_entities_gives_it_a_new_version_and_nothing_el
         store_episodes(conn, drafts[:len(BODIES)], DAY)
         entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())
         assert changed()  # a forgotten memory filled again never shows an old version
+
+
+def test_kept_mention_counts_equal_the_mentions_after_every_writer(db):
+    from memory_pipeline.storage import forget_store
+    from memory_pipeline.storage.search_store import mention_counts
+
+    drafts = [make_episode(memory=m, kind="note", title=f"note {i}", occurred_at=T0 + dt.timedelta(days=i), body=body)
+              for m in ("alice", "bob") for i, body in enumerate(BODIES)]
+    with db.connection() as conn:
+        store_episodes(conn, drafts, DAY)
+
+        def check(memory: str = "alice") -> dict[int, int]:
+            ids = [i for (i,) in conn.execute("SELECT id FROM entities WHERE memory = %s", (memory,))]
+            counted = dict(conn.execute("SELECT entity_id, count(*) FROM entity_mentions WHERE entity_id = ANY(%s) "
+                                        "GROUP BY entity_id", (ids,)).fetchall())
+            kept = mention_counts(conn, memory, ids)
+            assert kept == {i: counted.get(i, 0) for i in ids}
+            return kept
+
+        entities_store.refresh_memories(conn, ["alice", "bob"], entities_store.EntityReport())
+        assert sum(check().values()) > 8 and sum(check("bob").values()) > 8
+        entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())  # links kept, none new
+        entities_store.import_entities(conn, [("alice", Entity("Marta", ()))], entities_store.EntityReport())
+        entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())
+        assert check()[conn.execute("SELECT id FROM entities WHERE name = 'Marta' AND memory = 'alice'").fetchone()[0]] == 2  # bodies 3 and 6
+        try:
+            with conn.transaction():
+                conn.execute("DELETE FROM entity_mentions WHERE memory = 'alice'")
+                raise RuntimeError("rolled back")
+        except RuntimeError:
+            pass
+        check()
+        first = conn.execute("SELECT min(id) FROM episodes WHERE memory = 'alice'").fetchone()[0]
+        forget_store.forget(conn, "alice", [first])  # its links go with it (cascade)
+        check()
+        conn.execute("DELETE FROM entities WHERE memory = 'alice' AND name = 'Marta'")  # links and counts go too
+        check()
+        forget_store.forget(conn, "alice")
+        assert check() == {} and conn.execute(
+            "SELECT count(*) FROM entity_mention_deltas d JOIN entities e ON e.id = d.entity_id WHERE e.memory = 'alice'"
+        ).fetchone()[0] == 0
+        check("bob")
