@@ -41,6 +41,13 @@ finished are skipped with their figures kept, an unfinished ``ingest`` or ``inde
 million chunks the build takes hours on 2 cores; this is how it survives a stop.
 
     python benchmarks/bench_million.py --dim 128 --keep ~/million   # rerun the same to resume
+
+``--search-only`` (with ``--keep``) runs only steps 4-6 on a kept database whose build finished,
+with the current code (migrations new since are applied first), and refuses to build anything;
+``--json`` elsewhere (a copy of ``DIR/figures.json``) keeps the earlier figures as they were.
+
+    cp ~/million/figures.json s5.json
+    python benchmarks/bench_million.py --dim 128 --keep ~/million --search-only --json s5.json
 """
 
 from __future__ import annotations
@@ -224,6 +231,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--json", type=Path, help="figures file (default with --keep: DIR/figures.json)")
     p.add_argument("--keep", type=Path, metavar="DIR",
                    help="keep corpus, database and figures in DIR; rerunning with the same DIR resumes")
+    p.add_argument("--search-only", action="store_true",
+                   help="with --keep: only the search, recall and size steps, with the current code, on the kept "
+                        "database; refused unless every build step finished there (nothing is built)")
     args = p.parse_args(argv)
     if args.chunks < 100 or args.recall_queries < 1:
         p.error("--chunks must be at least 100 and --recall-queries at least 1")
@@ -232,7 +242,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         if args.keep.exists() and not args.keep.is_dir():
             p.error(f"--keep {args.keep}: not a folder")
         args.json = args.json or args.keep / "figures.json"
+    elif args.search_only:
+        p.error("--search-only needs --keep DIR")
     return args
+
+
+BUILD_STEPS = ("ingest", "index", "hnsw", "entities", "analyze")
 
 
 RESUMED_ARGS = ("chunks", "dim", "batch", "seed")  # what the kept corpus and database were built with
@@ -259,6 +274,9 @@ def main(argv: list[str] | None = None) -> int:
     figures = resumed_figures(args)
     resuming = bool(figures)
     steps: dict[str, dict] = figures.setdefault("steps", {})
+    if args.search_only and ("corpus" not in figures or any(step not in steps for step in BUILD_STEPS)):
+        raise SystemExit(f"--search-only: {args.json} does not record a finished build (corpus and "
+                         f"{', '.join(BUILD_STEPS)}); run without --search-only to build or resume")
     if resuming:
         print(f"resuming {args.keep}: done before: {', '.join(['corpus'] * ('corpus' in figures) + list(steps))}",
               flush=True)
