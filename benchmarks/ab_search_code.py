@@ -13,8 +13,12 @@ Set-up as ``bench_search_latency.py --vectors structured`` (its functions: the s
 hand-written queries and loopback model server); each version gets its own ``Database`` pool and
 ``SearchService`` (no reranker, ``record=False``) over the same database. After 20 warm-up queries
 through both, each query is searched by one version then the other (the order alternating), with
-the fused default and with the vector channel alone; p50/p95 per version, and the median of the
-per-query ratios.
+the fused default and with each of the vector, keyword and graph channels alone; p50/p95 per
+version, and the median of the per-query ratios. ``--home DIR`` times on the database
+``bench_search_latency.py --home DIR`` keeps (built there first if missing), English vocabulary
+by default:
+
+    python benchmarks/ab_search_code.py --base /tmp/ab --home /tmp/lat100k --chunks 100000
 """
 
 from __future__ import annotations
@@ -27,22 +31,19 @@ import time
 from pathlib import Path
 
 import numpy as np
-from psycopg import sql
-
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.search.service import SearchService
-from memory_pipeline.storage import entities_store, hnsw_store
 from memory_pipeline.storage.database import Database
 
 from bench_databases import Databases  # sibling modules (benchmarks/)
 from bench_index_server import ServerProcess
-from bench_search_latency import MEMORY, QUERY_FILE, WARMUP, generate_corpus, load, load_queries, pct
-from model_server import WordVectors
+from bench_search_latency import (MEMORY, QUERY_FILE, WARMUP, build, corpus_vectors, generate_corpus, kept_structured,
+                                  load_queries, pct)
 
 DIM = 384
-ROWS = (("fused default", None), ("vector", ("vector",)))
+ROWS = (("fused default", None), ("vector", ("vector",)), ("keyword", ("keyword",)), ("graph", ("graph",)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,26 +51,33 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--base", type=Path, required=True, help="folder holding the renamed package mp_base")
     p.add_argument("--chunks", type=int, default=5000)
     p.add_argument("--seed", type=int, default=20240115)
+    p.add_argument("--home", type=Path, metavar="DIR",
+                   help="time on the database bench_search_latency.py --home DIR keeps (structured vectors, "
+                        "--vocabulary; built there first if missing) instead of a fresh one")
+    p.add_argument("--vocabulary", choices=("english", "shaped"), default=None,
+                   help="the corpus's words (default: english with --home, else shaped, as before)")
     args = p.parse_args(argv)
+    args.vocabulary = args.vocabulary or ("english" if args.home else "shaped")
     sys.path.insert(0, str(args.base))
     base = {name: importlib.import_module(f"mp_base.{name}") for name in
             ("search.service", "storage.database", "domain.policies", "embedders.openai_compat", "embedders.base")}
 
-    episodes, _ = generate_corpus(args.chunks, args.seed)
     spec = EmbeddingProfile("bench", "structured", DIM)
-    words = WordVectors(DIM)
-    vectors = words([c.text for e in episodes for c in e.chunks])
-    dbs = Databases(prefix="mp_ab_")
     dbs_open: list = []
+    if args.home:
+        args.home = args.home.expanduser().resolve()
+        args.home.mkdir(parents=True, exist_ok=True)
+    dbs = Databases(prefix="mp_ab_", home=args.home / "pg" if args.home else None)
     try:
-        url = dbs.fresh()
+        if args.home:
+            url = kept_structured(dbs, args.home, args.chunks, args.vocabulary, args.seed)
+        else:
+            url = dbs.fresh()
+            episodes, _ = generate_corpus(args.chunks, args.seed, args.vocabulary)
+            vectors, words = corpus_vectors(episodes, "structured", args.seed, DIM)
+            with Database.open(url) as db:
+                build(db, episodes, vectors, spec, words)
         with Database.open(url) as db, ServerProcess(slots=0, latency_ms=0, batch=16, dim=DIM, vectors="words") as server:
-            with db.connection() as conn:
-                profile, _, _ = load(conn, episodes, vectors, spec, words)
-                hnsw_store.ensure_index(conn, profile)
-                entities_store.refresh_memories(conn, [MEMORY], entities_store.EntityReport())
-                for table in ("episodes", "chunks", "embeddings", "entities", "entity_mentions", "keyword_stats"):
-                    conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
             this = SearchService(db, load_policies(default_policies_path()), reranker=None, record=False,
                                  embedder=OpenAICompatibleEmbedder(spec, server.url))
             base_db = base["storage.database"].Database.open(url)
@@ -93,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
                         t0 = time.perf_counter()
                         services[name].search(MEMORY, q, channels=channels)
                         ms[(row, name)].append((time.perf_counter() - t0) * 1000)
-            print(f"{len(queries)} hand-written queries, {len(vectors):,} chunks, structured vectors, query over HTTP")
+            print(f"{len(queries)} hand-written queries, {args.chunks:,} chunks ({args.vocabulary} vocabulary), "
+                  f"structured vectors, query over HTTP")
             for row, _ in ROWS:
                 a, b = ms[(row, "this")], ms[(row, "base")]
                 ratio = statistics.median(np.array(a) / np.array(b))

@@ -466,6 +466,25 @@ def save_build(home: Path, args: dict, corpus: dict, setup: dict) -> None:
                                                  "setup": setup}, indent=2) + "\n", encoding="utf-8")
 
 
+def kept_structured(dbs: Databases, home: Path, chunks: int, vocabulary: str, seed: int) -> str:
+    """The URL of the database ``--home DIR --vectors structured`` keeps in ``home`` (the same
+    ``chunks``, ``vocabulary`` and ``seed``), built first if nothing finished there: what
+    ``search_stages.py`` and ``ab_search_code.py --home`` time, so every script reuses one build."""
+    kept_args = {"chunks": chunks, "vectors": "structured", "vocabulary": vocabulary, "seed": seed}
+    url, built = kept_database(dbs, home, kept_args)
+    if built is None:
+        episodes, _ = generate_corpus(chunks, seed, vocabulary)
+        vectors, words = corpus_vectors(episodes, "structured", seed, PROFILE.dim)
+        db = Database.open(url)
+        try:
+            _, _, setup = build(db, episodes, vectors, EmbeddingProfile("bench", "structured", PROFILE.dim), words)
+        finally:
+            db.close()
+        corpus = {"episodes": len(episodes), "chunks": len(vectors), "vocabulary": vocabulary}
+        save_build(home, kept_args, corpus, setup)
+    return url
+
+
 def corpus_vectors(episodes: list[GeneratedEpisode], mode: str, seed: int,
                    dim: int) -> tuple[np.ndarray, WindowFn | None]:
     """The stored vectors of ``--vectors mode`` (and the window embedder for ``structured``)."""

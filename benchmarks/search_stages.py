@@ -85,24 +85,6 @@ class Timers:
         setattr(owner, attribute, staticmethod(timed) if static else timed)
 
 
-def database(dbs: Databases, args: argparse.Namespace) -> str:
-    """The URL of the kept database under ``args.home``, built on the first run exactly as
-    ``bench_search_latency.py --home`` builds it (so either script reuses the other's)."""
-    kept_args = {"chunks": args.chunks, "vectors": "structured", "vocabulary": args.vocabulary, "seed": args.seed}
-    url, built = latency.kept_database(dbs, args.home, kept_args)
-    if built is None:
-        episodes, _ = latency.generate_corpus(args.chunks, args.seed, args.vocabulary)
-        vectors, words = latency.corpus_vectors(episodes, "structured", args.seed, SPEC.dim)
-        db = Database.open(url)
-        try:
-            _, _, setup = latency.build(db, episodes, vectors, SPEC, words)
-        finally:
-            db.close()
-        corpus = {"episodes": len(episodes), "chunks": len(vectors), "vocabulary": args.vocabulary}
-        latency.save_build(args.home, kept_args, corpus, setup)
-    return url
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--home", type=Path, required=True, help="folder of the kept embedded PostgreSQL")
@@ -117,7 +99,7 @@ def main() -> int:
     exit_cleanly_on_sigterm()
     dbs = Databases(home=args.home / "pg")
     try:
-        return measure(database(dbs, args), args)
+        return measure(latency.kept_structured(dbs, args.home, args.chunks, args.vocabulary, args.seed), args)
     finally:
         dbs.close()
 
