@@ -215,9 +215,12 @@ def index_pass(
     day: dt.date | None = None,
     on_progress: Callable[[IndexReport], None] | None = None,
     chunked_only: bool = False,
+    on_committed: Callable[[list[int]], None] | None = None,
 ) -> IndexReport:
     """Index up to ``limit`` pending episodes (optionally of one ingest day) with ``embedder``;
-    ``chunked_only`` leaves episodes without stored chunks to the ``chunks`` stage.
+    ``chunked_only`` leaves episodes without stored chunks to the ``chunks`` stage;
+    ``on_committed`` gets the ids of each batch of episodes once its commit is done (on this
+    thread; what it raises fails the pass).
 
     Pending episodes are listed once, then claimed ``CLAIM_ROUND`` at a time while the model
     works on the previous ones (``index_store.claim_episodes``): passes running at once, in this
@@ -230,7 +233,8 @@ def index_pass(
     # Two connections: claims (session advisory locks) and reads on ``conn``, commits on
     # ``store_conn`` from the storing thread (a psycopg connection runs one statement at a time).
     with db.connection() as conn, db.connection() as store_conn:
-        run = _Pass(conn, store_conn, embedder, report, limit=limit, day=day, chunked_only=chunked_only)
+        run = _Pass(conn, store_conn, embedder, report, limit=limit, day=day, chunked_only=chunked_only,
+                    on_committed=on_committed)
         try:
             run.execute(on_progress)
         finally:
@@ -244,13 +248,15 @@ class _Pass:
     commits on ``store_conn`` from one storing thread (claims released once their commit is done)."""
 
     def __init__(self, conn, store_conn, embedder: Embedder, report: IndexReport, *, limit: int,
-                 day: dt.date | None, chunked_only: bool = False):
+                 day: dt.date | None, chunked_only: bool = False,
+                 on_committed: Callable[[list[int]], None] | None = None):
         self.conn, self.embedder, self.report, self.limit, self.day = conn, embedder, report, limit, day
         self.store_conn = store_conn
         self.store = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
         self.writing: deque[tuple[Future, list[int]]] = deque()  # commits in order, with their episodes
         self.store_failed = False
         self.chunked_only = chunked_only
+        self.on_committed = on_committed
         self.target = profiles_store.writing_target(conn, embedder.profile)
         self.profile: StoredProfile | None = None  # registered at the first claim that finds work
         self.canary: np.ndarray | None = None
@@ -438,6 +444,8 @@ class _Pass:
                 self.store_failed = True
                 raise
             self.release(episode_ids)
+            if self.on_committed:
+                self.on_committed(episode_ids)
 
     def close(self) -> None:
         """Wait for the commits in flight (their failures are already reported, or the pass is
@@ -540,12 +548,14 @@ def index_until_done(
     chunked_only: bool = False,
     promote: bool = True,
     pass_limit: int = PASS_LIMIT,
+    on_committed: Callable[[list[int]], None] | None = None,
 ) -> IndexReport:
     """Run passes until nothing is pending (or a pass could do nothing: others hold the rest).
 
     ``promote=False`` leaves the serving generation alone (a day's partition must not switch
     search for everyone; ``promote_when_complete`` is then the caller's to run globally).
-    ``on_progress`` gets the totals so far, earlier passes included."""
+    ``on_progress`` gets the totals so far, earlier passes included; ``on_committed`` the ids of
+    each committed batch (``index_pass``)."""
     total = IndexReport(profile=embedder.profile.name)
 
     def so_far(one: IndexReport) -> None:
@@ -556,7 +566,7 @@ def index_until_done(
 
     while True:
         one = index_pass(db, embedder, day=day, limit=pass_limit, on_progress=so_far if on_progress else None,
-                         chunked_only=chunked_only)
+                         chunked_only=chunked_only, on_committed=on_committed)
         total.add(one)
         if one.canary_checked and not total.canary_checked:
             total.canary_checked, total.canary_cosine = True, one.canary_cosine

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from memory_pipeline import config, indexing
+from memory_pipeline import config, indexing, linking
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.domain.jsonl import LineRejected
 from memory_pipeline.domain.policies import Policy, default_policies_path, load_policies
@@ -355,20 +355,22 @@ class Memory:
 
     # -- indexing ---------------------------------------------------------------------------
     def index(self, *, day: dt.date | None = None,
-              on_progress: Callable[[indexing.IndexReport], None] | None = None) -> indexing.IndexReport:
-        """Chunk and embed everything pending (of one ingest day), until done or something fails."""
-        return indexing.index_until_done(self.db, self.embedder, day=day, on_progress=on_progress)
+              on_progress: Callable[[indexing.IndexReport], None] | None = None,
+              on_committed: Callable[[list[int]], None] | None = None) -> indexing.IndexReport:
+        """Chunk and embed everything pending (of one ingest day), until done or something fails;
+        ``on_committed`` gets the ids of each committed batch of episodes."""
+        return indexing.index_until_done(self.db, self.embedder, day=day, on_progress=on_progress,
+                                         on_committed=on_committed)
 
-    def link_entity_mentions(self, days: Iterable[str]) -> int:
-        """The ``entity_mentions`` partitions' work for these ingest days (ISO dates): extract the
-        days' proper names, link their episodes to their memories' entities. Returns new links."""
-        from memory_pipeline.storage import entities_store
-
-        report = entities_store.EntityReport()
-        with self.db.connection() as conn:
-            for day in sorted(set(days)):
-                entities_store.refresh_day(conn, dt.date.fromisoformat(day), report)
-        return report.mentions_added
+    def index_and_link(self, *, day: dt.date | None = None,
+                       on_progress: Callable[[indexing.IndexReport], None] | None = None) -> indexing.IndexReport:
+        """``index``, and the ``entity_mentions`` work for the episodes it commits (and for any an
+        earlier run committed but did not link): in a worker process while the pass runs
+        (``linking``). A failure of either is raised at once; the worker never outlives this call."""
+        with linking.EntityLinker(self.db.url) as linker:
+            report = self.index(day=day, on_progress=on_progress, on_committed=linker.link)
+            linker.finish()
+        return report
 
     # -- searching --------------------------------------------------------------------------
     def search(self, memory: str, query: str, *, policy: str | None = None, limit: int | None = None,

@@ -88,13 +88,11 @@ def cmd_index(args) -> int:
 
     with open_memory() as mem:
         before = indexing.pending_by_day(mem.db, mem.embedder)
-        report = mem.index(day=args.day, on_progress=progress)
+        # The entity_mentions work too (in a worker process beside the pass), so the days' three
+        # partitions recorded below are all true.
+        report = mem.index_and_link(day=args.day, on_progress=progress)
         after = report.pending_days  # counted by the run once it was done
         finished = [d for d in before if d not in after and (args.day is None or d == args.day.isoformat())]
-        # The days' entity_mentions partitions too, so all three are true once recorded. After the
-        # pass, not beside it: on its own thread it gained nothing measurable and held back the
-        # pass's own error (a model server down) until the linking ended.
-        mem.link_entity_mentions(finished)
     record_index_in_dagster(finished)
     if args.json:
         print_json(

@@ -9,6 +9,7 @@ import psycopg
 
 from memory_pipeline.domain.entities import Entity, EntityMatcher, extract_proper_names
 from memory_pipeline.storage.paths import query
+from memory_pipeline.storage.search_store import entities_version
 
 # Episodes whose bodies are read at once: a few MB of text, and one write statement per page.
 PAGE_EPISODES = 1000
@@ -51,12 +52,18 @@ def extract_episode_names(conn: psycopg.Connection, episode_ids: list[int], repo
     A page of bodies at a time, so a memory of any size never sits in memory at once."""
     for page in _pages(episode_ids):
         rows = conn.execute(query("entity_episode_bodies"), {"episode_ids": page}).fetchall()
-        with conn.transaction(), conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO episode_names (episode_id, memory, names) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                [(episode_id, memory, sorted(extract_proper_names(body))) for episode_id, memory, body in rows],
-            )
-        report.extracted_episodes += len(rows)
+        with conn.transaction():
+            _insert_names(conn, [(episode_id, memory, body) for episode_id, memory, body in rows], report)
+
+
+def _insert_names(conn: psycopg.Connection, bodies: list[tuple[int, str, str]], report: EntityReport) -> None:
+    """Store the name candidates of these (episode id, memory, body) rows."""
+    with conn.cursor() as cur:
+        cur.executemany(
+            query("episode_names_insert"),
+            [(episode_id, memory, sorted(extract_proper_names(body))) for episode_id, memory, body in bodies],
+        )
+    report.extracted_episodes += len(bodies)
 
 
 def promote_recurring(conn: psycopg.Connection, memory: str, report: EntityReport, *, min_episodes: int = 2) -> None:
@@ -92,13 +99,9 @@ def link_mentions(conn: psycopg.Connection, memory: str, report: EntityReport, *
     written in one statement: linear in the memory's size. The names are matched by one
     trie-shaped pattern (``EntityMatcher``), so thousands of entities cost little more than a few.
     """
-    entities = [
-        (i, Entity(name, tuple(aliases)))
-        for i, name, aliases in conn.execute("SELECT id, name, aliases FROM entities WHERE memory = %s", (memory,))
-    ]
-    if not entities:
+    matcher = _matcher(conn, memory)  # one compiled pattern for the whole memory
+    if matcher is None:
         return
-    matcher = EntityMatcher(entities)  # one compiled pattern for the whole memory
     episode_ids = [
         episode_id
         for (episode_id,) in conn.execute(
@@ -114,11 +117,67 @@ def link_mentions(conn: psycopg.Connection, memory: str, report: EntityReport, *
                 linked.append(episode_id)
         if entity_ids:
             with conn.transaction():
-                cur = conn.execute(
-                    query("entity_mentions_insert"),
-                    {"memory": memory, "entity_ids": entity_ids, "episode_ids": linked},
-                )
-                report.mentions_added += cur.rowcount
+                _insert_mentions(conn, memory, entity_ids, linked, report)
+
+
+def _matcher(conn: psycopg.Connection, memory: str) -> EntityMatcher | None:
+    """The memory's entities as one matcher (keys: entity ids); None when it has none."""
+    entities = [
+        (i, Entity(name, tuple(aliases)))
+        for i, name, aliases in conn.execute("SELECT id, name, aliases FROM entities WHERE memory = %s", (memory,))
+    ]
+    return EntityMatcher(entities) if entities else None
+
+
+def _insert_mentions(conn: psycopg.Connection, memory: str, entity_ids: list[int], episode_ids: list[int],
+                     report: EntityReport) -> None:
+    cur = conn.execute(query("entity_mentions_insert"),
+                       {"memory": memory, "entity_ids": entity_ids, "episode_ids": episode_ids})
+    report.mentions_added += cur.rowcount
+
+
+class Matchers:
+    """Each memory's ``EntityMatcher``, rebuilt only when its entities change (``entity_versions``),
+    for a caller that links page after page (``link_episodes``)."""
+
+    def __init__(self) -> None:
+        self._built: dict[str, tuple[int | None, EntityMatcher | None]] = {}
+
+    def of(self, conn: psycopg.Connection, memory: str) -> EntityMatcher | None:
+        version = entities_version(conn, memory)
+        built = self._built.get(memory)
+        if built is None or built[0] != version:
+            built = self._built[memory] = (version, _matcher(conn, memory))
+        return built[1]
+
+
+def link_episodes(conn: psycopg.Connection, episode_ids: list[int], matchers: Matchers, report: EntityReport) -> None:
+    """What ``refresh_day`` does for its episodes, for these episodes only: extract the names of
+    those that have none yet, link each to its memory's entities that it names. A page at a time,
+    its names and links in one transaction, so an episode that has names is linked too (which
+    ``unlinked_episodes`` relies on). Episodes deleted meanwhile are skipped."""
+    for page in _pages(episode_ids):
+        with conn.transaction():
+            rows = conn.execute(query("entity_link_episodes"), {"episode_ids": page}).fetchall()
+            _insert_names(conn, [(i, memory, body) for i, memory, _, body, named in rows if not named], report)
+            of_memory = {memory: matchers.of(conn, memory) for memory in sorted({row[1] for row in rows})}
+            links: dict[str, tuple[list[int], list[int]]] = {}
+            for episode_id, memory, title, body, _ in rows:
+                matcher = of_memory[memory]
+                if matcher is None:
+                    continue
+                entity_ids, linked = links.setdefault(memory, ([], []))
+                for entity_id in matcher.find(title + "\n" + body):
+                    entity_ids.append(entity_id)
+                    linked.append(episode_id)
+            for memory, (entity_ids, linked) in links.items():
+                if entity_ids:
+                    _insert_mentions(conn, memory, entity_ids, linked, report)
+
+
+def unlinked_episodes(conn: psycopg.Connection) -> list[int]:
+    """Episodes committed by an index run whose linking never happened (``entity_unlinked_episodes``)."""
+    return [episode_id for (episode_id,) in conn.execute(query("entity_unlinked_episodes"))]
 
 
 def refresh_memories(conn: psycopg.Connection, memories: Iterable[str], report: EntityReport) -> None:

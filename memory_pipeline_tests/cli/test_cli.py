@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import signal
 import time
+
+import psutil
+import pytest
 
 from memory_pipeline.domain.chunking import chunk_body
 from memory_pipeline.domain.windows import paragraph_windows
@@ -125,6 +129,26 @@ def test_cli_ingest_and_index_mark_the_days_partitions_in_dagster(cli, tmp_path,
         assert instance.get_dynamic_partitions("ingest_days") == [today]
         event = instance.get_latest_materialization_event(dg.AssetKey("episodes"))
         assert event.asset_materialization.metadata["dagster/row_count"].value == 2
+
+
+@pytest.mark.slow
+def test_index_interrupted_leaves_no_process_behind_and_the_next_run_links_everything(cli, tmp_path, db):
+    write_jsonl(tmp_path / "e.jsonl", [episode(i, paragraphs=1, words="harbour walk with Marta Quintela")
+                                       for i in range(30)])
+    assert cli("ingest", str(tmp_path / "e.jsonl")).code == 0
+    with LoopbackEmbeddingServer(dim=1024, delay_s=0.2) as server:
+        proc = cli.start("index", env=_ollama_env(server.url))
+        deadline = time.monotonic() + 60
+        while count(db, "SELECT count(DISTINCT episode_id) FROM chunks") == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)  # the pass has committed a batch: its linking worker is running
+        children = psutil.Process(proc.pid).children(recursive=True)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and "memory-pipeline: interrupted" in err and "Traceback" not in err, err
+        assert children and psutil.wait_procs(children, timeout=10)[1] == []
+        again = cli("index", env=_ollama_env(server.url))
+    assert again.code == 0, again.err
+    assert count(db, "SELECT count(*) FROM episode_names") == 30
 
 
 def test_embedded_default_starts_and_leaves_no_server_behind(cli, tmp_path):

@@ -1,0 +1,155 @@
+"""Entity linking beside the index pass, in a process of its own.
+
+`memory-pipeline index` also does the ``entity_mentions`` partitions' work: name candidates of
+the episodes it indexed, and their links to their memories' entities. That work is Python (the
+name heuristic and the entity matcher) and as large as the pass's own; on a thread of the
+indexing process it would wait for the interpreter lock the pass holds, and after the pass it
+adds its whole time to the command's. So a worker process does it while the pass runs: the pass
+hands it the ids of each committed batch (``EntityLinker.link``), the worker reads those
+episodes itself from the database and commits their names and links a page at a time
+(``entities_store.link_episodes``, the same rows ``entities_store.refresh_day`` writes).
+
+Failures and interruptions: the worker's own failure (the database gone) is raised in the
+command at the next batch or at ``finish``, with its plain message; the command's failure (a
+model server down, Ctrl-C) stops the worker at once and is reported without waiting for it. No
+committed work is lost either way: an episode is linked in the same transaction that stores its
+names, and an episode with chunks but no names is linked first by the next ``index``
+(``entities_store.unlinked_episodes``), or by the Dagster ``entity_mentions`` asset.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import signal
+import traceback
+
+import psycopg
+
+from memory_pipeline.errors import DatabaseUnavailable, MemoryPipelineError
+from memory_pipeline.storage import entities_store
+from memory_pipeline.storage.database import database_errors, redact
+
+# How often a waiting worker checks that the command that started it is still there.
+PARENT_CHECK_SECONDS = 1.0
+# How long a stopped worker gets to end before it is killed.
+STOP_SECONDS = 5.0
+
+
+class LinkingFailed(MemoryPipelineError):
+    """The linking worker ended without a result (killed from outside, or a bug: its traceback)."""
+
+
+class EntityLinker:
+    """The linking worker of one command: ``with EntityLinker(url) as linker: ... linker.link(ids)
+    ... linker.finish()``. Leaving the block without ``finish`` (an error, Ctrl-C) stops it."""
+
+    def __init__(self, url: str):
+        context = multiprocessing.get_context("spawn")  # a fresh interpreter: the pass has threads
+        self._inbox = context.Queue()
+        self._results, self._results_end = context.Pipe(duplex=False)
+        self._process = context.Process(target=_work, args=(url, self._inbox, self._results_end, os.getpid()),
+                                        name="memory-pipeline entity linking", daemon=True)
+        self._sent = False
+
+    def __enter__(self) -> "EntityLinker":
+        # Ctrl-C is the command's to handle (it stops the worker); the worker starts with SIGINT
+        # blocked, inherited, so one pressed while it starts up cannot print its own traceback.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            self._process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        self._results_end.close()  # the worker's now: its end reads as closed once the worker is gone
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+    def link(self, episode_ids: list[int]) -> None:
+        """Queue committed episodes for linking (never waits); raises the worker's failure."""
+        self._check()
+        if episode_ids:
+            self._inbox.put(list(episode_ids))
+
+    def finish(self) -> entities_store.EntityReport:
+        """Wait until everything queued is linked: the worker's report, or its failure raised."""
+        self._inbox.put(None)
+        while not self._results.poll(PARENT_CHECK_SECONDS):
+            if not self._process.is_alive() and not self._results.poll():
+                raise self._ended_without_result()
+        report = self._received()
+        self._process.join()
+        return report
+
+    def stop(self) -> None:
+        """End the worker if it still runs (what it did not commit stays unlinked: module docstring)."""
+        if self._process.is_alive():
+            self._process.terminate()
+            self._process.join(STOP_SECONDS)
+            if self._process.is_alive():
+                self._process.kill()
+                self._process.join()
+        self._inbox.cancel_join_thread()  # ids the worker will never read are not waited for
+        self._inbox.close()
+        self._results.close()
+
+    def _check(self) -> None:
+        if self._results.poll():
+            self._received()  # only a failure comes before ``finish``
+        elif not self._process.is_alive():
+            raise self._ended_without_result()
+
+    def _received(self) -> entities_store.EntityReport:
+        try:
+            kind, value = self._results.recv()
+        except EOFError:  # ended without a word
+            self._process.join()
+            raise self._ended_without_result() from None
+        if kind == "database":
+            raise DatabaseUnavailable(value)
+        if kind == "bug":
+            raise LinkingFailed(f"linking entity mentions failed (a bug):\n{value}")
+        return value
+
+    def _ended_without_result(self) -> LinkingFailed:
+        return LinkingFailed(
+            f"the entity-linking worker ended unexpectedly (exit code {self._process.exitcode}); "
+            "the episodes it had not linked are linked by the next `memory-pipeline index`")
+
+
+def _work(url: str, inbox, results, parent: int) -> None:
+    """The worker: link what earlier runs left unlinked, then each batch the command sends,
+    until it sends None; send ("done", report), or the failure."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    try:
+        report = entities_store.EntityReport()
+        matchers = entities_store.Matchers()
+        with database_errors(f"entity linking, {redact(url)}"):
+            with psycopg.connect(url, autocommit=True, connect_timeout=10,
+                                 application_name="memory_pipeline linking") as conn:
+                entities_store.link_episodes(conn, entities_store.unlinked_episodes(conn), matchers, report)
+                while (episode_ids := _next(inbox, parent)) is not None:
+                    entities_store.link_episodes(conn, episode_ids, matchers, report)
+        results.send(("done", report))
+    except DatabaseUnavailable as exc:
+        results.send(("database", exc.detail))
+    except _ParentGone:
+        pass
+    except BaseException:  # noqa: BLE001 - a bug: its traceback goes to the command
+        results.send(("bug", traceback.format_exc()))
+
+
+class _ParentGone(Exception):
+    pass
+
+
+def _next(inbox, parent: int) -> list[int] | None:
+    while True:
+        try:
+            return inbox.get(timeout=PARENT_CHECK_SECONDS)
+        except queue.Empty:
+            if os.getppid() != parent:  # the command was killed: nobody will read a result
+                raise _ParentGone() from None

@@ -1,0 +1,2 @@
+-- Name candidates of one episode; an episode's names are extracted once (its body never changes).
+INSERT INTO episode_names (episode_id, memory, names) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING
