@@ -22,7 +22,7 @@ import os
 import re
 import sys
 import unicodedata
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -100,6 +100,22 @@ class Entity:
 # -- matching ------------------------------------------------------------------------------------
 
 
+def _char_ranges(test: Callable[[str], bool]) -> list[tuple[int, int]]:
+    """The code points for which ``test`` holds, as (first, last) ranges."""
+    ranges: list[tuple[int, int]] = []
+    for code in range(sys.maxunicode + 1):
+        if test(chr(code)):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+    return ranges
+
+
+def _class_ranges(ranges: Iterable[tuple[int, int]]) -> str:
+    return "".join(f"\\U{low:08x}-\\U{high:08x}" for low, high in ranges)
+
+
 @functools.cache
 def _marks() -> str:
     """Every combining mark, as character-class ranges.
@@ -107,14 +123,7 @@ def _marks() -> str:
     ``\\w`` does not cover marks, yet in NFD text or in scripts such as Devanagari a mark
     continues the word before it: "राम" must not be found inside "रामा".
     """
-    ranges: list[tuple[int, int]] = []
-    for code in range(sys.maxunicode + 1):
-        if unicodedata.category(chr(code)).startswith("M"):
-            if ranges and ranges[-1][1] == code - 1:
-                ranges[-1] = (ranges[-1][0], code)
-            else:
-                ranges.append((code, code))
-    return "".join(f"\\U{low:08x}-\\U{high:08x}" for low, high in ranges)
+    return _class_ranges(_char_ranges(lambda char: unicodedata.category(char).startswith("M")))
 
 
 def _match_form(text: str) -> str:
@@ -259,6 +268,54 @@ def _token_pattern() -> re.Pattern[str]:
     return re.compile(rf"{char}+(?:['’]{char}+)*")
 
 
+def _is_word_char(char: str) -> bool:
+    """One character of ``_token_pattern``'s words (``\\w`` is ``isalnum`` or "_")."""
+    return char.isalnum() or char == "_" or unicodedata.category(char).startswith("M")
+
+
+@functools.cache
+def _capitalised_word_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(the words ``_token_pattern`` finds that start with a capital; a stretch of text that
+    holds particles only; one particle), for ``_tokens``.
+
+    sre tests the ranges of a character class above U+FFFF one by one: were the astral capitals
+    in the leading class, every character of a text would pay for all of them. So the leading
+    class takes every astral character as one range and the astral capitals are checked only
+    after one is found; the lookbehinds then check that the word starts there."""
+    char = rf"[\w{_marks()}]"
+    capitals = _char_ranges(lambda c: (c.isupper() or c.istitle()) and _is_word_char(c))
+    bmp = _class_ranges((low, min(high, 0xFFFF)) for low, high in capitals if low <= 0xFFFF)
+    astral = _class_ranges((max(low, 0x10000), high) for low, high in capitals if high > 0xFFFF)
+    capitalised = (rf"[{bmp}\U00010000-\U0010ffff](?:(?<=[{bmp}])|(?<=[{astral}]))"
+                   rf"(?<!{char}.)(?<!{char}['’].){char}*(?:['’]{char}+)*")
+    particle = ("(?:" + "|".join(sorted(_CONNECTORS, key=len, reverse=True))
+                + rf")(?:['’][sS])?(?!{char}|['’]{char})")
+    gap = rf"[^\w{_marks()}]*"
+    return (re.compile(capitalised), re.compile(rf"(?:{gap}(?<!{char}){particle})*{gap}"),
+            re.compile(rf"(?<!{char}){particle}"))
+
+
+def _word_before(text: str, start: int, floor: int) -> tuple[int, int] | None:
+    """(start, end) of the last of ``_token_pattern``'s words in ``text[floor:start]``, or None."""
+    end = start
+    while end > floor and not _is_word_char(text[end - 1]):
+        end -= 1
+    if end == floor:
+        return None
+    begin = end
+    while begin > floor:
+        char = text[begin - 1]
+        if _is_word_char(char) or (char in "'’" and begin - 2 >= floor and _is_word_char(text[begin - 2])):
+            begin -= 1
+        else:
+            break
+    return begin, end
+
+
+def _strip_possessive(word: str) -> str:
+    return word[:-2] if _is_possessive(word) else word
+
+
 @dataclass
 class _Token:
     text: str  # possessive stripped
@@ -286,37 +343,36 @@ def _is_capitalised(word: str) -> bool:
     return 2 <= len(letters) <= 5
 
 
-def _tokens(text: str) -> tuple[list[_Token], set[str]]:
-    """The tokens runs are made of (capitalised words and particles), and the casefolded words
-    the text writes in lowercase.
+def _tokens(text: str) -> list[_Token]:
+    """The tokens runs are made of: capitalised words, and the particles between two of them.
 
-    Any other word (not capitalised, not a particle) only ends a run, and the gap it leaves
-    between the tokens on either side ends it the same way (``_runs`` joins only across
-    horizontal space), so it is not kept: most words of a text are such words.
+    Only capitalised words are visited (``_capitalised_word_patterns``): any other word only
+    ends a run, and the gap it leaves between the tokens on either side ends it the same way
+    (``_runs`` joins only across horizontal space), so most words of a text are never looked at;
+    for each capitalised word, only the word just before it (what ``_position`` reads). A particle
+    ("da", "van") can join a run only when nothing but particles stands between two capitalised
+    words ("Tomás da Silva"); anywhere else it ends a run like any other word, so only those are
+    kept.
     """
+    capitalised, only_particles, particle = _capitalised_word_patterns()
     tokens: list[_Token] = []
-    lowercase: set[str] = set()
-    previous_end = 0
-    previous: _Token | None = None  # the word just before, if kept
-    previous_text: str | None = None  # the word just before, kept or not
-    for match in _token_pattern().finditer(text):
+    last: _Token | None = None  # the last capitalised word kept
+    for match in capitalised.finditer(text):
         word = match.group()
         start, end = match.span()
-        first = word[0]
-        if not (first.isupper() or first.istitle()):
-            # Never capitalised (see _is_capitalised), so it neither merges nor heads a run,
-            # and nothing reads its position.
-            possessive = _is_possessive(word)
-            previous_text = word[:-2] if possessive else word
-            if previous_text[:1].islower():
-                lowercase.add(previous_text.casefold())
-            if previous_text in _CONNECTORS:
-                previous = _Token(previous_text, start, end, False, True, False, possessive, False, False)
-                tokens.append(previous)
-            else:
-                previous = None
-            previous_end = end
-            continue
+        before = _word_before(text, start, last.end if last is not None else 0)
+        if before is None:  # the word just before is the last token, or there is none
+            previous = last
+            previous_end = last.end if last is not None else 0
+            previous_text = last.text if last is not None else None
+        else:
+            previous, previous_end = None, before[1]
+            previous_text = _strip_possessive(text[before[0]:before[1]])
+            if last is not None and only_particles.fullmatch(text, last.end, start):
+                for found in particle.finditer(text, last.end, start):
+                    possessive = _is_possessive(found.group())
+                    tokens.append(_Token(_strip_possessive(found.group()), *found.span(), False, True, False,
+                                         possessive, False, False))
         gap = text[previous_end:start]
         # A hyphen between two capitalised parts joins them ("Jean-Luc", "Ana-Marija").
         if (
@@ -326,19 +382,25 @@ def _tokens(text: str) -> tuple[list[_Token], set[str]]:
             and not previous.possessive
             and _is_capitalised(word)
         ):
-            merged = previous.text + gap + word
-            tokens[-1] = previous = _make_token(
-                merged, previous.start, end, previous.sentence_start, previous.line_start
+            tokens[-1] = last = _make_token(
+                previous.text + gap + word, previous.start, end, previous.sentence_start, previous.line_start
             )
-            previous_text = previous.text
-            previous_end = end
             continue
         sentence_start, line_start = _position(gap, previous_text)
-        previous = _make_token(word, start, end, sentence_start, line_start)
-        previous_text = previous.text
-        tokens.append(previous)
-        previous_end = end
-    return tokens, lowercase
+        last = _make_token(word, start, end, sentence_start, line_start)
+        tokens.append(last)
+    return tokens
+
+
+def _lowercase_words(text: str) -> set[str]:
+    """The casefolded words ``text`` writes in lowercase (possessives stripped)."""
+    found = set()
+    for word in _token_pattern().findall(text):
+        if not (word[0].isupper() or word[0].istitle()):
+            stripped = _strip_possessive(word)
+            if stripped[:1].islower():
+                found.add(stripped.casefold())
+    return found
 
 
 def _position(gap: str, previous: str | None) -> tuple[bool, bool]:
@@ -434,16 +496,18 @@ def extract_proper_names(text: str) -> set[str]:
     a candidate that rarely recurs. The result is deterministic.
     """
     text = unicodedata.normalize("NFC", text)
-    tokens, lowercase_words = _tokens(text)
+    lowercase_words: set[str] | None = None  # read for few texts: found when first needed
 
     runs: list[list[_Token]] = []
-    for run in _runs(text, tokens):
+    for run in _runs(text, _tokens(text)):
         head = run[0]
-        if head.sentence_start and not _is_label(text, run) and len(run) > 1 \
-                and head.text.casefold() in lowercase_words:
-            run = run[1:]
-            while run and run[0].connector:
+        if head.sentence_start and not _is_label(text, run) and len(run) > 1:
+            if lowercase_words is None:
+                lowercase_words = _lowercase_words(text)
+            if head.text.casefold() in lowercase_words:
                 run = run[1:]
+                while run and run[0].connector:
+                    run = run[1:]
         if run:
             runs.append(run)
 

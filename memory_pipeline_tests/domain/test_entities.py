@@ -90,6 +90,28 @@ def test_possessives_are_stripped():
     assert extract_proper_names("We met O'Brien.") == {"O'Brien"}
 
 
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        # Particles count only between two capitalised words, with nothing else between.
+        ("Tomás da Silva met Ana van der Berg; da Silva came later, and Ana da casa Silva too.",
+         {"Ana", "Ana van der Berg", "Silva", "Tomás da Silva"}),
+        ("Marta de's Silva and Marta de's Silva wrote; the da Vinci notes, Jean-Luc da Costa.",
+         {"Jean-Luc da Costa", "Marta", "Silva", "Vinci"}),
+        ("Mara:\n- Ana da\nSilva da da da Costa van Dijk", {"Costa van Dijk", "Mara"}),
+        # Capitals above U+FFFF start words; a circled letter is no letter of a word at all.
+        ("We saw 𐐀dam and 𐐨dam with Ⓐna and Ⓐna Rocha at the 𝐀lpha depot; 𝐀lpha again.",
+         {"Rocha", "𐐀dam", "𝐀lpha"}),
+        # The word before a capitalised one decides its position, whatever it is.
+        ("finally Mara came. Finally Mara Rocha arrived, and Jean-\u2010Luc.", {"Jean", "Luc", "Mara", "Mara Rocha"}),
+        ("O'Brien met x'Ana; rock'n Roll with Mara's van Dijk.", {"Dijk", "Mara", "Roll"}),
+    ],
+)
+def test_only_capitalised_words_and_the_particles_between_them_are_visited(text, names):
+    # Expected sets computed by the earlier extraction, which visited every word of the text.
+    assert extract_proper_names(text) == names
+
+
 def test_punctuation_and_lowercase_words_split_runs():
     assert extract_proper_names("We met Mara, Tomás and Priya.") == {"Mara", "Tomás", "Priya"}
     assert extract_proper_names("We met Mara e João.") == {"Mara", "João"}
