@@ -16,6 +16,10 @@ CREATE TABLE entity_mention_deltas (
 );
 CREATE INDEX entity_mention_deltas_entity_idx ON entity_mention_deltas (entity_id) INCLUDE (mentions);
 
+-- Writers of links wait from here until the triggers exist, so none is counted twice or missed
+-- (each statement below sees every link committed before it).
+LOCK TABLE entity_mentions IN SHARE ROW EXCLUSIVE MODE;
+
 INSERT INTO entity_mention_deltas (entity_id, mentions)
 SELECT entity_id, count(*) FROM entity_mentions GROUP BY entity_id;
 
