@@ -57,23 +57,27 @@ def cmd_ingest(args) -> int:
     return ExitCode.INPUT_REJECTED if report.rejections else ExitCode.OK
 
 
-def record_index_in_dagster(days: list[str]) -> None:
+def record_index_in_dagster(days: list[str], opening) -> None:
     """Mark the days this command finished as materialized chunks, embeddings and entity_mentions
     partitions, so the UI's partition status and lineage are true whichever path did the work
-    (best effort, as for ingest)."""
-    if not days:
+    (best effort, as for ingest). ``opening``: the instance being opened meanwhile
+    (``open_instance_meanwhile``)."""
+    try:
+        instance = opening.result()
+    except Exception as exc:  # noqa: BLE001 - reported, never fatal
+        if days:
+            err(f"memory-pipeline: warning: indexed, but could not record it in Dagster: {exc}")
         return
     try:
-        from memory_pipeline.defs.instance import open_instance, report_indexed_days
+        if days:
+            from memory_pipeline.defs.instance import report_indexed_days
 
-        instance = open_instance()
-        try:
             report_indexed_days(instance, days, "memory-pipeline index",
                                 assets=("chunks", "embeddings", "entity_mentions"))
-        finally:
-            instance.dispose()
     except Exception as exc:  # noqa: BLE001 - reported, never fatal
         err(f"memory-pipeline: warning: indexed, but could not record it in Dagster: {exc}")
+    finally:
+        instance.dispose()
 
 
 # -- index ----------------------------------------------------------------------------------
@@ -86,14 +90,17 @@ def cmd_index(args) -> int:
             last[0] = now
             err(f"  ... {report.episodes} episodes, {report.vectors} vectors")
 
+    from memory_pipeline.defs.instance import open_instance_meanwhile
+
     with open_memory() as mem:
+        dagster = open_instance_meanwhile()
         before = indexing.pending_by_day(mem.db, mem.embedder)
         # The entity_mentions work too (in a worker process beside the pass), so the days' three
         # partitions recorded below are all true.
         report = mem.index_and_link(day=args.day, on_progress=progress)
         after = report.pending_days  # counted by the run once it was done
         finished = [d for d in before if d not in after and (args.day is None or d == args.day.isoformat())]
-    record_index_in_dagster(finished)
+    record_index_in_dagster(finished, dagster)
     if args.json:
         print_json(
             {

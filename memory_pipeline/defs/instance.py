@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
+from concurrent.futures import Future
 from typing import Iterable, Mapping
 
 from memory_pipeline import config
@@ -41,6 +43,27 @@ def open_instance():
 
     environ = prepare_dagster_env()
     return dg.DagsterInstance.from_config(environ["DAGSTER_HOME"])
+
+
+def open_instance_meanwhile() -> Future:
+    """``open_instance`` on a daemon thread, for a command that records its work at its end
+    (``memory-pipeline index``): importing Dagster and setting up its storage take seconds, which
+    then overlap the command's work instead of adding to it; a daemon thread, so a command that
+    fails is never held back by it. The environment is prepared on the calling thread first
+    (other threads may be reading ``os.environ``)."""
+    home = prepare_dagster_env()["DAGSTER_HOME"]
+    future: Future = Future()
+
+    def run() -> None:
+        try:
+            import dagster as dg
+
+            future.set_result(dg.DagsterInstance.from_config(home))
+        except BaseException as exc:  # noqa: BLE001 - the caller reports it
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="open Dagster instance", daemon=True).start()
+    return future
 
 
 def add_partitions(instance, days: Iterable[str]) -> list[str]:
