@@ -24,6 +24,7 @@ import os
 import queue
 import signal
 import traceback
+from typing import NoReturn
 
 import psycopg
 
@@ -51,7 +52,7 @@ class EntityLinker:
         self._results, self._results_end = context.Pipe(duplex=False)
         self._process = context.Process(target=_work, args=(url, self._inbox, self._results_end, os.getpid()),
                                         name="memory-pipeline entity linking", daemon=True)
-        self._sent = False
+        self._failure: BaseException | None = None  # raised once; ``finish`` raises it again
 
     def __enter__(self) -> "EntityLinker":
         # Ctrl-C is the command's to handle (it stops the worker); the worker starts with SIGINT
@@ -68,17 +69,22 @@ class EntityLinker:
         self.stop()
 
     def link(self, episode_ids: list[int]) -> None:
-        """Queue committed episodes for linking (never waits); raises the worker's failure."""
+        """Queue committed episodes for linking (never waits); raises the worker's failure, once:
+        after it, a failing pass still commits what it holds and calls this again."""
+        if self._failure is not None:
+            return
         self._check()
         if episode_ids:
             self._inbox.put(list(episode_ids))
 
     def finish(self) -> entities_store.EntityReport:
         """Wait until everything queued is linked: the worker's report, or its failure raised."""
+        if self._failure is not None:
+            raise self._failure
         self._inbox.put(None)
         while not self._results.poll(PARENT_CHECK_SECONDS):
             if not self._process.is_alive() and not self._results.poll():
-                raise self._ended_without_result()
+                self._failed(self._ended_without_result())
         report = self._received()
         self._process.join()
         return report
@@ -99,19 +105,23 @@ class EntityLinker:
         if self._results.poll():
             self._received()  # only a failure comes before ``finish``
         elif not self._process.is_alive():
-            raise self._ended_without_result()
+            self._failed(self._ended_without_result())
 
     def _received(self) -> entities_store.EntityReport:
         try:
             kind, value = self._results.recv()
         except EOFError:  # ended without a word
             self._process.join()
-            raise self._ended_without_result() from None
+            self._failed(self._ended_without_result())
         if kind == "database":
-            raise DatabaseUnavailable(value)
+            self._failed(DatabaseUnavailable(value))
         if kind == "bug":
-            raise LinkingFailed(f"linking entity mentions failed (a bug):\n{value}")
+            self._failed(LinkingFailed(f"linking entity mentions failed (a bug):\n{value}"))
         return value
+
+    def _failed(self, failure: BaseException) -> NoReturn:
+        self._failure = failure
+        raise failure
 
     def _ended_without_result(self) -> LinkingFailed:
         return LinkingFailed(

@@ -84,6 +84,20 @@ def test_the_workers_database_failure_is_a_plain_database_error():
     assert multiprocessing.active_children() == []
 
 
+def test_the_workers_failure_during_the_pass_is_raised_as_itself(mem, monkeypatch):
+    from memory_pipeline import indexing
+
+    monkeypatch.setattr(indexing, "WRITE_EVERY_CHUNKS", 1)  # a commit per episode: several after the failure
+    mem.add(_episodes("alice", 0, BODIES), ingest_day=DAY)
+    with EntityLinker(f"postgresql://u@127.0.0.1:{unused_port_url().rsplit(':', 1)[1]}/x") as linker:
+        linker._process.join(30)  # it has failed and said so
+        with pytest.raises(DatabaseUnavailable, match="entity linking"):
+            mem.index(on_committed=linker.link)
+        with pytest.raises(DatabaseUnavailable, match="entity linking"):
+            linker.finish()
+    assert count(mem.db, "SELECT count(DISTINCT episode_id) FROM chunks") >= 1  # committed work kept
+
+
 def test_a_worker_killed_from_outside_fails_the_next_batch(db_url):
     with EntityLinker(db_url) as linker:
         linker._process.kill()
