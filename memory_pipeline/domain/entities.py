@@ -195,6 +195,12 @@ def _trie_pattern(names: Iterable[str]) -> str:
     return pattern(trie)
 
 
+def entity_matcher(entities: Iterable[Any]) -> EntityMatcher[int]:
+    """The matcher of a memory's stored entities (anything with ``id``, ``name`` and ``aliases``,
+    as ``search_store.memory_entities`` returns them), keyed by id."""
+    return EntityMatcher([(e.id, Entity(e.name, tuple(e.aliases))) for e in entities])
+
+
 def mentioned_entities(query: str, entities: Iterable[tuple[K, Entity]]) -> list[K]:
     """Keys of the entities whose name or an alias occurs in ``query`` (see the matching rule).
 

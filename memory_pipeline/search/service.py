@@ -39,7 +39,7 @@ from typing import Callable
 
 from memory_pipeline.domain import fusion, passages
 from memory_pipeline.domain.dates import named_periods
-from memory_pipeline.domain.entities import Entity, EntityMatcher
+from memory_pipeline.domain.entities import EntityMatcher, entity_matcher
 from memory_pipeline.domain.episodes import validate_memory_name
 from memory_pipeline.domain.observations import merged_statements, ranked_with_sources
 from memory_pipeline.domain.policies import Policy, PolicyError
@@ -101,11 +101,6 @@ def validate_query(query: object) -> str:
     if len(query) > MAX_QUERY_CHARS:
         raise InputError(f"the query is {len(query)} characters long; at most {MAX_QUERY_CHARS} are searched")
     return query
-
-
-def entity_matcher(entities) -> EntityMatcher:
-    """The matcher of a memory's entities (``search_store.memory_entities``), keyed by id."""
-    return EntityMatcher([(e.id, Entity(e.name, e.aliases)) for e in entities])
 
 
 def followed_entities(conn, memory: str, query: str, matcher: EntityMatcher) -> tuple[list[int], int, int]:

@@ -7,9 +7,9 @@ from typing import Iterable, Iterator
 
 import psycopg
 
-from memory_pipeline.domain.entities import Entity, EntityMatcher, extract_proper_names
+from memory_pipeline.domain.entities import Entity, EntityMatcher, entity_matcher, extract_proper_names
 from memory_pipeline.storage.paths import query
-from memory_pipeline.storage.search_store import entities_version
+from memory_pipeline.storage.search_store import entities_version, memory_entities
 
 # Episodes whose bodies are read at once: a few MB of text, and one write statement per page.
 PAGE_EPISODES = 1000
@@ -110,11 +110,7 @@ def link_mentions(conn: psycopg.Connection, memory: str, report: EntityReport, *
         )
     ]
     for page in _pages(episode_ids):
-        entity_ids, linked = [], []
-        for episode_id, title, body in conn.execute(query("entity_link_texts"), {"episode_ids": page}):
-            for entity_id in matcher.find(title + "\n" + body):
-                entity_ids.append(entity_id)
-                linked.append(episode_id)
+        entity_ids, linked = _found_links(matcher, conn.execute(query("entity_link_texts"), {"episode_ids": page}))
         if entity_ids:
             with conn.transaction():
                 _insert_mentions(conn, memory, entity_ids, linked, report)
@@ -122,11 +118,19 @@ def link_mentions(conn: psycopg.Connection, memory: str, report: EntityReport, *
 
 def _matcher(conn: psycopg.Connection, memory: str) -> EntityMatcher | None:
     """The memory's entities as one matcher (keys: entity ids); None when it has none."""
-    entities = [
-        (i, Entity(name, tuple(aliases)))
-        for i, name, aliases in conn.execute("SELECT id, name, aliases FROM entities WHERE memory = %s", (memory,))
-    ]
-    return EntityMatcher(entities) if entities else None
+    entities = memory_entities(conn, memory)
+    return entity_matcher(entities) if entities else None
+
+
+def _found_links(matcher: EntityMatcher, texts: Iterable[tuple[int, str, str]]) -> tuple[list[int], list[int]]:
+    """(entity ids, episode ids), one pair per link: each entity ``matcher`` finds in an
+    episode's title or body, for these (episode id, title, body) rows."""
+    entity_ids, linked = [], []
+    for episode_id, title, body in texts:
+        for entity_id in matcher.find(title + "\n" + body):
+            entity_ids.append(entity_id)
+            linked.append(episode_id)
+    return entity_ids, linked
 
 
 def _insert_mentions(conn: psycopg.Connection, memory: str, entity_ids: list[int], episode_ids: list[int],
@@ -160,17 +164,11 @@ def link_episodes(conn: psycopg.Connection, episode_ids: list[int], matchers: Ma
         with conn.transaction():
             rows = conn.execute(query("entity_link_episodes"), {"episode_ids": page}).fetchall()
             _insert_names(conn, [(i, memory, body) for i, memory, _, body, named in rows if not named], report)
-            of_memory = {memory: matchers.of(conn, memory) for memory in sorted({row[1] for row in rows})}
-            links: dict[str, tuple[list[int], list[int]]] = {}
-            for episode_id, memory, title, body, _ in rows:
-                matcher = of_memory[memory]
+            for memory in sorted({row[1] for row in rows}):
+                matcher = matchers.of(conn, memory)
                 if matcher is None:
                     continue
-                entity_ids, linked = links.setdefault(memory, ([], []))
-                for entity_id in matcher.find(title + "\n" + body):
-                    entity_ids.append(entity_id)
-                    linked.append(episode_id)
-            for memory, (entity_ids, linked) in links.items():
+                entity_ids, linked = _found_links(matcher, [(i, title, body) for i, m, title, body, _ in rows if m == memory])
                 if entity_ids:
                     _insert_mentions(conn, memory, entity_ids, linked, report)
 

@@ -80,18 +80,23 @@ def test_every_write_of_a_memorys_entities_gives_it_a_new_version_and_nothing_el
         assert not changed()
         conn.execute("DELETE FROM entities WHERE memory = 'alice' AND name = 'Zed Onlyonce'")
         assert changed()
-        try:
-            with conn.transaction():
-                conn.execute("DELETE FROM entities WHERE memory = 'alice'")
-                raise RuntimeError("rolled back")
-        except RuntimeError:
-            pass
+        _rolled_back(conn, "DELETE FROM entities WHERE memory = 'alice'")
         assert not changed()
         forget_store.forget(conn, "alice")
         assert changed()
         store_episodes(conn, drafts[:len(BODIES)], DAY)
         entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())
         assert changed()  # a forgotten memory filled again never shows an old version
+
+
+def _rolled_back(conn, statement: str) -> None:
+    """Run ``statement`` in a transaction that is then rolled back."""
+    try:
+        with conn.transaction():
+            conn.execute(statement)
+            raise RuntimeError("rolled back")
+    except RuntimeError:
+        pass
 
 
 def test_kept_mention_counts_equal_the_mentions_after_every_writer(db):
@@ -117,12 +122,7 @@ def test_kept_mention_counts_equal_the_mentions_after_every_writer(db):
         entities_store.import_entities(conn, [("alice", Entity("Marta", ()))], entities_store.EntityReport())
         entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())
         assert check()[conn.execute("SELECT id FROM entities WHERE name = 'Marta' AND memory = 'alice'").fetchone()[0]] == 2  # bodies 3 and 6
-        try:
-            with conn.transaction():
-                conn.execute("DELETE FROM entity_mentions WHERE memory = 'alice'")
-                raise RuntimeError("rolled back")
-        except RuntimeError:
-            pass
+        _rolled_back(conn, "DELETE FROM entity_mentions WHERE memory = 'alice'")
         check()
         first = conn.execute("SELECT min(id) FROM episodes WHERE memory = 'alice'").fetchone()[0]
         forget_store.forget(conn, "alice", [first])  # its links go with it (cascade)
