@@ -119,7 +119,7 @@ def _has_input(conn: psycopg.Connection) -> bool:
 
 # One search runs its channel groups at the same time, each on its own pooled connection:
 # vector, keyword, graph, date (when the query names one) and the statement channels (sharing
-# one), as ``search.service.SearchService._run_channels`` groups them. With fewer, a channel
+# one), as ``search.service.channel_groups`` groups them. With fewer, a channel
 # would wait for another's connection to be returned.
 POOL_SIZE = 5
 
