@@ -31,12 +31,7 @@ def import_entities(conn: psycopg.Connection, pairs: Iterable[tuple[str, Entity]
     with conn.transaction():
         for memory, entity in pairs:
             row = conn.execute(
-                """INSERT INTO entities (memory, name, aliases, source) VALUES (%s, %s, %s, 'import')
-                   ON CONFLICT (memory, lower(name)) DO UPDATE
-                   SET aliases = ARRAY(SELECT DISTINCT a FROM unnest(entities.aliases || EXCLUDED.aliases) a ORDER BY a),
-                       source = 'import'
-                   RETURNING (xmax = 0)""",
-                (memory, entity.name, list(entity.aliases)),
+                query("entity_import_upsert"), {"memory": memory, "name": entity.name, "aliases": list(entity.aliases)}
             ).fetchone()
             if row[0]:
                 report.imported += 1
@@ -61,7 +56,8 @@ def _insert_names(conn: psycopg.Connection, bodies: list[tuple[int, str, str]], 
     with conn.cursor() as cur:
         cur.executemany(
             query("episode_names_insert"),
-            [(episode_id, memory, sorted(extract_proper_names(body))) for episode_id, memory, body in bodies],
+            [{"episode_id": episode_id, "memory": memory, "names": sorted(extract_proper_names(body))}
+             for episode_id, memory, body in bodies],
         )
     report.extracted_episodes += len(bodies)
 
@@ -81,13 +77,10 @@ def promote_recurring(conn: psycopg.Connection, memory: str, report: EntityRepor
     new = []
     for name in recurring:  # in name order, as before: of two spellings the first one wins
         if name.lower() not in known:
-            new.append((memory, name))
+            new.append({"memory": memory, "name": name})
             known.add(name.lower())
     with conn.transaction(), conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO entities (memory, name, source) VALUES (%s, %s, 'extracted') ON CONFLICT (memory, lower(name)) DO NOTHING",
-            new,
-        )
+        cur.executemany(query("entity_promote_insert"), new)
     report.promoted += len(new)
 
 
@@ -224,10 +217,5 @@ def count_entities(conn: psycopg.Connection) -> int:
 
 
 def top_entities(conn: psycopg.Connection, memories: list[str], limit: int = 10) -> list[dict]:
-    rows = conn.execute(
-        """SELECT en.memory, en.name, en.source, array_to_string(en.aliases, ', '), count(m.episode_id) AS n
-           FROM entities en LEFT JOIN entity_mentions m ON m.entity_id = en.id
-           WHERE en.memory = ANY(%s) GROUP BY en.id ORDER BY n DESC, en.name LIMIT %s""",
-        (memories, limit),
-    ).fetchall()
+    rows = conn.execute(query("entity_top"), {"memories": memories, "limit": limit}).fetchall()
     return [{"memory": m, "entity": n, "source": s, "aliases": a, "episodes": c} for m, n, s, a, c in rows]
