@@ -481,7 +481,9 @@ def model_calls(
     The caller stores (and ``next_inputs`` claims more work) while the next calls run: the model
     server is never idle waiting for the database, and with several calls in flight it is never
     idle waiting for this process. Closing the generator cancels the calls not yet started and
-    waits for the running ones.
+    waits for the running ones. When a call fails, no further call starts; the calls already
+    running are waited for and those that succeeded are still yielded (their vectors are valid
+    and the caller keeps them), then the first failure is raised.
     """
     def one(number: int, texts: list[str]) -> tuple[int, np.ndarray, float, float]:
         t0 = time.perf_counter()
@@ -505,6 +507,15 @@ def model_calls(
                 if not running:
                     return
                 done, running = wait(running, return_when=FIRST_COMPLETED)
+                failed = next((f.exception() for f in done if f.exception() is not None), None)
+                if failed is not None:
+                    started = {f for f in running if not f.cancel()}  # queued calls never start
+                    running = set()
+                    wait(started)
+                    kept = [f for f in done | started if f.exception() is None]
+                    for future in sorted(kept, key=lambda f: f.result()[0]):
+                        yield future.result()
+                    raise failed
                 for future in done:
                     yield future.result()
         finally:

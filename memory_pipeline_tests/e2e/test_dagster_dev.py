@@ -99,9 +99,15 @@ def test_plain_dagster_dev_sees_the_cli_data_and_the_sensor_indexes_it(plain_dev
     day = json.loads(ingest.stdout)["ingestDay"]
     assert day == utc_today()
 
+    def checked(node) -> bool:  # its checks ran to an end (they may still run just after the materialization)
+        return all((c["executionForLatestMaterialization"] or {}).get("status") not in (None, "IN_PROGRESS")
+                   for c in node["assetChecksOrError"]["checks"])
+
     def indexed():
         nodes = {a: _graphql(url, PARTITIONS, {"key": {"path": [a]}})["assetNodeOrError"] for a in ASSETS}
-        return nodes if all(n["partitionStats"]["numMaterialized"] == 1 for n in nodes.values()) else None
+        done = all(n["partitionStats"]["numMaterialized"] == 1 and (a == "episodes" or checked(n))
+                   for a, n in nodes.items())
+        return nodes if done else None
 
     started = time.monotonic()
     nodes = wait_for(indexed, timeout=240, interval=3, what="the sensor to index the ingested day")

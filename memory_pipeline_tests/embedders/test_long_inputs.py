@@ -43,3 +43,18 @@ def test_an_index_pass_stops_with_the_setting_to_raise_and_keeps_what_fit(db, tm
         server.max_input_tokens = None  # the server restarted with a larger batch
         report = indexing.index_until_done(db, embedder(server.url))
     assert report.pending_after == 0 and report.episodes == 1
+
+
+def test_a_refused_call_keeps_the_vectors_of_the_calls_running_beside_it(db, tmp_path):
+    # Two calls in flight: the short note's is accepted and answered after 0.5 s, the manual's is
+    # refused at once. The refusal arrives first; the short note's vectors are valid all the same.
+    (tmp_path / "short.md").write_text(f"---\ndate: 2026-01-01\n---\n{SHORT}", encoding="utf-8")
+    steps = LONG.split("\n\n")[-1]  # no heading chunk: the manual's first call is the refused one
+    (tmp_path / "long.md").write_text(f"---\ndate: 2026-02-01\n---\n{steps}", encoding="utf-8")
+    ingest_paths(db, [tmp_path], memory="m")
+    with LoopbackEmbeddingServer(max_input_tokens=200, delay_s=0.5) as server:
+        model = embedder(server.url)
+        model.in_flight = 2
+        with pytest.raises(ModelRefused, match="--ubatch-size"):
+            indexing.index_until_done(db, model)
+    assert count(db, "SELECT count(DISTINCT c.episode_id) FROM chunks c JOIN embeddings v USING (chunk_id)") == 1

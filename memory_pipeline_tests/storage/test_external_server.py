@@ -118,7 +118,11 @@ def plain_postgres_url():
             owner = pwd.getpwnam("postgres")
         except KeyError:
             pytest.skip("running as root and there is no 'postgres' user to run the server as")
-        prefix = ["runuser", "-u", "postgres", "--"]
+        # runuser lives in /usr/sbin, which a minimal PATH (env -i, some CI images) leaves out.
+        runuser = shutil.which("runuser") or shutil.which("runuser", path="/usr/sbin:/sbin")
+        if runuser is None:
+            pytest.skip("running as root and there is no runuser to run the server as 'postgres'")
+        prefix = [runuser, "-u", "postgres", "--"]
 
     root = Path(tempfile.mkdtemp(prefix="mp-pg15-"))  # short: unix socket paths are limited
     data = root / "data"
