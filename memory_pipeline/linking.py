@@ -7,7 +7,8 @@ indexing process it would wait for the interpreter lock the pass holds, and afte
 adds its whole time to the command's. So a worker process does it while the pass runs: the pass
 hands it the ids of each committed batch (``EntityLinker.link``), the worker reads those
 episodes itself from the database and commits their names and links a page at a time
-(``entities_store.link_episodes``, the same rows ``entities_store.refresh_day`` writes).
+(``entities_store.link_episodes``, the same rows ``entities_store.refresh_day`` writes). After
+the last page it folds the entities' mention-count rows (``entities_store.compact_mention_counts``).
 
 Failures and interruptions: the worker's own failure (the database gone) is raised in the
 command at the next batch or at ``finish``, with its plain message; the command's failure (a
@@ -143,6 +144,7 @@ def _work(url: str, inbox, results, parent: int) -> None:
                 entities_store.link_episodes(conn, entities_store.unlinked_episodes(conn), matchers, report)
                 while (episode_ids := _next(inbox, parent)) is not None:
                     entities_store.link_episodes(conn, episode_ids, matchers, report)
+                entities_store.compact_mention_counts(conn)
         results.send(("done", report))
     except DatabaseUnavailable as exc:
         results.send(("database", exc.detail))

@@ -22,7 +22,7 @@ import os
 import re
 import sys
 import unicodedata
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -117,13 +117,28 @@ def _class_ranges(ranges: Iterable[tuple[int, int]]) -> str:
 
 
 @functools.cache
-def _marks() -> str:
-    """Every combining mark, as character-class ranges.
+def _marks(*, bmp: bool | None = None) -> str:
+    """Every combining mark, as character-class ranges (``bmp``: only those up to U+FFFF, or
+    only those above it).
 
     ``\\w`` does not cover marks, yet in NFD text or in scripts such as Devanagari a mark
     continues the word before it: "राम" must not be found inside "रामा".
     """
-    return _class_ranges(_char_ranges(lambda char: unicodedata.category(char).startswith("M")))
+    ranges = _mark_ranges()
+    if bmp is True:
+        ranges = [(low, min(high, 0xFFFF)) for low, high in ranges if low <= 0xFFFF]
+    elif bmp is False:
+        ranges = [(max(low, 0x10000), high) for low, high in ranges if high > 0xFFFF]
+    return _class_ranges(ranges)
+
+
+def _is_astral_mark(char: str) -> bool:
+    return ord(char) > 0xFFFF and unicodedata.category(char).startswith("M")
+
+
+@functools.cache
+def _mark_ranges() -> list[tuple[int, int]]:
+    return _char_ranges(lambda char: unicodedata.category(char).startswith("M"))
 
 
 def _match_form(text: str) -> str:
@@ -142,9 +157,14 @@ class EntityMatcher(Generic[K]):
                 keys = self._keys.setdefault(" ".join(_match_form(name).split()), [])
                 if key not in keys:
                     keys.append(key)
-        word = rf"\w{_marks()}"
+        # The guards: no word character (``\w`` or a mark) just before or after a name. sre tests
+        # a class's ranges above U+FFFF one by one, and the marks have hundreds: in the guard
+        # before the name, every position of every text paid for all of them (most of the
+        # matcher's time: benchmarks/README.md, "EntityMatcher"). So that guard holds the BMP
+        # marks only, and ``_matches`` skips a match after an astral mark: the same matches as
+        # the full guard (test_entities compares them).
         self._pattern = (
-            re.compile(rf"(?<![{word}])(?:{_trie_pattern(self._keys)})(?![{word}])")
+            re.compile(rf"(?<![\w{_marks(bmp=True)}])(?:{_trie_pattern(self._keys)})(?![\w{_marks()}])")
             if self._keys else None
         )
 
@@ -153,14 +173,25 @@ class EntityMatcher(Generic[K]):
         if self._pattern is None:
             return []
         found: dict[K, None] = {}
-        for match in self._pattern.finditer(_match_form(text)):
+        for match in self._matches(_match_form(text)):
             for key in self._keys[" ".join(match.group().split())]:
                 found.setdefault(key, None)
         return list(found)
 
     def mentions(self, text: str) -> bool:
         """Whether ``text`` mentions any of the entities."""
-        return self._pattern is not None and self._pattern.search(_match_form(text)) is not None
+        return self._pattern is not None and next(self._matches(_match_form(text)), None) is not None
+
+    def _matches(self, text: str) -> Iterator[re.Match[str]]:
+        """``finditer`` of the pattern with the whole guard before a name (``__init__``)."""
+        position = 0
+        while (match := self._pattern.search(text, position)) is not None:  # type: ignore[union-attr]
+            start = match.start()
+            if start and _is_astral_mark(text[start - 1]):
+                position = start + 1  # no name starts here; one may start inside this match
+                continue
+            yield match
+            position = match.end()  # names are never empty
 
 
 def _trie_pattern(names: Iterable[str]) -> str:

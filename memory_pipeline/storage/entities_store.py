@@ -166,6 +166,19 @@ def link_episodes(conn: psycopg.Connection, episode_ids: list[int], matchers: Ma
                     _insert_mentions(conn, memory, entity_ids, linked, report)
 
 
+def compact_mention_counts(conn: psycopg.Connection) -> None:
+    """Fold each entity's mention-count rows into one (``entity_mention_deltas_compact.sql``, safe
+    beside writers). ``index`` runs it after linking, the Dagster ``entities`` asset after
+    promoting: the table then holds about a row per entity plus the rows written since. Two
+    compactions at once may deadlock on each other's rows; the one PostgreSQL stops folds nothing
+    (its rows stay as they were, for the next one)."""
+    try:
+        with conn.transaction():
+            conn.execute(query("entity_mention_deltas_compact"))
+    except psycopg.errors.DeadlockDetected:
+        pass
+
+
 def unlinked_episodes(conn: psycopg.Connection) -> list[int]:
     """Episodes committed by an index run whose linking never happened (``entity_unlinked_episodes``)."""
     return [episode_id for (episode_id,) in conn.execute(query("entity_unlinked_episodes"))]

@@ -137,17 +137,12 @@ def existing_vectors(
     if not keys:
         return set()
     # prepare=False: after 5 runs psycopg prepares the statement and PostgreSQL may settle on a
-    # generic plan that cannot see the arrays' lengths. On a freshly filled, not yet analyzed
-    # embeddings table (every first backfill) that plan is a nested loop over unnest() per stored
-    # vector: 0.1-0.5 s a call at a few thousand vectors, against ~3 ms for the hash join chosen
-    # with the real arrays (measured with benchmarks/bench_indexing.py).
+    # generic plan that cannot see the arrays' lengths (existing_vectors.sql forces one probe
+    # per key whatever the statistics; this keeps each call planned with its real arrays).
     rows = conn.execute(
-        """SELECT v.memory, v.chunk_id
-           FROM embeddings v
-           JOIN unnest(%s::text[], %s::text[]) AS k(memory, chunk_id)
-             ON v.memory = k.memory AND v.chunk_id = k.chunk_id
-           WHERE v.profile_id = %s AND v.generation = %s""",
-        ([m for m, _ in keys], [c for _, c in keys], profile.id, profile.generation),
+        query("existing_vectors"),
+        {"memories": [m for m, _ in keys], "chunk_ids": [c for _, c in keys],
+         "profile_id": profile.id, "generation": profile.generation},
         prepare=False,
     )
     return {(m, c) for m, c in rows}

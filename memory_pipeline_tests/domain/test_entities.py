@@ -368,3 +368,33 @@ def test_import_refuses_an_invalid_memory_argument(tmp_path):
     path = _import_file(tmp_path, ['{"name": "Ana"}'])
     with pytest.raises(ValueError, match="invalid memory name"):
         parse_entity_import(path, memory="no spaces allowed")
+
+
+def test_the_matcher_finds_what_one_guard_with_every_mark_finds():
+    # EntityMatcher splits its guard (the astral marks are checked apart, for speed): on texts
+    # full of marks, astral letters and near-misses it must find exactly what the single guard
+    # `(?<![\w{every mark}])` before a name found.
+    import random
+    import re
+
+    from memory_pipeline.domain.entities import _marks, _match_form, _trie_pattern
+
+    names = ["Ana", "Ana Maria", "Tomás da Silva", "राम", "Zoë", "𐐀da", "Bo", "O'Brien", "a b"]
+    keys = {" ".join(_match_form(name).split()): i for i, name in enumerate(names)}
+    reference = re.compile(rf"(?<![\w{_marks()}])(?:{_trie_pattern(keys)})(?![\w{_marks()}])")
+    matcher = EntityMatcher([(i, Entity(name)) for i, name in enumerate(names)])
+    pieces = [*names, "ana", "maria", "silva", " ", "  ", "\n", ".", "-", "x", "7", "_", "\u0301", "\u093e",
+              "\U0001D167", "\U00011001", "\U000101FD", "\U0001D400", "\U0001F600", "\U00010400", "é"]
+    rng = random.Random(12)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(4000)]
+    texts += ["\U0001D167Ana", "x\U0001D167Ana Maria", "\U0001F600Ana", "\U00011001राम आया", "\U000101FDa b"]
+    found_any = 0
+    for text in texts:
+        expected: dict[int, None] = {}
+        for match in reference.finditer(_match_form(text)):
+            expected.setdefault(keys[" ".join(match.group().split())], None)
+        assert matcher.find(text) == list(expected), text
+        assert matcher.mentions(text) == bool(expected), text
+        found_any += bool(expected)
+    assert 500 < found_any < len(texts) - 500  # both outcomes are well represented
+    assert matcher.find("\U0001D167Ana") == [] and matcher.find("\U0001F600Ana") == [0]

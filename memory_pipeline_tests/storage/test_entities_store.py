@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import psycopg
+
 from memory_pipeline.domain.entities import Entity, EntityMatcher, extract_proper_names, recurring_names
 from memory_pipeline.domain.episodes import make_episode
 from memory_pipeline.storage import entities_store
@@ -134,3 +136,72 @@ def test_kept_mention_counts_equal_the_mentions_after_every_writer(db):
             "SELECT count(*) FROM entity_mention_deltas d JOIN entities e ON e.id = d.entity_id WHERE e.memory = 'alice'"
         ).fetchone()[0] == 0
         check("bob")
+
+
+def test_compaction_folds_each_entitys_count_rows_and_keeps_every_count_beside_writers(db):
+    import threading
+
+    from memory_pipeline.storage.paths import query
+    from memory_pipeline.storage.search_store import mention_counts
+
+    drafts = [make_episode(memory="alice", kind="note", title=f"note {i}", occurred_at=T0 + dt.timedelta(days=i),
+                           body=body) for i, body in enumerate(BODIES)]
+    with db.connection() as conn, db.connection() as writer, db.connection() as other:
+        for c in (conn, writer, other):
+            c.execute("SET lock_timeout = '10s'")  # a wait that should not happen fails, not hangs
+        store_episodes(conn, drafts, DAY)
+        entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())
+        episodes = [i for (i,) in conn.execute("SELECT id FROM episodes ORDER BY id")]
+        for episode_id in episodes[:3]:  # unlink and relink: several rows per entity
+            conn.execute("DELETE FROM entity_mentions WHERE episode_id = %s", (episode_id,))
+            entities_store.link_episodes(conn, [episode_id], entities_store.Matchers(), entities_store.EntityReport())
+
+        def rows() -> dict[int, int]:
+            return dict(conn.execute("SELECT entity_id, count(*) FROM entity_mention_deltas GROUP BY 1").fetchall())
+
+        def check() -> None:
+            ids = [i for (i,) in conn.execute("SELECT id FROM entities WHERE memory = 'alice'")]
+            counted = dict(conn.execute("SELECT entity_id, count(*) FROM entity_mentions GROUP BY 1").fetchall())
+            assert mention_counts(conn, "alice", ids) == {i: counted.get(i, 0) for i in ids}
+
+        assert max(rows().values()) > 1
+        check()
+        # A writer's uncommitted unlink (its -n rows) beside a compaction: neither waits, and
+        # the writer's rows still count once it commits.
+        with writer.transaction():
+            writer.execute("DELETE FROM entity_mentions WHERE episode_id = %s", (episodes[1],))
+            entities_store.compact_mention_counts(conn)
+            assert max(rows().values()) == 1
+            check()
+        check()
+        # Two compactions at once: the second waits for the first's rows and sums only its own.
+        with other.transaction():
+            other.execute(query("entity_mention_deltas_compact"))
+            second = threading.Thread(target=entities_store.compact_mention_counts, args=(writer,))
+            second.start()
+            second.join(0.5)
+            assert second.is_alive()  # waiting on the rows the first is folding
+        second.join(10)
+        check()
+        entities_store.compact_mention_counts(conn)
+        counted = dict(conn.execute("SELECT entity_id, count(*) FROM entity_mentions GROUP BY 1").fetchall())
+        assert rows() == {entity_id: 1 for entity_id in counted}  # one row per entity still mentioned
+        check()
+        # An entity being deleted right now (uncommitted) is left out, not waited for: a forget
+        # waiting for the compaction's lock while the compaction waited for it would deadlock.
+        conn.execute("SET lock_timeout = '2s'")
+        for episode_id in episodes[:2]:  # several rows per entity again
+            conn.execute("DELETE FROM entity_mentions WHERE episode_id = %s", (episode_id,))
+            entities_store.link_episodes(conn, [episode_id], entities_store.Matchers(), entities_store.EntityReport())
+        before = rows()
+        deleting = max(before, key=before.__getitem__)
+        assert before[deleting] > 1
+        with writer.transaction():
+            writer.execute("DELETE FROM entities WHERE id = %s", (deleting,))
+            entities_store.compact_mention_counts(conn)
+            after = rows()
+            assert after[deleting] == before[deleting]
+            assert all(n == 1 for entity_id, n in after.items() if entity_id != deleting)
+            check()
+            raise psycopg.Rollback()
+        check()
