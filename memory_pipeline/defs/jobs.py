@@ -19,6 +19,7 @@ from memory_pipeline.defs.assets import (
     entity_mentions,
     episodes,
     hnsw_index,
+    keyword_champions,
     pipeline_stats,
     serving_generation,
     statement_vectors,
@@ -72,10 +73,11 @@ build_hnsw_index_job = dg.define_asset_job(
 
 nightly_maintenance_job = dg.define_asset_job(
     "nightly_maintenance_job",
-    selection=dg.AssetSelection.assets(backlog, entities, statement_vectors, serving_generation, hnsw_index,
-                                       pipeline_stats),
+    selection=dg.AssetSelection.assets(backlog, entities, keyword_champions, statement_vectors, serving_generation,
+                                       hnsw_index, pipeline_stats),
     executor_def=dg.in_process_executor,
-    description="Index everything pending (canary first), promote recurring names, embed pending "
+    description="Index everything pending (canary first), promote recurring names, rebuild the keyword "
+    "champion lists, embed pending "
     "observations and beliefs, switch a finished "
     "generation, maintain the HNSW index, ANALYZE, and record the day's statistics; with the checks.",
 )

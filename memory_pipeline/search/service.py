@@ -256,7 +256,7 @@ class SearchService:
         ranked, best_window = self._run_channels(chosen, memory, query, filters, response)
         with self.db.connection() as conn:
             pool = {cid for hits in ranked.values() for cid, _ in hits if not _is_statement_key(cid)}
-            rows = search_store.chunk_rows(conn, memory, sorted(pool))
+            rows = search_store.chunk_rows(conn, memory, sorted(pool), texts=False)
             facts = {cid: fusion.ChunkFacts(salience=r.salience, occurred_at=r.occurred_at) for cid, r in rows.items()}
             statements = self._statement_rows(conn, memory, ranked)
             facts.update({key: fusion.ChunkFacts(salience=o.confidence, occurred_at=o.observed_at)
@@ -269,24 +269,31 @@ class SearchService:
                 salience_weight=chosen.salience_weight,
                 scores={ch: [score for _, score in hits] for ch, hits in kept.items()},
             )
-            texts = {**{cid: r.text for cid, r in rows.items()}, **{key: o.text for key, o in statements.items()}}
+            def texts(keys: list[str]) -> dict[str, str]:
+                return {**search_store.chunk_texts(conn, memory, sorted({k for k in keys if k in rows})),
+                        **{k: statements[k].text for k in keys if k in statements}}
+
             final, scores, response.reranker = self._rerank(chosen, query, fused, texts)
-            response.results = self._passages(final, scores, rows, statements, best_window, query, chosen, sew=sew)
+            response.results = self._passages(final, scores, rows, statements, best_window, query, chosen, texts,
+                                              sew=sew)
             response.latency_ms = (time.perf_counter() - started) * 1000
             if self.record:
                 search_store.record_telemetry(conn, self._telemetry(response, ranked))
         return response
 
     @staticmethod
-    def _passages(final, scores, rows, statements, best_window, query: str, chosen: Policy, *,
-                  sew: bool = True) -> list[SearchResult]:
+    def _passages(final, scores, rows, statements, best_window, query: str, chosen: Policy,
+                  texts: Callable[[list[str]], dict[str, str]], *, sew: bool = True) -> list[SearchResult]:
         """The ranked chunks sewn into at most ``chosen.limit`` passages (``domain.passages``);
-        a statement is a result of its own (its own negative "episode": adjacent to nothing)."""
+        a statement is a result of its own (its own negative "episode": adjacent to nothing).
+        ``texts`` reads the texts of the passages' chunks (only theirs: one query)."""
         hits = (passages.Hit(f.key, rows[f.key].episode_id, rows[f.key].start, rows[f.key].end) if f.key in rows
                 else passages.Hit(f.key, -statements[f.key].id, 0, len(statements[f.key].text)) for f in final)
         ranks = {f.key: f.ranks for f in final}
+        sewn = passages.sew(hits, chosen.limit, join=sew)
+        text = texts([key for passage in sewn for key in passage.keys if key not in statements])
         results = []
-        for passage in passages.sew(hits, chosen.limit, join=sew):
+        for passage in sewn:
             key = passage.best.key
             if key in statements:
                 results.append(SearchService._statement_result(key, statements[key], ranks[key], scores, chosen))
@@ -298,10 +305,10 @@ class SearchService:
                 title=best.title,
                 kind=best.kind,
                 occurred_at=best.occurred_at,
-                snippet=make_snippet(best.text, query, focus=window_focus(best.text, best_window.get(best.chunk_id))),
+                snippet=make_snippet(text[key], query, focus=window_focus(text[key], best_window.get(best.chunk_id))),
                 start=passage.start,
                 end=passage.end,
-                text="".join(rows[key].text for key in passage.keys),
+                text="".join(text[k] for k in passage.keys),
                 score=scores[best.chunk_id],
                 ranks={ch: ranks[best.chunk_id].get(ch) for ch in chosen.channels},
                 chunk_ids=tuple(passage.keys),
@@ -506,12 +513,14 @@ class SearchService:
         if not order:
             return {}
         stored = observations_store.rows(conn, memory, order)
-        rows = search_store.chunk_rows(conn, memory, sorted({p for o in stored.values() for p in o.passages}))
+        rows = search_store.chunk_rows(conn, memory, sorted({p for o in stored.values() for p in o.passages}),
+                                       texts=False)
         allowed = {cid for cid, r in rows.items()
                    if (not filters.kinds or r.kind in filters.kinds) and (filters.since is None or r.occurred_at >= filters.since)}
         return {f"{kind}:{o.id}": tuple(p for p in o.passages if p in allowed) for o in stored.values()}
 
-    def _rerank(self, policy: Policy, query: str, fused: list, texts: dict[str, str]) -> tuple[list, dict[str, float], str]:
+    def _rerank(self, policy: Policy, query: str, fused: list,
+                texts: Callable[[list[str]], dict[str, str]]) -> tuple[list, dict[str, float], str]:
         scores = {f.key: f.score for f in fused}
         if not policy.rerank or self.reranker is None:
             return fused, scores, "off"
@@ -519,7 +528,8 @@ class SearchService:
             return fused, scores, "not needed"
         pool = fused[:RERANK_POOL]
         try:
-            relevance = self.reranker.rerank(query, [texts[f.key] for f in pool])
+            text = texts([f.key for f in pool])
+            relevance = self.reranker.rerank(query, [text[f.key] for f in pool])
         except RerankerFailed as exc:
             return fused, scores, f"fallback: {exc.reason}"
         order = sorted(range(len(pool)), key=lambda i: (-relevance[i], i))

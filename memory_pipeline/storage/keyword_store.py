@@ -16,11 +16,20 @@ Lexemes no chunk of the memory holds are dropped (they match nothing). Then
   index, in tiers: every chunk holding one of the rarest lexemes (while their summed df stays
   within ``cap``), then chunks holding at least m of the other, common lexemes together, then a
   few holding m - 1 (see ``_gates``); each is scored with BM25 over all query lexemes, df, N and
-  avgdl from the statistics (the whole memory);
+  avgdl from the statistics (the whole memory). When the common part is a single lexeme with a
+  champion list, its best chunks come from the list instead of the GIN index (below);
 * a memory without a statistics row (its chunks were written around ``write_episodes``) is
   scored by ``keyword_bm25.sql``, which counts for itself.
 
 When full text finds nothing, the query as a literal substring (``keyword_substring.sql``).
+
+Champion lists (``sql/migrations/0025_keyword_champions.sql``): for each lexeme held by more than
+``CAP`` chunk rows of a memory, the rows with the highest BM25 term weight for it, built by
+``refresh_champions`` (the nightly maintenance job), grown by ``record_chunks`` and shrunk by the
+chunks' deletion (ON DELETE CASCADE), so a list always holds exactly the rows above its floor.
+A one-word lookup of a common word then reads its ~``CHAMPIONS`` best chunks through a btree,
+exactly BM25's top for that word, instead of a GIN bitmap over its whole posting list and a
+sample of the rows in table order.
 """
 
 from __future__ import annotations
@@ -39,6 +48,10 @@ from memory_pipeline.storage.paths import query
 # of up to CAP chunks always are. Scoring costs ~20 us a candidate (heap row, TOASTed tsvector)
 # on 2 cores at 100,000 chunks: 500 keeps the channel's p95 under ~20 ms there.
 CAP = 500
+
+# Rows a champion list holds after a refresh: twice the channel's deepest candidate list
+# (``KEYWORD_CANDIDATES``), so deletions leave it deep enough until the next refresh.
+CHAMPIONS = 100
 
 
 @dataclass(frozen=True)
@@ -69,6 +82,39 @@ def record_chunks(conn: psycopg.Connection | psycopg.Cursor, episode_ids: Sequen
     ids = list(episode_ids)
     if ids:
         conn.execute(query("keyword_stats_record"), {"episode_ids": ids})
+        conn.execute(query("keyword_champions_record"), {"episode_ids": ids})
+
+
+def refresh_champions(conn: psycopg.Connection, memory: str, *, min_df: int = CAP, size: int = CHAMPIONS,
+                      bm25: Bm25 | None = None) -> int:
+    """Rebuild ``memory``'s champion lists from its chunks (the lexemes held by more than
+    ``min_df`` chunk rows, ``size`` rows each); returns the lists' row count.
+
+    Locks ``keyword_memory_stats`` as ``recompute`` does: chunk writers wait until it commits
+    (their rows then go through the new floors), and it counts every committed chunk. Reads
+    every posting of the memory (73-87 s per 100,000 chunks on a busy 2-core machine,
+    benchmarks/README.md): for the nightly job, not for a write.
+    """
+    params = {"memory": memory, "min_df": min_df, "size": size, **(bm25 or BM25).params()}
+    with conn.transaction():
+        conn.execute("LOCK TABLE keyword_memory_stats IN SHARE ROW EXCLUSIVE MODE")
+        conn.execute(query("keyword_champions_clear"), params)
+        return conn.execute(query("keyword_champions_refresh"), params).rowcount
+
+
+def refresh_all_champions(conn: psycopg.Connection, *, min_df: int = CAP, size: int = CHAMPIONS) -> dict[str, int]:
+    """``refresh_champions`` for every memory of more than ``min_df`` chunk rows (only those ever
+    take the capped path), each in its own transaction; {memory: rows}. Lists of smaller
+    memories are dropped with their state."""
+    rows = conn.execute(query("keyword_champion_memories"), {"min_df": min_df}).fetchall()
+    refreshed = {}
+    for memory, large in rows:
+        if large:
+            refreshed[memory] = refresh_champions(conn, memory, min_df=min_df, size=size)
+        else:
+            with conn.transaction():
+                conn.execute(query("keyword_champions_clear"), {"memory": memory})
+    return refreshed
 
 
 def recompute(conn: psycopg.Connection, memories: Iterable[str]) -> None:
@@ -134,6 +180,7 @@ class Plan:
     common: str | None = None
     common_limit: int = 0
     fill: str | None = None
+    champion: str | None = None     # the one common lexeme, read from its champion list
     chunks: int = 0
     total_lexemes: int = 0
 
@@ -149,8 +196,10 @@ def _at_least(m: int, lexemes: Sequence[str]) -> str:
     return " | ".join("(" + " & ".join(_quote(l) for l in combo) + ")" for combo in combinations(lexemes, m))
 
 
-def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int) -> tuple[str | None, str | None, int, str | None]:
-    """(gate, common, its limit, fill) of the capped path for ``kept`` (lexeme, df), rarest first.
+def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int,
+           listed: frozenset[str] = frozenset()) -> tuple[str | None, str | None, int, str | None, str | None]:
+    """(gate, common, its limit, fill, champion) of the capped path for ``kept`` (lexeme, df),
+    rarest first; ``listed``: the lexemes with a champion list.
 
     A chunk holding a rare lexeme, or several common ones, is where the top BM25 scores are: a
     chunk holding one common lexeme only scores less than (k1 + 1) x its low idf (``BM25.k1``;
@@ -161,6 +210,8 @@ def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int) -> tuple[str | Non
     COMMON_TERMS rarest) other lexemes, m the smallest (>= 2) for which their expected number,
     were the lexemes independent, fits what is left of the budget (all of them at most), at most
     that many. fill: chunks holding m - 1 of them (with a single common lexeme: that lexeme).
+    champion: a single common lexeme with a list, whose best rows replace the common tier (the
+    fill then only runs when filters or deletions left fewer than ``limit`` candidates).
     """
     rare, used = [], 0
     for lexeme, df in kept:
@@ -173,14 +224,16 @@ def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int) -> tuple[str | Non
     gate = search_store.or_tsquery(rare) if rare else None
     left = cap - used
     if len(names) == 1:
-        return (gate, None, 0, _quote(names[0])) if rare else (None, _quote(names[0]), cap, None)
+        if names[0] in listed:
+            return gate, None, left, _quote(names[0]), names[0]
+        return (gate, None, 0, _quote(names[0]), None) if rare else (None, _quote(names[0]), cap, None, None)
     exactly = [1.0]  # exactly[j]: probability that a chunk holds j of the common lexemes
     for _, df in common:
         p = min(df / max(n, 1), 1.0)
         exactly = [(exactly[j] if j < len(exactly) else 0.0) * (1 - p) + (exactly[j - 1] * p if j else 0.0)
                    for j in range(len(exactly) + 1)]
     m = next((m for m in range(2, len(names)) if n * sum(exactly[m:]) <= left), len(names))
-    return gate, (_at_least(m, names) if left else None), left, _at_least(m - 1, names)
+    return gate, (_at_least(m, names) if left else None), left, _at_least(m - 1, names), None
 
 
 def plan(conn: psycopg.Connection, memory: str, text: str, *, cap: int = CAP) -> Plan:
@@ -190,14 +243,15 @@ def plan(conn: psycopg.Connection, memory: str, text: str, *, cap: int = CAP) ->
     if rows[0][2] is None:  # no statistics for this memory: count as keyword_bm25.sql does
         return Plan("counted", tuple(sorted(r[0] for r in rows)))
     chunks, total = rows[0][2], int(rows[0][3])
-    kept = [(lexeme, df) for lexeme, df, _, _ in rows if df]  # rarest first
+    kept = [(lexeme, df) for lexeme, df, _, _, _ in rows if df]  # rarest first
     if not kept:
         return Plan("unmatched", chunks=chunks, total_lexemes=total)
     lexemes, dfs = tuple(l for l, _ in kept), tuple(d for _, d in kept)
     if sum(dfs) <= cap or chunks <= cap:  # at most cap chunks match: score them all
         return Plan("exact", lexemes, dfs, search_store.or_tsquery(list(lexemes)), chunks=chunks, total_lexemes=total)
-    gate, common, common_limit, fill = _gates(kept, chunks, cap)
-    return Plan("capped", lexemes, dfs, gate, common, common_limit, fill, chunks, total)
+    listed = frozenset(lexeme for lexeme, _, _, _, has_list in rows if has_list)
+    gate, common, common_limit, fill, champion = _gates(kept, chunks, cap, listed)
+    return Plan("capped", lexemes, dfs, gate, common, common_limit, fill, champion, chunks, total)
 
 
 def statement(
@@ -216,7 +270,7 @@ def statement(
         return p.path, "keyword_exact", {**params, "tsquery": p.gate, "n": p.chunks}
     return p.path, "keyword_capped", {
         **params, "dfs": list(p.dfs), "gate": p.gate, "common": p.common, "common_limit": p.common_limit,
-        "fill": p.fill, "cap": cap, "n": p.chunks, "avgdl": max(p.total_lexemes / p.chunks, 1.0),
+        "fill": p.fill, "champion": p.champion, "cap": cap, "n": p.chunks, "avgdl": max(p.total_lexemes / p.chunks, 1.0),
     }
 
 

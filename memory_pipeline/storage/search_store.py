@@ -137,15 +137,24 @@ class ChunkRow:
     salience: float
     start: int
     end: int
-    text: str
+    text: str | None  # None: not read (``chunk_rows(..., texts=False)``)
     anchor: str  # the headings above the chunk, "" for none (domain.anchors)
 
 
-def chunk_rows(conn: psycopg.Connection, memory: str, chunk_ids: list[str]) -> dict[str, ChunkRow]:
+def chunk_rows(conn: psycopg.Connection, memory: str, chunk_ids: list[str], *,
+               texts: bool = True) -> dict[str, ChunkRow]:
+    """The rows of ``chunk_ids`` in ``memory``; ``texts=False`` leaves the texts unread (None): a
+    search fuses ~125 candidates and shows a few (``chunk_texts``), and reading a text costs
+    more than the rest of its row."""
     if not chunk_ids:
         return {}
-    rows = conn.execute(query("search_results"), {"memory": memory, "chunk_ids": chunk_ids}).fetchall()
+    rows = conn.execute(query("search_results"), {"memory": memory, "chunk_ids": chunk_ids, "texts": texts}).fetchall()
     return {r[0]: ChunkRow(*r) for r in rows}
+
+
+def chunk_texts(conn: psycopg.Connection, memory: str, chunk_ids: list[str]) -> dict[str, str]:
+    """The texts of ``chunk_ids`` in ``memory`` (what ``chunk_rows`` reads for them)."""
+    return {cid: row.text for cid, row in chunk_rows(conn, memory, chunk_ids).items()}
 
 
 def record_telemetry(conn: psycopg.Connection, row: dict) -> None:

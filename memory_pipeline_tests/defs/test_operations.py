@@ -143,6 +143,7 @@ def test_nightly_job_indexes_the_backlog_maintains_the_index_and_records_stats(d
                       "serving_generation_complete_and_normalized": True,
                       "every_live_statement_has_a_normalized_vector": True}
     assert meta["statement_vectors"]["new_vectors"] == 1
+    assert meta["keyword_champions"]["memories"] == 0  # no memory is large enough for the capped path
     # The backlog did the two days' partition work: the UI shows those partitions materialized.
     for asset in ("episodes", "chunks", "embeddings", "entity_mentions"):
         assert instance.get_materialized_partitions(dg.AssetKey(asset)) == {"2026-11-01", "2026-11-02"}

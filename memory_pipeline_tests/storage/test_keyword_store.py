@@ -13,7 +13,7 @@ import pytest
 from memory_pipeline import indexing
 from memory_pipeline.domain.episodes import make_episode
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
-from memory_pipeline.storage import index_store, keyword_store, search_store
+from memory_pipeline.storage import forget_store, index_store, keyword_store, search_store
 from memory_pipeline.storage.episodes_store import store_episodes
 from memory_pipeline.storage.paths import SQL_DIR, query
 from memory_pipeline.storage.search_store import Filters
@@ -291,3 +291,83 @@ def test_capped_path_keeps_filters_and_treats_the_query_as_data(db):
             assert [s for _, s in rows] == sorted((s for _, s in rows), reverse=True)
         rows, _ = keyword_store.ranked(conn, "big", "river", Filters(since=T0 + dt.timedelta(days=100)), cap=5)
         assert rows == []
+
+
+# -- champion lists ------------------------------------------------------------------------------
+
+
+def assert_lists_hold_the_rows_above_their_floor(conn, memory: str) -> int:
+    """Every champion list of ``memory`` against the chunks as they are now: exactly the chunk rows
+    holding the lexeme whose weight (k1, b and avgdl of the refresh) exceeds the floor. Returns
+    the rows checked."""
+    stored = sorted(conn.execute(
+        "SELECT lexeme, episode_id, ordinal FROM keyword_champions WHERE memory = %s", (memory,)).fetchall())
+    counted = sorted(conn.execute(
+        """SELECT l.lexeme, c.episode_id, c.ordinal
+           FROM keyword_champion_state s
+           JOIN keyword_champion_lists l ON l.memory = s.memory
+           JOIN chunks c ON c.memory = s.memory
+           CROSS JOIN LATERAL unnest(c.tsv) u
+           WHERE s.memory = %s AND u.lexeme = l.lexeme
+             AND bm25_weight(1, 0, coalesce(array_length(u.positions, 1), 1), length(c.tsv), s.avgdl, s.k1, s.b)
+                 > l.floor""", (memory,)).fetchall())
+    assert stored == counted
+    return len(stored)
+
+
+def test_champion_lists_stay_right_after_every_writer(db):
+    add(db, "big", [common_body(i) for i in range(60)], day=DAY1)
+    add(db, "big", [common_body(i) for i in range(60, 80)], day=DAY2)
+    index(db)
+    with db.connection() as conn:
+        rows = keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
+        floors = dict(conn.execute("SELECT lexeme, floor FROM keyword_champion_lists WHERE memory = 'big'").fetchall())
+        stems = {"river", "mountain", "villag", "harbor", "forest", "meadow"}  # COMMON, as lexemes
+        assert stems <= set(floors) and rows == assert_lists_hold_the_rows_above_their_floor(conn, "big")
+        assert all(floors[w] > 0 for w in stems)  # more rows than the size: a real floor
+    # New chunks that beat the floors (short, the word twice) join the lists as they are written.
+    add(db, "big", ["River river.", "Meadow meadow, forest forest."], day=DAY2)
+    index(db)
+    with db.connection() as conn:
+        assert assert_lists_hold_the_rows_above_their_floor(conn, "big") > rows
+        # What `backfill --rechunk` does: delete a day's chunks, then write them again.
+        index_store.delete_chunks_of_days(conn, DAY2, DAY2)
+        assert_lists_hold_the_rows_above_their_floor(conn, "big")
+    index(db)
+    with db.connection() as conn:
+        assert_lists_hold_the_rows_above_their_floor(conn, "big")
+        episode = conn.execute(
+            "SELECT DISTINCT c.episode_id FROM keyword_champions k JOIN chunks c USING (episode_id, ordinal)"
+            " WHERE k.memory = 'big' LIMIT 1").fetchone()[0]
+        forget_store.forget(conn, "big", [episode])
+        assert_lists_hold_the_rows_above_their_floor(conn, "big")
+        forget_store.forget(conn, "big")
+        assert conn.execute("SELECT count(*) FROM keyword_champion_lists").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM keyword_champions").fetchone()[0] == 0
+
+
+def test_a_common_word_reads_its_champions_exactly_as_bm25_ranks_it(db):
+    bodies = [common_body(i) for i in range(60)]
+    bodies.append("Entry rare: the zyxwortle stood near the river and the mountain.")
+    add(db, "big", bodies, kinds=("note", "journal"))
+    index(db)
+    cap, limit = 12, 6
+    with db.connection() as conn:
+        before, _ = keyword_store.ranked(conn, "big", "river", Filters(), limit=limit, cap=cap)
+        keyword_store.refresh_champions(conn, "big", min_df=cap, size=8)
+        add(db, "big", ["The river, the river: a short river note."], day=DAY2)  # after the refresh
+        index(db)
+        for text, filters in (("river", Filters()), ("zyxwortle river", Filters()), ("river", Filters(kinds=["journal"]))):
+            plan = keyword_store.plan(conn, "big", text, cap=cap)
+            assert plan.path == "capped" and plan.champion == "river" and plan.common is None
+            rows, _ = keyword_store.ranked(conn, "big", text, filters, limit=limit, cap=cap)
+            exact = old_bm25(conn, "big", text, filters, limit=limit)
+            # The exact top, with the scores the capped path gives (N and avgdl of the whole memory).
+            assert [c for c, _ in rows] == [c for c, _ in exact], (text, filters)
+        assert rows and keyword_store.plan(conn, "big", "river mountain", cap=cap).champion is None
+        # The nightly refresh rebuilds large memories' lists and drops those of memories now small.
+        assert list(keyword_store.refresh_all_champions(conn, min_df=cap, size=8)) == ["big"]
+        assert keyword_store.refresh_all_champions(conn, min_df=10**6) == {}
+        assert conn.execute("SELECT count(*) FROM keyword_champion_state").fetchone()[0] == 0
+        # Before the lists, a sample of the rows in table order: not the top (why they exist).
+        assert [c for c, _ in before] != [c for c, _ in old_bm25(conn, "big", "river", limit=limit)]

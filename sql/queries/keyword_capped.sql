@@ -3,11 +3,12 @@
 -- many heap rows are read as are kept), in three tiers chosen in keyword_store.py from
 -- keyword_stats (a NULL tsquery skips its tier): every chunk holding one of the rare query
 -- lexemes (%(gate)s: their summed df is within the cap), then chunks holding at least m of the
--- common ones (%(common)s, at most %(common_limit)s: the cap less the rare lexemes' summed df),
--- then, only when those are fewer than %(limit)s, up to that many
--- chunks holding m - 1 of them (%(fill)s). Which chunks of an over-full tier are kept follows
--- the table's physical order: stable for a given table, not otherwise meaningful. Episodes are
--- looked up only when the policy filters by kind or date.
+-- common ones (%(common)s, at most %(common_limit)s: the cap less the rare lexemes' summed df)
+-- or, when the common part is one lexeme with a champion list (%(champion)s, migration 0025),
+-- the best %(common_limit)s of its list through a btree, then, only when those are fewer than
+-- %(limit)s, up to that many chunks holding m - 1 of them (%(fill)s). Which chunks of an
+-- over-full GIN tier are kept follows the table's physical order: stable for a given table, not
+-- otherwise meaningful. Episodes are looked up only when the policy filters by kind or date.
 -- Each candidate is scored with BM25 (bm25_weight, migration 0017) over ALL query lexemes, df from
 -- keyword_stats and N and avgdl from keyword_memory_stats (the whole memory; passed in). Term
 -- frequencies are read for the query lexemes only (setweight/ts_filter, as in keyword_exact.sql).
@@ -38,6 +39,21 @@ preferred AS (
               AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
               AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)))
      LIMIT %(common_limit)s)
+    UNION ALL
+    (SELECT c.chunk_id, c.tsv, 2 AS tier
+     FROM (SELECT k.episode_id, k.ordinal
+           FROM keyword_champions k
+           WHERE %(champion)s::text IS NOT NULL
+             AND k.memory = %(memory)s
+             AND k.lexeme = %(champion)s::text
+           ORDER BY k.weight DESC
+           LIMIT %(common_limit)s) k
+     JOIN chunks c ON c.episode_id = k.episode_id AND c.ordinal = k.ordinal
+     WHERE (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
+            SELECT 1 FROM episodes e
+            WHERE e.id = c.episode_id
+              AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
+              AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz))))
 ),
 hits AS (
     SELECT * FROM preferred

@@ -1,5 +1,5 @@
-"""Unpartitioned, global work: the backlog, entities, statement vectors, the serving generation,
-the HNSW index, stats.
+"""Unpartitioned, global work: the backlog, entities, keyword champion lists, statement vectors,
+the serving generation, the HNSW index, stats.
 
 These are the steps whose effect is not one day's: switching what search serves, promoting
 names that recur across a memory, the index over every vector, statistics. They run nightly
@@ -30,6 +30,7 @@ from memory_pipeline.storage import (
     health_store,
     hnsw_store,
     index_store,
+    keyword_store,
     observations_store,
     partition_store,
 )
@@ -127,6 +128,7 @@ def entities(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Ma
     report = entities_store.EntityReport()
     with memory.db.connection() as conn:
         memories = entities_store.promote_memories(conn, report)
+        entities_store.compact_mention_counts(conn)
         total = entities_store.count_entities(conn)
         top = entities_store.top_entities(conn, memories)
     return dg.MaterializeResult(metadata={
@@ -136,6 +138,32 @@ def entities(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Ma
         "new_mentions": report.mentions_added,
         "seconds": round(time.perf_counter() - started, 3),
         "top_entities": markdown_table(top),
+    })
+
+
+@dg.asset(
+    group_name="maintenance",
+    deps=[backlog],
+    kinds={"postgres"},
+    owners=OWNERS,
+    tags={"stage": "maintenance"},
+    description=(
+        "The keyword channel's champion lists, rebuilt for every memory of more than "
+        f"{keyword_store.CAP} chunks: each common word's {keyword_store.CHAMPIONS} best chunks by "
+        "BM25, which a one-word lookup of it reads instead of the word's whole posting list. "
+        "Writes keep them right in between; rebuilding re-centres them on the current lengths."
+    ),
+)
+def keyword_champions(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
+    import time
+
+    started = time.perf_counter()
+    with memory.db.connection() as conn:
+        refreshed = keyword_store.refresh_all_champions(conn)
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": sum(refreshed.values()),
+        "memories": len(refreshed),
+        "seconds": round(time.perf_counter() - started, 3),
     })
 
 
