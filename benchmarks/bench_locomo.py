@@ -576,6 +576,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--merge-grid", action="store_true",
                    help="also choose how a statement channel merges its vector and word lists (RRF or CombSUM) "
                         "leave-one-out, with the observation weight (cached in --home/merge_grid_cache.json)")
+    p.add_argument("--coverage-grid", action="store_true",
+                   help="also replay the keyword weight scaled by the share of the query's idf its memory can match "
+                        "(tried, not shipped; benchmarks/README.md)")
     p.add_argument("--no-windows", action="store_true",
                    help="index without paragraph-window vectors (MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off); "
                         "use a --home of its own: a home indexed one way keeps its vectors")
@@ -649,6 +652,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                           turns_of, holds, statement_cites, cache, "keyword",
                                                           locomo_loo.bm25_settings())
                 figures["bm25_leave_one_out"] = locomo_loo.run_bm25(cache["items"], settings, SEARCH_NOW)
+            if args.coverage_grid:
+                with db.connection() as conn:
+                    lexemes = [conn.execute(query("keyword_lexemes"), {"memory": q.memory, "text": q.text}).fetchall()
+                               for q in questions]
+                coverages = [locomo_loo.query_coverage([(r[0], r[1]) for r in rows], rows[0][2] if rows else None)
+                             for rows in lexemes]
+                figures["coverage_grid"] = locomo_loo.run_coverage(cache["items"], coverages, SEARCH_NOW)
         if not args.loo_only:
             print(f"\nsearching {len(questions)} questions x {len(ROWS)} rows ...")
             t0 = time.perf_counter()

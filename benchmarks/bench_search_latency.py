@@ -79,6 +79,7 @@ import sys
 import tempfile
 import time
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
@@ -411,8 +412,8 @@ KEPT_DATABASE = "latency"
 
 def build(db: Database, episodes: list[GeneratedEpisode], vectors: np.ndarray, spec: EmbeddingProfile,
           window_fn: WindowFn | None) -> tuple[StoredProfile, list[str], dict]:
-    """Load the corpus, build the HNSW index, refresh entities, VACUUM ANALYZE; returns the profile,
-    the chunk ids in vector order and the set-up figures."""
+    """Load the corpus, build the HNSW index, refresh entities and the keyword champion lists,
+    VACUUM ANALYZE; returns the profile, the chunk ids in vector order and the set-up figures."""
     with db.connection() as conn:
         profile, chunk_ids, timings = load(conn, episodes, vectors, spec, window_fn)
         print(f"load (binary COPY): episodes {timings['episodes_s']:.1f}s, chunks {timings['chunks_s']:.1f}s, "
@@ -430,6 +431,8 @@ def build(db: Database, episodes: list[GeneratedEpisode], vectors: np.ndarray, s
         n_entities = conn.execute("SELECT count(*) FROM entities WHERE memory = %s", (MEMORY,)).fetchone()[0]
         print(f"entities: {n_entities} entities, {er.mentions_added:,} mentions, refreshed in {timings['entities_s']:.1f}s",
               flush=True)
+        timings["keyword_champions_s"] = keyword_champions(conn)
+        print(f"keyword champion lists: built in {timings['keyword_champions_s']:.1f}s", flush=True)
         t0 = time.perf_counter()
         for table in ("episodes", "chunks", "embeddings", "entities", "entity_mentions", "episode_names",
                       "keyword_stats", "keyword_memory_stats"):
@@ -455,16 +458,56 @@ def kept_build(home: Path, args: dict) -> dict | None:
 
 def kept_database(dbs: Databases, home: Path, args: dict) -> tuple[str, dict | None]:
     """The URL of ``home``'s kept database and what was built in it (None: nothing yet, and a
-    database left by a build that stopped part way is dropped, so the caller builds afresh)."""
+    database left by a build that stopped part way is dropped, so the caller builds afresh). A
+    kept database built before the keyword champion lists (migration 0025) gets them now."""
     built = kept_build(home, args)
     if built is None:
         dbs.drop(dbs.url(KEPT_DATABASE))
-    return dbs.kept(KEPT_DATABASE), built
+    url = dbs.kept(KEPT_DATABASE)
+    if built is not None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            if not conn.execute("SELECT 1 FROM keyword_champion_state WHERE memory = %s", (MEMORY,)).fetchone():
+                print(f"keyword champion lists: built in {keyword_champions(conn):.1f}s (the kept database "
+                      f"predates them)", flush=True)
+    return url, built
+
+
+def keyword_champions(conn: psycopg.Connection) -> float:
+    """Build the memory's keyword champion lists, as the nightly job does, and ANALYZE them; seconds."""
+    t0 = time.perf_counter()
+    keyword_store.refresh_champions(conn, MEMORY)
+    for table in ("keyword_champion_state", "keyword_champion_lists", "keyword_champions"):
+        conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
+    return time.perf_counter() - t0
 
 
 def save_build(home: Path, args: dict, corpus: dict, setup: dict) -> None:
     (home / "build.json").write_text(json.dumps({"args": {k: args[k] for k in KEPT_ARGS}, "corpus": corpus,
                                                  "setup": setup}, indent=2) + "\n", encoding="utf-8")
+
+
+def add_kept_arguments(p: argparse.ArgumentParser) -> None:
+    """``--home``, ``--chunks``, ``--vocabulary``, ``--seed``: the kept structured database that
+    ``opened_kept`` opens (the scripts that time or score one reuse it)."""
+    p.add_argument("--home", type=Path, required=True, help="folder of the kept embedded PostgreSQL")
+    p.add_argument("--chunks", type=int, default=20000)
+    p.add_argument("--vocabulary", choices=("english", "shaped"), default="english",
+                   help="the corpus's words (as bench_search_latency.py --vocabulary)")
+    p.add_argument("--seed", type=int, default=20240115)
+
+
+@contextmanager
+def opened_kept(args: argparse.Namespace) -> Iterator[str]:
+    """The URL of the kept structured database ``add_kept_arguments`` names (built first if
+    needed), its embedded server running until the block ends."""
+    args.home = args.home.expanduser().resolve()
+    args.home.mkdir(parents=True, exist_ok=True)
+    exit_cleanly_on_sigterm()
+    dbs = Databases(home=args.home / "pg")
+    try:
+        yield kept_structured(dbs, args.home, args.chunks, args.vocabulary, args.seed)
+    finally:
+        dbs.close()
 
 
 def kept_structured(dbs: Databases, home: Path, chunks: int, vocabulary: str, seed: int) -> str:

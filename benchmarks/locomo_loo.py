@@ -16,7 +16,9 @@ Settings that change a channel's own output (BM25's k1 and b for the keyword cha
 statement merge for the observation channel) are run through the product once per setting with
 only that channel (``build_variant_cache``), cached beside the channel cache, and swapped into
 the cached items (``with_channel``); ``run_bm25`` chooses k1 and b leave-one-out on the fused
-default.
+default. ``run_coverage`` replays a per-query keyword weight (the share of the query's idf its
+memory can match, to a power chosen leave-one-out): tried for a vocabulary-gap question, not
+shipped.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +52,10 @@ GRID_B = (0.3, 0.5, 0.75, 0.9)
 VARIANT_CACHE_VERSION = 1
 # How a statement channel merges its vector and word lists (domain.observations.STATEMENT_MERGE).
 GRID_MERGE = ("rrf", "combsum")
+# --coverage-grid (tried, not shipped): the keyword weight times the share of the query's idf
+# that its memory's words can match, to the power gamma; "transfer": what keyword loses goes to
+# vector.
+GRID_COVERAGE = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 
 
 @dataclass
@@ -224,6 +231,46 @@ def run_bm25(items: list[dict], settings: dict[str, list[dict]], now: dt.datetim
     return {"folds": folds, "loo_fused": summary(held_fused), "loo_keyword": summary(held_keyword),
             "median_choice": {"k1": k1, "b": b},
             "all_settings": {s: {"fused": summary(fused[s]), "keyword": summary(keyword[s])} for s in settings}}
+
+
+def query_coverage(lexemes: Sequence[tuple[str, int | None]], n: int | None) -> float:
+    """The share of a query's BM25 idf (``bm25_weight``'s) carried by lexemes some chunk of the
+    memory holds (``keyword_lexemes.sql``'s rows: df None for none); 1.0 without lexemes."""
+    idf = [(math.log(1 + (n - (df or 0) + 0.5) / ((df or 0) + 0.5)), bool(df)) for _, df in lexemes] if n else []
+    total = math.fsum(w for w, _ in idf)
+    return math.fsum(w for w, held in idf if held) / total if total else 1.0
+
+
+def run_coverage(items: list[dict], coverages: list[float], now: dt.datetime) -> dict:
+    """The keyword channel's weight scaled per query by ``coverage ** gamma`` (alone, or with
+    vector taking what keyword loses), the other weights as shipped: every gamma in-sample per
+    category, and gamma chosen leave-one-conversation-out."""
+    base = dict(fusion.CHANNEL_WEIGHTS)
+    out = {}
+    print(f"\n== keyword weight x query coverage ** gamma, gamma {GRID_COVERAGE} (not shipped)")
+    print(f"  coverage < 1 for {sum(c < 1 for c in coverages)} of {len(coverages)} questions")
+    for variant in ("keyword", "transfer"):
+        rows = {}
+        for g in GRID_COVERAGE:
+            rows[g] = [scores(it, results(it, CHUNK_CHANNELS, {**base, "keyword": c ** g, **(
+                {"vector": 2 - c ** g} if variant == "transfer" else {})}, fusion.RRF_K, now))
+                for it, c in zip(items, coverages)]
+        held = [None] * len(items)
+        folds = []
+        for memory in sorted({it["memory"] for it in items}):
+            train = [i for i, it in enumerate(items) if it["memory"] != memory]
+            best = max(GRID_COVERAGE, key=lambda g: (objective([rows[g][i] for i in train]), -g))
+            for i, it in enumerate(items):
+                if it["memory"] == memory:
+                    held[i] = rows[best][i]
+            folds.append({"held_out": memory, "chosen": best})
+        print(f"  {variant}: folds chose " + ", ".join(f"{f['held_out']} {f['chosen']}" for f in folds))
+        named = [*((f"{variant} gamma {g} (in-sample)", rows[g]) for g in GRID_COVERAGE), (f"{variant} gamma LOO", held)]
+        for name, part in named:
+            print(table(name, part) + "  multi-hop/temporal/open-domain/single-hop @8 " + " ".join(
+                f"{mean([r for r, it in zip(part, items) if it['category'] == c], '@8'):.3f}" for c in CATEGORY_NAMES))
+        out[variant] = {"folds": folds, **{name: {f"@{k}": mean(part, f"@{k}") for k in KS} for name, part in named}}
+    return out
 
 
 def keyword_store_bm25() -> str:

@@ -25,7 +25,6 @@ import functools
 import statistics
 import threading
 import time
-from pathlib import Path
 
 from memory_pipeline.domain import fusion
 from memory_pipeline.domain.policies import default_policies_path, load_policies
@@ -34,10 +33,8 @@ from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.search import service as search_service
 from memory_pipeline.storage import observations_store, search_store
 from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 
 import bench_search_latency as latency  # sibling modules (benchmarks/)
-from bench_databases import Databases
 from bench_index_server import ServerProcess
 
 SPEC = EmbeddingProfile("bench", "structured", 384)
@@ -55,6 +52,7 @@ STAGES = (
     (observations_store, "by_vector", "statements: by_vector"),
     (observations_store, "by_words", "statements: by_words"),
     (search_store, "chunk_rows", "chunk_rows"),
+    (search_store, "chunk_texts", "chunk_texts (its chunk_rows call counted above too)"),
     (fusion, "fuse", "fuse"),
     (search_service.SearchService, "_run_channels", "all channels (_run_channels)"),
     (search_service.SearchService, "_vector", "vector channel"),
@@ -87,21 +85,11 @@ class Timers:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--home", type=Path, required=True, help="folder of the kept embedded PostgreSQL")
-    p.add_argument("--chunks", type=int, default=20000)
-    p.add_argument("--vocabulary", choices=("english", "shaped"), default="english",
-                   help="the corpus's words (as bench_search_latency.py --vocabulary)")
-    p.add_argument("--seed", type=int, default=20240115)
+    latency.add_kept_arguments(p)
     p.add_argument("--channels", help="comma-separated channels (default: the fused default policy)")
     args = p.parse_args()
-    args.home = args.home.expanduser().resolve()
-    args.home.mkdir(parents=True, exist_ok=True)
-    exit_cleanly_on_sigterm()
-    dbs = Databases(home=args.home / "pg")
-    try:
-        return measure(latency.kept_structured(dbs, args.home, args.chunks, args.vocabulary, args.seed), args)
-    finally:
-        dbs.close()
+    with latency.opened_kept(args) as url:
+        return measure(url, args)
 
 
 def measure(url: str, args: argparse.Namespace) -> int:
