@@ -196,6 +196,15 @@ def _at_least(m: int, lexemes: Sequence[str]) -> str:
     return " | ".join("(" + " & ".join(_quote(l) for l in combo) + ")" for combo in combinations(lexemes, m))
 
 
+def _with_rarest(m: int, lexemes: Sequence[str]) -> str:
+    """A tsquery matching chunks holding the first (rarest) of ``lexemes`` and at least ``m`` - 1
+    of the others: a lexeme every match holds, which GIN's scan skips through the other,
+    longer posting lists by (a plain "at least m" has none and reads them all)."""
+    if m <= 1 or len(lexemes) < 2:
+        return _quote(lexemes[0])
+    return f"{_quote(lexemes[0])} & ({_at_least(m - 1, lexemes[1:])})"
+
+
 def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int,
            listed: frozenset[str] = frozenset()) -> tuple[str | None, str | None, int, str | None, str | None]:
     """(gate, common, its limit, fill, champion) of the capped path for ``kept`` (lexeme, df),
@@ -209,7 +218,10 @@ def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int,
     chunk holding one is a candidate). common: chunks holding at least m of the (up to
     COMMON_TERMS rarest) other lexemes, m the smallest (>= 2) for which their expected number,
     were the lexemes independent, fits what is left of the budget (all of them at most), at most
-    that many. fill: chunks holding m - 1 of them (with a single common lexeme: that lexeme).
+    that many. fill: chunks holding the rarest of them and m - 2 others (m - 1 in all; with a
+    single common lexeme: that lexeme). Holding it, they score more than the other chunks of m -
+    1 common lexemes on average (its idf is the highest), and the fill reads the rarest one's
+    posting list instead of every common lexeme's.
     champion: a single common lexeme with a list, whose best rows replace the common tier (the
     fill then only runs when filters or deletions left fewer than ``limit`` candidates).
     """
@@ -233,7 +245,7 @@ def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int,
         exactly = [(exactly[j] if j < len(exactly) else 0.0) * (1 - p) + (exactly[j - 1] * p if j else 0.0)
                    for j in range(len(exactly) + 1)]
     m = next((m for m in range(2, len(names)) if n * sum(exactly[m:]) <= left), len(names))
-    return gate, (_at_least(m, names) if left else None), left, _at_least(m - 1, names), None
+    return gate, (_at_least(m, names) if left else None), left, _with_rarest(m - 1, names), None
 
 
 def plan(conn: psycopg.Connection, memory: str, text: str, *, cap: int = CAP) -> Plan:

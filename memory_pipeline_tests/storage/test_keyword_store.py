@@ -371,3 +371,25 @@ def test_a_common_word_reads_its_champions_exactly_as_bm25_ranks_it(db):
         assert conn.execute("SELECT count(*) FROM keyword_champion_state").fetchone()[0] == 0
         # Before the lists, a sample of the rows in table order: not the top (why they exist).
         assert [c for c, _ in before] != [c for c, _ in old_bm25(conn, "big", "river", limit=limit)]
+
+
+def test_the_fill_takes_chunks_holding_the_rarest_common_word(db):
+    # Chunks of one or two of the common words, "harbor" in fewer of them than the others.
+    add(db, "big", [common_body(i) for i in range(120) if not (COMMON[i % 6] == "harbor" and i % 4)])
+    index(db)
+    text, cap, limit = "river harbor mountain village", 3, 30
+    with db.connection() as conn:
+        plan = keyword_store.plan(conn, "big", text, cap=cap)
+        assert plan.path == "capped" and plan.gate is None and plan.lexemes[0] == "harbor", plan
+        m = plan.common.split(" | ")[0].count("&") + 1  # the common tier: chunks holding m of the words
+        assert plan.common == keyword_store._at_least(m, plan.lexemes), plan
+        # The fill: chunks holding "harbor" and m - 2 others, not any m - 1 of the four words.
+        assert plan.fill == keyword_store._with_rarest(m - 1, plan.lexemes) and plan.fill.startswith("'harbor'")
+        rows, _ = keyword_store.ranked(conn, "big", text, Filters(), limit=limit, cap=cap)
+        held = conn.execute(
+            """SELECT (SELECT count(*) FROM unnest(tsv) u WHERE u.lexeme = ANY(%(lexemes)s)), tsv @@ 'harbor'
+               FROM chunks WHERE memory = 'big' AND chunk_id = ANY(%(ids)s)""",
+            {"lexemes": list(plan.lexemes), "ids": [c for c, _ in rows]}).fetchall()
+    assert rows and all(n >= m or (harbor and n >= m - 1) for n, harbor in held)
+    assert any(n < m for n, _ in held)  # the fill ran
+    assert keyword_store._with_rarest(2, ["harbor", "river", "mountain"]) == "'harbor' & ('river' | 'mountain')"
