@@ -15,9 +15,10 @@ Lexemes no chunk of the memory holds are dropped (they match nothing). Then
 * capped path, otherwise (``keyword_capped.sql``): at most ``cap`` candidates through the GIN
   index, in tiers: every chunk holding one of the rarest lexemes (while their summed df stays
   within ``cap``), then chunks holding at least m of the other, common lexemes together, then a
-  few holding m - 1 (see ``_gates``); each is scored with BM25 over all query lexemes, df, N and
-  avgdl from the statistics (the whole memory). When the common part is a single lexeme with a
-  champion list, its best chunks come from the list instead of the GIN index (below);
+  few holding the rarest common lexeme and m - 2 others (see ``_gates``); each is scored with
+  BM25 over all query lexemes, df, N and avgdl from the statistics (the whole memory). When the
+  common part is a single lexeme with a champion list, its best chunks come from the list
+  instead of the GIN index (below);
 * a memory without a statistics row (its chunks were written around ``write_episodes``) is
   scored by ``keyword_bm25.sql``, which counts for itself.
 

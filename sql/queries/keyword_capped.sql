@@ -6,7 +6,8 @@
 -- common ones (%(common)s, at most %(common_limit)s: the cap less the rare lexemes' summed df)
 -- or, when the common part is one lexeme with a champion list (%(champion)s, migration 0025),
 -- the best %(common_limit)s of its list through a btree, then, only when those are fewer than
--- %(limit)s, up to that many chunks holding m - 1 of them (%(fill)s). Which chunks of an
+-- %(limit)s, up to that many chunks holding the rarest of them and m - 2 others (%(fill)s: a
+-- lexeme every match holds lets GIN skip through the other posting lists). Which chunks of an
 -- over-full GIN tier are kept follows the table's physical order: stable for a given table, not
 -- otherwise meaningful. Episodes are looked up only when the policy filters by kind or date.
 -- Each candidate is scored with BM25 (bm25_weight, migration 0017) over ALL query lexemes, df from
