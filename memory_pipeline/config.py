@@ -45,7 +45,7 @@ ENV_VARS = {
     "MEMORY_PIPELINE_PARAGRAPH_WINDOWS": "on (default) or off: also embed each chunk's paragraph windows, which the vector channel scores chunks by.",
     "MEMORY_PIPELINE_HEADING_ANCHORS": "on (default) or off: give each chunk the headings above it (Title > Section), to the model with its text and to the keyword index; off stores none for chunks written while off.",
     "OLLAMA_HOST": "Ollama server for the ollama provider (default http://127.0.0.1:11434).",
-    "OMP_WAIT_POLICY": "How the bundled model's OpenMP threads wait between steps: PASSIVE (set by the local provider unless set) sleeps; ACTIVE spins.",
+    "GOMP_SPINCOUNT": "How long the bundled model's OpenMP threads spin before they sleep; the local provider sets 3000 unless it or OMP_WAIT_POLICY is set.",
     "MEMORY_PIPELINE_RERANK_URL": "Base URL of a /v1/rerank server (llama.cpp, TEI). Unset: no reranking.",
     "MEMORY_PIPELINE_RERANK_MODEL": "Reranker model name (default qwen3-reranker:0.6b).",
     "MEMORY_PIPELINE_RERANK_TIMEOUT": "Seconds a rerank call may take before search keeps the fused order (default 5).",

