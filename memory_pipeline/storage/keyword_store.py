@@ -26,15 +26,22 @@ When full text finds nothing, the query as a literal substring (``keyword_substr
 
 Champion lists (``sql/migrations/0025_keyword_champions.sql``): for each lexeme held by more than
 ``CAP`` chunk rows of a memory, the rows with the highest BM25 term weight for it, built by
-``refresh_champions`` (the nightly maintenance job), grown by ``record_chunks`` and shrunk by the
-chunks' deletion (ON DELETE CASCADE), so a list always holds exactly the rows above its floor.
-A one-word lookup of a common word then reads its ~``CHAMPIONS`` best chunks through a btree,
-exactly BM25's top for that word, instead of a GIN bitmap over its whole posting list and a
-sample of the rows in table order.
+``refresh_champions`` (the nightly maintenance job, ``memory-pipeline maintain``, and
+``memory-pipeline index`` for memories whose lists are missing or stale), grown by
+``record_chunks`` and shrunk by the chunks' deletion (ON DELETE CASCADE), so a list always holds
+exactly the rows above its floor. A one-word lookup of a common word then reads its
+~``CHAMPIONS`` best chunks through a btree, exactly BM25's top for that word, instead of a GIN
+bitmap over its whole posting list and a sample of the rows in table order.
+
+A rebuild (``sql/migrations/0026_keyword_champion_builds.sql``) reads every posting of the memory
+from one snapshot beside the writers, then swaps the result in under the memory's statistics row
+lock: only that memory's chunk writers wait, and only for the swap. Writers log their episodes
+while a rebuild is registered, and the swap weighs those again through the new floors.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Iterable, Sequence
@@ -78,7 +85,9 @@ def record_chunks(conn: psycopg.Connection | psycopg.Cursor, episode_ids: Sequen
 
     Call it once per transaction, after the chunks are written, for exactly the episodes whose
     chunks that transaction wrote. One statement (``keyword_stats_record.sql``): memory totals
-    first, then lexemes, each in key order, so concurrent writers lock rows in one order.
+    first, then lexemes, each in key order, so concurrent writers lock rows in one order. Then
+    the champion lists (``keyword_champions_record.sql``), after the memories' statistics rows:
+    a rebuild's swap holds such a row, so the writer reads the lists it installed.
     """
     ids = list(episode_ids)
     if ids:
@@ -86,36 +95,181 @@ def record_chunks(conn: psycopg.Connection | psycopg.Cursor, episode_ids: Sequen
         conn.execute(query("keyword_champions_record"), {"episode_ids": ids})
 
 
-def refresh_champions(conn: psycopg.Connection, memory: str, *, min_df: int = CAP, size: int = CHAMPIONS,
-                      bm25: Bm25 | None = None) -> int:
-    """Rebuild ``memory``'s champion lists from its chunks (the lexemes held by more than
-    ``min_df`` chunk rows, ``size`` rows each); returns the lists' row count.
+# One rebuild of a memory's champion lists at a time (session advisory lock): "MPkc".
+BUILD_LOCK_CLASS = 0x4D506B63
 
-    Locks ``keyword_memory_stats`` as ``recompute`` does: chunk writers wait until it commits
-    (their rows then go through the new floors), and it counts every committed chunk. Reads
-    every posting of the memory (73-87 s per 100,000 chunks on a busy 2-core machine,
-    benchmarks/README.md): for the nightly job, not for a write.
+# `memory-pipeline index` rebuilds a memory's lists when it has none, or when its chunk rows grew
+# or shrank by more than this share since they were built: new common lexemes have no list yet,
+# and the lengths the weights were computed with drift.
+STALE_CHANGE = 0.25
+
+# The swap gives way to a deleter holding rows it needs (see keyword_champions_swap_lock.sql) and
+# tries again, up to this many times, waiting SWAP_PAUSE x the attempt (at most 1 s) in between.
+SWAP_ATTEMPTS = 40
+SWAP_PAUSE = 0.05
+
+
+@dataclass
+class ChampionBuild:
+    """What one rebuild of a memory's champion lists did (``refresh_champions``)."""
+
+    memory: str
+    outcome: str = "built"       # "built"; "busy": another rebuild of it runs; "gone": no chunks any more;
+                                 # "locked": deleters kept its rows, the lists stay as they were
+    rows: int = 0                # the lists' rows after the swap
+    lists: int = 0
+    backlog: int = 0             # episodes written during the build, weighed again in the swap
+    seconds: float = 0.0         # the whole rebuild
+    read_seconds: float = 0.0    # the snapshot read, beside the writers
+    lock_wait_seconds: float = 0.0  # waiting for the memory's writers before each swap attempt
+    lock_seconds: float = 0.0    # the memory's stats row held (every attempt): writers of it waited at most this
+    attempts: int = 0            # swap attempts
+    gave_way: int = 0            # attempts that found a deleter's rows locked
+
+    def to_json(self) -> dict:
+        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+
+
+def refresh_champions(conn: psycopg.Connection, memory: str, *, min_df: int = CAP, size: int = CHAMPIONS,
+                      bm25: Bm25 | None = None) -> ChampionBuild:
+    """Rebuild ``memory``'s champion lists from its chunks (the lexemes held by more than
+    ``min_df`` chunk rows, ``size`` rows each), beside its writers.
+
+    ``start_build`` registers the rebuild (from then on writers log their episodes),
+    ``stage_build`` reads every posting of the memory from one snapshot into the staging tables
+    without any lock a writer waits for (the long part: benchmarks/README.md), and ``swap_build``
+    installs the staged lists under the memory's statistics row lock, which only the memory's
+    chunk writers wait for, and only for the swap. A concurrent rebuild of the same memory makes
+    this one return at once ("busy").
     """
+    report = ChampionBuild(memory)
+    started = time.perf_counter()
+    if not conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", (BUILD_LOCK_CLASS, memory)).fetchone()[0]:
+        report.outcome = "busy"
+        return report
+    try:
+        if not start_build(conn, memory):
+            report.outcome = "gone"
+            with conn.transaction():
+                conn.execute(query("keyword_champions_clear"), {"memory": memory})
+            return report
+        t0 = time.perf_counter()
+        stage_build(conn, memory, min_df=min_df, size=size, bm25=bm25)
+        report.read_seconds = time.perf_counter() - t0
+        swap_build(conn, memory, report)
+    finally:
+        end_build(conn, memory)
+        conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (BUILD_LOCK_CLASS, memory))
+        report.seconds = time.perf_counter() - started
+    return report
+
+
+def _lock_stats_row(conn: psycopg.Connection, memory: str) -> bool:
+    """Lock ``memory``'s statistics row for the rest of the transaction: its chunk writers that
+    already counted their chunks (``record_chunks``) have committed, the others wait at that
+    statement. False: the memory has no chunks (no row)."""
+    return conn.execute(
+        "SELECT 1 FROM keyword_memory_stats WHERE memory = %s FOR UPDATE", (memory,)).fetchone() is not None
+
+
+def start_build(conn: psycopg.Connection, memory: str) -> bool:
+    """Register a rebuild of ``memory``'s lists (``keyword_champion_builds``, migration 0026);
+    False (nothing registered) when the memory has no chunks."""
+    with conn.transaction():
+        if not _lock_stats_row(conn, memory):
+            return False
+        conn.execute(query("keyword_champions_build_start"), {"memory": memory})
+        conn.execute("INSERT INTO keyword_champion_builds (memory, pid) VALUES (%s, pg_backend_pid())", (memory,))
+    return True
+
+
+def stage_build(conn: psycopg.Connection, memory: str, *, min_df: int = CAP, size: int = CHAMPIONS,
+                bm25: Bm25 | None = None) -> int:
+    """The registered rebuild's long read (``keyword_champions_stage.sql``): the lists as the
+    current snapshot has them, into the staging tables; their row count."""
     params = {"memory": memory, "min_df": min_df, "size": size, **(bm25 or BM25).params()}
     with conn.transaction():
-        conn.execute("LOCK TABLE keyword_memory_stats IN SHARE ROW EXCLUSIVE MODE")
-        conn.execute(query("keyword_champions_clear"), params)
-        return conn.execute(query("keyword_champions_refresh"), params).rowcount
+        rows = conn.execute(query("keyword_champions_stage"), params).rowcount
+    # Fresh statistics for the swap's joins (the staging tables start empty every build).
+    conn.execute("ANALYZE keyword_champion_staged, keyword_champion_staged_lists")
+    return rows
 
 
-def refresh_all_champions(conn: psycopg.Connection, *, min_df: int = CAP, size: int = CHAMPIONS) -> dict[str, int]:
+def swap_build(conn: psycopg.Connection, memory: str, report: ChampionBuild | None = None) -> ChampionBuild:
+    """Install the staged lists of ``memory`` (``stage_build``) in one transaction under its
+    statistics row lock: the old lists go, the staged ones come in without the rows of chunks
+    deleted since, and the episodes writers logged meanwhile are weighed through the new floors
+    (``keyword_champions_record.sql``), so the lists' invariant holds. Gives way to deleters
+    (``keyword_champions_swap_lock.sql``). Fills and returns ``report``."""
+    report = report or ChampionBuild(memory)
+    for attempt in range(SWAP_ATTEMPTS):
+        report.attempts += 1
+        t0 = time.perf_counter()
+        try:
+            with conn.transaction():
+                present = _lock_stats_row(conn, memory)
+                t1 = time.perf_counter()
+                report.lock_wait_seconds += t1 - t0
+                try:
+                    if not present:
+                        report.outcome = "gone"
+                        conn.execute(query("keyword_champions_clear"), {"memory": memory})
+                        return report
+                    conn.execute(query("keyword_champions_swap_lock"), {"memory": memory})
+                    conn.execute(query("keyword_champions_clear"), {"memory": memory})
+                    conn.execute(query("keyword_champions_install"), {"memory": memory})
+                    logged = [r[0] for r in conn.execute(
+                        "SELECT episode_id FROM keyword_champion_backlog WHERE memory = %s", (memory,))]
+                    if logged:
+                        conn.execute(query("keyword_champions_record"), {"episode_ids": logged})
+                    _unregister(conn, memory)
+                    report.backlog = len(logged)
+                    report.rows, report.lists = conn.execute(
+                        "SELECT (SELECT count(*) FROM keyword_champions WHERE memory = %(m)s),"
+                        " (SELECT count(*) FROM keyword_champion_lists WHERE memory = %(m)s)", {"m": memory}).fetchone()
+                finally:
+                    report.lock_seconds += time.perf_counter() - t1
+            report.outcome = "built"
+            return report
+        except psycopg.errors.LockNotAvailable:
+            report.gave_way += 1
+            time.sleep(min(SWAP_PAUSE * (attempt + 1), 1.0))
+    report.outcome = "locked"
+    return report
+
+
+def _unregister(conn: psycopg.Connection, memory: str) -> None:
+    conn.execute("DELETE FROM keyword_champion_builds WHERE memory = %s", (memory,))
+    conn.execute("DELETE FROM keyword_champion_backlog WHERE memory = %s", (memory,))
+
+
+def end_build(conn: psycopg.Connection, memory: str) -> None:
+    """Whatever the rebuild of ``memory`` left: its registration (a rebuild that did not swap)
+    and its staging rows."""
+    with conn.transaction():
+        _unregister(conn, memory)
+        conn.execute("DELETE FROM keyword_champion_staged_lists WHERE memory = %s", (memory,))
+        conn.execute("DELETE FROM keyword_champion_staged WHERE memory = %s", (memory,))
+
+
+def refresh_all_champions(conn: psycopg.Connection, *, min_df: int = CAP, size: int = CHAMPIONS,
+                          stale_only: bool = False, memories: Sequence[str] | None = None) -> list[ChampionBuild]:
     """``refresh_champions`` for every memory of more than ``min_df`` chunk rows (only those ever
-    take the capped path), each in its own transaction; {memory: rows}. Lists of smaller
-    memories are dropped with their state."""
-    rows = conn.execute(query("keyword_champion_memories"), {"min_df": min_df}).fetchall()
-    refreshed = {}
+    take the capped path; ``stale_only``: only those whose lists are missing or stale, see
+    ``STALE_CHANGE``; ``memories``: only these), one after the other. Lists of memories now
+    small are dropped with their state."""
+    rows = conn.execute(query("keyword_champion_memories"),
+                        {"min_df": min_df, "stale_change": STALE_CHANGE if stale_only else None}).fetchall()
+    builds = []
     for memory, large in rows:
+        if memories is not None and memory not in memories:
+            continue
         if large:
-            refreshed[memory] = refresh_champions(conn, memory, min_df=min_df, size=size)
+            builds.append(refresh_champions(conn, memory, min_df=min_df, size=size))
         else:
             with conn.transaction():
                 conn.execute(query("keyword_champions_clear"), {"memory": memory})
-    return refreshed
+    return builds
 
 
 def recompute(conn: psycopg.Connection, memories: Iterable[str]) -> None:

@@ -320,7 +320,9 @@ def test_champion_lists_stay_right_after_every_writer(db):
     add(db, "big", [common_body(i) for i in range(60, 80)], day=DAY2)
     index(db)
     with db.connection() as conn:
-        rows = keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
+        build = keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
+        rows = build.rows
+        assert build.outcome == "built" and build.attempts == 1 and build.backlog == 0
         floors = dict(conn.execute("SELECT lexeme, floor FROM keyword_champion_lists WHERE memory = 'big'").fetchall())
         stems = {"river", "mountain", "villag", "harbor", "forest", "meadow"}  # COMMON, as lexemes
         assert stems <= set(floors) and rows == assert_lists_hold_the_rows_above_their_floor(conn, "big")
@@ -366,8 +368,8 @@ def test_a_common_word_reads_its_champions_exactly_as_bm25_ranks_it(db):
             assert [c for c, _ in rows] == [c for c, _ in exact], (text, filters)
         assert rows and keyword_store.plan(conn, "big", "river mountain", cap=cap).champion is None
         # The nightly refresh rebuilds large memories' lists and drops those of memories now small.
-        assert list(keyword_store.refresh_all_champions(conn, min_df=cap, size=8)) == ["big"]
-        assert keyword_store.refresh_all_champions(conn, min_df=10**6) == {}
+        assert [b.memory for b in keyword_store.refresh_all_champions(conn, min_df=cap, size=8)] == ["big"]
+        assert keyword_store.refresh_all_champions(conn, min_df=10**6) == []
         assert conn.execute("SELECT count(*) FROM keyword_champion_state").fetchone()[0] == 0
         # Before the lists, a sample of the rows in table order: not the top (why they exist).
         assert [c for c, _ in before] != [c for c, _ in old_bm25(conn, "big", "river", limit=limit)]

@@ -1,5 +1,6 @@
--- Drop a memory's champion lists (migration 0025) before keyword_champions_refresh.sql rebuilds
--- them: the rows first, then the state (its lists go with it, ON DELETE CASCADE).
+-- Drop a memory's champion lists (migration 0025): in a rebuild's swap before
+-- keyword_champions_install.sql, or for a memory no longer large enough. The rows first, then
+-- the state (its lists go with it, ON DELETE CASCADE).
 WITH rows AS (
     DELETE FROM keyword_champions WHERE memory = %(memory)s
 )

@@ -4,6 +4,15 @@
 -- lists are read past the state row, and only weights above the lowest floor reach the join to
 -- the lists (about two thirds of the postings weigh less). Each row's weights are computed beside
 -- its own vector (OFFSET 0 keeps the subquery whole), so that join carries no tsvector.
+-- While a rebuild of a memory is registered (migration 0026), its episodes are also logged in
+-- the backlog, for the rebuild's swap to weigh again through the new floors.
+WITH logged AS (
+    INSERT INTO keyword_champion_backlog (memory, episode_id)
+    SELECT DISTINCT c.memory, c.episode_id
+    FROM chunks c JOIN keyword_champion_builds b ON b.memory = c.memory
+    WHERE c.episode_id = ANY(%(episode_ids)s::bigint[])
+    ON CONFLICT DO NOTHING
+)
 INSERT INTO keyword_champions (memory, lexeme, weight, episode_id, ordinal)
 SELECT c.memory, p.lexeme, p.weight, c.episode_id, c.ordinal
 FROM chunks c

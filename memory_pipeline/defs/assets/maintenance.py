@@ -151,7 +151,9 @@ def entities(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Ma
         "The keyword channel's champion lists, rebuilt for every memory of more than "
         f"{keyword_store.CAP} chunks: each common word's {keyword_store.CHAMPIONS} best chunks by "
         "BM25, which a one-word lookup of it reads instead of the word's whole posting list. "
-        "Writes keep them right in between; rebuilding re-centres them on the current lengths."
+        "Writes keep them right in between; rebuilding re-centres them on the current lengths. "
+        "A rebuild reads beside the writers; the memory's chunk writers only wait for its swap "
+        "(lock_held_seconds)."
     ),
 )
 def keyword_champions(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
@@ -159,11 +161,20 @@ def keyword_champions(context: dg.AssetExecutionContext, memory: MemoryResource)
 
     started = time.perf_counter()
     with memory.db.connection() as conn:
-        refreshed = keyword_store.refresh_all_champions(conn)
+        builds = keyword_store.refresh_all_champions(conn)
+    for build in builds:
+        if build.outcome != "built":
+            context.log.warning(f"keyword champion lists of {build.memory!r} not rebuilt: {build.outcome}")
     return dg.MaterializeResult(metadata={
-        "dagster/row_count": sum(refreshed.values()),
-        "memories": len(refreshed),
+        "dagster/row_count": sum(b.rows for b in builds),
+        "memories": len(builds),
         "seconds": round(time.perf_counter() - started, 3),
+        "lock_held_seconds": round(sum(b.lock_seconds for b in builds), 3),
+        "builds": markdown_table([
+            {"memory": b.memory, "outcome": b.outcome, "rows": b.rows, "lists": b.lists,
+             "seconds": round(b.seconds, 2), "lock_held_s": round(b.lock_seconds, 3), "backlog": b.backlog}
+            for b in builds[:20]
+        ]),
     })
 
 

@@ -1,12 +1,14 @@
--- Build one memory's champion lists (migration 0025) from its chunks, after
--- keyword_champions_clear.sql: for every lexeme whose df exceeds %(min_df)s, the %(size)s chunk
+-- Stage one memory's champion lists (migrations 0025, 0026) from its chunks, the long read of a
+-- rebuild, taking no lock a writer waits for: one statement, so one snapshot, is read for the
+-- statistics and the postings. For every lexeme whose df exceeds %(min_df)s, the %(size)s chunk
 -- rows with the highest term weight (bm25_weight without the lexeme's idf: n = 1, df = 0 make it
 -- a constant factor), the floor being the weight of the next row (0 when the lexeme has no more
 -- rows: then every row holding it is in the list). Rows that tie with the floor stay out, so a
 -- list holds exactly the rows above its floor. avgdl from keyword_memory_stats, k1 and b passed
--- in; all three, and the lowest floor, are recorded for keyword_champions_record.sql.
+-- in; all three, the lowest floor and the chunk count are recorded on the build's row, which
+-- keyword_champions_install.sql turns into keyword_champion_state.
 WITH stats AS (
-    SELECT greatest(m.total_lexemes::float8 / m.chunks, 1.0) AS avgdl
+    SELECT greatest(m.total_lexemes::float8 / m.chunks, 1.0) AS avgdl, m.chunks
     FROM keyword_memory_stats m
     WHERE m.memory = %(memory)s
 ),
@@ -29,19 +31,20 @@ ranked AS MATERIALIZED (
     WHERE rank <= %(size)s + 1
 ),
 lists AS (
-    INSERT INTO keyword_champion_lists (memory, lexeme, floor)
+    INSERT INTO keyword_champion_staged_lists (memory, lexeme, floor)
     SELECT %(memory)s, lexeme, CASE WHEN count(*) > %(size)s THEN min(weight) ELSE 0 END
     FROM ranked
     GROUP BY lexeme
     RETURNING lexeme, floor
 ),
-state AS (
-    INSERT INTO keyword_champion_state (memory, avgdl, k1, b, min_floor)
-    SELECT %(memory)s, stats.avgdl, %(k1)s, %(b)s,
-           (SELECT coalesce(min(floor), 0) FROM lists)
+build AS (
+    UPDATE keyword_champion_builds b
+    SET avgdl = stats.avgdl, k1 = %(k1)s, b = %(b)s, chunks = stats.chunks,
+        min_floor = (SELECT coalesce(min(floor), 0) FROM lists)
     FROM stats
+    WHERE b.memory = %(memory)s
 )
-INSERT INTO keyword_champions (memory, lexeme, weight, episode_id, ordinal)
+INSERT INTO keyword_champion_staged (memory, lexeme, weight, episode_id, ordinal)
 SELECT %(memory)s, ranked.lexeme, ranked.weight, ranked.episode_id, ranked.ordinal
 FROM ranked JOIN lists USING (lexeme)
 WHERE ranked.weight > lists.floor
