@@ -38,7 +38,7 @@ from memory_pipeline.errors import ConfigurationError, InputError, UnknownMemory
 from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
-from memory_pipeline.storage import episodes_store, forget_store, search_store, tokens_store
+from memory_pipeline.storage import episodes_store, forget_store, keyword_store, search_store, tokens_store
 from memory_pipeline.storage.database import POOL_SIZE, Database, redact
 from memory_pipeline.storage.forget_store import ForgetCounts
 
@@ -371,6 +371,16 @@ class Memory:
             report = self.index(day=day, on_progress=on_progress, on_committed=linker.link)
             linker.finish()
         return report
+
+    def rebuild_keyword_lists(self, *, memory: str | None = None,
+                              stale_only: bool = False) -> list[keyword_store.ChampionBuild]:
+        """Rebuild the keyword champion lists of every memory of more than ``keyword_store.CAP``
+        chunk rows (``memory``: only that one; ``stale_only``: only lists that are missing or
+        stale, ``keyword_store.STALE_CHANGE``), one memory after the other, beside its writers;
+        a memory at or under the cap has none (its keyword queries are exact)."""
+        names = None if memory is None else [self.require_memory(memory)]
+        with self.db.connection() as conn:
+            return keyword_store.refresh_all_champions(conn, stale_only=stale_only, memories=names)
 
     # -- searching --------------------------------------------------------------------------
     def search(self, memory: str, query: str, *, policy: str | None = None, limit: int | None = None,

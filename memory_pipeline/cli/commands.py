@@ -13,6 +13,7 @@ from pathlib import Path
 
 from memory_pipeline import config, indexing
 from memory_pipeline.cli.common import err, open_database, open_memory, print_json, print_warnings
+from memory_pipeline.cli.ops_commands import keyword_list_lines
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.errors import ExitCode, InputError
 from memory_pipeline.ingest import ingest_paths
@@ -100,6 +101,8 @@ def cmd_index(args) -> int:
         report = mem.index_and_link(day=args.day, on_progress=progress)
         after = report.pending_days  # counted by the run once it was done
         finished = [d for d in before if d not in after and (args.day is None or d == args.day.isoformat())]
+        # Where users only run the CLI, this is where a memory's keyword lists get built.
+        builds = [] if args.no_keyword_lists else mem.rebuild_keyword_lists(stale_only=True)
     record_index_in_dagster(finished, dagster)
     if args.json:
         print_json(
@@ -111,6 +114,7 @@ def cmd_index(args) -> int:
                 "windowVectors": report.windows,
                 "seconds": round(report.seconds, 3),
                 "pendingEpisodes": report.pending_after,
+                "keywordLists": [b.to_json() for b in builds],
             }
         )
     else:
@@ -119,6 +123,8 @@ def cmd_index(args) -> int:
             f"vector(s) (+{report.windows} paragraph-window vectors) with {report.profile} in {report.seconds:.1f}s; "
             f"{report.pending_after} episode(s) still pending"
         )
+        for line, warning in keyword_list_lines(builds):
+            (err if warning else print)(("memory-pipeline: warning: " if warning else "") + line)
     return ExitCode.OK
 
 

@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("index", help="chunk and embed everything pending, until done or something fails")
     p.add_argument("--day", type=_date, help="only episodes ingested on this UTC day (YYYY-MM-DD)")
+    p.add_argument("--no-keyword-lists", action="store_true",
+                   help="after the pass, do not rebuild keyword champion lists that are missing or stale")
     p.add_argument("--json", action="store_true", help="print a JSON report")
 
     p = sub.add_parser("status", help="counts, pending work per day, the active profile")
@@ -157,6 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dagster-url", metavar="URL",
                    help="the running Dagster web server (default MEMORY_PIPELINE_DAGSTER_UI, else http://127.0.0.1:3000)")
 
+    p = sub.add_parser("maintain", help="rebuild the keyword champion lists (as the nightly maintenance job does)")
+    p.add_argument("--memory", help="only this memory (default: every memory of more than 500 chunks)")
+    p.add_argument("--stale-only", action="store_true",
+                   help="only lists that are missing or stale (what index does after its pass)")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+
     sub.add_parser("demo", help="ingest the bundled sample corpus, index it with Dagster, run searches")
 
     p = sub.add_parser("ui", help="start Dagster's web UI and daemon for this project")
@@ -186,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         "observations": observation_commands.cmd_observations,
         "reindex": ops_commands.cmd_reindex,
         "backfill": ops_commands.cmd_backfill,
+        "maintain": ops_commands.cmd_maintain,
     }[args.command]
     try:
         code = handler(args)

@@ -1,4 +1,5 @@
-"""``memory-pipeline reindex`` and ``memory-pipeline backfill``: model changes and re-runs of days."""
+"""``memory-pipeline reindex``, ``backfill`` and ``maintain``: model changes, re-runs of days, and
+rebuilding the keyword champion lists."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import os
 import time
 
 from memory_pipeline import config, indexing
-from memory_pipeline.cli.common import err, open_database
+from memory_pipeline.cli.common import err, open_database, open_memory, print_json
 from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.errors import ExitCode, InputError
-from memory_pipeline.storage import index_store, profiles_store
+from memory_pipeline.storage import index_store, keyword_store, profiles_store
 
 
 def cmd_reindex(args) -> int:
@@ -117,4 +118,37 @@ def cmd_backfill(args) -> int:
     if failed:
         err(f"memory-pipeline: {len(failed)} day(s) did not succeed: {', '.join(failed)} (see the backfill in the UI)")
         return ExitCode.RUNS_FAILED
+    return ExitCode.OK
+
+
+def keyword_list_lines(builds) -> list[tuple[str, bool]]:
+    """(line, is_warning) per rebuild of a memory's keyword champion lists."""
+    lines = []
+    for b in builds:
+        if b.outcome == "built":
+            lines.append((f"keyword lists of {b.memory}: {b.lists} lists, {b.rows} rows, rebuilt in {b.seconds:.1f}s; "
+                          f"its writers waited at most {b.lock_seconds:.2f}s (the swap)", False))
+        elif b.outcome == "busy":
+            lines.append((f"keyword lists of {b.memory}: another process is rebuilding them; skipped", True))
+        elif b.outcome == "locked":
+            lines.append((f"keyword lists of {b.memory}: not rebuilt, deletions kept their rows locked through "
+                          f"{b.attempts} attempts; the current lists stay right, run maintain again", True))
+        else:  # gone
+            lines.append((f"keyword lists of {b.memory}: the memory has no chunks any more; lists dropped", False))
+    return lines
+
+
+def cmd_maintain(args) -> int:
+    """Rebuild the keyword champion lists (``Memory.rebuild_keyword_lists``)."""
+    with open_memory() as mem:
+        builds = mem.rebuild_keyword_lists(memory=args.memory, stale_only=args.stale_only)
+    if args.json:
+        print_json({"keywordLists": [b.to_json() for b in builds]})
+        return ExitCode.OK
+    for line, warning in keyword_list_lines(builds):
+        (err if warning else print)(("memory-pipeline: warning: " if warning else "") + line)
+    if not builds:
+        print(f"nothing to rebuild: {f'memory {args.memory!r} does not have' if args.memory else 'no memory has'} "
+              f"more than {keyword_store.CAP} chunks{' and missing or stale lists' if args.stale_only else ''} "
+              "(a smaller memory's keyword queries are exact, without lists)")
     return ExitCode.OK
