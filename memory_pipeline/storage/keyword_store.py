@@ -205,35 +205,36 @@ def swap_build(conn: psycopg.Connection, memory: str, report: ChampionBuild | No
     for attempt in range(SWAP_ATTEMPTS):
         report.attempts += 1
         t0 = time.perf_counter()
+        locked_at = None
         try:
             with conn.transaction():
                 present = _lock_stats_row(conn, memory)
-                t1 = time.perf_counter()
-                report.lock_wait_seconds += t1 - t0
-                try:
-                    if not present:
-                        report.outcome = "gone"
-                        conn.execute(query("keyword_champions_clear"), {"memory": memory})
-                        return report
-                    conn.execute(query("keyword_champions_swap_lock"), {"memory": memory})
+                locked_at = time.perf_counter()
+                report.lock_wait_seconds += locked_at - t0
+                if not present:
+                    report.outcome = "gone"
                     conn.execute(query("keyword_champions_clear"), {"memory": memory})
-                    conn.execute(query("keyword_champions_install"), {"memory": memory})
-                    logged = [r[0] for r in conn.execute(
-                        "SELECT episode_id FROM keyword_champion_backlog WHERE memory = %s", (memory,))]
-                    if logged:
-                        conn.execute(query("keyword_champions_record"), {"episode_ids": logged})
-                    _unregister(conn, memory)
-                    report.backlog = len(logged)
-                    report.rows, report.lists = conn.execute(
-                        "SELECT (SELECT count(*) FROM keyword_champions WHERE memory = %(m)s),"
-                        " (SELECT count(*) FROM keyword_champion_lists WHERE memory = %(m)s)", {"m": memory}).fetchone()
-                finally:
-                    report.lock_seconds += time.perf_counter() - t1
+                    return report
+                conn.execute(query("keyword_champions_swap_lock"), {"memory": memory})
+                conn.execute(query("keyword_champions_clear"), {"memory": memory})
+                conn.execute(query("keyword_champions_install"), {"memory": memory})
+                logged = [r[0] for r in conn.execute(
+                    "SELECT episode_id FROM keyword_champion_backlog WHERE memory = %s", (memory,))]
+                if logged:
+                    conn.execute(query("keyword_champions_record"), {"episode_ids": logged})
+                _unregister(conn, memory)
+                report.backlog = len(logged)
+                report.rows, report.lists = conn.execute(
+                    "SELECT (SELECT count(*) FROM keyword_champions WHERE memory = %(m)s),"
+                    " (SELECT count(*) FROM keyword_champion_lists WHERE memory = %(m)s)", {"m": memory}).fetchone()
             report.outcome = "built"
             return report
         except psycopg.errors.LockNotAvailable:
             report.gave_way += 1
-            time.sleep(min(SWAP_PAUSE * (attempt + 1), 1.0))
+        finally:
+            if locked_at is not None:  # until the commit or the rollback released the row
+                report.lock_seconds += time.perf_counter() - locked_at
+        time.sleep(min(SWAP_PAUSE * (attempt + 1), 1.0))
     report.outcome = "locked"
     return report
 
