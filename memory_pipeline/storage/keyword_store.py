@@ -158,9 +158,11 @@ def refresh_champions(conn: psycopg.Connection, memory: str, *, min_df: int = CA
         report.read_seconds = time.perf_counter() - t0
         swap_build(conn, memory, report)
     finally:
-        end_build(conn, memory)
-        conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (BUILD_LOCK_CLASS, memory))
-        report.seconds = time.perf_counter() - started
+        try:
+            end_build(conn, memory)
+        finally:  # a pooled connection must not keep the lock (a dead one has lost it anyway)
+            conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (BUILD_LOCK_CLASS, memory))
+            report.seconds = time.perf_counter() - started
     return report
 
 
