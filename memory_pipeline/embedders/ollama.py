@@ -1,9 +1,13 @@
-"""Embeddings from an Ollama server (``/api/embed``) through the ``ollama`` client package.
+"""Embeddings from an Ollama server (``/api/embed``).
 
-The client sends the request and maps HTTP and connection failures; the answer's JSON (Ollama
-has no binary form) is parsed here with orjson and made one float32 array, instead of the
-client's ``json.loads`` and pydantic model checking every number: less client CPU per call
-(``benchmarks/bench_embed_decode.py``), which counts when several calls are in flight.
+The ``ollama`` client package reads the host (``HOST``, ``HOST:PORT`` or a URL) and makes the
+request headers (``OLLAMA_API_KEY`` included); the request goes through ``embedders.transport``
+(``http.client`` kept-alive connections for a plain http host, the client's own httpx otherwise,
+and for a redirect, which the client follows), and the client's ``ResponseError`` carries an
+HTTP error as before. The answer's JSON (Ollama has no binary form) is parsed here with orjson
+and made one float32 array, instead of the client's ``json.loads`` and pydantic model checking
+every number: less client CPU per call (``benchmarks/bench_embed_decode.py``), which counts when
+several calls are in flight.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import numpy as np
 import ollama
 import orjson
 
+from memory_pipeline.embedders import transport
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
 from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, ModelRefused
 
@@ -74,30 +79,40 @@ class OllamaEmbedder(Embedder):
             self._client = ollama.Client(host=host, timeout=timeout_s)
         except (ValueError, TypeError, httpx.InvalidURL) as exc:
             raise ConfigurationError(f"invalid Ollama host {host!r}: {_short(exc)}") from None
+        http = self._client._client  # the client's httpx.Client: its base URL and headers
+        url = str(http.base_url).rstrip("/") + "/api/embed"  # below a base path too, as the client does
+        self._httpx = transport.HttpxPoster(http, url, headers={})
+        self._poster: transport.LeanPoster | transport.HttpxPoster = self._httpx
+        if transport.lean_applies(url):
+            # The client's headers but the encodings: the lean transport reads bodies as they come.
+            headers = {k: v for k, v in http.headers.items() if k.lower() not in ("accept-encoding", "connection")}
+            self._poster = transport.LeanPoster(url, timeout_s=timeout_s, headers=headers)
 
     def close(self) -> None:
+        if self._poster is not self._httpx:
+            self._poster.close()
         self._client.close()
 
     def _embed_batch(self, texts: Sequence[str], *, is_query: bool) -> np.ndarray:
         model = self.profile.model
         inputs = [self.query_prefix + t for t in texts] if is_query else list(texts)
         try:
-            # ``Client.embed``'s request without its response model: ``_request_raw`` is the
-            # client's own POST, with its host, headers, keep-alive and error mapping.
-            response = self._client._request_raw("POST", "/api/embed", json={"model": model, "input": inputs})
+            response = self._post(orjson.dumps({"model": model, "input": inputs}))
+            if response.status >= 400:
+                # The client's own error: the server's ``{"error"}`` message, or its body.
+                raise ollama.ResponseError(response.text, response.status)
             answer = orjson.loads(response.content)
         except ollama.ResponseError as exc:
             raise self._response_error(exc) from None
-        except httpx.TimeoutException:
+        except transport.TransportTimeout:
             raise EmbedderUnavailable(
                 self.service_name, f"no answer from {self.host} within {self.timeout_s:g}s"
             ) from None
-        except ConnectionError:
-            # The client turns httpx.ConnectError into this, with a generic install hint.
-            raise EmbedderUnavailable(
-                self.service_name, f"cannot connect to {self.host}; is `ollama serve` running there?"
-            ) from None
-        except (httpx.TransportError, OSError) as exc:
+        except transport.TransportFailed as exc:
+            if exc.connecting:
+                raise EmbedderUnavailable(
+                    self.service_name, f"cannot connect to {self.host}; is `ollama serve` running there?"
+                ) from None
             raise EmbedderUnavailable(
                 self.service_name, f"cannot talk to {self.host}: {_short(exc, 120)}"
             ) from None
@@ -108,6 +123,12 @@ class OllamaEmbedder(Embedder):
                 f"response for model {model!r}: {_short(exc, 120)}"
             ) from None
         return self._vectors(answer.get("embeddings") if isinstance(answer, dict) else None, len(inputs))
+
+    def _post(self, body: bytes) -> transport.Answer:
+        response = self._poster.post(body)
+        if 300 <= response.status < 400 and self._poster is not self._httpx:
+            response = self._httpx.post(body)  # the client follows redirects
+        return response
 
     def _response_error(self, exc: ollama.ResponseError) -> Exception:
         status, message = exc.status_code, _short(exc.error)

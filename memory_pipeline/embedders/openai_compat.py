@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import base64
+import json
 import re
 from typing import Sequence
 
 import httpx
 import numpy as np
+import orjson
 
+from memory_pipeline.embedders import transport
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
 from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, ModelRefused
 
@@ -37,12 +40,28 @@ def _short(text: object, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def _error_message(response: httpx.Response) -> str:
+def _json(content: bytes) -> object:
+    """A JSON body, parsed by orjson; what orjson refuses (NaN literals, which some servers
+    write) by the standard library, so a body reads as it did before orjson."""
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return json.loads(content)
+
+
+def _dumps(payload: dict) -> bytes:
+    try:
+        return orjson.dumps(payload)
+    except TypeError:  # text orjson cannot encode as UTF-8 (a lone surrogate): escaped instead
+        return json.dumps(payload).encode("ascii")
+
+
+def _error_message(response: transport.Answer) -> str:
     """The server's own explanation: OpenAI's ``{"error": {"message"}}``, or ``{"error": str}``."""
     try:
-        body = response.json()
+        body = _json(response.content)
     except ValueError:
-        return _short(response.text) or response.reason_phrase
+        return _short(response.text) or response.reason
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, dict):
         error = error.get("message") or error
@@ -86,17 +105,22 @@ class OpenAICompatibleEmbedder(Embedder):
             raise ConfigurationError(
                 f"invalid embedding server URL {base_url!r}: expected http(s)://HOST[:PORT][/v1]"
             )
-        # One client for the embedder's life: batches reuse kept-alive connections, one per call
+        # One poster for the embedder's life: batches reuse kept-alive connections, one per call
         # in flight (index passes run several at once, ``Embedder.in_flight``).
-        self._client = httpx.Client(
-            timeout=timeout_s, limits=httpx.Limits(max_connections=None, max_keepalive_connections=64)
-        )
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if transport.lean_applies(self.url):
+            self._poster = transport.LeanPoster(self.url, timeout_s=timeout_s, headers=headers)
+        else:
+            client = httpx.Client(
+                timeout=timeout_s, limits=httpx.Limits(max_connections=None, max_keepalive_connections=64)
+            )
+            self._poster = transport.HttpxPoster(client, self.url, headers=headers)
         # Vectors asked as base64 float32 (OpenAI's encoding_format): decoded with one numpy call
         # instead of a Python float per number. Off once the server refuses it.
         self._base64 = True
 
     def close(self) -> None:
-        self._client.close()
+        self._poster.close()
 
     def _embed_batch(self, texts: Sequence[str], *, is_query: bool) -> np.ndarray:
         prefix = self.query_prefix if is_query else self.document_prefix
@@ -110,24 +134,24 @@ class OpenAICompatibleEmbedder(Embedder):
         if payload["encoding_format"] == "base64" and _refuses_base64(response):
             self._base64 = False
             response = self._post({**payload, "encoding_format": "float"})
-        if response.status_code >= 400:
+        if response.status >= 400:
             raise self._status_error(response)
         return self._vectors(response, len(texts))
 
-    def _post(self, payload: dict) -> httpx.Response:
+    def _post(self, payload: dict) -> transport.Answer:
         try:
-            return self._client.post(self.url, json=payload)
-        except httpx.TimeoutException:
+            return self._poster.post(_dumps(payload))
+        except transport.TransportTimeout:
             raise EmbedderUnavailable(
                 self.service_name, f"no answer from {self.url} within {self.timeout_s:g}s"
             ) from None
-        except (httpx.TransportError, OSError) as exc:
+        except transport.TransportFailed as exc:
             raise EmbedderUnavailable(
                 self.service_name, f"cannot connect to {self.url}: {_short(exc, 120)}"
             ) from None
 
-    def _status_error(self, response: httpx.Response) -> Exception:
-        status, message = response.status_code, _error_message(response)
+    def _status_error(self, response: transport.Answer) -> Exception:
+        status, message = response.status, _error_message(response)
         model = self.profile.model
         if status == 404 and "model" in message.lower():
             return ModelRefused(
@@ -154,9 +178,9 @@ class OpenAICompatibleEmbedder(Embedder):
             f"(HTTP {status}): {message}"
         )
 
-    def _vectors(self, response: httpx.Response, expected: int) -> np.ndarray:
+    def _vectors(self, response: transport.Answer, expected: int) -> np.ndarray:
         try:
-            items = response.json()["data"]
+            items = _json(response.content)["data"]
             rows = sorted(((int(item["index"]), item["embedding"]) for item in items), key=lambda r: r[0])
             if [index for index, _ in rows] != list(range(expected)):
                 raise ValueError(f"indices {[index for index, _ in rows]} for {expected} inputs")
@@ -179,10 +203,10 @@ class OpenAICompatibleEmbedder(Embedder):
         return raw
 
 
-def _refuses_base64(response: httpx.Response) -> bool:
+def _refuses_base64(response: transport.Answer) -> bool:
     """A 400/422 that names the encoding: a server that speaks floats only (the request is
     sent again asking for floats)."""
-    if response.status_code not in (400, 422):
+    if response.status not in (400, 422):
         return False
     message = _error_message(response).lower()
     return "encoding" in message or "base64" in message

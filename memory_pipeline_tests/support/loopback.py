@@ -159,6 +159,11 @@ class LoopbackEmbeddingServer:
       instead of ``hashing_vector`` of each text; benchmarks use a cheaper one.
     * ``base64``: whether ``"encoding_format": "base64"`` is honoured (default True); False
       answers it with HTTP 400, like a server that only speaks floats.
+    * ``keepalive_s``: an idle kept-alive connection is closed after this many seconds, like
+      llama.cpp's and Go's idle timeouts. ``None`` (default): kept open.
+    * ``answers_per_connection``: after answering this many embed requests on one connection, the
+      next request on it is read and the connection closed without an answer (a server whose
+      idle timeout fires just as a request arrives). ``None`` (default): no limit.
 
     Attributes:
 
@@ -168,6 +173,9 @@ class LoopbackEmbeddingServer:
     * ``inputs``: a snapshot list with the input texts of each request, parallel to ``requests``.
     * ``served``: how many embed requests were answered successfully.
     * ``max_in_flight``: the most embed requests the server was handling at one moment.
+    * ``connections``: how many TCP connections embed requests came on.
+    * ``dropped``: how many requests were closed unanswered (``answers_per_connection``).
+    * ``authorizations``: the ``Authorization`` header of each embed request (None when absent).
 
     Use as a context manager, or call ``stop()`` (idempotent). ``clear()`` forgets the request
     log and resets the success count that ``fail_after`` compares with.
@@ -186,6 +194,8 @@ class LoopbackEmbeddingServer:
         vector_fn: Callable[[list[str]], object] | None = None,
         base64: bool = True,
         max_input_tokens: int | None = None,
+        keepalive_s: float | None = None,
+        answers_per_connection: int | None = None,
     ):
         if dim <= 0:
             raise ValueError(f"dim must be positive, got {dim}")
@@ -198,6 +208,11 @@ class LoopbackEmbeddingServer:
         self.max_input_tokens = max_input_tokens
         self.vector_fn = vector_fn
         self.base64 = base64
+        self.keepalive_s = keepalive_s
+        self.answers_per_connection = answers_per_connection
+        self._connections: set[tuple] = set()
+        self._authorizations: list[str | None] = []
+        self._dropped = 0
         self._slots = threading.BoundedSemaphore(slots) if slots else None
         self._in_flight = 0
         self.max_in_flight = 0
@@ -249,6 +264,21 @@ class LoopbackEmbeddingServer:
     def served(self) -> int:
         with self._lock:
             return self._served
+
+    @property
+    def connections(self) -> int:
+        with self._lock:
+            return len(self._connections)
+
+    @property
+    def authorizations(self) -> list[str | None]:
+        with self._lock:
+            return list(self._authorizations)
+
+    @property
+    def dropped(self) -> int:
+        with self._lock:
+            return self._dropped
 
     def clear(self) -> None:
         with self._lock:
@@ -314,6 +344,12 @@ def _make_handler(server: LoopbackEmbeddingServer) -> type[BaseHTTPRequestHandle
         # (about 40 ms on Linux) on many requests, a stall no real server has.
         disable_nagle_algorithm = True
 
+        answered = 0  # embed requests answered on this handler's connection
+
+        @property
+        def timeout(self) -> float | None:  # read by ``setup``: the idle connection's timeout
+            return server.keepalive_s
+
         def log_message(self, format, *args):  # noqa: A002 - stdlib signature
             pass  # test output stays clean
 
@@ -352,6 +388,15 @@ def _make_handler(server: LoopbackEmbeddingServer) -> type[BaseHTTPRequestHandle
         def do_POST(self) -> None:  # noqa: N802 - stdlib name
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length > 0 else b""
+            with server._lock:
+                server._connections.add(self.client_address)
+                server._authorizations.append(self.headers.get("Authorization"))
+                drop = server.answers_per_connection is not None and self.answered >= server.answers_per_connection
+                server._dropped += drop
+            if drop:
+                self.close_connection = True
+                return
+            self.answered += 1
             flavour = _EMBED_ROUTES.get(self.path)
             if flavour is None:
                 self._error("openai", 404, f"no route for POST {self.path}")
