@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+import orjson
 import psycopg
 
 from memory_pipeline.domain.entities import Entity, EntityMatcher, entity_matcher, extract_proper_names
@@ -52,13 +53,13 @@ def extract_episode_names(conn: psycopg.Connection, episode_ids: list[int], repo
 
 
 def _insert_names(conn: psycopg.Connection, bodies: list[tuple[int, str, str]], report: EntityReport) -> None:
-    """Store the name candidates of these (episode id, memory, body) rows."""
-    with conn.cursor() as cur:
-        cur.executemany(
-            query("episode_names_insert"),
-            [{"episode_id": episode_id, "memory": memory, "names": sorted(extract_proper_names(body))}
-             for episode_id, memory, body in bodies],
-        )
+    """Store the name candidates of these (episode id, memory, body) rows, in one statement."""
+    if bodies:
+        conn.execute(query("episode_names_insert"), {
+            "episode_ids": [episode_id for episode_id, _, _ in bodies],
+            "memories": [memory for _, memory, _ in bodies],
+            "names": [orjson.dumps(sorted(extract_proper_names(body))).decode() for _, _, body in bodies],
+        })
     report.extracted_episodes += len(bodies)
 
 

@@ -54,6 +54,30 @@ def test_refresh_in_small_pages_equals_the_rule_over_the_whole_memory(db, monkey
     assert (again.extracted_episodes, again.promoted, again.mentions_added) == (0, 0, 0)
 
 
+def test_a_page_of_names_is_stored_as_extracted_and_once(db):
+    # Accents, apostrophes, hyphens, Greek, a tab and a no-break space between a name's words; an
+    # episode with none gets an empty list. One statement stores the page.
+    bodies = [*BODIES, "We met Marta\tQuintela and Seán O'Brien-Walsh; later Ana\u00a0Lúcia Rocha.",
+              "Sunday. Zoë and Ζωή Παπαδοπούλου saw Jean-Luc, then Jean-Luc left."]
+    drafts = [make_episode(memory="alice", kind="note", title=f"note {i}", occurred_at=T0 + dt.timedelta(days=i),
+                           body=body) for i, body in enumerate(bodies)]
+    with db.connection() as conn:
+        store_episodes(conn, drafts, DAY)
+        rows = conn.execute("SELECT id, body FROM episodes WHERE memory = 'alice' ORDER BY id").fetchall()
+        report = entities_store.EntityReport()
+        entities_store.extract_episode_names(conn, [episode_id for episode_id, _ in rows], report)
+        stored = dict(conn.execute("SELECT episode_id, names FROM episode_names").fetchall())
+        again = entities_store.EntityReport()
+        with conn.transaction():  # an episode already named keeps its row
+            entities_store._insert_names(conn, [(rows[0][0], "alice", "Completely Different Names")], again)
+        kept = conn.execute("SELECT names FROM episode_names WHERE episode_id = %s", (rows[0][0],)).fetchone()[0]
+    assert stored == {episode_id: sorted(extract_proper_names(body)) for episode_id, body in rows}
+    by_body = {body: stored[episode_id] for episode_id, body in rows}
+    assert by_body[bodies[-2]] == ["Ana Lúcia Rocha", "Marta Quintela", "Seán O'Brien-Walsh"]
+    assert by_body[bodies[-1]] == ["Jean-Luc", "Ζωή Παπαδοπούλου"] and by_body[BODIES[4]] == []
+    assert report.extracted_episodes == len(bodies) and kept == stored[rows[0][0]]
+
+
 def test_every_write_of_a_memorys_entities_gives_it_a_new_version_and_nothing_else_does(db):
     from memory_pipeline.storage import forget_store
     from memory_pipeline.storage.search_store import entities_version
