@@ -42,6 +42,7 @@ SCRIPT = Path(sys.executable).with_name("memory-pipeline")
 REPOSITORY = {"repositoryLocationName": "memory_pipeline", "repositoryName": "__repository__"}
 STARTUP_TIMEOUT_S = 180  # it answered after 83 s at load 20 on the shared 2-core machine
 STOP_GRACE_S = 30
+CHILDREN_GRACE_S = 60  # Dagster's code-server heartbeat timeout (45 s) and a margin
 
 
 def pytest_collection_modifyitems(config, items):
@@ -195,8 +196,10 @@ def _stop(proc: subprocess.Popen, home: Path, recover: Callable[[], object] | No
             pass
         proc.wait(timeout=10)
     # dagster dev's children live in their own group (cmd_ui ends it) and postgres in yet another
-    # (pgserver stops it when its last user exits): give both a moment, then judge.
-    deadline = time.monotonic() + 15
+    # (pgserver stops it when its last user exits): give both a moment, then judge. A code server
+    # whose shutdown request was lost (a loaded machine) ends by itself when its heartbeats stop
+    # (--heartbeat-timeout 45), and postgres after it: that is within the bound too.
+    deadline = time.monotonic() + CHILDREN_GRACE_S
     marker = f"{home}{os.sep}"  # postgres -D HOME/pgdata, dagster's --instance-ref HOME/dagster
     leftovers = processes_naming(marker)
     while leftovers and time.monotonic() < deadline:
