@@ -62,6 +62,12 @@ from memory_pipeline.storage.profiles_store import StoredProfile, get_profile
 # each pass's end drains the pipeline (the model idles while the last calls return and the next
 # pass lists its work and re-checks the canary), so a backlog is taken in few passes.
 PASS_LIMIT = 100_000
+
+# Vectors written by one pass after which the tables it wrote are ANALYZEd before the next pass
+# lists what is pending. Autovacuum gets there eventually, but a listing planned on statistics
+# from when the tables were nearly empty (a first bulk index, a database copied from a
+# template) can be planned badly enough to run for many minutes (benchmarks/README.md).
+ANALYZE_AFTER = 10_000
 CLAIM_ROUND = 500
 # Model calls submitted beyond those in flight (their inputs are prepared, their episodes claimed).
 QUEUED_CALLS = 32
@@ -560,13 +566,15 @@ def index_until_done(
     promote: bool = True,
     pass_limit: int = PASS_LIMIT,
     on_committed: Callable[[list[int]], None] | None = None,
+    analyze_after: int = ANALYZE_AFTER,
 ) -> IndexReport:
     """Run passes until nothing is pending (or a pass could do nothing: others hold the rest).
 
     ``promote=False`` leaves the serving generation alone (a day's partition must not switch
     search for everyone; ``promote_when_complete`` is then the caller's to run globally).
     ``on_progress`` gets the totals so far, earlier passes included; ``on_committed`` the ids of
-    each committed batch (``index_pass``)."""
+    each committed batch (``index_pass``). A pass that wrote ``analyze_after`` vectors or more
+    refreshes the planner's statistics of what it wrote before the next one (``ANALYZE_AFTER``)."""
     total = IndexReport(profile=embedder.profile.name)
 
     def so_far(one: IndexReport) -> None:
@@ -579,6 +587,9 @@ def index_until_done(
         one = index_pass(db, embedder, day=day, limit=pass_limit, on_progress=so_far if on_progress else None,
                          chunked_only=chunked_only, on_committed=on_committed)
         total.add(one)
+        if one.vectors + one.windows >= analyze_after:
+            with db.connection() as conn:
+                index_store.analyze_written(conn)
         if one.canary_checked and not total.canary_checked:
             total.canary_checked, total.canary_cosine = True, one.canary_cosine
         if one.episodes == 0:

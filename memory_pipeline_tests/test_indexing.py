@@ -211,3 +211,18 @@ def test_progress_counts_everything_done_so_far_across_passes(db, tmp_path):
     assert report.episodes == 5 and report.passes >= 3
     # A later pass continues the count; it never starts again from 0.
     assert seen == sorted(seen) and seen[-1] >= 4, seen
+
+
+@pytest.mark.parametrize("analyze_after", [1, 10**9])
+def test_a_pass_that_wrote_many_vectors_refreshes_the_planner_statistics(db, corpus, analyze_after):
+    # A table never analyzed (nor vacuumed) has reltuples -1 (PostgreSQL 14+); ANALYZE sets the
+    # row count. Autovacuum leaves tables this small alone, so only the pass can have done it.
+    rows, path = corpus
+    ingest_paths(db, [path])
+    with LoopbackEmbeddingServer(dim=1024) as server:
+        indexing.index_until_done(db, ollama_embedder(server.url), analyze_after=analyze_after)
+    with db.connection() as conn:
+        stored = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        reltuples = conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'chunks'::regclass").fetchone()[0]
+    assert stored == expected_chunks(rows)
+    assert (reltuples == stored) == (analyze_after == 1), reltuples

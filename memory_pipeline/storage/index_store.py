@@ -245,6 +245,12 @@ def write_episodes(conn: psycopg.Connection, profile: StoredProfile | None, work
     return report
 
 
+def analyze_written(conn: psycopg.Connection) -> None:
+    """Refresh the planner's statistics of the tables an index pass writes (what the pending
+    listing, ``pending_episodes`` of migration 0012, reads): ``indexing.ANALYZE_AFTER`` says when."""
+    conn.execute("ANALYZE episodes, chunks, embeddings")
+
+
 def delete_chunks_of_days(conn: psycopg.Connection, start: dt.date, end: dt.date) -> int:
     """Delete the chunk rows of the episodes ingested on ``start``..``end`` (they become pending
     again) and recount their memories' keyword statistics, in one transaction; the row count."""
