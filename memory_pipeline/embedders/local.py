@@ -54,8 +54,8 @@ def _get_engine():
         # before they sleep between the steps of a call. When anything else wants the cores
         # (PostgreSQL running a search's other channels, the Dagster daemon, another program) a
         # spinning thread burns the time slice its partner needs, and a search took many times
-        # longer. 3,000 spins is a few microseconds: close to the default on
-        # an idle machine, and as fast as never spinning on a busy one (benchmarks/README.md,
+        # longer. A short spin (3,000) is close to the default on an idle
+        # machine, and as fast as never spinning on a busy one (benchmarks/README.md,
         # "bench_local_model.py"). libgomp reads it once, when E5() loads it; a user's own
         # GOMP_SPINCOUNT or OMP_WAIT_POLICY is kept.
         if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:

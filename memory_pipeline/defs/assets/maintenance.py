@@ -8,6 +8,7 @@ reindex (``switch_generation_job``).
 """
 
 import datetime as dt
+import time
 
 import dagster as dg
 
@@ -122,8 +123,6 @@ def backlog(
     ),
 )
 def entities(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
-    import time
-
     started = time.perf_counter()
     report = entities_store.EntityReport()
     with memory.db.connection() as conn:
@@ -157,8 +156,6 @@ def entities(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Ma
     ),
 )
 def keyword_champions(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
-    import time
-
     started = time.perf_counter()
     with memory.db.connection() as conn:
         builds = keyword_store.refresh_all_champions(conn)
