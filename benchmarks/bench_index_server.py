@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 
 import httpx
+import psycopg
 
 from bench_databases import Databases  # a sibling module (benchmarks/)
 
@@ -134,6 +135,46 @@ class CpuSampler(threading.Thread):
         self.sample()
 
 
+class ActivitySampler(threading.Thread):
+    """(seconds since the start, first line of each statement the database ``url`` is running)
+    every ``interval`` seconds: what PostgreSQL does after the pass (``--after-pass``)."""
+
+    def __init__(self, url: str, interval: float = 0.2):
+        super().__init__(daemon=True)
+        self.url, self.interval, self.t0 = url, interval, time.perf_counter()
+        self.samples: list[tuple[float, list[str]]] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            while not self.done.wait(self.interval):
+                rows = conn.execute(
+                    "SELECT query FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid()"
+                    " AND datname = current_database()").fetchall()
+                self.samples.append((time.perf_counter() - self.t0, [_first_line(r[0]) for r in rows]))
+
+    def stop(self) -> None:
+        self.done.set()
+        self.join()
+
+
+def _first_line(statement: str) -> str:
+    """A statement's first line that is not a comment (the SQL files open with their purpose)."""
+    lines = [line.strip() for line in statement.splitlines() if line.strip()]
+    code = [line for line in lines if not line.startswith("--")]
+    return ((code or lines or [""])[0])[:90]
+
+
+def after_pass_statements(activity: ActivitySampler, pass_end: float) -> list[tuple[str, float]]:
+    """Seconds each statement was seen running after ``pass_end``, most first."""
+    seen: dict[str, float] = {}
+    for t, statements in activity.samples:
+        if t > pass_end:
+            for statement in set(statements):
+                seen[statement] = seen.get(statement, 0.0) + activity.interval
+    return sorted(seen.items(), key=lambda kv: -kv[1])
+
+
 def cli(args: list[str], env: dict[str, str], cpu: dict | None = None,
         watch: dict[str, int | None] | None = None) -> tuple[float, str, CpuSampler | None]:
     """Run ``memory-pipeline ARGS``: (wall seconds, stdout, the CPU samples of the ``watch``
@@ -213,8 +254,9 @@ def measured_capacity(server: ServerProcess, batch: int, seconds: float = 4.0) -
 
 
 def index_run(dbs: Databases, base_url: str, server: ServerProcess, batch: int, parallel: int,
-              dim: int, canary_every: int = 1) -> dict:
+              dim: int, canary_every: int = 1, index_args: tuple[str, ...] = (), after_pass: bool = False) -> dict:
     url = dbs.clone(base_url)
+    activity = ActivitySampler(url) if after_pass else None
     try:
         env = {**os.environ, "MEMORY_PIPELINE_DATABASE_URL": url, "MEMORY_PIPELINE_EMBED_PROVIDER": "openai",
                "MEMORY_PIPELINE_EMBED_URL": server.url, "MEMORY_PIPELINE_EMBED_MODEL": MODEL,
@@ -223,8 +265,14 @@ def index_run(dbs: Databases, base_url: str, server: ServerProcess, batch: int, 
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = {"_children_before": usage.ru_utime + usage.ru_stime}
         pg0, model0 = process_cpu(dbs.server_pid), process_cpu(server.proc.pid)
-        wall, out, sampler = cli(["index", "--json"], env, cpu,
-                                 watch={"postgres": dbs.server_pid, "model_server": server.proc.pid})
+        if activity is not None:
+            activity.start()
+        try:
+            wall, out, sampler = cli(["index", "--json", *index_args], env, cpu,
+                                     watch={"postgres": dbs.server_pid, "model_server": server.proc.pid})
+        finally:
+            if activity is not None:
+                activity.stop()
         cpu.update(postgres=process_cpu(dbs.server_pid) - pg0, model_server=process_cpu(server.proc.pid) - model0)
         report = json.loads(out)
         until_pass_end = _until_model_idle(sampler.samples)
@@ -236,6 +284,11 @@ def index_run(dbs: Databases, base_url: str, server: ServerProcess, batch: int, 
                 "index_s": report["seconds"], "chunks_per_s_wall": round(report["chunks"] / wall, 1),
                 "chunks_per_s_index": round(report["chunks"] / report["seconds"], 1),
                 "pending_after": report["pendingEpisodes"],
+                "keyword_lists": [{k: b[k] for k in ("memory", "outcome", "seconds", "lock_seconds") if k in b}
+                                  for b in report.get("keywordLists", [])],
+                "after_pass_statements": [] if activity is None else [
+                    [statement, round(seconds, 1)] for statement, seconds in
+                    after_pass_statements(activity, until_pass_end[0] + (sampler.t0 - activity.t0))],
                 "cpu_s": {k: round(v, 2) for k, v in cpu.items()},
                 "cpu_ms_per_1000_chunks": {k: round(1e6 * v / report["chunks"], 0) for k, v in cpu.items()}}
     finally:
@@ -256,6 +309,11 @@ def _until_model_idle(samples: list[tuple[float, dict[str, float]]]) -> tuple[fl
 
 
 def print_cpu(run: dict) -> None:
+    for build in run["keyword_lists"]:
+        print(f"    keyword champion lists of {build['memory']!r} after the pass: {build['outcome']} in "
+              f"{build.get('seconds', 0):.1f} s")
+    for statement, seconds in run["after_pass_statements"][:8]:
+        print(f"    after the pass, PostgreSQL ran for ~{seconds:.1f} s: {statement}")
     for label, key in (("CPU per 1,000 chunks", "cpu_ms_per_1000_chunks"),
                        (f"  until the pass ended ({run['pass_end_s']} s; {run['after_pass_s']} s after it)",
                         "cpu_ms_per_1000_chunks_until_pass_end")):
@@ -278,10 +336,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--canary-every", type=int, default=1,
                         help="MEMORY_PIPELINE_CANARY_EVERY: one model call in N carries the canary (default 1: every call)")
     parser.add_argument("--skip-instant", action="store_true")
+    parser.add_argument("--no-keyword-lists", action="store_true",
+                        help="run `index --no-keyword-lists` (the champion lists' build after the pass left out)")
+    parser.add_argument("--after-pass", action="store_true",
+                        help="sample pg_stat_activity and print the statements PostgreSQL ran after the pass")
     parser.add_argument("--json", type=Path, help="write every figure here")
     args = parser.parse_args(argv)
     n = 3000 if args.quick else args.chunks
     parallels = [int(p) for p in args.parallel.split(",")]
+    run_options = {"index_args": ("--no-keyword-lists",) if args.no_keyword_lists else (),
+                   "after_pass": args.after_pass}
     figures: dict = {"chunks": n, "slots": args.slots, "latency_ms": args.latency_ms, "batch": args.batch,
                      "canary_every": args.canary_every}
     dbs = Databases()
@@ -302,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
             figures.update(nominal_capacity=server.nominal, measured_capacity=round(capacity, 1), runs=[])
             goal = min(capacity, CAPACITY_CAP) * CAPACITY_FRACTION_TARGET
             for parallel in parallels:
-                run = index_run(dbs, base, server, args.batch, parallel, args.dim, args.canary_every)
+                run = index_run(dbs, base, server, args.batch, parallel, args.dim, args.canary_every, **run_options)
                 run["fraction_of_capacity"] = round(run["chunks_per_s_wall"] / capacity, 3)
                 figures["runs"].append(run)
                 verdict = "PASS" if run["chunks_per_s_wall"] >= goal else "FAIL"
@@ -314,7 +378,8 @@ def main(argv: list[str] | None = None) -> int:
                 print_cpu(run)
         if not args.skip_instant:
             with ServerProcess(slots=0, latency_ms=0, batch=args.batch, dim=args.dim) as server:
-                run = index_run(dbs, base, server, args.batch, max(parallels), args.dim, args.canary_every)
+                run = index_run(dbs, base, server, args.batch, max(parallels), args.dim, args.canary_every,
+                               **run_options)
                 figures["instant"] = run
                 verdict = "PASS" if run["chunks_per_s_wall"] >= INSTANT_TARGET else "FAIL"
                 failed |= verdict == "FAIL"

@@ -10,9 +10,10 @@ always sees full batches), and commits the episodes whose vectors are all there 
 vectors or 2 seconds: each episode's chunks and vectors land in one transaction or not at all.
 
 Model calls run on worker threads, up to ``Embedder.in_flight`` at once
-(MEMORY_PIPELINE_EMBED_PARALLEL); commits run on a storing thread with its own connection; this
-thread claims, chunks and plans the next rounds and collects the vectors meanwhile. So the model
-server, the database and this process's own work all overlap.
+(MEMORY_PIPELINE_EMBED_PARALLEL); commits run on ``STORE_THREADS`` storing threads, each with its
+own connection, so two commits' database work overlaps; this thread claims, chunks and plans the
+next rounds and collects the vectors meanwhile. So the model server, the database and this
+process's own work all overlap.
 
 The canary phrase proves where vectors come from. By default (``Embedder.canary_every`` 1,
 MEMORY_PIPELINE_CANARY_EVERY) every model call carries it as its first input and a call's
@@ -33,8 +34,10 @@ everything else stays pending for the next pass.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
+import queue
 import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -52,7 +55,7 @@ from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.errors import ModelRefused
 from memory_pipeline.storage import index_store
 from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.index_store import ChunkVectors, EpisodeWork, PendingEpisode
+from memory_pipeline.storage.index_store import ChunkVectors, EpisodeWork, PendingEpisode, WriteReport
 from memory_pipeline.storage import profiles_store
 from memory_pipeline.storage.profiles_store import StoredProfile, get_profile
 
@@ -78,9 +81,15 @@ QUEUED_CALLS = 32
 # filled the model batches: a quarter of the store path's speed (benchmarks/bench_indexing.py).
 WRITE_EVERY_CHUNKS = 500
 WRITE_EVERY_SECONDS = 2.0
-# Commits handed to the storing thread and not finished yet, at most: when the database is the
+# Storing threads, each committing on its own connection. With one, the database worked on one
+# commit at a time and was the pass's bottleneck against a fast model server (the storing thread
+# busy ~96% of the pass: benchmarks/README.md); two commits of different episodes overlap up to
+# the keyword statistics rows of their memory, which they take last, in one order
+# (keyword_stats_record.sql). A second connection the pool cannot spare at once is done without.
+STORE_THREADS = 2
+# Commits handed to the storing threads and not finished yet, at most: when the database is the
 # slower side, the pass waits here instead of holding ever more embedded work in memory.
-WRITES_AHEAD = 2
+WRITES_AHEAD = STORE_THREADS + 1
 
 # The canary: a fixed phrase whose vector is stored per (profile, generation) and re-embedded
 # at the start of every pass. The same model reproduces it (cosine ~1.0, halfvec rounding
@@ -236,10 +245,15 @@ def index_pass(
     """
     started = time.perf_counter()
     report = IndexReport(profile=embedder.profile.name, passes=1)
-    # Two connections: claims (session advisory locks) and reads on ``conn``, commits on
-    # ``store_conn`` from the storing thread (a psycopg connection runs one statement at a time).
-    with db.connection() as conn, db.connection() as store_conn:
-        run = _Pass(conn, store_conn, embedder, report, limit=limit, day=day, chunked_only=chunked_only,
+    # Claims (session advisory locks) and reads on ``conn``, commits on the storing threads'
+    # connections (a psycopg connection runs one statement at a time).
+    with db.connection() as conn, contextlib.ExitStack() as stack:
+        store_conns = [stack.enter_context(db.connection())]
+        for _ in range(STORE_THREADS - 1):
+            spare = stack.enter_context(db.spare_connection())
+            if spare is not None:
+                store_conns.append(spare)
+        run = _Pass(conn, store_conns, embedder, report, limit=limit, day=day, chunked_only=chunked_only,
                     on_committed=on_committed)
         try:
             run.execute(on_progress)
@@ -251,15 +265,18 @@ def index_pass(
 
 class _Pass:
     """One index pass: claims and plans on ``conn``, model calls in flight on worker threads,
-    commits on ``store_conn`` from one storing thread (claims released once their commit is done)."""
+    commits on ``store_conns`` from as many storing threads (claims released, in the order the
+    commits were handed over, once each is done)."""
 
-    def __init__(self, conn, store_conn, embedder: Embedder, report: IndexReport, *, limit: int,
+    def __init__(self, conn, store_conns: list, embedder: Embedder, report: IndexReport, *, limit: int,
                  day: dt.date | None, chunked_only: bool = False,
                  on_committed: Callable[[list[int]], None] | None = None):
         self.conn, self.embedder, self.report, self.limit, self.day = conn, embedder, report, limit, day
-        self.store_conn = store_conn
-        self.store = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
-        self.writing: deque[tuple[Future, list[int]]] = deque()  # commits in order, with their episodes
+        self.free_conns: queue.SimpleQueue = queue.SimpleQueue()  # a storing thread takes one per commit
+        for store_conn in store_conns:
+            self.free_conns.put(store_conn)
+        self.store = ThreadPoolExecutor(max_workers=len(store_conns), thread_name_prefix="store")
+        self.writing: deque[tuple[Future, list[EpisodeWork]]] = deque()  # commits in order, with their work
         self.store_failed = False
         self.chunked_only = chunked_only
         self.on_committed = on_committed
@@ -436,19 +453,30 @@ class _Pass:
     def write(self, works: list[EpisodeWork]) -> None:
         """Commit ``works`` on the storing thread (``collect`` releases their claims when done)."""
         if works:
-            future = self.store.submit(_write, self.store_conn, self.profile, works, self.report)
-            self.writing.append((future, [w.episode.id for w in works]))
+            self.writing.append((self.store.submit(self._commit, self.profile, works), works))
+
+    def _commit(self, profile: StoredProfile | None, works: list[EpisodeWork]) -> tuple[WriteReport, float]:
+        """On a storing thread: ``works`` committed on a free store connection; what was written
+        and the seconds it took (added to the report by ``collect``, on the pass's thread)."""
+        conn = self.free_conns.get()
+        try:
+            t0 = time.perf_counter()
+            return index_store.write_episodes(conn, profile, works), time.perf_counter() - t0
+        finally:
+            self.free_conns.put(conn)
 
     def collect(self, *, ahead: int) -> None:
         """Release the claims of the finished commits; wait until at most ``ahead`` are still
         running or queued. A failed commit raises here (its episodes stay pending)."""
         while self.writing and (self.writing[0][0].done() or len(self.writing) > ahead):
-            future, episode_ids = self.writing.popleft()
+            future, works = self.writing.popleft()
             try:
-                future.result()
+                written, seconds = future.result()
             except BaseException:
                 self.store_failed = True
                 raise
+            _count(self.report, works, written, seconds)
+            episode_ids = [w.episode.id for w in works]
             self.release(episode_ids)
             if self.on_committed:
                 self.on_committed(episode_ids)
@@ -539,12 +567,9 @@ def chunk_views(text: str, *, windows: bool = True, anchor: str = "") -> list[st
     return [model_text(anchor, view) for view in views]
 
 
-def _write(conn, profile: StoredProfile, works: list[EpisodeWork], report: IndexReport) -> None:
-    if not works:
-        return
-    t0 = time.perf_counter()
-    written = index_store.write_episodes(conn, profile, works)
-    report.store_seconds += time.perf_counter() - t0
+def _count(report: IndexReport, works: list[EpisodeWork], written: WriteReport, seconds: float) -> None:
+    """Add one commit of ``works`` to ``report``."""
+    report.store_seconds += seconds
     report.episodes += written.episodes
     report.chunks += written.chunks
     report.vectors += written.vectors
@@ -658,7 +683,8 @@ def chunk_pending(db: Database, *, anchors: bool, day: dt.date | None = None, li
             for w in works:
                 w.missing.clear()  # chunks only: no vectors wanted here
             before = report.episodes
-            _write(conn, None, works, report)
+            t0 = time.perf_counter()
+            _count(report, works, index_store.write_episodes(conn, None, works), time.perf_counter() - t0)
             if report.episodes == before:
                 break
     report.seconds = time.perf_counter() - started

@@ -13,6 +13,7 @@ from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.errors import EmbedderUnavailable, ModelRefused
 from memory_pipeline.ingest import ingest_paths
+from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.profiles_store import active_profile
 from memory_pipeline.storage.vector_store import nearest_chunks
 from memory_pipeline_tests.helpers import count, episode, ollama_embedder, write_jsonl
@@ -226,3 +227,29 @@ def test_a_pass_that_wrote_many_vectors_refreshes_the_planner_statistics(db, cor
         reltuples = conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'chunks'::regclass").fetchone()[0]
     assert stored == expected_chunks(rows)
     assert (reltuples == stored) == (analyze_after == 1), reltuples
+
+
+@pytest.mark.parametrize("pool_size", [5, 2])
+def test_commits_run_on_two_storing_connections_when_the_pool_can_spare_one(db_url, corpus, monkeypatch, pool_size):
+    # Two storing threads, each on its own connection (indexing.STORE_THREADS): commits handed
+    # over one after the other alternate between them. A pool that cannot spare the second (the
+    # pass's own connection and one storing connection fill a pool of 2) leaves one, and the pass
+    # still writes everything.
+    rows, path = corpus
+    used = []
+    write_episodes = indexing.index_store.write_episodes
+
+    def recording(conn, profile, works):
+        used.append(conn.info.backend_pid)
+        return write_episodes(conn, profile, works)
+
+    monkeypatch.setattr(indexing.index_store, "write_episodes", recording)
+    monkeypatch.setattr(indexing, "WRITE_EVERY_CHUNKS", 1)  # a commit per episode
+    with Database.open(db_url, max_size=pool_size) as small:
+        ingest_paths(small, [path])
+        with LoopbackEmbeddingServer(dim=1024) as server:
+            report = indexing.index_until_done(small, ollama_embedder(server.url))
+        assert report.chunks == expected_chunks(rows) and report.vectors == expected_vectors(rows)
+        assert count(small, "SELECT count(*) FROM chunks") == expected_chunks(rows)
+    assert len(used) >= 4
+    assert len(set(used)) == (2 if pool_size > 2 else 1), used
