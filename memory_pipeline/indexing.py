@@ -126,6 +126,8 @@ class IndexReport:
     canary_cosine: float | None = None  # None when checked: recorded for the first time
     switched: str | None = None
     preview: list[dict] = field(default_factory=list)
+    # keyword_store.ChampionBuild of the lists the run built (``Memory.index_and_link``).
+    keyword_lists: list = field(default_factory=list)
 
     @property
     def chunks_per_second(self) -> float:

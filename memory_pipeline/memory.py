@@ -17,6 +17,7 @@ what it means and nothing reads the environment behind its back. Expected failur
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import threading
@@ -36,6 +37,7 @@ from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.embedders.factory import build_embedder, profile_of
 from memory_pipeline.errors import ConfigurationError, InputError, UnknownMemory
 from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
+from memory_pipeline.keyword_lists import ListsBeside
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import episodes_store, forget_store, keyword_store, search_store, tokens_store
@@ -363,13 +365,30 @@ class Memory:
                                          on_committed=on_committed)
 
     def index_and_link(self, *, day: dt.date | None = None,
-                       on_progress: Callable[[indexing.IndexReport], None] | None = None) -> indexing.IndexReport:
+                       on_progress: Callable[[indexing.IndexReport], None] | None = None,
+                       keyword_lists: bool = False, planned: int | None = None) -> indexing.IndexReport:
         """``index``, and the ``entity_mentions`` work for the episodes it commits (and for any an
         earlier run committed but did not link): in a worker process while the pass runs
-        (``linking``). A failure of either is raised at once; the worker never outlives this call."""
-        with linking.EntityLinker(self.db.url) as linker:
-            report = self.index(day=day, on_progress=on_progress, on_committed=linker.link)
+        (``linking``). A failure of either is raised at once; the worker never outlives this call.
+        ``keyword_lists``: also leave no memory's keyword champion lists missing or stale, built
+        beside the pass once most of the ``planned`` episodes (default: those pending now) are
+        committed (``keyword_lists.ListsBeside``); the builds go to ``report.keyword_lists``."""
+        if keyword_lists and planned is None:
+            planned = indexing.pending_count(self.db, self.embedder, day=day)
+        lists = ListsBeside(self.db, planned or 0) if keyword_lists else None
+
+        def committed(episode_ids: list[int]) -> None:
+            linker.link(episode_ids)
+            if lists is not None:
+                lists.committed(episode_ids)
+
+        with linking.EntityLinker(self.db.url) as linker, contextlib.ExitStack() as stack:
+            if lists is not None:
+                stack.enter_context(lists)
+            report = self.index(day=day, on_progress=on_progress, on_committed=committed)
             linker.finish()
+            if lists is not None:
+                report.keyword_lists = lists.finish()
         return report
 
     def rebuild_keyword_lists(self, *, memory: str | None = None,

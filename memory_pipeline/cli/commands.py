@@ -96,13 +96,15 @@ def cmd_index(args) -> int:
     with open_memory() as mem:
         dagster = open_instance_meanwhile()
         before = indexing.pending_by_day(mem.db, mem.embedder)
+        planned = before.get(args.day.isoformat(), 0) if args.day else sum(before.values())
         # The entity_mentions work too (in a worker process beside the pass), so the days' three
-        # partitions recorded below are all true.
-        report = mem.index_and_link(day=args.day, on_progress=progress)
+        # partitions recorded below are all true; and, where users only run the CLI, this is
+        # where a memory's keyword lists get built (beside the pass's last part).
+        report = mem.index_and_link(day=args.day, on_progress=progress,
+                                    keyword_lists=not args.no_keyword_lists, planned=planned)
         after = report.pending_days  # counted by the run once it was done
         finished = [d for d in before if d not in after and (args.day is None or d == args.day.isoformat())]
-        # Where users only run the CLI, this is where a memory's keyword lists get built.
-        builds = [] if args.no_keyword_lists else mem.rebuild_keyword_lists(stale_only=True)
+        builds = report.keyword_lists
     record_index_in_dagster(finished, dagster)
     if args.json:
         print_json(

@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("index", help="chunk and embed everything pending, until done or something fails")
     p.add_argument("--day", type=_date, help="only episodes ingested on this UTC day (YYYY-MM-DD)")
     p.add_argument("--no-keyword-lists", action="store_true",
-                   help="after the pass, do not rebuild keyword champion lists that are missing or stale")
+                   help="do not build keyword champion lists that are missing or stale (built beside the pass by default)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
 
     p = sub.add_parser("status", help="counts, pending work per day, the active profile")
@@ -162,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("maintain", help="rebuild the keyword champion lists (as the nightly maintenance job does)")
     p.add_argument("--memory", help="only this memory (default: every memory of more than 500 chunks)")
     p.add_argument("--stale-only", action="store_true",
-                   help="only lists that are missing or stale (what index does after its pass)")
+                   help="only lists that are missing or stale (what index builds beside its pass)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
 
     sub.add_parser("demo", help="ingest the bundled sample corpus, index it with Dagster, run searches")

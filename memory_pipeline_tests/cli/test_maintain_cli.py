@@ -1,4 +1,4 @@
-"""Keyword champion lists from the console script: ``index`` builds missing or stale ones after
+"""Keyword champion lists from the console script: ``index`` builds missing or stale ones beside
 its pass, ``maintain`` rebuilds them on request."""
 
 from __future__ import annotations

@@ -1,0 +1,88 @@
+"""Keyword champion lists built beside an index run instead of after it.
+
+`memory-pipeline index` leaves every memory's champion lists fresh (``keyword_store``: lists that
+are missing are built, stale ones rebuilt). Built after the pass, that build added its whole
+time to the command's (a fresh memory of 100,000 chunks: seconds after the pass,
+benchmarks/README.md), while the pass itself, waiting on the model server, left a core idle.
+
+A rebuild can run beside the memory's writers (migration 0026: writers log what they commit
+meanwhile and the swap weighs it; from then on they keep the lists exact). So ``ListsBeside``
+starts the build on a thread and connection of its own once the run has committed
+``START_SHARE`` of the episodes it set out to index: the build reads what is committed by then,
+and the writers add the rest. The stale rule (``keyword_store.STALE_CHANGE``, a change of more
+than a quarter of the chunk rows since the build) then holds at the end, so ``finish``'s own
+check of missing and stale lists (the same call the command made after the pass before) finds
+nothing left, except a memory that reached the share late (memories interleave in the pass's
+order), which it builds then.
+"""
+
+from __future__ import annotations
+
+import threading
+from memory_pipeline.storage import keyword_store
+from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.keyword_store import ChampionBuild
+
+# The share of a run's episodes committed before its lists are built beside the rest: late
+# enough that the chunks written after the build stay under keyword_store.STALE_CHANGE of those
+# it saw (here at most 15 of 85), early enough that the build ends before the pass.
+START_SHARE = 0.85
+
+
+class ListsBeside:
+    """Builds missing and stale champion lists (of every memory, as ``keyword_store.
+    refresh_all_champions`` with ``stale_only``) once ``committed`` has counted ``START_SHARE``
+    of ``planned`` episodes, on a thread; ``finish`` waits for it and checks again."""
+
+    def __init__(self, db: Database, planned: int):
+        self.db, self.planned, self.done = db, planned, 0
+        self.builds: list[ChampionBuild] = []
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self._conn = None  # the build's connection while it runs (to cancel it on a failure)
+
+    def committed(self, episode_ids: list[int]) -> None:
+        """Count a committed batch (the pass's ``on_committed``); start the build at the share."""
+        self.done += len(episode_ids)
+        if self._thread is None and self.planned > 0 and self.done >= START_SHARE * self.planned:
+            self._thread = threading.Thread(target=self._build, name="keyword-lists", daemon=True)
+            self._thread.start()
+
+    def _build(self) -> None:
+        try:
+            with self.db.connection() as conn:
+                self._conn = conn
+                try:
+                    self.builds += keyword_store.refresh_all_champions(conn, stale_only=True)
+                finally:
+                    self._conn = None
+        except BaseException as exc:  # noqa: BLE001 - raised on the run's thread by ``finish``
+            self._error = exc
+
+    def finish(self) -> list[ChampionBuild]:
+        """After the run: the build's result (its failure raised here), then the lists still
+        missing or stale built now; every build, in order."""
+        if self._thread is not None:
+            self._thread.join()
+            if self._error is not None:
+                raise self._error
+        with self.db.connection() as conn:
+            self.builds += keyword_store.refresh_all_champions(conn, stale_only=True)
+        return self.builds
+
+    def abandon(self) -> None:
+        """The run failed: cancel a build still running (its statement ends; a rebuild cut short
+        leaves the old lists in place) and wait for the thread to give its connection back."""
+        conn = self._conn
+        if self._thread is not None and self._thread.is_alive():
+            if conn is not None:
+                conn.cancel_safe()
+            self._thread.join(timeout=30)
+
+    def __enter__(self) -> "ListsBeside":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self.abandon()
+
