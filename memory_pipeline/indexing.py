@@ -38,6 +38,7 @@ import contextlib
 import datetime as dt
 import logging
 import queue
+import threading
 import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -69,7 +70,10 @@ PASS_LIMIT = 100_000
 # Vectors written by one pass after which the tables it wrote are ANALYZEd before the next pass
 # lists what is pending. Autovacuum gets there eventually, but a listing planned on statistics
 # from when the tables were nearly empty (a first bulk index, a database copied from a
-# template) can be planned badly enough to run for many minutes (benchmarks/README.md).
+# template) can be planned badly enough to run for many minutes (benchmarks/README.md). The
+# pass runs it on a spare connection beside itself once it has also committed half of what it
+# listed (statistics of half the rows plan the listing as well, and autovacuum's own threshold
+# then sees the other half), so the command does not wait for it after the pass.
 ANALYZE_AFTER = 10_000
 CLAIM_ROUND = 500
 # Model calls submitted beyond those in flight (their inputs are prepared, their episodes claimed).
@@ -124,6 +128,7 @@ class IndexReport:
     pending_days: dict[str, int] | None = None  # pending episodes per ingest day after the run
     canary_checked: bool = False  # a pass ran the canary (the first one's result is kept)
     canary_cosine: float | None = None  # None when checked: recorded for the first time
+    analyzed: bool = False  # the pass ANALYZEd what it wrote beside itself (``ANALYZE_AFTER``)
     switched: str | None = None
     preview: list[dict] = field(default_factory=list)
     # keyword_store.ChampionBuild of the lists the run built (``Memory.index_and_link``).
@@ -143,6 +148,7 @@ class IndexReport:
         for name in ("embed_seconds", "store_seconds", "seconds"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.preview = (self.preview + other.preview)[:5]
+        self.analyzed = self.analyzed or other.analyzed
 
 
 def plan(conn, profile: StoredProfile | None, pending: list[PendingEpisode], *, anchors: bool) -> list[EpisodeWork]:
@@ -233,11 +239,14 @@ def index_pass(
     on_progress: Callable[[IndexReport], None] | None = None,
     chunked_only: bool = False,
     on_committed: Callable[[list[int]], None] | None = None,
+    analyze_after: int | None = ANALYZE_AFTER,
 ) -> IndexReport:
     """Index up to ``limit`` pending episodes (optionally of one ingest day) with ``embedder``;
     ``chunked_only`` leaves episodes without stored chunks to the ``chunks`` stage;
     ``on_committed`` gets the ids of each batch of episodes once its commit is done (on this
-    thread; what it raises fails the pass).
+    thread; what it raises fails the pass). Once it has committed ``analyze_after`` vectors and
+    half the episodes it listed, the pass ANALYZEs what it writes on a spare connection beside
+    itself (``report.analyzed``; None: never).
 
     Pending episodes are listed once, then claimed ``CLAIM_ROUND`` at a time while the model
     works on the previous ones (``index_store.claim_episodes``): passes running at once, in this
@@ -255,12 +264,14 @@ def index_pass(
             spare = stack.enter_context(db.spare_connection())
             if spare is not None:
                 store_conns.append(spare)
+        statistics = _StatisticsBeside(db, analyze_after)
         run = _Pass(conn, store_conns, embedder, report, limit=limit, day=day, chunked_only=chunked_only,
-                    on_committed=on_committed)
+                    on_committed=on_committed, statistics=statistics)
         try:
             run.execute(on_progress)
         finally:
             run.close()
+            report.analyzed = statistics.join()
     report.seconds = time.perf_counter() - started
     return report
 
@@ -272,8 +283,10 @@ class _Pass:
 
     def __init__(self, conn, store_conns: list, embedder: Embedder, report: IndexReport, *, limit: int,
                  day: dt.date | None, chunked_only: bool = False,
-                 on_committed: Callable[[list[int]], None] | None = None):
+                 on_committed: Callable[[list[int]], None] | None = None,
+                 statistics: "_StatisticsBeside | None" = None):
         self.conn, self.embedder, self.report, self.limit, self.day = conn, embedder, report, limit, day
+        self.statistics = statistics
         self.free_conns: queue.SimpleQueue = queue.SimpleQueue()  # a storing thread takes one per commit
         for store_conn in store_conns:
             self.free_conns.put(store_conn)
@@ -478,6 +491,8 @@ class _Pass:
                 self.store_failed = True
                 raise
             _count(self.report, works, written, seconds)
+            if self.statistics is not None:
+                self.statistics.committed(self.report, listed=len(self.candidates or ()))
             episode_ids = [w.episode.id for w in works]
             self.release(episode_ids)
             if self.on_committed:
@@ -504,6 +519,38 @@ class _Pass:
             index_store.release_claims(self.conn, episode_ids)
         except psycopg.Error:
             pass  # the connection is gone, and its claims with it
+
+
+class _StatisticsBeside:
+    """``index_store.analyze_written`` on a thread and a spare connection, started by
+    ``committed`` once the pass has committed ``threshold`` vectors and half of the ``listed``
+    episodes; ``join`` waits for it and says whether it ran (without a spare connection, or
+    failing, it did not: ``index_until_done`` then runs it after the pass)."""
+
+    def __init__(self, db: Database, threshold: int | None):
+        self.db, self.threshold = db, threshold
+        self.thread: threading.Thread | None = None
+        self.done = False
+
+    def committed(self, report: IndexReport, *, listed: int) -> None:
+        if (self.thread is None and self.threshold is not None
+                and report.vectors + report.windows >= self.threshold and 2 * report.episodes >= listed):
+            self.thread = threading.Thread(target=self._analyze, name="analyze", daemon=True)
+            self.thread.start()
+
+    def _analyze(self) -> None:
+        try:
+            with self.db.spare_connection() as conn:
+                if conn is not None:
+                    index_store.analyze_written(conn)
+                    self.done = True
+        except Exception:  # noqa: BLE001 - a lost database fails the pass itself; the ANALYZE is redone after it
+            log.debug("ANALYZE beside the pass failed", exc_info=True)
+
+    def join(self) -> bool:
+        if self.thread is not None:
+            self.thread.join()
+        return self.done
 
 
 def model_calls(
@@ -595,13 +642,15 @@ def index_until_done(
     on_committed: Callable[[list[int]], None] | None = None,
     analyze_after: int = ANALYZE_AFTER,
 ) -> IndexReport:
-    """Run passes until nothing is pending (or a pass could do nothing: others hold the rest).
+    """Run passes until nothing is pending (or a pass could do nothing: others hold the rest; or,
+    with ``chunked_only``, only episodes without chunks are left).
 
     ``promote=False`` leaves the serving generation alone (a day's partition must not switch
     search for everyone; ``promote_when_complete`` is then the caller's to run globally).
     ``on_progress`` gets the totals so far, earlier passes included; ``on_committed`` the ids of
     each committed batch (``index_pass``). A pass that wrote ``analyze_after`` vectors or more
-    refreshes the planner's statistics of what it wrote before the next one (``ANALYZE_AFTER``)."""
+    refreshes the planner's statistics of what it wrote before the next one lists its work, beside
+    itself or else after it (``ANALYZE_AFTER``)."""
     total = IndexReport(profile=embedder.profile.name)
 
     def so_far(one: IndexReport) -> None:
@@ -610,23 +659,30 @@ def index_until_done(
         running.add(one)
         on_progress(running)  # type: ignore[misc]
 
+    counts: dict[str, int] | None = None
     while True:
         one = index_pass(db, embedder, day=day, limit=pass_limit, on_progress=so_far if on_progress else None,
-                         chunked_only=chunked_only, on_committed=on_committed)
+                         chunked_only=chunked_only, on_committed=on_committed, analyze_after=analyze_after)
         total.add(one)
-        if one.vectors + one.windows >= analyze_after:
+        if one.vectors + one.windows >= analyze_after and not one.analyzed:
             with db.connection() as conn:
                 index_store.analyze_written(conn)
         if one.canary_checked and not total.canary_checked:
             total.canary_checked, total.canary_cosine = True, one.canary_cosine
         if one.episodes == 0:
+            counts = None
+            break
+        # The count the report needs anyway, instead of one more pass listing nothing.
+        counts = pending_by_day(db, embedder)
+        if _pending(counts, day) == 0:
             break
     # Observations and beliefs get vectors from the same model, generation and canary; before
     # the switch below, so a new generation serves them from its first search. Not in a day's
     # partition (``chunked_only``): statements are no day's, the statement_vectors asset does it.
     if not chunked_only:
         total.statement_vectors = observations.embed_pending(db, embedder)
-    counts = pending_by_day(db, embedder)
+    if counts is None:
+        counts = pending_by_day(db, embedder)
     total.pending_days, total.pending_after = counts, _pending(counts, day)
     if promote:
         total.switched = promote_when_complete(db, embedder, pending=sum(counts.values()))
