@@ -158,13 +158,18 @@ def chunk_texts(conn: psycopg.Connection, memory: str, chunk_ids: list[str]) -> 
 
 
 def record_telemetry(conn: psycopg.Connection, row: dict) -> None:
-    conn.execute(
-        """INSERT INTO search_telemetry (memory, query, policy, result_limit, channels, latency_ms,
-                                         vector_status, reranker, candidates, results)
-           VALUES (%(memory)s, %(query)s, %(policy)s, %(result_limit)s, %(channels)s, %(latency_ms)s,
-                   %(vector_status)s, %(reranker)s, %(candidates)s, %(results)s)""",
-        {**row, "candidates": Jsonb(row["candidates"]), "results": Jsonb(row["results"])},
-    )
+    """One search's telemetry row. Its commit does not wait for the WAL to reach the disk
+    (``synchronous_commit = off``): every recorded search waited for that flush before it could
+    answer (benchmarks/README.md), and a crash can cost at most the last few rows of telemetry."""
+    with conn.transaction():
+        conn.execute("SET LOCAL synchronous_commit = off")
+        conn.execute(
+            """INSERT INTO search_telemetry (memory, query, policy, result_limit, channels, latency_ms,
+                                             vector_status, reranker, candidates, results)
+               VALUES (%(memory)s, %(query)s, %(policy)s, %(result_limit)s, %(channels)s, %(latency_ms)s,
+                       %(vector_status)s, %(reranker)s, %(candidates)s, %(results)s)""",
+            {**row, "candidates": Jsonb(row["candidates"]), "results": Jsonb(row["results"])},
+        )
 
 
 def purge_telemetry(conn: psycopg.Connection, older_than_days: int) -> int:

@@ -223,6 +223,27 @@ def test_every_search_writes_telemetry(service, db):
     assert candidates["graph"] and [r["chunk_id"] for r in results] == [r.chunk_id for r in response.results]
 
 
+def test_telemetry_commits_without_waiting_for_the_disk(service, db):
+    # A trigger (the test's own) stores the session's synchronous_commit in the row it sees being
+    # inserted: the search's telemetry row is written with it off, so no search waits for a WAL
+    # flush; the search's own reads are unaffected.
+    with db.connection() as conn:
+        conn.execute("""CREATE FUNCTION probe_commit_mode() RETURNS trigger LANGUAGE plpgsql AS $$
+                        BEGIN NEW.reranker := current_setting('synchronous_commit'); RETURN NEW; END $$""")
+        conn.execute("""CREATE TRIGGER probe_commit_mode BEFORE INSERT ON search_telemetry
+                        FOR EACH ROW EXECUTE FUNCTION probe_commit_mode()""")
+    try:
+        service.search("alice", "bicycle chain", limit=3)
+        with db.connection() as conn:
+            mode = conn.execute("SELECT reranker FROM search_telemetry ORDER BY id DESC LIMIT 1").fetchone()[0]
+            assert conn.execute("SHOW synchronous_commit").fetchone()[0] == "on"  # only that transaction
+        assert mode == "off"
+    finally:
+        with db.connection() as conn:
+            conn.execute("DROP TRIGGER probe_commit_mode ON search_telemetry")
+            conn.execute("DROP FUNCTION probe_commit_mode()")
+
+
 def test_both_graph_query_plans_return_the_same_chunks(db, world):
     from memory_pipeline.storage import search_store
     from memory_pipeline.storage.search_store import Filters
