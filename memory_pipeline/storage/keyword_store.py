@@ -34,9 +34,12 @@ exactly the rows above its floor. A one-word lookup of a common word then reads 
 bitmap over its whole posting list and a sample of the rows in table order.
 
 A rebuild (``sql/migrations/0026_keyword_champion_builds.sql``) reads every posting of the memory
-from one snapshot beside the writers, then swaps the result in under the memory's statistics row
-lock: only that memory's chunk writers wait, and only for the swap. Writers log their episodes
-while a rebuild is registered, and the swap weighs those again through the new floors.
+from one snapshot beside the writers and loads the lists as a new generation
+(``sql/migrations/0027_keyword_champion_generations.sql``), which searches and writers do not read
+yet, then swaps it in under the memory's statistics row lock: only that memory's chunk writers
+wait, and only while the swap weighs the episodes they wrote during the rebuild (they log them
+while it is registered) through the new floors and makes the new generation current. The old
+generation is deleted after, in batches.
 """
 
 from __future__ import annotations
@@ -116,15 +119,18 @@ class ChampionBuild:
     memory: str
     outcome: str = "built"       # "built"; "busy": another rebuild of it runs; "gone": no chunks any more;
                                  # "locked": deleters kept its rows, the lists stay as they were
+    generation: int = 0          # the generation made current
     rows: int = 0                # the lists' rows after the swap
     lists: int = 0
     backlog: int = 0             # episodes written during the build, weighed again in the swap
     seconds: float = 0.0         # the whole rebuild
-    read_seconds: float = 0.0    # the snapshot read, beside the writers
+    read_seconds: float = 0.0    # the snapshot read into the staging tables, beside the writers
+    load_seconds: float = 0.0    # loading the new generation, beside the writers (every attempt)
+    drop_seconds: float = 0.0    # deleting the old generation, after the swap
     lock_wait_seconds: float = 0.0  # waiting for the memory's writers before each swap attempt
     lock_seconds: float = 0.0    # the memory's stats row held (every attempt): writers of it waited at most this
     attempts: int = 0            # swap attempts
-    gave_way: int = 0            # attempts that found a deleter's rows locked
+    gave_way: int = 0            # load and swap attempts that found a deleter's rows locked
 
     def to_json(self) -> dict:
         return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
@@ -135,12 +141,14 @@ def refresh_champions(conn: psycopg.Connection, memory: str, *, min_df: int = CA
     """Rebuild ``memory``'s champion lists from its chunks (the lexemes held by more than
     ``min_df`` chunk rows, ``size`` rows each), beside its writers.
 
-    ``start_build`` registers the rebuild (from then on writers log their episodes),
-    ``stage_build`` reads every posting of the memory from one snapshot into the staging tables
+    ``start_build`` registers the rebuild and its generation (from then on writers log their
+    episodes), ``stage_build`` reads every posting of the memory from one snapshot into the
+    staging tables, ``load_build`` writes them as the new generation (migration 0027), both
     without any lock a writer waits for (the long part: benchmarks/README.md), and ``swap_build``
-    installs the staged lists under the memory's statistics row lock, which only the memory's
-    chunk writers wait for, and only for the swap. A concurrent rebuild of the same memory makes
-    this one return at once ("busy").
+    weighs the logged episodes into it and makes it current under the memory's statistics row
+    lock, which only the memory's chunk writers wait for, and only for that; then the old
+    generation is deleted. A concurrent rebuild of the same memory makes this one return at once
+    ("busy").
     """
     report = ChampionBuild(memory)
     started = time.perf_counter()
@@ -156,7 +164,8 @@ def refresh_champions(conn: psycopg.Connection, memory: str, *, min_df: int = CA
         t0 = time.perf_counter()
         stage_build(conn, memory, min_df=min_df, size=size, bm25=bm25)
         report.read_seconds = time.perf_counter() - t0
-        swap_build(conn, memory, report)
+        if load_build(conn, memory, report):
+            swap_build(conn, memory, report)
     finally:
         try:
             end_build(conn, memory)
@@ -175,13 +184,14 @@ def _lock_stats_row(conn: psycopg.Connection, memory: str) -> bool:
 
 
 def start_build(conn: psycopg.Connection, memory: str) -> bool:
-    """Register a rebuild of ``memory``'s lists (``keyword_champion_builds``, migration 0026);
-    False (nothing registered) when the memory has no chunks."""
+    """Register a rebuild of ``memory``'s lists and the generation it loads
+    (``keyword_champion_builds``, migrations 0026, 0027); False (nothing registered) when the
+    memory has no chunks."""
     with conn.transaction():
         if not _lock_stats_row(conn, memory):
             return False
         conn.execute(query("keyword_champions_build_start"), {"memory": memory})
-        conn.execute("INSERT INTO keyword_champion_builds (memory, pid) VALUES (%s, pg_backend_pid())", (memory,))
+        conn.execute(query("keyword_champions_register"), {"memory": memory})
     return True
 
 
@@ -192,19 +202,57 @@ def stage_build(conn: psycopg.Connection, memory: str, *, min_df: int = CAP, siz
     params = {"memory": memory, "min_df": min_df, "size": size, **(bm25 or BM25).params()}
     with conn.transaction():
         rows = conn.execute(query("keyword_champions_stage"), params).rowcount
-    # Fresh statistics for the swap's joins (the staging tables start empty every build).
+    # Fresh statistics for the load's joins (the staging tables start empty every build).
     conn.execute("ANALYZE keyword_champion_staged, keyword_champion_staged_lists")
     return rows
 
 
-def swap_build(conn: psycopg.Connection, memory: str, report: ChampionBuild | None = None) -> ChampionBuild:
-    """Install the staged lists of ``memory`` (``stage_build``) in one transaction under its
-    statistics row lock: the old lists go, the staged ones come in without the rows of chunks
-    deleted since, and the episodes writers logged meanwhile are weighed through the new floors
-    (``keyword_champions_record.sql``), so the lists' invariant holds. Gives way to deleters
-    (``keyword_champions_swap_lock.sql``). Fills and returns ``report``."""
-    report = report or ChampionBuild(memory)
+def _retrying(attempt_once, report: ChampionBuild) -> bool:
+    """Run ``attempt_once`` (a transaction that takes rows a deleter may hold NOWAIT) until it
+    gets them, up to SWAP_ATTEMPTS times, pausing SWAP_PAUSE x the attempt (at most 1 s) after
+    each attempt that gave way. False: it never got them."""
     for attempt in range(SWAP_ATTEMPTS):
+        try:
+            attempt_once()
+            return True
+        except psycopg.errors.LockNotAvailable:
+            report.gave_way += 1
+        time.sleep(min(SWAP_PAUSE * (attempt + 1), 1.0))
+    return False
+
+
+def load_build(conn: psycopg.Connection, memory: str, report: ChampionBuild | None = None) -> bool:
+    """Write the staged lists of ``memory`` (``stage_build``) as the build's generation
+    (``keyword_champions_load.sql``), beside its writers and searches (they read the current
+    generation). Gives way to deleters (``keyword_champions_load_lock.sql``). False: deleters
+    kept its rows every time (``report.outcome`` "locked")."""
+    report = report or ChampionBuild(memory)
+    t0 = time.perf_counter()
+
+    def load() -> None:
+        with conn.transaction():
+            conn.execute(query("keyword_champions_load_lock"), {"memory": memory})
+            conn.execute(query("keyword_champions_load"), {"memory": memory})
+
+    try:
+        if _retrying(load, report):
+            return True
+        report.outcome = "locked"
+        return False
+    finally:
+        report.load_seconds += time.perf_counter() - t0
+
+
+def swap_build(conn: psycopg.Connection, memory: str, report: ChampionBuild | None = None) -> ChampionBuild:
+    """Make the loaded generation of ``memory`` (``load_build``) current in one transaction under
+    its statistics row lock: the episodes writers logged meanwhile are weighed into it through its
+    floors (``keyword_champions_flip.sql``, then ``keyword_champions_record.sql``), so the lists'
+    invariant holds, and the state row flips to it. The work under the lock is the backlog's, not
+    the lists'. Gives way to deleters (``keyword_champions_swap_lock.sql``). Then deletes the old
+    generation (``drop_old_generations``). Fills and returns ``report``."""
+    report = report or ChampionBuild(memory)
+
+    def swap() -> None:
         report.attempts += 1
         t0 = time.perf_counter()
         locked_at = None
@@ -216,29 +264,63 @@ def swap_build(conn: psycopg.Connection, memory: str, report: ChampionBuild | No
                 if not present:
                     report.outcome = "gone"
                     conn.execute(query("keyword_champions_clear"), {"memory": memory})
-                    return report
+                    return
                 conn.execute(query("keyword_champions_swap_lock"), {"memory": memory})
-                conn.execute(query("keyword_champions_clear"), {"memory": memory})
-                conn.execute(query("keyword_champions_install"), {"memory": memory})
                 logged = [r[0] for r in conn.execute(
                     "SELECT episode_id FROM keyword_champion_backlog WHERE memory = %s", (memory,))]
+                flipped = conn.execute(query("keyword_champions_flip"), {"memory": memory}).fetchone()
+                _unregister(conn, memory)  # before the record: it logs no more
                 if logged:
                     conn.execute(query("keyword_champions_record"), {"episode_ids": logged})
-                _unregister(conn, memory)
                 report.backlog = len(logged)
-                report.rows, report.lists = conn.execute(
-                    "SELECT (SELECT count(*) FROM keyword_champions WHERE memory = %(m)s),"
-                    " (SELECT count(*) FROM keyword_champion_lists WHERE memory = %(m)s)", {"m": memory}).fetchone()
-            report.outcome = "built"
-            return report
-        except psycopg.errors.LockNotAvailable:
-            report.gave_way += 1
+                report.generation = flipped[0] if flipped else 0
+            report.outcome = "built" if flipped else "locked"
         finally:
             if locked_at is not None:  # until the commit or the rollback released the row
                 report.lock_seconds += time.perf_counter() - locked_at
-        time.sleep(min(SWAP_PAUSE * (attempt + 1), 1.0))
-    report.outcome = "locked"
+
+    if not _retrying(swap, report):
+        report.outcome = "locked"
+        return report
+    if report.outcome == "built":
+        t0 = time.perf_counter()
+        drop_old_generations(conn, memory)
+        report.drop_seconds = time.perf_counter() - t0
+        report.rows, report.lists = conn.execute(
+            "SELECT (SELECT count(*) FROM keyword_champions WHERE memory = %(m)s AND generation = %(g)s),"
+            " (SELECT count(*) FROM keyword_champion_lists WHERE memory = %(m)s AND generation = %(g)s)",
+            {"m": memory, "g": report.generation}).fetchone()
     return report
+
+
+# Rows of an old generation one transaction deletes (drop_old_generations); how many times it
+# looks again for rows a deleter held, pausing SWAP_PAUSE in between, before leaving them to the
+# next rebuild.
+DROP_BATCH = 20000
+DROP_RETRIES = 20
+
+
+def drop_old_generations(conn: psycopg.Connection, memory: str, *, batch: int = DROP_BATCH) -> int:
+    """Delete ``memory``'s champion rows and lists of generations other than the current one and
+    a registered build's, in transactions of at most ``batch`` rows, beside its writers, searches
+    and deleters (``keyword_champions_drop_old.sql``); the rows deleted."""
+    deleted, retries = 0, 0
+    while True:
+        with conn.transaction():
+            n = conn.execute(query("keyword_champions_drop_old"), {"memory": memory, "batch": batch}).rowcount
+        deleted += n
+        if n:
+            continue
+        left = conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM keyword_champions k JOIN keyword_champion_state s USING (memory)"
+            " WHERE k.memory = %s AND k.generation <> s.generation)", (memory,)).fetchone()[0]
+        if not left or retries >= DROP_RETRIES:
+            break
+        retries += 1  # rows a deleter holds: its cascade deletes them, or its rollback frees them
+        time.sleep(SWAP_PAUSE)
+    with conn.transaction():
+        conn.execute(query("keyword_champion_lists_drop_old"), {"memory": memory})
+    return deleted
 
 
 def _unregister(conn: psycopg.Connection, memory: str) -> None:
@@ -248,7 +330,8 @@ def _unregister(conn: psycopg.Connection, memory: str) -> None:
 
 def end_build(conn: psycopg.Connection, memory: str) -> None:
     """Whatever the rebuild of ``memory`` left: its registration (a rebuild that did not swap)
-    and its staging rows."""
+    and its staging rows. The rows a build loaded but did not swap in go with the next rebuild's
+    old generations."""
     with conn.transaction():
         _unregister(conn, memory)
         conn.execute("DELETE FROM keyword_champion_staged_lists WHERE memory = %s", (memory,))

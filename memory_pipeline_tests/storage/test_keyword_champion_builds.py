@@ -1,5 +1,5 @@
 """Rebuilding the keyword champion lists beside writers and deleters (keyword_store.refresh_champions,
-migration 0026) against the real database: each phase held open by the test, never timed."""
+migrations 0026, 0027) against the real database: each phase held open by the test, never timed."""
 
 from __future__ import annotations
 
@@ -27,16 +27,30 @@ SHORT = ["River river.", "Meadow meadow, forest forest."]  # short, a word twice
 
 
 def lists(conn, memory: str) -> tuple:
-    """(state's avgdl, k1, b, min_floor; {lexeme: floor})."""
+    """(state's avgdl, k1, b, min_floor; {lexeme: floor} of its generation)."""
     state = conn.execute("SELECT avgdl, k1, b, min_floor FROM keyword_champion_state WHERE memory = %s",
                          (memory,)).fetchone()
-    floors = dict(conn.execute("SELECT lexeme, floor FROM keyword_champion_lists WHERE memory = %s", (memory,)).fetchall())
+    floors = dict(conn.execute(
+        "SELECT l.lexeme, l.floor FROM keyword_champion_lists l JOIN keyword_champion_state s"
+        " ON s.memory = l.memory AND s.generation = l.generation WHERE l.memory = %s", (memory,)).fetchall())
     return state, floors
 
 
 def rows(conn, memory: str) -> set:
-    return set(conn.execute("SELECT lexeme, episode_id, ordinal, weight FROM keyword_champions WHERE memory = %s",
-                            (memory,)).fetchall())
+    """The rows of the memory's current generation."""
+    return set(conn.execute(
+        "SELECT k.lexeme, k.episode_id, k.ordinal, k.weight FROM keyword_champions k JOIN keyword_champion_state s"
+        " ON s.memory = k.memory AND s.generation = k.generation WHERE k.memory = %s", (memory,)).fetchall())
+
+
+def generations(conn, memory: str) -> tuple:
+    """(the current generation, the generations rows and lists exist of)."""
+    current = conn.execute("SELECT generation FROM keyword_champion_state WHERE memory = %s", (memory,)).fetchone()
+    held = conn.execute(
+        "SELECT array(SELECT DISTINCT generation FROM keyword_champions WHERE memory = %(m)s ORDER BY 1),"
+        " array(SELECT DISTINCT generation FROM keyword_champion_lists WHERE memory = %(m)s ORDER BY 1)",
+        {"m": memory}).fetchone()
+    return (current[0] if current else None), tuple(held)
 
 
 def episodes_of_day(conn, memory: str, day) -> list[int]:
@@ -96,9 +110,11 @@ def test_a_writer_commits_during_the_read_and_its_rows_join_the_new_lists(db):
             writer, out = in_thread(index, db)
             writer.join(120)
             assert not writer.is_alive() and out == [None]  # it committed while the read was still open
+        assert keyword_store.load_build(conn, "big")
         build = keyword_store.swap_build(conn, "big")
         keyword_store.end_build(conn, "big")
         assert build.outcome == "built" and build.backlog == 2 and build.attempts == 1
+        assert generations(conn, "big") == (2, ([2], [2]))  # the first build's generation is gone
         # The lists of the snapshot the read took (the writer's chunks came after it) ...
         assert lists(conn, "big") == reference_lists
         # ... plus the writer's rows through their floors, as if it had waited for a blocking rebuild.
@@ -122,6 +138,7 @@ def test_the_swap_holds_back_only_the_memorys_writers_and_only_while_it_runs(db)
     with db.connection() as conn:
         assert keyword_store.start_build(conn, "big")
         keyword_store.stage_build(conn, "big", min_df=5, size=4)
+        assert keyword_store.load_build(conn, "big")
         with conn.transaction():  # the swap, held open
             assert keyword_store.swap_build(conn, "big").outcome == "built"
             index(db)  # another memory's writer: not held back
@@ -153,6 +170,7 @@ def test_deleters_during_the_build(db):
         # (`backfill --rechunk`: its chunks deleted, then written again with the same keys).
         forget_store.forget(conn, "big", [listed[0][0]])
         index_store.delete_chunks_of_days(conn, DAY2, DAY2)
+        assert keyword_store.load_build(conn, "big")
     index(db)
     with db.connection() as conn:
         build = keyword_store.swap_build(conn, "big")
@@ -163,16 +181,20 @@ def test_deleters_during_the_build(db):
         # The memory forgotten whole while its lists are being rebuilt: nothing is installed.
         assert keyword_store.start_build(conn, "big")
         keyword_store.stage_build(conn, "big", min_df=5, size=4)
+        assert keyword_store.load_build(conn, "big")
         forget_store.forget(conn, "big")
         assert keyword_store.swap_build(conn, "big").outcome == "gone"
         keyword_store.end_build(conn, "big")
         assert lists(conn, "big") == (None, {}) and leftovers(conn) == (0, 0, 0, 0)
+        assert generations(conn, "big") == (None, ([], []))
 
 
-def test_the_swap_gives_way_to_a_deleter_instead_of_deadlocking(db):
+def test_the_load_and_the_swap_give_way_to_a_deleter_instead_of_deadlocking(db):
     """A deleter that has deleted chunks but not yet recounted the statistics (forget, rechunk)
-    holds those rows and will wait for the memory's statistics row: the swap, which holds that
-    row, must not wait for the chunks (PostgreSQL would abort one of the two)."""
+    holds those rows and will wait for the memory's statistics row. The load, whose foreign-key
+    checks lock the chunks it points to, must not wait for them (the deleter may next wait for a
+    chunk it locked: PostgreSQL would abort one of the two); nor must the swap, which holds that
+    statistics row, wait for the chunks of a logged episode."""
     add(db, "big", [body(i) for i in range(60)])
     index(db)
     with db.connection() as conn:
@@ -183,15 +205,28 @@ def test_the_swap_gives_way_to_a_deleter_instead_of_deadlocking(db):
         report = keyword_store.ChampionBuild("big")
         with db.connection() as deleter, deleter.transaction():
             deleter.execute("DELETE FROM episodes WHERE id = %s", (victim,))  # forget's first step
-            swap, out = in_thread(keyword_store.swap_build, conn, "big", report)
-            wait_until(lambda: report.gave_way >= 1, "the swap finds the deleted rows locked")
+            load, out = in_thread(keyword_store.load_build, conn, "big", report)
+            wait_until(lambda: report.gave_way >= 1, "the load finds the deleted rows locked")
             keyword_store.recompute(deleter, ["big"])  # the deleter's last step: needs the stats row
+        load.join(120)
+        assert out == [True] and report.gave_way >= 1
+    add(db, "big", SHORT, day=DAY2)
+    index(db)  # logged: the swap weighs these episodes
+    with db.connection() as conn:
+        logged = episodes_of_day(conn, "big", DAY2)
+        gave_way = report.gave_way
+        with db.connection() as deleter, deleter.transaction():
+            deleter.execute("DELETE FROM episodes WHERE id = %s", (logged[0],))
+            swap, out = in_thread(keyword_store.swap_build, conn, "big", report)
+            wait_until(lambda: report.gave_way > gave_way, "the swap finds the logged episode's rows locked")
+            keyword_store.recompute(deleter, ["big"])
         swap.join(120)
-        assert out == [report] and report.outcome == "built" and report.gave_way >= 1
+        assert out == [report] and report.outcome == "built" and report.attempts >= 2
         keyword_store.end_build(conn, "big")
-        assert not [r for r in rows(conn, "big") if r[1] == victim]
+        assert not [r for r in rows(conn, "big") if r[1] in (victim, logged[0])]
+        assert [r for r in rows(conn, "big") if r[1] == logged[1]]  # the other logged episode: weighed
         assert assert_lists_hold_the_rows_above_their_floor(conn, "big") == report.rows
-        assert leftovers(conn) == (0, 0, 0, 0)
+        assert leftovers(conn) == (0, 0, 0, 0) and generations(conn, "big") == (2, ([2], [2]))
 
 
 def test_one_rebuild_of_a_memory_at_a_time_and_crashed_ones_are_cleared(db, db_url):
@@ -200,14 +235,17 @@ def test_one_rebuild_of_a_memory_at_a_time_and_crashed_ones_are_cleared(db, db_u
     with db.connection() as conn, psycopg.connect(db_url, autocommit=True) as other:
         other.execute("SELECT pg_advisory_lock(%s, hashtext('big'))", (keyword_store.BUILD_LOCK_CLASS,))
         assert keyword_store.refresh_champions(conn, "big", min_df=5, size=4).outcome == "busy"
-        assert keyword_store.start_build(other, "big")  # then its process dies mid-build
+        assert keyword_store.start_build(other, "big")  # then its process dies mid-build, after its load
+        keyword_store.stage_build(other, "big", min_df=5, size=4)
+        assert keyword_store.load_build(other, "big")
+        assert generations(conn, "big") == (0, ([1], [1]))  # its first build: a state row, no current lists
     add(db, "big", SHORT, day=DAY2)
     index(db)  # writers log while the build looks registered
     with db.connection() as conn:
         assert leftovers(conn)[:2] == (1, 2)
         build = keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
-        assert build.outcome == "built" and build.backlog == 0
-        assert leftovers(conn) == (0, 0, 0, 0)
+        assert build.outcome == "built" and build.backlog == 0 and build.generation == 2
+        assert leftovers(conn) == (0, 0, 0, 0) and generations(conn, "big") == (2, ([2], [2]))
         assert_lists_hold_the_rows_above_their_floor(conn, "big")
 
 

@@ -297,15 +297,16 @@ def test_capped_path_keeps_filters_and_treats_the_query_as_data(db):
 
 
 def assert_lists_hold_the_rows_above_their_floor(conn, memory: str) -> int:
-    """Every champion list of ``memory`` against the chunks as they are now: exactly the chunk rows
-    holding the lexeme whose weight (k1, b and avgdl of the refresh) exceeds the floor. Returns
-    the rows checked."""
+    """Every champion list of ``memory``'s current generation against the chunks as they are now:
+    exactly the chunk rows holding the lexeme whose weight (k1, b and avgdl of the refresh)
+    exceeds the floor. Returns the rows checked."""
     stored = sorted(conn.execute(
-        "SELECT lexeme, episode_id, ordinal FROM keyword_champions WHERE memory = %s", (memory,)).fetchall())
+        "SELECT k.lexeme, k.episode_id, k.ordinal FROM keyword_champions k JOIN keyword_champion_state s"
+        " ON s.memory = k.memory AND s.generation = k.generation WHERE k.memory = %s", (memory,)).fetchall())
     counted = sorted(conn.execute(
         """SELECT l.lexeme, c.episode_id, c.ordinal
            FROM keyword_champion_state s
-           JOIN keyword_champion_lists l ON l.memory = s.memory
+           JOIN keyword_champion_lists l ON l.memory = s.memory AND l.generation = s.generation
            JOIN chunks c ON c.memory = s.memory
            CROSS JOIN LATERAL unnest(c.tsv) u
            WHERE s.memory = %s AND u.lexeme = l.lexeme

@@ -5,7 +5,8 @@
 -- lexemes (%(gate)s: their summed df is within the cap), then chunks holding at least m of the
 -- common ones (%(common)s, at most %(common_limit)s: the cap less the rare lexemes' summed df)
 -- or, when the common part is one lexeme with a champion list (%(champion)s, migration 0025),
--- the best %(common_limit)s of its list through a btree, then, only when those are fewer than
+-- the best %(common_limit)s of its list in the memory's current generation (migration 0027)
+-- through a btree, then, only when those are fewer than
 -- %(limit)s, up to that many chunks holding the rarest of them and m - 2 others (%(fill)s: a
 -- lexeme every match holds lets GIN skip through the other posting lists). Which chunks of an
 -- over-full GIN tier are kept follows the table's physical order: stable for a given table, not
@@ -46,6 +47,7 @@ preferred AS (
            FROM keyword_champions k
            WHERE %(champion)s::text IS NOT NULL
              AND k.memory = %(memory)s
+             AND k.generation = (SELECT generation FROM keyword_champion_state WHERE memory = %(memory)s)
              AND k.lexeme = %(champion)s::text
            ORDER BY k.weight DESC
            LIMIT %(common_limit)s) k

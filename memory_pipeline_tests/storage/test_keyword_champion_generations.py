@@ -1,0 +1,120 @@
+"""Generations of the keyword champion lists (migration 0027) against the real database: a rebuild
+loads its lists beside the searches, which keep reading the current generation whole until the
+swap flips it; the old generation goes after; a database with lists migrates in place."""
+
+from __future__ import annotations
+
+import shutil
+
+import psycopg
+
+from memory_pipeline.domain.episodes import make_episode
+from memory_pipeline.storage import keyword_store
+from memory_pipeline.storage.episodes_store import store_episodes
+from memory_pipeline.storage.migrations import apply_migrations, migration_files
+from memory_pipeline.storage.paths import query
+from memory_pipeline.storage.search_store import Filters
+from memory_pipeline_tests.conftest import create_database, drop_database
+from memory_pipeline_tests.storage.test_keyword_champion_builds import SHORT, body, generations, lists, rows
+from memory_pipeline_tests.storage.test_keyword_store import (
+    DAY1, DAY2, T0, add, assert_lists_hold_the_rows_above_their_floor, index,
+)
+
+
+def test_searches_read_the_current_generation_whole_until_the_swap_commits(db, db_url):
+    add(db, "big", [body(i) for i in range(60)])
+    index(db)
+    with db.connection() as conn, psycopg.connect(db_url, autocommit=True) as search:
+        assert keyword_store.refresh_champions(conn, "big", min_df=5, size=4).generation == 1
+        old_lists, old_rows = lists(conn, "big"), rows(conn, "big")
+        assert keyword_store.plan(search, "big", "river", cap=5).champion == "river"
+        # A rebuild with deeper lists (size 6): loaded, not yet swapped in.
+        assert keyword_store.start_build(conn, "big")
+        keyword_store.stage_build(conn, "big", min_df=5, size=6)
+        assert keyword_store.load_build(conn, "big")
+        assert generations(search, "big") == (1, ([1, 2], [1, 2]))
+        assert lists(search, "big") == old_lists and rows(search, "big") == old_rows
+        # A writer now grows the current generation only (and logs its episodes for the swap).
+        add(db, "big", SHORT, day=DAY2)
+        index(db)
+        assert rows(search, "big") > old_rows
+        assert_lists_hold_the_rows_above_their_floor(search, "big")
+        grown = rows(search, "big")
+        # A search that took its snapshot before the swap reads the old generation whole, even
+        # after the swap committed and deleted it.
+        with search.transaction():
+            search.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            assert rows(search, "big") == grown
+            with conn.transaction():  # the swap, held open: the flip is not visible yet
+                build = keyword_store.swap_build(conn, "big")
+                assert build.outcome == "built" and build.generation == 2 and build.backlog == 2
+            assert lists(search, "big") == old_lists and rows(search, "big") == grown
+            assert keyword_store.plan(search, "big", "river", cap=5).champion == "river"
+        keyword_store.end_build(conn, "big")
+        # After: the new generation only, its lists deeper, the logged episodes weighed into it.
+        assert generations(search, "big") == (2, ([2], [2]))
+        new_lists, new_rows = lists(search, "big"), rows(search, "big")
+        assert new_lists[1].keys() == old_lists[1].keys() and new_lists[1] != old_lists[1]
+        assert len(new_rows) > len(grown) and build.rows == len(new_rows)
+        assert {r[1] for r in new_rows} >= {r[1] for r in grown if r[1] not in {o[1] for o in old_rows}}
+        assert build.rows == assert_lists_hold_the_rows_above_their_floor(search, "big")
+
+
+# The champion lists as migration 0026's code installed them (its keyword_champions_install.sql,
+# without the backlog: nobody writes here), from the staging tables.
+INSTALL_0026 = """
+WITH state AS (
+    INSERT INTO keyword_champion_state (memory, avgdl, k1, b, min_floor, chunks)
+    SELECT memory, avgdl, k1, b, min_floor, chunks FROM keyword_champion_builds WHERE memory = %(memory)s
+    RETURNING memory
+),
+lists AS (
+    INSERT INTO keyword_champion_lists (memory, lexeme, floor)
+    SELECT l.memory, l.lexeme, l.floor FROM keyword_champion_staged_lists l JOIN state USING (memory)
+)
+INSERT INTO keyword_champions (memory, lexeme, weight, episode_id, ordinal)
+SELECT s.memory, s.lexeme, s.weight, s.episode_id, s.ordinal
+FROM state JOIN keyword_champion_staged s USING (memory)
+"""
+
+
+def test_a_database_with_lists_migrates_in_place(pg_server, tmp_path):
+    older = tmp_path / "migrations"
+    older.mkdir()
+    for version, _, path in migration_files():
+        if version <= 26:
+            shutil.copy(path, older / path.name)
+    name = create_database(pg_server, template=None)
+    try:
+        with psycopg.connect(pg_server.uri(name), autocommit=True) as conn:
+            apply_migrations(conn, older)
+            drafts = [make_episode(memory="big", kind="note", title=f"e{i}", occurred_at=T0, body=body(i)) for i in range(60)]
+            store_episodes(conn, drafts, DAY1)
+            conn.execute("""INSERT INTO chunks (episode_id, ordinal, memory, chunk_id, start_char, end_char,
+                                                token_estimate, text)
+                            SELECT id, 0, memory, 'c' || id, 0, length(body), 10, body FROM episodes""")
+            ids = [r[0] for r in conn.execute("SELECT id FROM episodes")]
+            conn.execute(query("keyword_stats_record"), {"episode_ids": ids})
+            conn.execute("INSERT INTO keyword_champion_builds (memory, pid) VALUES ('big', pg_backend_pid())")
+            params = {"memory": "big", "min_df": 5, "size": 4, **keyword_store.BM25.params()}
+            conn.execute(query("keyword_champions_stage"), params)
+            conn.execute(INSTALL_0026, params)
+            keyword_store.end_build(conn, "big")
+            before = (dict(conn.execute("SELECT lexeme, floor FROM keyword_champion_lists").fetchall()), conn.execute(
+                "SELECT lexeme, weight, episode_id, ordinal FROM keyword_champions ORDER BY 1, 2, 3").fetchall())
+            assert len(before[1]) > 10
+
+            assert apply_migrations(conn) == ["0027_keyword_champion_generations"]
+            # The lists are the memory's generation 1, as they were, read by searches and grown by writers.
+            assert generations(conn, "big") == (1, ([1], [1]))
+            assert (lists(conn, "big")[1], sorted((r[0], r[3], r[1], r[2]) for r in rows(conn, "big"))) == before
+            assert keyword_store.plan(conn, "big", "river", cap=5).champion == "river"
+            assert keyword_store.ranked(conn, "big", "river", Filters(), limit=3, cap=5)[0]
+            assert_lists_hold_the_rows_above_their_floor(conn, "big")
+            # A rebuild from the same chunks: generation 2, the same lists, generation 1 gone.
+            build = keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
+            assert build.outcome == "built" and build.generation == 2
+            assert generations(conn, "big") == (2, ([2], [2]))
+            assert (lists(conn, "big")[1], sorted((r[0], r[3], r[1], r[2]) for r in rows(conn, "big"))) == before
+    finally:
+        drop_database(pg_server, name)
