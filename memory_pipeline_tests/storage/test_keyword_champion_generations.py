@@ -4,6 +4,7 @@ swap flips it; the old generation goes after; a database with lists migrates in 
 
 from __future__ import annotations
 
+import random
 import shutil
 
 import psycopg
@@ -15,7 +16,7 @@ from memory_pipeline.storage.migrations import apply_migrations, migration_files
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.search_store import Filters
 from memory_pipeline_tests.conftest import create_database, drop_database
-from memory_pipeline_tests.storage.test_keyword_champion_builds import SHORT, body, generations, lists, rows
+from memory_pipeline_tests.storage.test_keyword_champion_builds import FILLER as FILL, SHORT, body, generations, lists, rows
 from memory_pipeline_tests.storage.test_keyword_store import (
     DAY1, DAY2, T0, add, assert_lists_hold_the_rows_above_their_floor, index,
 )
@@ -96,7 +97,8 @@ def test_a_database_with_lists_migrates_in_place(pg_server, tmp_path):
             ids = [r[0] for r in conn.execute("SELECT id FROM episodes")]
             conn.execute(query("keyword_stats_record"), {"episode_ids": ids})
             conn.execute("INSERT INTO keyword_champion_builds (memory, pid) VALUES ('big', pg_backend_pid())")
-            params = {"memory": "big", "min_df": 5, "size": 4, **keyword_store.BM25.params()}
+            params = {"memory": "big", "min_df": 5, "size": 4, "sample_every": 1, "sample_rank": 10**6,
+                      **keyword_store.BM25.params()}  # no threshold: every posting ranked, as 0026 did
             conn.execute(query("keyword_champions_stage"), params)
             conn.execute(INSTALL_0026, params)
             keyword_store.end_build(conn, "big")
@@ -118,3 +120,64 @@ def test_a_database_with_lists_migrates_in_place(pg_server, tmp_path):
             assert (lists(conn, "big")[1], sorted((r[0], r[3], r[1], r[2]) for r in rows(conn, "big"))) == before
     finally:
         drop_database(pg_server, name)
+
+
+def brute_force_lists(conn, memory: str, min_df: int, size: int) -> tuple[dict, set]:
+    """The champion lists of ``memory`` selected here from every posting (each weighed by
+    bm25_weight, the one definition): per lexeme of df > min_df, the floor is the (size + 1)-th
+    best weight (0 when it has no more than size postings) and the list every row above it."""
+    postings: dict[str, list] = {}
+    for lexeme, weight, episode_id, ordinal in conn.execute(
+            """SELECT u.lexeme, bm25_weight(1, 0, coalesce(array_length(u.positions, 1), 1), length(c.tsv),
+                                            greatest(m.total_lexemes::float8 / m.chunks, 1.0), %(k1)s, %(b)s),
+                      c.episode_id, c.ordinal
+               FROM chunks c JOIN keyword_memory_stats m USING (memory) CROSS JOIN LATERAL unnest(c.tsv) u
+               WHERE c.memory = %(memory)s""", {"memory": memory, **keyword_store.BM25.params()}):
+        postings.setdefault(lexeme, []).append((weight, episode_id, ordinal))
+    floors, rows = {}, set()
+    for lexeme, held in postings.items():
+        if len(held) <= min_df:
+            continue
+        weights = sorted((w for w, _, _ in held), reverse=True)
+        floors[lexeme] = weights[size] if len(weights) > size else 0.0
+        rows |= {(lexeme, w, e, o) for w, e, o in held if w > floors[lexeme]}
+    return floors, rows
+
+
+def staged(conn, memory: str) -> tuple[dict, set]:
+    return (dict(conn.execute("SELECT lexeme, floor FROM keyword_champion_staged_lists WHERE memory = %s",
+                              (memory,)).fetchall()),
+            set(conn.execute("SELECT lexeme, weight, episode_id, ordinal FROM keyword_champion_staged WHERE memory = %s",
+                             (memory,)).fetchall()))
+
+
+def test_the_staged_lists_are_exactly_the_best_rows_whatever_the_sample(db):
+    """The stage's sample only spares ranking postings below a threshold; a threshold set too high
+    sends the lexeme back to all its postings. Ties (chunks of equal length holding a word as
+    often) and lexemes held by just over min_df chunk rows included."""
+    rng = random.Random(12)
+    words = ["amber", "birch", "cedar", "dune", "ember", "fjord", "grove", "heath"]
+    bodies = []
+    for i in range(160):
+        held = rng.sample(words, rng.randint(1, 4))
+        text = " ".join(w for w in held for _ in range(rng.choice((1, 1, 1, 2, 3))))
+        bodies.append(f"{text} {' '.join(FILL[: rng.randint(0, 3)])} note{i}")
+    add(db, "big", bodies)
+    index(db)
+    size = 6
+    with db.connection() as conn:
+        df = dict(conn.execute("SELECT lexeme, df FROM keyword_stats WHERE memory = 'big'").fetchall())
+        min_df = min(d for d in df.values() if d > 3 * size) - 1  # one lexeme of df just over it at least
+        expected = brute_force_lists(conn, "big", min_df, size)
+        assert [lexeme for lexeme in expected[0] if df[lexeme] == min_df + 1] and len(expected[0]) >= len(words)
+        # Ties at a floor: a list shorter than the size though its lexeme has more postings.
+        assert any(0 < sum(r[0] == lexeme for r in expected[1]) < size for lexeme in expected[0])
+        # The threshold path only (the (size + 1)-th best of all postings), the fallback for every
+        # lexeme (the best posting: too few reach it), no threshold (rank past the sample), and
+        # the default sample.
+        for sample_every, sample_rank in ((1, size + 1), (1, 1), (1, 10**6), (keyword_store.SAMPLE_EVERY, None), (2, 3)):
+            assert keyword_store.start_build(conn, "big")
+            keyword_store.stage_build(conn, "big", min_df=min_df, size=size,
+                                      sample_every=sample_every, sample_rank=sample_rank)
+            assert staged(conn, "big") == expected, (sample_every, sample_rank)
+            keyword_store.end_build(conn, "big")
