@@ -23,28 +23,9 @@ WITH stats AS (
     FROM keyword_memory_stats m
     WHERE m.memory = %(memory)s
 ),
--- The sampled rows' postings of common lexemes with their weights ((array[tsv])[1] detoasts a
--- vector once per row), stored as (lexeme, weight) only: inlined, the sort below carried each
--- posting's whole vector.
-sampled AS MATERIALIZED (
-    SELECT u.lexeme,
-           bm25_weight(1, 0, coalesce(array_length(u.positions, 1), 1)::float8, length(v.tsv)::float8,
-                       stats.avgdl, %(k1)s, %(b)s) AS weight
-    FROM stats, chunks c,
-         LATERAL (SELECT (array[c.tsv])[1] AS tsv OFFSET 0) v,
-         unnest(v.tsv) AS u
-    WHERE c.memory = %(memory)s
-      AND (c.episode_id * 31 + c.ordinal) %% %(sample_every)s = 0
-      AND u.lexeme IN (SELECT lexeme FROM keyword_stats WHERE memory = %(memory)s AND df > %(min_df)s)
-),
-threshold AS MATERIALIZED (
-    SELECT common.lexeme, t.weight AS t
-    FROM keyword_stats common
-    LEFT JOIN (SELECT lexeme COLLATE "C" AS lexeme, (array_agg(weight ORDER BY weight DESC))[%(sample_rank)s] AS weight
-               FROM sampled GROUP BY 1) t ON t.lexeme = common.lexeme
-    WHERE common.memory = %(memory)s AND common.df > %(min_df)s
-),
-posting AS NOT MATERIALIZED (  -- read again for the short lexemes only: never stored
+-- Every posting of the memory with its weight ((array[tsv])[1] detoasts a vector once per chunk
+-- row); inlined where it is read, never stored whole.
+posting AS NOT MATERIALIZED (
     SELECT u.lexeme, c.episode_id, c.ordinal,
            bm25_weight(1, 0, coalesce(array_length(u.positions, 1), 1)::float8, length(v.tsv)::float8,
                        stats.avgdl, %(k1)s, %(b)s) AS weight
@@ -52,6 +33,21 @@ posting AS NOT MATERIALIZED (  -- read again for the short lexemes only: never s
          LATERAL (SELECT (array[c.tsv])[1] AS tsv OFFSET 0) v,
          unnest(v.tsv) AS u
     WHERE c.memory = %(memory)s
+),
+-- The sampled rows' postings of common lexemes, stored as (lexeme, weight) only: inlined, the
+-- sort below carried each posting's whole vector.
+sampled AS MATERIALIZED (
+    SELECT lexeme, weight
+    FROM posting
+    WHERE (episode_id * 31 + ordinal) %% %(sample_every)s = 0
+      AND lexeme IN (SELECT lexeme FROM keyword_stats WHERE memory = %(memory)s AND df > %(min_df)s)
+),
+threshold AS MATERIALIZED (
+    SELECT common.lexeme, t.weight AS t
+    FROM keyword_stats common
+    LEFT JOIN (SELECT lexeme COLLATE "C" AS lexeme, (array_agg(weight ORDER BY weight DESC))[%(sample_rank)s] AS weight
+               FROM sampled GROUP BY 1) t ON t.lexeme = common.lexeme
+    WHERE common.memory = %(memory)s AND common.df > %(min_df)s
 ),
 kept AS MATERIALIZED (
     SELECT p.lexeme, p.episode_id, p.ordinal, p.weight
