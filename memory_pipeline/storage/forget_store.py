@@ -84,7 +84,8 @@ def forget(conn: psycopg.Connection, memory: str, episode_ids: list[int] | None 
             counts.entities = conn.execute("DELETE FROM entities WHERE memory = %s", (memory,)).rowcount
             conn.execute("DELETE FROM keyword_stats WHERE memory = %s", (memory,))
             conn.execute("DELETE FROM keyword_memory_stats WHERE memory = %s", (memory,))
-            conn.execute("DELETE FROM keyword_champion_state WHERE memory = %s", (memory,))  # its lists go with it
+            # Its lists go with the state; their rows went with the chunks.
+            conn.execute("DELETE FROM keyword_champion_state WHERE memory = %s", (memory,))
         else:
             if chunk_ids:
                 counts.vectors = conn.execute(

@@ -19,11 +19,14 @@ ALTER TABLE keyword_champion_lists ALTER COLUMN generation DROP DEFAULT;
 ALTER TABLE keyword_champions ADD COLUMN generation bigint NOT NULL DEFAULT 1;
 ALTER TABLE keyword_champions ALTER COLUMN generation DROP DEFAULT;
 
+-- A row no longer references its list: that foreign key's check was a quarter of loading a
+-- generation (benchmarks/README.md), and nothing needs its cascade. The rows of a memory go with
+-- its chunks (forgetting it whole), or are deleted before its lists and state
+-- (keyword_champions_clear.sql, keyword_champions_drop_old.sql); every reader of a row comes
+-- through its list or the current generation.
 ALTER TABLE keyword_champions DROP CONSTRAINT keyword_champions_memory_lexeme_fkey;
 ALTER TABLE keyword_champion_lists DROP CONSTRAINT keyword_champion_lists_pkey;
 ALTER TABLE keyword_champion_lists ADD PRIMARY KEY (memory, generation, lexeme);
-ALTER TABLE keyword_champions ADD FOREIGN KEY (memory, generation, lexeme)
-    REFERENCES keyword_champion_lists (memory, generation, lexeme) ON DELETE CASCADE;
 
 -- A list read best first, within its generation; the old generation's rows found by the prefix.
 DROP INDEX keyword_champions_best_idx;
