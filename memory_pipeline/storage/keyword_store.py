@@ -342,13 +342,13 @@ def _unregister(conn: psycopg.Connection, memory: str) -> None:
 
 
 def end_build(conn: psycopg.Connection, memory: str) -> None:
-    """Whatever the rebuild of ``memory`` left: its registration (a rebuild that did not swap)
-    and its staging rows. The rows a build loaded but did not swap in go with the next rebuild's
-    old generations."""
+    """Whatever the rebuild of ``memory`` left: its registration and the generation it loaded (a
+    rebuild that did not swap: cut short, or deleters kept its rows), and its staging rows."""
     with conn.transaction():
         _unregister(conn, memory)
         conn.execute("DELETE FROM keyword_champion_staged_lists WHERE memory = %s", (memory,))
         conn.execute("DELETE FROM keyword_champion_staged WHERE memory = %s", (memory,))
+    drop_old_generations(conn, memory)
 
 
 def refresh_all_champions(conn: psycopg.Connection, *, min_df: int = CAP, size: int = CHAMPIONS,

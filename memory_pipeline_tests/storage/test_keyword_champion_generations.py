@@ -61,6 +61,21 @@ def test_searches_read_the_current_generation_whole_until_the_swap_commits(db, d
         assert build.rows == assert_lists_hold_the_rows_above_their_floor(search, "big")
 
 
+def test_a_rebuild_that_does_not_swap_leaves_the_lists_as_they_were_and_nothing_of_its_own(db, db_url):
+    add(db, "big", [body(i) for i in range(60)])
+    index(db)
+    with db.connection() as conn:
+        keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
+        before = lists(conn, "big"), rows(conn, "big")
+        assert keyword_store.start_build(conn, "big")
+        keyword_store.stage_build(conn, "big", min_df=5, size=6)
+        assert keyword_store.load_build(conn, "big")
+        assert generations(conn, "big") == (1, ([1, 2], [1, 2]))
+        keyword_store.end_build(conn, "big")  # cut short before the swap (refresh_champions' finally)
+        assert generations(conn, "big") == (1, ([1], [1])) and (lists(conn, "big"), rows(conn, "big")) == before
+        assert_lists_hold_the_rows_above_their_floor(conn, "big")
+
+
 # The champion lists as migration 0026's code installed them (its keyword_champions_install.sql,
 # without the backlog: nobody writes here), from the staging tables.
 INSTALL_0026 = """
@@ -101,7 +116,8 @@ def test_a_database_with_lists_migrates_in_place(pg_server, tmp_path):
                       **keyword_store.BM25.params()}  # no threshold: every posting ranked, as 0026 did
             conn.execute(query("keyword_champions_stage"), params)
             conn.execute(INSTALL_0026, params)
-            keyword_store.end_build(conn, "big")
+            for table in ("keyword_champion_builds", "keyword_champion_staged_lists", "keyword_champion_staged"):
+                conn.execute(f"DELETE FROM {table}")
             before = (dict(conn.execute("SELECT lexeme, floor FROM keyword_champion_lists").fetchall()), conn.execute(
                 "SELECT lexeme, weight, episode_id, ordinal FROM keyword_champions ORDER BY 1, 2, 3").fetchall())
             assert len(before[1]) > 10
