@@ -396,3 +396,30 @@ def test_the_fill_takes_chunks_holding_the_rarest_common_word(db):
     assert rows and all(n >= m or (harbor and n >= m - 1) for n, harbor in held)
     assert any(n < m for n, _ in held)  # the fill ran
     assert keyword_store._with_rarest(2, ["harbor", "river", "mountain"]) == "'harbor' & ('river' | 'mountain')"
+
+
+def _plan_nodes(node: dict):
+    yield node
+    for child in node.get("Plans", ()):
+        yield from _plan_nodes(child)
+
+
+def test_recording_chunks_in_the_lists_unnests_each_chunk_row_once(db):
+    # Weights first, then the lists: joined in one query, the planner drove the lists' rows
+    # through the chunks and unnested every chunk's vector once per list (12.7 s against 0.13 s
+    # for 3,000 episodes: benchmarks/README.md), in every writer's commit and under a rebuild's lock.
+    add(db, "big", [common_body(i) for i in range(60)], day=DAY1)
+    index(db)
+    with db.connection() as conn:
+        assert keyword_store.refresh_champions(conn, "big", min_df=5, size=4).outcome == "built"
+        ids = [r[0] for r in conn.execute("SELECT id FROM episodes WHERE memory = 'big'")]
+        rows = conn.execute("SELECT count(*) FROM chunks WHERE episode_id = ANY(%s)", (ids,)).fetchone()[0]
+        assert conn.execute("SELECT count(*) FROM keyword_champion_lists WHERE memory = 'big'").fetchone()[0] > 1
+        conn.execute("BEGIN")
+        try:
+            [[plan]] = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + query("keyword_champions_record"),
+                                    {"episode_ids": ids}).fetchall()
+        finally:
+            conn.execute("ROLLBACK")
+    loops = [n["Actual Loops"] for n in _plan_nodes(plan[0]["Plan"]) if n.get("Function Name") == "unnest"]
+    assert loops == [rows], loops

@@ -13,19 +13,26 @@ WITH logged AS (
     FROM chunks c JOIN keyword_champion_builds b ON b.memory = c.memory
     WHERE c.episode_id = ANY(%(episode_ids)s::bigint[])
     ON CONFLICT DO NOTHING
+),
+-- The weights are computed once per chunk row first (MATERIALIZED): joined to the lists in one
+-- query, the planner drove the lists' rows through the chunks and unnested every chunk's vector
+-- once per list (12.7 s for 3,000 episodes against 172 lists; benchmarks/README.md).
+weights AS MATERIALIZED (
+    SELECT c.memory, s.generation, p.lexeme, p.weight, c.episode_id, c.ordinal
+    FROM chunks c
+    JOIN keyword_champion_state s ON s.memory = c.memory
+    JOIN LATERAL (
+        SELECT u.lexeme,
+               bm25_weight(1, 0, coalesce(array_length(u.positions, 1), 1)::float8, length(v.tsv)::float8,
+                           s.avgdl, s.k1, s.b) AS weight
+        FROM (SELECT (array[c.tsv])[1] AS tsv OFFSET 0) v, unnest(v.tsv) AS u
+        OFFSET 0
+    ) p ON p.weight > s.min_floor
+    WHERE c.episode_id = ANY(%(episode_ids)s::bigint[])
 )
 INSERT INTO keyword_champions (memory, generation, lexeme, weight, episode_id, ordinal)
-SELECT c.memory, s.generation, p.lexeme, p.weight, c.episode_id, c.ordinal
-FROM chunks c
-JOIN keyword_champion_state s ON s.memory = c.memory
-JOIN LATERAL (
-    SELECT u.lexeme,
-           bm25_weight(1, 0, coalesce(array_length(u.positions, 1), 1)::float8, length(v.tsv)::float8,
-                       s.avgdl, s.k1, s.b) AS weight
-    FROM (SELECT (array[c.tsv])[1] AS tsv OFFSET 0) v, unnest(v.tsv) AS u
-    OFFSET 0
-) p ON p.weight > s.min_floor
-JOIN keyword_champion_lists l ON l.memory = c.memory AND l.generation = s.generation AND l.lexeme = p.lexeme
-WHERE c.episode_id = ANY(%(episode_ids)s::bigint[])
-  AND p.weight > l.floor
+SELECT w.memory, w.generation, w.lexeme, w.weight, w.episode_id, w.ordinal
+FROM weights w
+JOIN keyword_champion_lists l ON l.memory = w.memory AND l.generation = w.generation AND l.lexeme = w.lexeme
+WHERE w.weight > l.floor
 ORDER BY 1, 3, 5, 6
