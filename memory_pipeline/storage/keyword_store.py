@@ -431,7 +431,7 @@ class Plan:
     lexemes: tuple[str, ...] = ()
     dfs: tuple[int, ...] = ()
     gate: str | None = None         # tsqueries of the tiers (see keyword_capped.sql)
-    common: str | None = None
+    common: tuple[str, ...] | None = None  # any of them (see _at_least_led)
     common_limit: int = 0
     fill: str | None = None
     champion: str | None = None     # the one common lexeme, read from its champion list
@@ -450,6 +450,18 @@ def _at_least(m: int, lexemes: Sequence[str]) -> str:
     return " | ".join("(" + " & ".join(_quote(l) for l in combo) + ")" for combo in combinations(lexemes, m))
 
 
+def _at_least_led(m: int, lexemes: Sequence[str]) -> tuple[str, ...]:
+    """``_at_least(m, lexemes)`` as tsqueries each led by a lexeme every match of it holds: the
+    chunks holding the i-th of ``lexemes`` and m - 1 of the ones after it, for each i that leaves
+    enough after it. Together they match the same chunks, but each GIN scan (``tsv @@
+    ANY(...)``, one index search apiece, OR-ed into one bitmap) skips through the other posting
+    lists by its leading lexeme's: a single "at least m" tsquery has no lexeme every match holds
+    and decodes every posting list of the words whole (benchmarks/README.md)."""
+    if m <= 1:
+        return (search_store.or_tsquery(list(lexemes)),)
+    return tuple(_with_rarest(m, lexemes[i:]) for i in range(len(lexemes) - m + 1))
+
+
 def _with_rarest(m: int, lexemes: Sequence[str]) -> str:
     """A tsquery matching chunks holding the first (rarest) of ``lexemes`` and at least ``m`` - 1
     of the others: a lexeme every match holds, which GIN's scan skips through the other,
@@ -460,7 +472,8 @@ def _with_rarest(m: int, lexemes: Sequence[str]) -> str:
 
 
 def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int,
-           listed: frozenset[str] = frozenset()) -> tuple[str | None, str | None, int, str | None, str | None]:
+           listed: frozenset[str] = frozenset()
+           ) -> tuple[str | None, tuple[str, ...] | None, int, str | None, str | None]:
     """(gate, common, its limit, fill, champion) of the capped path for ``kept`` (lexeme, df),
     rarest first; ``listed``: the lexemes with a champion list.
 
@@ -472,10 +485,10 @@ def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int,
     chunk holding one is a candidate). common: chunks holding at least m of the (up to
     COMMON_TERMS rarest) other lexemes, m the smallest (>= 2) for which their expected number,
     were the lexemes independent, fits what is left of the budget (all of them at most), at most
-    that many. fill: chunks holding the rarest of them and m - 2 others (m - 1 in all; with a
-    single common lexeme: that lexeme). Holding it, they score more than the other chunks of m -
-    1 common lexemes on average (its idf is the highest), and the fill reads the rarest one's
-    posting list instead of every common lexeme's.
+    that many (``_at_least_led``'s tsqueries). fill: chunks holding the rarest of them and m - 2
+    others (m - 1 in all; with a single common lexeme: that lexeme). Holding it, they score more
+    than the other chunks of m - 1 common lexemes on average (its idf is the highest), and the
+    fill reads the rarest one's posting list instead of every common lexeme's.
     champion: a single common lexeme with a list, whose best rows replace the common tier (the
     fill then only runs when filters or deletions left fewer than ``limit`` candidates).
     """
@@ -492,14 +505,14 @@ def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int,
     if len(names) == 1:
         if names[0] in listed:
             return gate, None, left, _quote(names[0]), names[0]
-        return (gate, None, 0, _quote(names[0]), None) if rare else (None, _quote(names[0]), cap, None, None)
+        return (gate, None, 0, _quote(names[0]), None) if rare else (None, (_quote(names[0]),), cap, None, None)
     exactly = [1.0]  # exactly[j]: probability that a chunk holds j of the common lexemes
     for _, df in common:
         p = min(df / max(n, 1), 1.0)
         exactly = [(exactly[j] if j < len(exactly) else 0.0) * (1 - p) + (exactly[j - 1] * p if j else 0.0)
                    for j in range(len(exactly) + 1)]
     m = next((m for m in range(2, len(names)) if n * sum(exactly[m:]) <= left), len(names))
-    return gate, (_at_least(m, names) if left else None), left, _with_rarest(m - 1, names), None
+    return gate, (_at_least_led(m, names) if left else None), left, _with_rarest(m - 1, names), None
 
 
 def plan(conn: psycopg.Connection, memory: str, text: str, *, cap: int = CAP) -> Plan:
@@ -535,7 +548,7 @@ def statement(
     if p.path == "exact":
         return p.path, "keyword_exact", {**params, "tsquery": p.gate, "n": p.chunks}
     return p.path, "keyword_capped", {
-        **params, "dfs": list(p.dfs), "gate": p.gate, "common": p.common, "common_limit": p.common_limit,
+        **params, "dfs": list(p.dfs), "gate": p.gate, "common": list(p.common) if p.common else None, "common_limit": p.common_limit,
         "fill": p.fill, "champion": p.champion, "cap": cap, "n": p.chunks, "avgdl": max(p.total_lexemes / p.chunks, 1.0),
     }
 

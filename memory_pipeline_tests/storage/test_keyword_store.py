@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import zlib
 from typing import Sequence
@@ -258,7 +259,7 @@ def test_capped_path_keeps_the_top_of_exact_bm25(db):
     with db.connection() as conn:
         plan = keyword_store.plan(conn, "big", "zyxwortle river mountain", cap=cap)
         assert plan.path == "capped" and plan.gate == "'zyxwortl'" and sum(plan.dfs) > cap
-        assert plan.common is not None and "&" in plan.common  # river & mountain together
+        assert plan.common is not None and all("&" in q for q in plan.common)  # river & mountain together
         rows, path = keyword_store.ranked(conn, "big", "zyxwortle river mountain", Filters(), limit=8, cap=cap)
         exact = old_bm25(conn, "big", "zyxwortle river mountain", limit=8)
         both = conn.execute(
@@ -376,6 +377,23 @@ def test_a_common_word_reads_its_champions_exactly_as_bm25_ranks_it(db):
         assert [c for c, _ in before] != [c for c, _ in old_bm25(conn, "big", "river", limit=limit)]
 
 
+def test_the_led_common_tier_matches_exactly_the_chunks_holding_m_of_the_words(db):
+    # Every set of six words a chunk can hold, against "at least m of them" as one tsquery and as
+    # the led tsqueries the capped path scans (any of them): the same chunks, for every m.
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+    held = [[w for i, w in enumerate(words) if mask >> i & 1] for mask in range(2 ** len(words))]
+    with db.connection() as conn:
+        for m in range(1, len(words) + 1):
+            led = keyword_store._at_least_led(m, words)
+            assert all(q.startswith(f"'{w}'") for q, w in zip(led, words)) or m == 1
+            rows = conn.execute(
+                """SELECT array_to_tsvector(h.words) @@ %(one)s::tsquery, array_to_tsvector(h.words) @@ ANY(%(led)s::tsquery[])
+                   FROM jsonb_to_recordset(%(held)s::jsonb) AS h(words text[])""",
+                {"one": keyword_store._at_least(m, words), "led": list(led),
+                 "held": json.dumps([{"words": h} for h in held])}).fetchall()
+            assert rows == [(len(h) >= m, len(h) >= m) for h in held], m
+
+
 def test_the_fill_takes_chunks_holding_the_rarest_common_word(db):
     # Chunks of one or two of the common words, "harbor" in fewer of them than the others.
     add(db, "big", [common_body(i) for i in range(120) if not (COMMON[i % 6] == "harbor" and i % 4)])
@@ -384,8 +402,8 @@ def test_the_fill_takes_chunks_holding_the_rarest_common_word(db):
     with db.connection() as conn:
         plan = keyword_store.plan(conn, "big", text, cap=cap)
         assert plan.path == "capped" and plan.gate is None and plan.lexemes[0] == "harbor", plan
-        m = plan.common.split(" | ")[0].count("&") + 1  # the common tier: chunks holding m of the words
-        assert plan.common == keyword_store._at_least(m, plan.lexemes), plan
+        m = plan.common[0].split(" | ")[0].count("&") + 1  # the common tier: chunks holding m of the words
+        assert plan.common == keyword_store._at_least_led(m, plan.lexemes), plan
         # The fill: chunks holding "harbor" and m - 2 others, not any m - 1 of the four words.
         assert plan.fill == keyword_store._with_rarest(m - 1, plan.lexemes) and plan.fill.startswith("'harbor'")
         rows, _ = keyword_store.ranked(conn, "big", text, Filters(), limit=limit, cap=cap)

@@ -3,7 +3,9 @@
 -- many heap rows are read as are kept), in three tiers chosen in keyword_store.py from
 -- keyword_stats (a NULL tsquery skips its tier): every chunk holding one of the rare query
 -- lexemes (%(gate)s: their summed df is within the cap), then chunks holding at least m of the
--- common ones (%(common)s, at most %(common_limit)s: the cap less the rare lexemes' summed df)
+-- common ones (any of the tsqueries %(common)s, each led by a lexeme its matches all hold, so
+-- each GIN search skips through the longer posting lists; at most %(common_limit)s: the cap less
+-- the rare lexemes' summed df)
 -- or, when the common part is one lexeme with a champion list (%(champion)s, migration 0025),
 -- the best %(common_limit)s of its list in the memory's current generation (migration 0027)
 -- through a btree, then, only when those are fewer than
@@ -32,9 +34,9 @@ preferred AS (
     UNION ALL
     (SELECT c.chunk_id, c.tsv, 2 AS tier
      FROM chunks c
-     WHERE %(common)s::tsquery IS NOT NULL
+     WHERE %(common)s::tsquery[] IS NOT NULL
        AND c.memory = %(memory)s
-       AND c.tsv @@ %(common)s::tsquery
+       AND c.tsv @@ ANY(%(common)s::tsquery[])
        AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
             SELECT 1 FROM episodes e
             WHERE e.id = c.episode_id
