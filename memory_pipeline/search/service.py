@@ -106,22 +106,23 @@ def validate_query(query: object) -> str:
 def followed_entities(conn, memory: str, query: str, matcher: EntityMatcher) -> tuple[list[int], int, int]:
     """The graph channel's rule: the ids of the entities ``query`` names (``matcher``: the
     ``entity_matcher`` of the memory's entities) that it follows, with their mentions summed
-    and the memory's episode count, counted only as far as the rule needs (these two pick the
-    graph query's plan)."""
+    and the memory's episodes that have chunks (these two pick the graph query's plan)."""
     named = matcher.find(query)
     if not named:
         return [], 0, 0
     # Only now count mentions, for the few entities the query names; and the memory's episodes
-    # only as far as the rules below can tell apart: beyond ``enough`` every named entity passes
-    # the share test and the mention-led graph plan is chosen, as with the exact count.
+    # only when the share rule needs it: in a memory of at least ``enough`` episodes (those with
+    # chunks, kept in the keyword statistics, are enough to tell most of the time) every named
+    # entity is within the share. Counting a large memory's episodes on every search that named
+    # a recurring name cost more than the rest of the channel.
     counts = search_store.mention_counts(conn, memory, named)
-    enough = 4 + math.ceil(sum(counts.values()) / min(GRAPH_MAX_EPISODE_SHARE, search_store.RECENCY_WALK_SHARE))
-    episodes = search_store.episodes_up_to(conn, memory, enough)
+    enough = max(4, math.ceil(max(counts.values()) / GRAPH_MAX_EPISODE_SHARE))
+    episodes, chunked = search_store.episodes_up_to(conn, memory, enough)
     followed = [
         i for i in named
         if counts[i] > 0 and (episodes < 4 or counts[i] <= GRAPH_MAX_EPISODE_SHARE * episodes)
     ]
-    return followed, sum(counts[i] for i in followed), episodes
+    return followed, sum(counts[i] for i in followed), chunked
 
 
 CHUNK_CHANNELS = ("vector", "keyword", "graph", "date")
@@ -250,11 +251,12 @@ class SearchService:
             since=now - dt.timedelta(days=chosen.window_days) if chosen.window_days else None,
         )
         response = SearchResponse(memory, query, chosen.name, chosen.limit, chosen.channels)
-        with self.db.connection() as conn:
-            if not search_store.memory_exists(conn, memory):
-                raise UnknownMemory(memory, episodes_store.memory_names(conn))
         ranked, best_window = self._run_channels(chosen, memory, query, filters, response)
         with self.db.connection() as conn:
+            # Only a search that found nothing asks whether the memory exists (one round trip
+            # fewer for every other search); the channels find nothing in a memory that does not.
+            if not any(ranked.values()) and not search_store.memory_exists(conn, memory):
+                raise UnknownMemory(memory, episodes_store.memory_names(conn))
             pool = {cid for hits in ranked.values() for cid, _ in hits if not _is_statement_key(cid)}
             rows = search_store.chunk_rows(conn, memory, sorted(pool), texts=False)
             facts = {cid: fusion.ChunkFacts(salience=r.salience, occurred_at=r.occurred_at) for cid, r in rows.items()}
@@ -385,6 +387,11 @@ class SearchService:
 
         def statements(channels: tuple[str, ...]):
             with self.db.connection() as conn:
+                # Most memories hold no statements: one round trip says so for every channel.
+                if len(channels) > 1 and not observations_store.any_statements(
+                        conn, memory, kinds=[STATEMENT_CHANNELS[ch] for ch in channels],
+                        statuses=sorted({status for ch in channels for status in statuses[ch]})):
+                    return {ch: ([], None) for ch in channels}
                 return {ch: (self._statements(conn, memory, query, query_vector, STATEMENT_CHANNELS[ch], statuses[ch],
                                               filters), None) for ch in channels}
 

@@ -392,12 +392,13 @@ def recompute(conn: psycopg.Connection, memories: Iterable[str]) -> None:
 class MemoryStats:
     chunks: int
     total_lexemes: int
+    episodes: int  # episodes with chunk rows (migration 0028)
 
 
 def stored_stats(conn: psycopg.Connection, memory: str) -> tuple[MemoryStats | None, dict[str, int]]:
     """The statistics as stored for ``memory`` (None: no row)."""
     row = conn.execute(
-        "SELECT chunks, total_lexemes FROM keyword_memory_stats WHERE memory = %s", (memory,)
+        "SELECT chunks, total_lexemes, episodes FROM keyword_memory_stats WHERE memory = %s", (memory,)
     ).fetchone()
     df = dict(conn.execute("SELECT lexeme, df FROM keyword_stats WHERE memory = %s", (memory,)).fetchall())
     return (MemoryStats(*row) if row else None), df
@@ -406,7 +407,8 @@ def stored_stats(conn: psycopg.Connection, memory: str) -> tuple[MemoryStats | N
 def counted_stats(conn: psycopg.Connection, memory: str) -> tuple[MemoryStats | None, dict[str, int]]:
     """The statistics of ``memory`` counted from its chunks now (what ``recompute`` would store)."""
     row = conn.execute(
-        "SELECT count(*), sum(length(tsv)) FROM chunks WHERE memory = %s HAVING count(*) > 0", (memory,)
+        "SELECT count(*), sum(length(tsv)), count(DISTINCT episode_id) FROM chunks WHERE memory = %s"
+        " HAVING count(*) > 0", (memory,)
     ).fetchone()
     df = dict(
         conn.execute(
@@ -415,7 +417,7 @@ def counted_stats(conn: psycopg.Connection, memory: str) -> tuple[MemoryStats | 
             (memory,),
         ).fetchall()
     )
-    return (MemoryStats(row[0], int(row[1])) if row else None), df
+    return (MemoryStats(row[0], int(row[1]), row[2]) if row else None), df
 
 
 # The capped path's "enough common lexemes together" gate considers at most this many of them

@@ -11,5 +11,9 @@ SQL_DIR = PROJECT_ROOT / "sql"
 
 @lru_cache(maxsize=None)
 def query(name: str) -> str:
-    """The text of ``sql/queries/<name>.sql``, read once per process."""
-    return (SQL_DIR / "queries" / f"{name}.sql").read_text(encoding="utf-8")
+    """The text of ``sql/queries/<name>.sql``, read once per process, without its whole-line
+    comments: they are for readers, not the server, and psycopg converts a statement's
+    placeholders once and keeps the result only for statements of up to 4 KiB (a commented
+    keyword query was converted again on every search)."""
+    text = (SQL_DIR / "queries" / f"{name}.sql").read_text(encoding="utf-8")
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--")) + "\n"

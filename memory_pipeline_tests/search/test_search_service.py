@@ -259,7 +259,7 @@ def test_both_graph_query_plans_return_the_same_chunks(db, world):
 
 def test_graph_channel_follows_only_names_that_narrow_the_memory_down(db, world):
     from memory_pipeline.search.service import entity_matcher, followed_entities
-    from memory_pipeline.storage import search_store
+    from memory_pipeline.storage import keyword_store, search_store
 
     with db.connection() as conn:
         conn.execute("INSERT INTO entities (memory, name, source) VALUES ('alice', 'Everyone', 'import')")
@@ -271,7 +271,17 @@ def test_graph_channel_follows_only_names_that_narrow_the_memory_down(db, world)
         # In all 6 episodes: singles nothing out. Tomás: 2 of 6. The episodes are counted exactly
         # (6 is below what the rule needs to know), and only as far as asked.
         assert followed_entities(conn, "alice", "everyone and tom", matcher) == ([tom], 2, len(ALICE))
-        assert search_store.episodes_up_to(conn, "alice", 4) == 4
+        # Without "Everyone", Tomás's 2 mentions need only 4 episodes to be within the share.
+        assert followed_entities(conn, "alice", "tom", matcher) == ([tom], 2, len(ALICE))
+        assert followed_entities(conn, "alice", "nobody", matcher) == ([], 0, 0)
+        # All 6 have chunks: enough for any question up to 6, counted only beyond that.
+        assert search_store.episodes_up_to(conn, "alice", 4) == (len(ALICE), len(ALICE))
+        assert search_store.episodes_up_to(conn, "alice", 100) == (len(ALICE), len(ALICE))
+        conn.execute("DELETE FROM chunks WHERE episode_id IN (SELECT id FROM episodes WHERE memory = 'alice')")
+        keyword_store.recompute(conn, ["alice"])
+        assert search_store.episodes_up_to(conn, "alice", 4) == (4, 0)  # counted, no further than asked
+        # With no chunks, "Everyone" is still in all 6 episodes, Tomás in 2 of them.
+        assert followed_entities(conn, "alice", "everyone and tom", matcher) == ([tom], 2, 0)
 
 
 def test_graph_channel_skips_mentioning_episodes_that_have_no_chunks_yet(db, world):

@@ -109,8 +109,12 @@ def test_a_database_with_lists_migrates_in_place(pg_server, tmp_path):
             conn.execute("""INSERT INTO chunks (episode_id, ordinal, memory, chunk_id, start_char, end_char,
                                                 token_estimate, text)
                             SELECT id, 0, memory, 'c' || id, 0, length(body), 10, body FROM episodes""")
-            ids = [r[0] for r in conn.execute("SELECT id FROM episodes")]
-            conn.execute(query("keyword_stats_record"), {"episode_ids": ids})
+            # The statistics as 0004's backfill counts them (today's keyword_stats_record.sql also
+            # writes 0028's column).
+            conn.execute("INSERT INTO keyword_memory_stats (memory, chunks, total_lexemes)"
+                         " SELECT memory, count(*), sum(length(tsv)) FROM chunks GROUP BY memory")
+            conn.execute("INSERT INTO keyword_stats (memory, lexeme, df) SELECT c.memory, u.lexeme, count(*)"
+                         " FROM chunks c, unnest(tsvector_to_array(c.tsv)) AS u(lexeme) GROUP BY 1, 2")
             conn.execute("INSERT INTO keyword_champion_builds (memory, pid) VALUES ('big', pg_backend_pid())")
             params = {"memory": "big", "min_df": 5, "size": 4, "sample_every": 1, "sample_rank": 10**6,
                       **keyword_store.BM25.params()}  # no threshold: every posting ranked, as 0026 did
@@ -122,7 +126,10 @@ def test_a_database_with_lists_migrates_in_place(pg_server, tmp_path):
                 "SELECT lexeme, weight, episode_id, ordinal FROM keyword_champions ORDER BY 1, 2, 3").fetchall())
             assert len(before[1]) > 10
 
-            assert apply_migrations(conn) == ["0027_keyword_champion_generations"]
+            assert apply_migrations(conn) == ["0027_keyword_champion_generations", "0028_keyword_memory_episodes"]
+            # 0028 counted the memory's episodes that have chunks: the statistics are as if recorded now.
+            assert keyword_store.stored_stats(conn, "big") == keyword_store.counted_stats(conn, "big")
+            assert keyword_store.stored_stats(conn, "big")[0].episodes == 60
             # The lists are the memory's generation 1, as they were, read by searches and grown by writers.
             assert generations(conn, "big") == (1, ([1], [1]))
             assert (lists(conn, "big")[1], sorted((r[0], r[3], r[1], r[2]) for r in rows(conn, "big"))) == before

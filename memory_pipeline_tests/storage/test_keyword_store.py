@@ -151,7 +151,11 @@ def test_migration_backfills_existing_chunks(db):
         conn.execute("DELETE FROM keyword_memory_stats")
         migration = (SQL_DIR / "migrations" / "0004_keyword_stats.sql").read_text(encoding="utf-8")
         conn.execute(migration.split("-- Backfill from the chunks already stored.")[1])
-        assert keyword_store.stored_stats(conn, "alice") == indexed
+        # 0028's backfill of the episodes column, which 0004's rows take as 0.
+        assert keyword_store.stored_stats(conn, "alice")[0].episodes == 0
+        episodes = (SQL_DIR / "migrations" / "0028_keyword_memory_episodes.sql").read_text(encoding="utf-8")
+        conn.execute(episodes[episodes.index("UPDATE keyword_memory_stats"):])
+        assert keyword_store.stored_stats(conn, "alice") == indexed and indexed[0].episodes == len(GARDEN)
 
 
 # -- the keyword query ---------------------------------------------------------------------------
