@@ -29,7 +29,6 @@ hung model server costs one short wait, not every search.
 from __future__ import annotations
 
 import datetime as dt
-import math
 import re
 import threading
 import time
@@ -106,23 +105,20 @@ def validate_query(query: object) -> str:
 def followed_entities(conn, memory: str, query: str, matcher: EntityMatcher) -> tuple[list[int], int, int]:
     """The graph channel's rule: the ids of the entities ``query`` names (``matcher``: the
     ``entity_matcher`` of the memory's entities) that it follows, with their mentions summed
-    and the memory's episodes that have chunks (these two pick the graph query's plan)."""
+    and the memory's indexed episodes (these two pick the graph query's plan)."""
     named = matcher.find(query)
     if not named:
         return [], 0, 0
-    # Only now count mentions, for the few entities the query names; and the memory's episodes
-    # only when the share rule needs it: in a memory of at least ``enough`` episodes (those with
-    # chunks, kept in the keyword statistics, are enough to tell most of the time) every named
-    # entity is within the share. Counting a large memory's episodes on every search that named
-    # a recurring name cost more than the rest of the channel.
-    counts = search_store.mention_counts(conn, memory, named)
-    enough = max(4, math.ceil(max(counts.values()) / GRAPH_MAX_EPISODE_SHARE))
-    episodes, chunked = search_store.episodes_up_to(conn, memory, enough)
+    # Only now count mentions, for the few entities the query names, beside the memory's
+    # episodes that have chunks, as the keyword statistics keep them (counting a large memory's
+    # episodes on every search that named a recurring name cost more than the rest of the
+    # channel): names are linked in indexed episodes, so those are the share's denominator.
+    counts, episodes = search_store.graph_rule_counts(conn, memory, named)
     followed = [
         i for i in named
         if counts[i] > 0 and (episodes < 4 or counts[i] <= GRAPH_MAX_EPISODE_SHARE * episodes)
     ]
-    return followed, sum(counts[i] for i in followed), chunked
+    return followed, sum(counts[i] for i in followed), episodes
 
 
 CHUNK_CHANNELS = ("vector", "keyword", "graph", "date")

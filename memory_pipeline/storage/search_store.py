@@ -86,19 +86,13 @@ def mention_counts(conn: psycopg.Connection, memory: str, entity_ids: list[int])
     return {i: counts.get(i, 0) for i in entity_ids}
 
 
-def episodes_up_to(conn: psycopg.Connection, memory: str, enough: int) -> tuple[int, int]:
-    """(the memory's episode count where it is below ``enough``, else a number of at least
-    ``enough``; its episodes that have chunks, as the keyword statistics keep them, 0 without
-    any: migration 0028), in one round trip. A rule that only asks whether there are at least
-    ``enough`` episodes need not read a large memory's every episode: the episodes are counted
-    (no further than ``enough``) only when those with chunks are fewer."""
-    row = conn.execute(
-        """SELECT CASE WHEN s.chunked >= %(enough)s THEN s.chunked
-                       ELSE (SELECT count(*) FROM (SELECT 1 FROM episodes WHERE memory = %(m)s LIMIT %(enough)s) e)
-                  END, s.chunked
-           FROM (SELECT coalesce((SELECT episodes FROM keyword_memory_stats WHERE memory = %(m)s), 0) AS chunked) s""",
-        {"m": memory, "enough": enough}).fetchone()
-    return row[0], row[1]
+def graph_rule_counts(conn: psycopg.Connection, memory: str, entity_ids: list[int]) -> tuple[dict[int, int], int]:
+    """What the graph channel's rule weighs, in one round trip (``graph_rule_counts.sql``): for
+    the given entities of ``memory``, how many episodes mention each (as ``mention_counts``),
+    and how many of its episodes have chunks (0 when none has, or none of them is mentioned)."""
+    rows = conn.execute(query("graph_rule_counts"), {"memory": memory, "entity_ids": entity_ids}).fetchall()
+    counts = {entity_id: mentions for entity_id, mentions, _ in rows}
+    return {i: counts.get(i, 0) for i in entity_ids}, (rows[0][2] if rows else 0)
 
 
 # Above this share of a memory's episodes, walking episodes newest first finds the mentioning

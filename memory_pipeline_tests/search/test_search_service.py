@@ -268,20 +268,23 @@ def test_graph_channel_follows_only_names_that_narrow_the_memory_down(db, world)
                         WHERE n.name = 'Everyone' AND e.memory = 'alice'""")
         tom = conn.execute("SELECT id FROM entities WHERE memory = 'alice' AND name = 'Tomás Rocha'").fetchone()[0]
         matcher = entity_matcher(search_store.memory_entities(conn, "alice"))
-        # In all 6 episodes: singles nothing out. Tomás: 2 of 6. The episodes are counted exactly
-        # (6 is below what the rule needs to know), and only as far as asked.
+        # In all 6 episodes: singles nothing out. Tomás: 2 of 6 (all 6 indexed).
         assert followed_entities(conn, "alice", "everyone and tom", matcher) == ([tom], 2, len(ALICE))
-        # Without "Everyone", Tomás's 2 mentions need only 4 episodes to be within the share.
-        assert followed_entities(conn, "alice", "tom", matcher) == ([tom], 2, len(ALICE))
         assert followed_entities(conn, "alice", "nobody", matcher) == ([], 0, 0)
-        # All 6 have chunks: enough for any question up to 6, counted only beyond that.
-        assert search_store.episodes_up_to(conn, "alice", 4) == (len(ALICE), len(ALICE))
-        assert search_store.episodes_up_to(conn, "alice", 100) == (len(ALICE), len(ALICE))
-        conn.execute("DELETE FROM chunks WHERE episode_id IN (SELECT id FROM episodes WHERE memory = 'alice')")
+        everyone = conn.execute("SELECT id FROM entities WHERE memory = 'alice' AND name = 'Everyone'").fetchone()[0]
+        assert search_store.graph_rule_counts(conn, "alice", [everyone, tom]) == ({everyone: 6, tom: 2}, len(ALICE))
+        # The share is of the indexed episodes, as the keyword statistics keep them: with four of
+        # them left (the others' chunks deleted, as a re-chunk does), Tomás's 2 are half, no more.
+        conn.execute("""DELETE FROM chunks WHERE episode_id IN
+                        (SELECT id FROM episodes WHERE memory = 'alice' ORDER BY id LIMIT 2)""")
         keyword_store.recompute(conn, ["alice"])
-        assert search_store.episodes_up_to(conn, "alice", 4) == (4, 0)  # counted, no further than asked
-        # With no chunks, "Everyone" is still in all 6 episodes, Tomás in 2 of them.
-        assert followed_entities(conn, "alice", "everyone and tom", matcher) == ([tom], 2, 0)
+        assert search_store.graph_rule_counts(conn, "alice", [everyone, tom]) == ({everyone: 6, tom: 2}, 4)
+        assert followed_entities(conn, "alice", "everyone and tom", matcher) == ([tom], 2, 4)
+        conn.execute("""DELETE FROM chunks WHERE episode_id IN
+                        (SELECT id FROM episodes WHERE memory = 'alice' ORDER BY id LIMIT 3)""")
+        keyword_store.recompute(conn, ["alice"])
+        # Fewer than four: every mentioned name is followed, as in any small memory.
+        assert followed_entities(conn, "alice", "everyone and tom", matcher) == ([everyone, tom], 8, 3)
 
 
 def test_graph_channel_skips_mentioning_episodes_that_have_no_chunks_yet(db, world):
