@@ -13,8 +13,13 @@ under ``--home`` and kept there, so later runs (other code, other channels) star
 the same database ``bench_search_latency.py --home`` keeps (same folder, --chunks, --vocabulary,
 --seed and structured vectors: either script reuses the other's). Delete the folder when done.
 
+Then the slowest searches (``--slowest``), each with its stages' milliseconds, and the CPU one
+search costs: this process, the model server's and the whole machine's (Linux ``/proc``; on 2
+cores the channels run side by side, so the fused latency follows that sum, not the slowest
+channel alone).
+
     python benchmarks/search_stages.py --home /tmp/stages --chunks 20000
-    python benchmarks/search_stages.py --home /tmp/stages --chunks 20000 --channels vector
+    python benchmarks/search_stages.py --home /tmp/stages --chunks 20000 --channels vector --slowest 5
 """
 
 from __future__ import annotations
@@ -22,9 +27,11 @@ from __future__ import annotations
 import argparse
 import collections
 import functools
+import os
 import statistics
 import threading
 import time
+from pathlib import Path
 
 from memory_pipeline.domain import fusion
 from memory_pipeline.domain.policies import default_policies_path, load_policies
@@ -87,9 +94,29 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     latency.add_kept_arguments(p)
     p.add_argument("--channels", help="comma-separated channels (default: the fused default policy)")
+    p.add_argument("--slowest", type=int, default=10, help="how many of the slowest searches to show (default 10)")
     args = p.parse_args()
     with latency.opened_kept(args) as url:
         return measure(url, args)
+
+
+class CpuClock:
+    """CPU seconds used so far by this process (all threads), by ``pid`` and by the whole machine
+    (Linux ``/proc``; None elsewhere)."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    def read(self) -> tuple[float, float | None, float | None]:
+        try:
+            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            server = (int(fields[11]) + int(fields[12])) / self.tick  # utime + stime
+            busy = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+            machine = (sum(busy) - busy[3] - busy[4]) / self.tick  # all but idle and iowait
+        except (OSError, IndexError, ValueError):
+            server = machine = None
+        return time.process_time(), server, machine
 
 
 def measure(url: str, args: argparse.Namespace) -> int:
@@ -97,6 +124,7 @@ def measure(url: str, args: argparse.Namespace) -> int:
     for owner, attribute, label in STAGES:
         timers.wrap(owner, attribute, label)
     channels = tuple(args.channels.split(",")) if args.channels else None
+    searches = []  # (ms, query, {stage: ms within that search})
     db = Database.open(url)
     try:
         with ServerProcess(slots=0, latency_ms=0, batch=16, dim=SPEC.dim, vectors="words") as server:
@@ -108,19 +136,36 @@ def measure(url: str, args: argparse.Namespace) -> int:
             for q in queries[:latency.WARMUP]:
                 service.search(latency.MEMORY, q, channels=channels)
             timers.ms.clear()
-            total = []
+            clock = CpuClock(server.proc.pid)
+            cpu_before = clock.read()
             for q in queries:
+                before = {label: len(xs) for label, xs in timers.ms.items()}
                 t0 = time.perf_counter()
                 service.search(latency.MEMORY, q, channels=channels)
-                total.append((time.perf_counter() - t0) * 1000)
+                ms = (time.perf_counter() - t0) * 1000
+                # The channels' threads are done when search returns: what they timed since is this search's.
+                searches.append((ms, q, {label: sum(xs[before.get(label, 0):]) for label, xs in timers.ms.items()
+                                         if len(xs) > before.get(label, 0)}))
+            cpu_after = clock.read()
     finally:
         db.close()
+    total = [ms for ms, _, _ in searches]
     print(f"{args.channels or 'fused default'}, {args.chunks:,} chunks, {len(queries)} queries: "
           f"p50 {latency.pct(total, 0.5):.1f}  p95 {latency.pct(total, 0.95):.1f}  mean {statistics.fmean(total):.1f} ms")
     print(f"  {'stage':<32}{'calls/query':>12}{'p50 ms':>9}{'p95 ms':>9}{'mean ms':>9}")
     for label, xs in sorted(timers.ms.items(), key=lambda item: -sum(item[1])):
         print(f"  {label:<32}{len(xs) / len(queries):12.1f}{latency.pct(xs, 0.5):9.2f}"
               f"{latency.pct(xs, 0.95):9.2f}{statistics.fmean(xs):9.2f}")
+    if args.slowest > 0:
+        print(f"the {args.slowest} slowest searches (ms; a stage's calls in that search summed, threads overlapping):")
+        for ms, q, stages in sorted(searches, key=lambda item: -item[0])[:args.slowest]:
+            top = sorted(stages.items(), key=lambda item: -item[1])[:4]
+            print(f"  {ms:6.1f}  {q[:44]!r:48}" + "  ".join(f"{label.split(' (')[0]} {t:.1f}" for label, t in top))
+    spent = [None if a is None or b is None else (b - a) * 1000 / len(queries) for a, b in zip(cpu_before, cpu_after)]
+    names = ("this process", "model server", "whole machine")
+    print("CPU per search: " + ", ".join(f"{name} {value:.1f} ms" for name, value in zip(names, spent)
+                                          if value is not None)
+          + f" (wall {statistics.fmean(total):.1f} ms)")
     return 0
 
 
