@@ -253,8 +253,9 @@ class SearchService:
             # fewer for every other search); the channels find nothing in a memory that does not.
             if not any(ranked.values()) and not search_store.memory_exists(conn, memory):
                 raise UnknownMemory(memory, episodes_store.memory_names(conn))
-            # The chunk channels read their candidates' rows themselves; only the chunks that
-            # statements cite, and those of a chunk read as it was deleted, are left to read.
+            # The chunk channels read their candidates' rows themselves; what is left to read is
+            # the chunks the statement channels rank (those their statements cite). A chunk
+            # deleted after its channel listed it has no row either way and is left out.
             missing = {cid for hits in ranked.values() for cid, _ in hits
                        if not _is_statement_key(cid) and cid not in rows}
             if missing:
