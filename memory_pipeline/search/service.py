@@ -253,13 +253,9 @@ class SearchService:
             # fewer for every other search); the channels find nothing in a memory that does not.
             if not any(ranked.values()) and not search_store.memory_exists(conn, memory):
                 raise UnknownMemory(memory, episodes_store.memory_names(conn))
-            # The chunk channels read their candidates' rows themselves; what is left to read is
-            # the chunks the statement channels rank (those their statements cite). A chunk
-            # deleted after its channel listed it has no row either way and is left out.
-            missing = {cid for hits in ranked.values() for cid, _ in hits
-                       if not _is_statement_key(cid) and cid not in rows}
-            if missing:
-                rows = {**rows, **search_store.chunk_rows(conn, memory, sorted(missing), texts=False)}
+            # Every channel read its candidates' rows itself (a statement channel: those of the
+            # chunks its statements cite). A chunk deleted after its channel listed it has no
+            # row, so no facts: fusion leaves it out (``kept`` below).
             facts = {cid: fusion.ChunkFacts(salience=r.salience, occurred_at=r.occurred_at) for cid, r in rows.items()}
             statements = self._statement_rows(conn, memory, ranked)
             facts.update({key: fusion.ChunkFacts(salience=o.confidence, occurred_at=o.observed_at)
@@ -352,8 +348,9 @@ class SearchService:
                       ) -> tuple[dict[str, list[tuple[str, float]]], dict[str, int], dict[str, search_store.ChunkRow]]:
         """Run the channels at the same time, vector, keyword and graph each on its own pooled
         connection, the statement channels on one; also return each vector candidate's best
-        paragraph window (for its snippet) and, ``with_rows``, the rows of the chunk channels'
-        candidates (texts unread), each channel reading its own right after its query.
+        paragraph window (for its snippet) and, ``with_rows``, the rows of the channels'
+        candidate chunks (texts unread), each channel reading its own right after its query (a
+        statement channel: of the chunks its statements cite, which it reads anyway).
 
         They are independent until fusion, and each spends its time in PostgreSQL (or the model
         server), where the GIL is released: on two cores the search takes about as long as its
@@ -391,8 +388,8 @@ class SearchService:
                         conn, memory, kinds=[STATEMENT_CHANNELS[ch] for ch in channels],
                         statuses=sorted({status for ch in channels for status in statuses[ch]})):
                     return {ch: ([], None, {}) for ch in channels}
-                return {ch: (self._statements(conn, memory, query, query_vector, STATEMENT_CHANNELS[ch], statuses[ch],
-                                              filters), None, {}) for ch in channels}
+                return {ch: self._statements(conn, memory, query, query_vector, STATEMENT_CHANNELS[ch], statuses[ch],
+                                             filters) for ch in channels}
 
         jobs = {"vector": vector, "keyword": keyword, "graph": graph, "date": date}
         wanted = [ch for ch in policy.channels if ch in jobs or ch in STATEMENT_CHANNELS]
@@ -491,14 +488,15 @@ class SearchService:
                 self._matchers.popitem(last=False)
         return matcher, by_id
 
-    def _statements(self, conn, memory: str, query: str, query_vector: _Once, kind: str,
-                    statuses: tuple[str, ...], filters: Filters) -> list[tuple[str, float]]:
-        """One statement channel: the memory's statements of ``kind`` ranked by vector (when the
-        serving profile's embedder is usable) and by words, the two lists merged by
-        ``domain.observations.merged_statements``; keys are ``"<kind>:<id>"``. A memory without
-        such statements answers at once, without waiting for the query's vector."""
+    def _statements(self, conn, memory: str, query: str, query_vector: _Once, kind: str, statuses: tuple[str, ...],
+                    filters: Filters) -> tuple[list[tuple[str, float]], None, dict[str, search_store.ChunkRow]]:
+        """One statement channel, as ``_run_channels`` returns a channel: the memory's statements
+        of ``kind`` ranked by vector (when the serving profile's embedder is usable) and by words,
+        the two lists merged by ``domain.observations.merged_statements``, keys ``"<kind>:<id>"``,
+        with the chunks they cite; and the rows of those chunks. A memory without such
+        statements answers at once, without waiting for the query's vector."""
         if not observations_store.any_statements(conn, memory, kinds=(kind,), statuses=statuses):
-            return []
+            return [], None, {}
         lists: dict[str, list[tuple[int, float]]] = {}
         profile, state = serving_profile(conn)
         if profile is not None and self._embedder is not None and (state is None or state[0] != "stale"):
@@ -514,27 +512,29 @@ class SearchService:
         merged = merged_statements(lists)
         order = sorted(merged, key=lambda i: (-merged[i], i))[:STATEMENT_CANDIDATES]
         keys = [f"{kind}:{i}" for i in order]
-        cited = self._cited_chunks(conn, memory, order, kind, filters)
+        cited, rows = self._cited_chunks(conn, memory, order, kind, filters)
         ranked = ranked_with_sources(keys, cited, STATEMENT_CANDIDATES)
         # A source chunk takes the score of the best statement that cited it.
         score_of = {f"{kind}:{i}": merged[i] for i in order}
         for key in keys:
             for source in cited.get(key, ()):
                 score_of.setdefault(source, score_of[key])
-        return [(key, score_of[key]) for key in ranked]
+        return [(key, score_of[key]) for key in ranked], None, rows
 
     @staticmethod
-    def _cited_chunks(conn, memory: str, order: list[int], kind: str, filters: Filters) -> dict[str, tuple[str, ...]]:
+    def _cited_chunks(conn, memory: str, order: list[int], kind: str, filters: Filters,
+                      ) -> tuple[dict[str, tuple[str, ...]], dict[str, search_store.ChunkRow]]:
         """Statement key -> the chunks of this memory it cites among its passages (those the
-        policy's kinds and time window allow), in the order it cites them."""
+        policy's kinds and time window allow), in the order it cites them; and those chunks' rows."""
         if not order:
-            return {}
+            return {}, {}
         stored = observations_store.rows(conn, memory, order)
         rows = search_store.chunk_rows(conn, memory, sorted({p for o in stored.values() for p in o.passages}),
                                        texts=False)
-        allowed = {cid for cid, r in rows.items()
-                   if (not filters.kinds or r.kind in filters.kinds) and (filters.since is None or r.occurred_at >= filters.since)}
-        return {f"{kind}:{o.id}": tuple(p for p in o.passages if p in allowed) for o in stored.values()}
+        allowed = {cid: r for cid, r in rows.items()
+                   if (not filters.kinds or r.kind in filters.kinds)
+                   and (filters.since is None or r.occurred_at >= filters.since)}
+        return {f"{kind}:{o.id}": tuple(p for p in o.passages if p in allowed) for o in stored.values()}, allowed
 
     def _rerank(self, policy: Policy, query: str, fused: list,
                 texts: Callable[[list[str]], dict[str, str]]) -> tuple[list, dict[str, float], str]:

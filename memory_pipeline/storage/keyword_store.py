@@ -507,7 +507,7 @@ def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int,
     if len(names) == 1:
         if names[0] in listed:
             return gate, None, left, _quote(names[0]), names[0]
-        return (gate, None, 0, _quote(names[0]), None) if rare else (None, (_quote(names[0]),), cap, None, None)
+        return (gate, None, 0, _quote(names[0]), None) if rare else (None, _at_least_led(1, names), cap, None, None)
     exactly = [1.0]  # exactly[j]: probability that a chunk holds j of the common lexemes
     for _, df in common:
         p = min(df / max(n, 1), 1.0)

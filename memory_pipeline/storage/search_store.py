@@ -78,21 +78,19 @@ def entities_version(conn: psycopg.Connection, memory: str) -> int | None:
     return row[0] if row else None
 
 
-def mention_counts(conn: psycopg.Connection, memory: str, entity_ids: list[int]) -> dict[int, int]:
-    """For the given entities of ``memory`` only: how many episodes mention each, as kept by the
-    triggers on ``entity_mentions`` (``entity_mention_deltas``, migration 0022)."""
-    rows = conn.execute(query("entity_mention_counts"), {"memory": memory, "entity_ids": entity_ids}).fetchall()
-    counts = dict(rows)
-    return {i: counts.get(i, 0) for i in entity_ids}
-
-
 def graph_rule_counts(conn: psycopg.Connection, memory: str, entity_ids: list[int]) -> tuple[dict[int, int], int]:
     """What the graph channel's rule weighs, in one round trip (``graph_rule_counts.sql``): for
-    the given entities of ``memory``, how many episodes mention each (as ``mention_counts``),
-    and how many of its episodes have chunks (0 when none has, or none of them is mentioned)."""
+    the given entities of ``memory`` only, how many episodes mention each, as kept by the
+    triggers on ``entity_mentions`` (``entity_mention_deltas``, migration 0022); and how many of
+    its episodes have chunks (0 when none has, or none of them is mentioned)."""
     rows = conn.execute(query("graph_rule_counts"), {"memory": memory, "entity_ids": entity_ids}).fetchall()
     counts = {entity_id: mentions for entity_id, mentions, _ in rows}
     return {i: counts.get(i, 0) for i in entity_ids}, (rows[0][2] if rows else 0)
+
+
+def mention_counts(conn: psycopg.Connection, memory: str, entity_ids: list[int]) -> dict[int, int]:
+    """``graph_rule_counts``'s mention counts alone."""
+    return graph_rule_counts(conn, memory, entity_ids)[0]
 
 
 # Above this share of a memory's episodes, walking episodes newest first finds the mentioning
