@@ -9,8 +9,11 @@ normalized scores (vector and graph weights) and RRF over ranks (k, vector and g
 keyword 1.0. Settings are chosen by leave-one-conversation-out: for each of the five
 conversations, the setting with the best mean recall@1/3/5/8 on the other four is scored on it;
 then, with that setting, the date channel's weight, then the observation weight, the same way (with ``--merge-grid``, together
-with how a statement channel merges its vector and word lists). Nothing is chosen by its score
-on all five; the product takes the folds' most common method and the median of their weights.
+with how a statement channel merges its vector and word lists). The observation stage chooses only
+among the settings that return no more characters a query on the four than the fold's search
+without observations (the target says "no more characters"; the choice without that cap is
+printed beside it). Nothing is chosen by its score on all five; the product takes the folds' most
+common method and the median of their weights.
 
 Settings that change a channel's own output (BM25's k1 and b for the keyword channel, the
 statement merge for the observation channel) are run through the product once per setting with
@@ -322,10 +325,14 @@ def weights_of(setting: dict) -> dict:
             "observation": setting.get("observation", 0.0), "belief": setting.get("observation", 0.0)}
 
 
-def leave_one_out(items: list[dict], settings_for, channels, now, items_for=None) -> dict:
+def leave_one_out(items: list[dict], settings_for, channels, now, items_for=None, chars_cap=None) -> dict:
     """Per conversation: of ``settings_for(held_out)``, the setting best on the other four
     conversations, and its scores on the held-out one. Each setting is evaluated once, on
-    ``items_for(setting)`` when given (a setting that changes a channel's own output)."""
+    ``items_for(setting)`` when given (a setting that changes a channel's own output).
+
+    ``chars_cap(held_out)``: the most characters a query a setting may return on the other four
+    (a constraint of the target, chosen under like the rest); when no setting keeps to it, the
+    one that returns the fewest."""
     evaluated: dict[tuple, list[dict]] = {}
 
     def rows_of(setting: dict) -> list[dict]:
@@ -340,6 +347,10 @@ def leave_one_out(items: list[dict], settings_for, channels, now, items_for=None
         train = [i for i, it in enumerate(items) if it["memory"] != memory]
         test = [i for i, it in enumerate(items) if it["memory"] == memory]
         options = settings_for(memory)
+        chars = lambda st: mean([rows_of(st)[i] for i in train], "chars")  # noqa: E731
+        if chars_cap is not None:
+            cap = chars_cap(memory, train)
+            options = [st for st in options if chars(st) <= cap] or [min(options, key=chars)]
         best = max(options, key=lambda st: objective([rows_of(st)[i] for i in train]))
         chosen_rows = rows_of(best)
         for i in test:
@@ -394,7 +405,15 @@ def run(items: list[dict], now: dt.datetime, merges: dict[str, list[dict]] | Non
     base_of = {f["held_out"]: f["chosen"] for f in base["folds"]}
     plain = leave_one_out(items, lambda memory: date_grid(base_of[memory]), CHUNK_CHANNELS, now)
     chosen_of = {f["held_out"]: f["chosen"] for f in plain["folds"]}
+    # The target: observations add recall without more characters a query than the search without
+    # them, so the observation stage chooses among the settings that keep to the characters of the
+    # fold's own search without observations on its four training conversations.
+    plain_rows = {f["held_out"]: evaluate(items, CHUNK_CHANNELS, weights_of(f["chosen"]), f["chosen"]["k"], now,
+                                          f["chosen"]["method"]) for f in plain["folds"]}
     with_obs = leave_one_out(items, lambda memory: observation_grid(chosen_of[memory], tuple(merged_items)),
+                             (*CHUNK_CHANNELS, "observation"), now, items_for,
+                             chars_cap=lambda memory, train: mean([plain_rows[memory][i] for i in train], "chars"))
+    uncapped = leave_one_out(items, lambda memory: observation_grid(chosen_of[memory], tuple(merged_items)),
                              (*CHUNK_CHANNELS, "observation"), now, items_for)
     print(head)
     for ch, rows in singles.items():
@@ -405,6 +424,7 @@ def run(items: list[dict], now: dt.datetime, merges: dict[str, list[dict]] | Non
     print(table("fused LOO (v+k+g, no date)", base["rows"]))
     print(table("fused LOO (v+k+g+d)", plain["rows"]))
     print(table("fused LOO + observations", with_obs["rows"]))
+    print(table("  (chosen without the chars cap)", uncapped["rows"]))
     print("\n  per fold (held-out conversation: setting chosen on the other four; recall there)")
     gaps = {k: [] for k in KS}
     for b, f, g in zip(base["folds"], plain["folds"], with_obs["folds"]):
@@ -425,6 +445,11 @@ def run(items: list[dict], now: dt.datetime, merges: dict[str, list[dict]] | Non
     product_obs = majority(with_obs["folds"])
     print(f"  the folds' median choice (the product's constants): {product}, observation weight "
           f"{product_obs['observation']}" + (f", statement merge {product_obs['merge']}" if merges else ""))
+    product_uncapped = majority(uncapped["folds"])
+    print("  without the chars cap the folds chose "
+          + ", ".join(f"{f['held_out']} {f['chosen']['observation']}" + (f" {f['chosen']['merge']}" if merges else "")
+                      for f in uncapped["folds"])
+          + f" (median {product_uncapped['observation']})")
     for m, its in merged_items.items():
         print(table(f"fused as shipped + obs, merge {m}", evaluate(its, (*CHUNK_CHANNELS, "observation"),
                                                                      dict(fusion.CHANNEL_WEIGHTS), fusion.RRF_K, now)))
@@ -453,6 +478,8 @@ def run(items: list[dict], now: dt.datetime, merges: dict[str, list[dict]] | Non
         "loo_no_date": summary(base["rows"]),
         "loo": summary(plain["rows"]), "loo_with_observations": summary(with_obs["rows"]),
         "folds_no_date": base["folds"], "folds": plain["folds"], "folds_with_observations": with_obs["folds"],
+        "loo_with_observations_uncapped": summary(uncapped["rows"]),
+        "folds_with_observations_uncapped": uncapped["folds"],
         "gap_spread": {f"@{k}": [min(v), max(v)] for k, v in gaps.items()},
         "median_choice": product, "median_observation_weight": product_obs["observation"],
         "statement_merge_choice": product_obs.get("merge"), "by": by,

@@ -42,8 +42,8 @@ CLASSIC = {"k": 60, "weights": {"vector": 1.0, "keyword": 1.0, "graph": 0.7, "ob
 
 def test_constants():
     assert RRF_K == 60
-    assert CHANNEL_WEIGHTS == {"vector": 1.0, "keyword": 1.0, "graph": 0.0, "date": 1.5, "observation": 0.7,
-                               "belief": 0.7}
+    assert CHANNEL_WEIGHTS == {"vector": 1.0, "keyword": 1.0, "graph": 0.0, "date": 1.5, "observation": 0.5,
+                               "belief": 0.5}
     assert rank_step(CHANNEL_WEIGHTS, RRF_K) > 0  # a zero weight is not the lightest channel
     assert RECENCY_HALF_LIFE_DAYS == 180
     assert 0 < RECENCY_FLOOR < 1
