@@ -156,6 +156,7 @@ class Conversation:
     skipped_evidence: list[str] = field(default_factory=list)
     dropped_questions: int = 0
     statements: list[tuple[int, str, list[str]]] = field(default_factory=list)  # (session, text, dia ids)
+    skipped_statements: int = 0  # malformed entries, and statements of a session without turns
 
 
 def session_numbers(conv: dict) -> list[int]:
@@ -195,11 +196,16 @@ def load_conversations(path: Path) -> list[Conversation]:
                 turn = turns[t["dia_id"]]
                 turn.split = not any(turn.needle in c for c in chunk_texts)
         c = Conversation(memory, drafts, turns, [])
+        sessions = {int(d.source.rsplit("_", 1)[1]) for d in drafts}
         for key, by_speaker in sorted(sample.get("observation", {}).items()):
-            n = int(re.fullmatch(r"session_(\d+)_observation", key).group(1))
-            for items in by_speaker.values():
-                for text, cited in items:
-                    c.statements.append((n, text, [cited] if isinstance(cited, str) else list(cited)))
+            m = re.fullmatch(r"session_(\d+)_observation", key)
+            for items in by_speaker.values() if m and isinstance(by_speaker, dict) else ():
+                for item in items:
+                    statement = _statement(item)
+                    if statement is None or int(m.group(1)) not in sessions:
+                        c.skipped_statements += 1
+                    else:
+                        c.statements.append((int(m.group(1)), *statement))
         for i, qa in enumerate(sample["qa"]):
             if qa.get("category") not in CATEGORIES:
                 continue
@@ -211,6 +217,19 @@ def load_conversations(path: Path) -> list[Conversation]:
             c.questions.append(Question(memory, i, qa["question"], qa["category"], list(dict.fromkeys(valid))))
         out.append(c)
     return out
+
+
+def _statement(item) -> tuple[str, list[str]] | None:
+    """(text, cited dia ids) of one ``[statement, dia_id or [dia_ids]]`` entry; None when it is
+    not one (the dataset was written by a model: entries without their turn occur)."""
+    if not isinstance(item, (list, tuple)) or len(item) != 2:
+        return None
+    text, cited = item
+    cited = [cited] if isinstance(cited, str) else cited
+    if not isinstance(text, str) or not text.strip() or not isinstance(cited, list) \
+            or not all(isinstance(d, str) for d in cited):
+        return None
+    return text, list(cited)
 
 
 def pick_questions(convs: list[Conversation], limit: int | None) -> list[Question]:
@@ -610,6 +629,10 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{len(questions)} used")
     print(f"  skipped {len(skipped)} evidence id(s) not in their conversation: {skipped}; "
           f"dropped {dropped} question(s) left without evidence")
+    skipped_statements = sum(c.skipped_statements for c in convs)
+    if skipped_statements:
+        print(f"  skipped {skipped_statements} observation entr{'y' if skipped_statements == 1 else 'ies'} "
+              "not of the form [statement, turn id(s)] or of a session without turns")
     if os.environ.get("MEMORY_PIPELINE_DATABASE_URL"):
         print("  note: MEMORY_PIPELINE_DATABASE_URL is ignored; this benchmark uses its own embedded server under --home")
     print(f"home: {args.home}")
@@ -626,6 +649,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "questions": len(questions),
         "skipped_evidence_ids": skipped,
         "dropped_questions": dropped,
+        "skipped_statements": skipped_statements,
         "split_turns": split_turns,
         "scoring_rule": ("turn needle '{speaker}: {text}' is a substring of a returned chunk; a turn cut by the "
                          f"hard cut counts if a returned chunk contains its first or last {SPLIT_PROBE} characters"),
