@@ -196,16 +196,7 @@ def load_conversations(path: Path) -> list[Conversation]:
                 turn = turns[t["dia_id"]]
                 turn.split = not any(turn.needle in c for c in chunk_texts)
         c = Conversation(memory, drafts, turns, [])
-        sessions = {int(d.source.rsplit("_", 1)[1]) for d in drafts}
-        for key, by_speaker in sorted(sample.get("observation", {}).items()):
-            m = re.fullmatch(r"session_(\d+)_observation", key)
-            for items in by_speaker.values() if m and isinstance(by_speaker, dict) else ():
-                for item in items:
-                    statement = _statement(item)
-                    if statement is None or int(m.group(1)) not in sessions:
-                        c.skipped_statements += 1
-                    else:
-                        c.statements.append((int(m.group(1)), *statement))
+        c.statements, c.skipped_statements = _statements(sample.get("observation"), {t.session for t in turns.values()})
         for i, qa in enumerate(sample["qa"]):
             if qa.get("category") not in CATEGORIES:
                 continue
@@ -219,14 +210,40 @@ def load_conversations(path: Path) -> list[Conversation]:
     return out
 
 
+def _statements(observation, sessions: set[int]) -> tuple[list[tuple[int, str, list[str]]], int]:
+    """The ``observation`` field's statements, (session, text, cited dia ids), and how many entries
+    were skipped: those that are not ``[statement, dia_id or [dia_ids]]`` (the field was written
+    by a model: entries without their turn occur) and those of a session without turns. What is
+    not a mapping where one is expected counts as one skipped entry."""
+    statements: list[tuple[int, str, list[str]]] = []
+    skipped = 0
+    if observation is None:
+        return statements, skipped
+    if not isinstance(observation, dict):
+        return statements, 1
+    for key, by_speaker in sorted(observation.items()):
+        m = re.fullmatch(r"session_(\d+)_observation", key)
+        if m is None or not isinstance(by_speaker, dict):
+            skipped += 1
+            continue
+        for items in by_speaker.values():
+            for item in items if isinstance(items, list) else [None]:
+                statement = _statement(item)
+                if statement is None or int(m.group(1)) not in sessions:
+                    skipped += 1
+                else:
+                    statements.append((int(m.group(1)), *statement))
+    return statements, skipped
+
+
 def _statement(item) -> tuple[str, list[str]] | None:
     """(text, cited dia ids) of one ``[statement, dia_id or [dia_ids]]`` entry; None when it is
-    not one (the dataset was written by a model: entries without their turn occur)."""
+    not one."""
     if not isinstance(item, (list, tuple)) or len(item) != 2:
         return None
     text, cited = item
     cited = [cited] if isinstance(cited, str) else cited
-    if not isinstance(text, str) or not text.strip() or not isinstance(cited, list) \
+    if not isinstance(text, str) or not text.strip() or not isinstance(cited, list) or not cited \
             or not all(isinstance(d, str) for d in cited):
         return None
     return text, list(cited)

@@ -325,15 +325,18 @@ def weights_of(setting: dict) -> dict:
             "observation": setting.get("observation", 0.0), "belief": setting.get("observation", 0.0)}
 
 
-def leave_one_out(items: list[dict], settings_for, channels, now, items_for=None, chars_cap=None) -> dict:
+def leave_one_out(items: list[dict], settings_for, channels, now, items_for=None, chars_cap=None,
+                  evaluated: dict[tuple, list[dict]] | None = None) -> dict:
     """Per conversation: of ``settings_for(held_out)``, the setting best on the other four
     conversations, and its scores on the held-out one. Each setting is evaluated once, on
     ``items_for(setting)`` when given (a setting that changes a channel's own output).
 
-    ``chars_cap(held_out)``: the most characters a query a setting may return on the other four
-    (a constraint of the target, chosen under like the rest); when no setting keeps to it, the
-    one that returns the fewest."""
-    evaluated: dict[tuple, list[dict]] = {}
+    ``chars_cap(held_out, train)`` (``train``: the indexes of the other four's items): the most
+    characters a query a setting may return on them (a constraint of the target, chosen under like
+    the rest); when no setting keeps to it, the one that returns the fewest. Each fold records its
+    ``cap`` and whether its choice keeps to it (``within_cap``). ``evaluated``: a cache of
+    setting -> rows to share between calls over the same items and channels."""
+    evaluated = {} if evaluated is None else evaluated
 
     def rows_of(setting: dict) -> list[dict]:
         key = tuple(sorted(setting.items()))
@@ -348,16 +351,19 @@ def leave_one_out(items: list[dict], settings_for, channels, now, items_for=None
         test = [i for i, it in enumerate(items) if it["memory"] == memory]
         options = settings_for(memory)
         chars = lambda st: mean([rows_of(st)[i] for i in train], "chars")  # noqa: E731
+        capped = {}
         if chars_cap is not None:
             cap = chars_cap(memory, train)
-            options = [st for st in options if chars(st) <= cap] or [min(options, key=chars)]
+            within = [st for st in options if chars(st) <= cap]
+            options = within or [min(options, key=chars)]
+            capped = {"cap": cap, "within_cap": bool(within)}
         best = max(options, key=lambda st: objective([rows_of(st)[i] for i in train]))
         chosen_rows = rows_of(best)
         for i in test:
             held_out[i] = chosen_rows[i]
         folds.append({"held_out": memory, "chosen": best, "questions": len(test),
                       **{f"@{k}": mean([chosen_rows[i] for i in test], f"@{k}") for k in KS},
-                      "chars": mean([chosen_rows[i] for i in test], "chars")})
+                      "chars": mean([chosen_rows[i] for i in test], "chars"), **capped})
     return {"folds": folds, "rows": held_out}
 
 
@@ -410,11 +416,13 @@ def run(items: list[dict], now: dt.datetime, merges: dict[str, list[dict]] | Non
     # fold's own search without observations on its four training conversations.
     plain_rows = {f["held_out"]: evaluate(items, CHUNK_CHANNELS, weights_of(f["chosen"]), f["chosen"]["k"], now,
                                           f["chosen"]["method"]) for f in plain["folds"]}
+    observation_rows: dict[tuple, list[dict]] = {}  # both observation stages evaluate the same settings
     with_obs = leave_one_out(items, lambda memory: observation_grid(chosen_of[memory], tuple(merged_items)),
                              (*CHUNK_CHANNELS, "observation"), now, items_for,
-                             chars_cap=lambda memory, train: mean([plain_rows[memory][i] for i in train], "chars"))
+                             chars_cap=lambda memory, train: mean([plain_rows[memory][i] for i in train], "chars"),
+                             evaluated=observation_rows)
     uncapped = leave_one_out(items, lambda memory: observation_grid(chosen_of[memory], tuple(merged_items)),
-                             (*CHUNK_CHANNELS, "observation"), now, items_for)
+                             (*CHUNK_CHANNELS, "observation"), now, items_for, evaluated=observation_rows)
     print(head)
     for ch, rows in singles.items():
         print(table(f"{ch} alone", rows))
@@ -437,6 +445,7 @@ def run(items: list[dict], now: dt.datetime, merges: dict[str, list[dict]] | Non
               + " ".join(f"@{k} {f[f'@{k}']:.3f}" for k in KS)
               + " | minus keyword " + " ".join(f"{gap[k]:+.3f}" for k in KS)
               + f" | +obs weight {g['chosen']['observation']}"
+              + ("" if g.get("within_cap", True) else " (none within the chars cap: the fewest)")
               + (f", merge {g['chosen']['merge']}" if "merge" in g["chosen"] else "") + ": "
               + " ".join(f"@{k} {g[f'@{k}']:.3f}" for k in KS) + f", {g['chars']:.0f} chars")
     print("  spread of (fused LOO - keyword) over folds: "
@@ -480,6 +489,8 @@ def run(items: list[dict], now: dt.datetime, merges: dict[str, list[dict]] | Non
         "folds_no_date": base["folds"], "folds": plain["folds"], "folds_with_observations": with_obs["folds"],
         "loo_with_observations_uncapped": summary(uncapped["rows"]),
         "folds_with_observations_uncapped": uncapped["folds"],
+        "median_observation_weight_uncapped": product_uncapped["observation"],
+        "statement_merge_choice_uncapped": product_uncapped.get("merge"),
         "gap_spread": {f"@{k}": [min(v), max(v)] for k, v in gaps.items()},
         "median_choice": product, "median_observation_weight": product_obs["observation"],
         "statement_merge_choice": product_obs.get("merge"), "by": by,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import tempfile
 import uuid
 from pathlib import Path
@@ -23,16 +22,6 @@ from memory_pipeline.storage.migrations import apply_migrations
 from memory_pipeline_tests.support.processes import stop_left_servers
 
 TEMPLATE = "mp_test_template"
-
-
-def pytest_configure(config):
-    # A test run started in the background by a shell without job control (`pytest &` in a
-    # script) inherits SIGINT ignored, and so would every command it starts: an ignored signal
-    # survives exec. The tests that interrupt a command would see it run to its end. Handled
-    # signals are reset by exec, so restoring Python's handler here gives the commands SIGINT's
-    # default again.
-    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)

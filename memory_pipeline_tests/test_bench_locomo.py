@@ -1,4 +1,5 @@
-"""The LoCoMo benchmark runs on conversations it was not written for.
+"""The LoCoMo benchmark runs on conversations it was not written for, and its leave-one-out
+chooses the observation weight under the characters cap.
 
 Its figures are checked again on LoCoMo conversations this project does not have, so the script
 must take any file of the dataset's format, quirks included: an empty session, evidence ids that
@@ -10,6 +11,7 @@ section with the observation stage.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import subprocess
 import sys
@@ -18,8 +20,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+import locomo_loo  # noqa: E402  (a helper of the benchmark, not a package)
 
 TOPICS = {
     "conv-a": [("Ana", "Rui"), ["pottery class", "trip to Porto", "new puppy called Lua"]],
@@ -62,6 +65,8 @@ def _conversation(sample_id: str) -> dict:
     return {"sample_id": sample_id, "conversation": conv, "observation": observation, "qa": qa}
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
 def test_bench_locomo_runs_on_unseen_conversations_with_their_quirks(tmp_path):
     data = tmp_path / "locomo-other.json"
     data.write_text(json.dumps([_conversation("conv-a"), _conversation("conv-b")]), encoding="utf-8")
@@ -89,3 +94,46 @@ def test_bench_locomo_runs_on_unseen_conversations_with_their_quirks(tmp_path):
     assert [f["held_out"] for f in loo["folds_with_observations"]] == ["conv-a", "conv-b"]
     for name in ("loo", "loo_with_observations", "loo_with_observations_uncapped"):
         assert 0 <= loo[name]["@1"] <= loo[name]["@8"] <= 1 and loo[name]["chars"] > 0, name
+
+
+# --- the observation stage's characters cap -----------------------------------------------------
+
+NOW = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+BASE = {"method": "combsum", "k": 60, "vector": 1.0, "graph": 0.0, "date": 0.0}
+
+
+def _item(memory: str) -> dict:
+    """Nine short chunks the vector channel ranks (scores 9..1, so normalized 1, 7/8, ... 0) and
+    one long chunk holding the evidence that only a statement points at: with observation weight
+    w it scores w, and enters the 8 passages (for 900 characters more) once w passes 1/8."""
+    facts = {"salience": 0.5, "occurred_at": NOW.isoformat(), "start": 0}
+    candidates = {f"v{i}": {**facts, "text_chars": 100, "holds": [], "episode_id": i, "end": 100} for i in range(9)}
+    candidates["e"] = {**facts, "text_chars": 1000, "holds": ["D1:1"], "episode_id": 99, "end": 1000}
+    return {"memory": memory, "category": 4, "evidence": ["D1:1"], "candidates": candidates,
+            "ranked": {"vector": [f"v{i}" for i in range(9)], "observation": ["e"]},
+            "scores": {"vector": [float(9 - i) for i in range(9)], "observation": [1.0]}}
+
+
+def _observation_stage(chars_cap):
+    items = [_item(m) for m in ("m1", "m1", "m2", "m2")]
+    return locomo_loo.leave_one_out(items, lambda memory: locomo_loo.observation_grid(BASE),
+                                    (*locomo_loo.CHUNK_CHANNELS, "observation"), NOW, chars_cap=chars_cap)
+
+
+def test_the_observation_stage_keeps_to_the_characters_of_the_search_without_observations():
+    uncapped = _observation_stage(None)
+    # Recall alone: the lightest weight that puts the long chunk first (1.0 ties v0's 1.0; the
+    # exact tie goes to the key "e"), for 900 characters more.
+    assert [f["chosen"]["observation"] for f in uncapped["folds"]] == [1.0, 1.0]
+    assert all(f["@1"] == 1.0 and f["chars"] == 1700 and "cap" not in f for f in uncapped["folds"])
+    # The search without observations returns the eight short chunks: 800 characters.
+    capped = _observation_stage(lambda memory, train: 800)
+    assert [f["chosen"]["observation"] for f in capped["folds"]] == [0.1, 0.1]
+    assert all(f["@8"] == 0.0 and f["chars"] == 800 and f["cap"] == 800 and f["within_cap"]
+               for f in capped["folds"])
+
+
+def test_when_no_setting_keeps_to_the_cap_the_fewest_characters_are_chosen_and_said():
+    folds = _observation_stage(lambda memory, train: 500)["folds"]
+    assert [f["chosen"]["observation"] for f in folds] == [0.1, 0.1]
+    assert all(f["chars"] == 800 and not f["within_cap"] for f in folds)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -22,6 +24,25 @@ class Result:
 
     def json(self):
         return json.loads(self.out)
+
+
+@contextlib.contextmanager
+def sigint_default_for_children():
+    """Commands started inside get SIGINT's default, even when this test run ignores it.
+
+    A test run started in the background by a shell without job control (`pytest &` in a
+    script) ignores SIGINT, and an ignored signal survives exec: a command it starts would ignore
+    the test's Ctrl-C and run to its end. A handled signal is reset by exec, so Python's handler
+    is set while the command starts, and the run's own disposition restored after.
+    """
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @pytest.fixture
@@ -44,8 +65,9 @@ def cli(tmp_path, db_url):
 
     def start(*args: str, env: dict | None = None) -> subprocess.Popen:
         """The command started, not waited for (``cli.start``): signals, timing."""
-        return subprocess.Popen([str(SCRIPT), *args], env=environment(env), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        with sigint_default_for_children():
+            return subprocess.Popen([str(SCRIPT), *args], env=environment(env), stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
 
     run.start = start
     return run
