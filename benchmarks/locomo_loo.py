@@ -325,6 +325,11 @@ def weights_of(setting: dict) -> dict:
             "observation": setting.get("observation", 0.0), "belief": setting.get("observation", 0.0)}
 
 
+def setting_key(setting: dict) -> tuple:
+    """A setting as the key of ``leave_one_out``'s ``evaluated`` cache."""
+    return tuple(sorted(setting.items()))
+
+
 def leave_one_out(items: list[dict], settings_for, channels, now, items_for=None, chars_cap=None,
                   evaluated: dict[tuple, list[dict]] | None = None) -> dict:
     """Per conversation: of ``settings_for(held_out)``, the setting best on the other four
@@ -339,7 +344,7 @@ def leave_one_out(items: list[dict], settings_for, channels, now, items_for=None
     evaluated = {} if evaluated is None else evaluated
 
     def rows_of(setting: dict) -> list[dict]:
-        key = tuple(sorted(setting.items()))
+        key = setting_key(setting)
         if key not in evaluated:
             evaluated[key] = evaluate(items_for(setting) if items_for else items, channels, weights_of(setting),
                                       setting["k"], now, setting["method"])
@@ -409,13 +414,14 @@ def run(items: list[dict], now: dt.datetime, merges: dict[str, list[dict]] | Non
           f"graph {GRID_GRAPH}; keyword 1.0; then date {GRID_DATE}; then observation {GRID_OBSERVATION})")
     base = leave_one_out(items, lambda memory: chunk_grid(), BASE_CHANNELS, now)
     base_of = {f["held_out"]: f["chosen"] for f in base["folds"]}
-    plain = leave_one_out(items, lambda memory: date_grid(base_of[memory]), CHUNK_CHANNELS, now)
+    plain_evaluated: dict[tuple, list[dict]] = {}
+    plain = leave_one_out(items, lambda memory: date_grid(base_of[memory]), CHUNK_CHANNELS, now,
+                          evaluated=plain_evaluated)
     chosen_of = {f["held_out"]: f["chosen"] for f in plain["folds"]}
     # The target: observations add recall without more characters a query than the search without
     # them, so the observation stage chooses among the settings that keep to the characters of the
     # fold's own search without observations on its four training conversations.
-    plain_rows = {f["held_out"]: evaluate(items, CHUNK_CHANNELS, weights_of(f["chosen"]), f["chosen"]["k"], now,
-                                          f["chosen"]["method"]) for f in plain["folds"]}
+    plain_rows = {memory: plain_evaluated[setting_key(chosen)] for memory, chosen in chosen_of.items()}
     observation_rows: dict[tuple, list[dict]] = {}  # both observation stages evaluate the same settings
     with_obs = leave_one_out(items, lambda memory: observation_grid(chosen_of[memory], tuple(merged_items)),
                              (*CHUNK_CHANNELS, "observation"), now, items_for,

@@ -50,6 +50,7 @@ from memory_pipeline.search.query_embedding import QueryEmbeddingBreaker, QueryE
 from memory_pipeline.search.results import SearchResponse, SearchResult, make_snippet
 from memory_pipeline.storage import episodes_store, observations_store, search_store
 from memory_pipeline.storage.database import POOL_SIZE, Database
+from memory_pipeline.storage.observations_store import StoredObservation
 from memory_pipeline.storage.profiles_store import serving_profile
 from memory_pipeline.storage.search_store import Filters
 from memory_pipeline.storage.vector_store import VectorHit, nearest_chunks
@@ -77,11 +78,6 @@ CACHED_ENTITY_MATCHERS = 64
 # UTF-8 (and PostgreSQL) cannot carry a lone surrogate: JSON's "\ud800" escape makes one, and so
 # does Python for each byte of a command-line argument that is not UTF-8.
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _is_statement_key(key: str) -> bool:
-    """Statements are keyed ``"<kind>:<id>"``; chunk ids are hex digests, without a colon."""
-    return ":" in key
 
 
 def validate_query(query: object) -> str:
@@ -217,7 +213,7 @@ class SearchService:
         memory = validate_memory_name(memory)
         chosen = self.resolve_policy(policy, limit=None, channels=channels)
         response = SearchResponse(memory, validate_query(query), chosen.name, chosen.limit, chosen.channels)
-        ranked, _, _ = self._run_channels(chosen, memory, query, Filters(), response, with_rows=False)
+        ranked, _, _, _ = self._run_channels(chosen, memory, query, Filters(), response, with_rows=False)
         return ranked
 
     def search(
@@ -247,7 +243,7 @@ class SearchService:
             since=now - dt.timedelta(days=chosen.window_days) if chosen.window_days else None,
         )
         response = SearchResponse(memory, query, chosen.name, chosen.limit, chosen.channels)
-        ranked, best_window, rows = self._run_channels(chosen, memory, query, filters, response)
+        ranked, best_window, rows, statements = self._run_channels(chosen, memory, query, filters, response)
         with self.db.connection() as conn:
             # Only a search that found nothing asks whether the memory exists (one round trip
             # fewer for every other search); the channels find nothing in a memory that does not.
@@ -257,7 +253,6 @@ class SearchService:
             # chunks its statements cite). A chunk deleted after its channel listed it has no
             # row, so no facts: fusion leaves it out (``kept`` below).
             facts = {cid: fusion.ChunkFacts(salience=r.salience, occurred_at=r.occurred_at) for cid, r in rows.items()}
-            statements = self._statement_rows(conn, memory, ranked)
             facts.update({key: fusion.ChunkFacts(salience=o.confidence, occurred_at=o.observed_at)
                           for key, o in statements.items()})
             kept = {ch: [(cid, score) for cid, score in hits if cid in facts] for ch, hits in ranked.items()}
@@ -333,24 +328,17 @@ class SearchService:
             sources={"episodeIds": list(o.episode_ids), "passages": list(o.passages)},
         )
 
-    @staticmethod
-    def _statement_rows(conn, memory: str, ranked) -> dict:
-        """key ("observation:12") -> StoredObservation for the statement channels' candidates."""
-        ids = {int(key.split(":", 1)[1]) for ch in STATEMENT_CHANNELS for key, _ in ranked.get(ch, ())
-               if _is_statement_key(key)}
-        if not ids:
-            return {}
-        return {f"{o.kind}:{o.id}": o for o in observations_store.rows(conn, memory, sorted(ids)).values()}
-
     # -- channels ---------------------------------------------------------------------------
     def _run_channels(self, policy: Policy, memory: str, query: str, filters: Filters, response: SearchResponse,
                       *, with_rows: bool = True,
-                      ) -> tuple[dict[str, list[tuple[str, float]]], dict[str, int], dict[str, search_store.ChunkRow]]:
+                      ) -> tuple[dict[str, list[tuple[str, float]]], dict[str, int], dict[str, search_store.ChunkRow],
+                                 dict[str, StoredObservation]]:
         """Run the channels at the same time, vector, keyword and graph each on its own pooled
         connection, the statement channels on one; also return each vector candidate's best
-        paragraph window (for its snippet) and, ``with_rows``, the rows of the channels'
-        candidate chunks (texts unread), each channel reading its own right after its query (a
-        statement channel: of the chunks its statements cite, which it reads anyway).
+        paragraph window (for its snippet), ``with_rows`` the rows of the channels' candidate
+        chunks (texts unread), each channel reading its own right after its query (a statement
+        channel: of the chunks its statements cite, which it reads anyway), and the rows of the
+        statements that are candidates themselves (``"observation:12"`` -> its row).
 
         They are independent until fusion, and each spends its time in PostgreSQL (or the model
         server), where the GIL is released: on two cores the search takes about as long as its
@@ -387,7 +375,7 @@ class SearchService:
                 if len(channels) > 1 and not observations_store.any_statements(
                         conn, memory, kinds=[STATEMENT_CHANNELS[ch] for ch in channels],
                         statuses=sorted({status for ch in channels for status in statuses[ch]})):
-                    return {ch: ([], None, {}) for ch in channels}
+                    return {ch: ([], {}, {}) for ch in channels}
                 return {ch: self._statements(conn, memory, query, query_vector, STATEMENT_CHANNELS[ch], statuses[ch],
                                              filters) for ch in channels}
 
@@ -416,6 +404,7 @@ class SearchService:
         ranked: dict[str, list[tuple[str, float]]] = {}
         best_window: dict[str, int] = {}
         rows: dict[str, search_store.ChunkRow] = {}
+        statement_rows: dict[str, StoredObservation] = {}
         for ch in wanted:
             hits, extra, read = outcomes[ch]
             ranked[ch] = hits
@@ -426,7 +415,9 @@ class SearchService:
                 response.keyword_method = extra
             elif ch == "graph":
                 response.entities = extra
-        return ranked, best_window, rows
+            elif ch in STATEMENT_CHANNELS:
+                statement_rows.update(extra)
+        return ranked, best_window, rows, statement_rows
 
     def _vector(self, conn, memory: str, query_vector: _Once, filters: Filters) -> tuple[list[VectorHit], str]:
         profile, state = serving_profile(conn)
@@ -489,14 +480,16 @@ class SearchService:
         return matcher, by_id
 
     def _statements(self, conn, memory: str, query: str, query_vector: _Once, kind: str, statuses: tuple[str, ...],
-                    filters: Filters) -> tuple[list[tuple[str, float]], None, dict[str, search_store.ChunkRow]]:
+                    filters: Filters) -> tuple[list[tuple[str, float]], dict[str, StoredObservation],
+                                               dict[str, search_store.ChunkRow]]:
         """One statement channel, as ``_run_channels`` returns a channel: the memory's statements
         of ``kind`` ranked by vector (when the serving profile's embedder is usable) and by words,
         the two lists merged by ``domain.observations.merged_statements``, keys ``"<kind>:<id>"``,
-        with the chunks they cite; and the rows of those chunks. A memory without such
-        statements answers at once, without waiting for the query's vector."""
+        with the chunks they cite; the rows of the statements left in that list (those that cite
+        no chunk); and the rows of the cited chunks. A memory without such statements answers at
+        once, without waiting for the query's vector."""
         if not observations_store.any_statements(conn, memory, kinds=(kind,), statuses=statuses):
-            return [], None, {}
+            return [], {}, {}
         lists: dict[str, list[tuple[int, float]]] = {}
         profile, state = serving_profile(conn)
         if profile is not None and self._embedder is not None and (state is None or state[0] != "stale"):
@@ -512,29 +505,29 @@ class SearchService:
         merged = merged_statements(lists)
         order = sorted(merged, key=lambda i: (-merged[i], i))[:STATEMENT_CANDIDATES]
         keys = [f"{kind}:{i}" for i in order]
-        cited, rows = self._cited_chunks(conn, memory, order, kind, filters)
+        stored = {f"{kind}:{i}": o for i, o in observations_store.rows(conn, memory, order).items()} if order else {}
+        cited, rows = self._cited_chunks(conn, memory, stored, filters)
         ranked = ranked_with_sources(keys, cited, STATEMENT_CANDIDATES)
         # A source chunk takes the score of the best statement that cited it.
         score_of = {f"{kind}:{i}": merged[i] for i in order}
         for key in keys:
             for source in cited.get(key, ()):
                 score_of.setdefault(source, score_of[key])
-        return [(key, score_of[key]) for key in ranked], None, rows
+        return [(key, score_of[key]) for key in ranked], {key: stored[key] for key in ranked if key in stored}, rows
 
     @staticmethod
-    def _cited_chunks(conn, memory: str, order: list[int], kind: str, filters: Filters,
+    def _cited_chunks(conn, memory: str, stored: dict[str, StoredObservation], filters: Filters,
                       ) -> tuple[dict[str, tuple[str, ...]], dict[str, search_store.ChunkRow]]:
         """Statement key -> the chunks of this memory it cites among its passages (those the
         policy's kinds and time window allow), in the order it cites them; and those chunks' rows."""
-        if not order:
+        if not stored:
             return {}, {}
-        stored = observations_store.rows(conn, memory, order)
         rows = search_store.chunk_rows(conn, memory, sorted({p for o in stored.values() for p in o.passages}),
                                        texts=False)
         allowed = {cid: r for cid, r in rows.items()
                    if (not filters.kinds or r.kind in filters.kinds)
                    and (filters.since is None or r.occurred_at >= filters.since)}
-        return {f"{kind}:{o.id}": tuple(p for p in o.passages if p in allowed) for o in stored.values()}, allowed
+        return {key: tuple(p for p in o.passages if p in allowed) for key, o in stored.items()}, allowed
 
     def _rerank(self, policy: Policy, query: str, fused: list,
                 texts: Callable[[list[str]], dict[str, str]]) -> tuple[list, dict[str, float], str]:

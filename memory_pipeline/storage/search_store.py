@@ -88,11 +88,6 @@ def graph_rule_counts(conn: psycopg.Connection, memory: str, entity_ids: list[in
     return {i: counts.get(i, 0) for i in entity_ids}, (rows[0][2] if rows else 0)
 
 
-def mention_counts(conn: psycopg.Connection, memory: str, entity_ids: list[int]) -> dict[int, int]:
-    """``graph_rule_counts``'s mention counts alone."""
-    return graph_rule_counts(conn, memory, entity_ids)[0]
-
-
 # Above this share of a memory's episodes, walking episodes newest first finds the mentioning
 # ones sooner than sorting every mention; below it, starting from the mentions is cheaper.
 RECENCY_WALK_SHARE = 0.02

@@ -127,7 +127,7 @@ def _rolled_back(conn, statement: str) -> None:
 
 def test_kept_mention_counts_equal_the_mentions_after_every_writer(db):
     from memory_pipeline.storage import forget_store
-    from memory_pipeline.storage.search_store import mention_counts
+    from memory_pipeline.storage.search_store import graph_rule_counts
 
     drafts = [make_episode(memory=m, kind="note", title=f"note {i}", occurred_at=T0 + dt.timedelta(days=i), body=body)
               for m in ("alice", "bob") for i, body in enumerate(BODIES)]
@@ -138,7 +138,7 @@ def test_kept_mention_counts_equal_the_mentions_after_every_writer(db):
             ids = [i for (i,) in conn.execute("SELECT id FROM entities WHERE memory = %s", (memory,))]
             counted = dict(conn.execute("SELECT entity_id, count(*) FROM entity_mentions WHERE entity_id = ANY(%s) "
                                         "GROUP BY entity_id", (ids,)).fetchall())
-            kept = mention_counts(conn, memory, ids)
+            kept = graph_rule_counts(conn, memory, ids)[0]
             assert kept == {i: counted.get(i, 0) for i in ids}
             return kept
 
@@ -166,7 +166,7 @@ def test_compaction_folds_each_entitys_count_rows_and_keeps_every_count_beside_w
     import threading
 
     from memory_pipeline.storage.paths import query
-    from memory_pipeline.storage.search_store import mention_counts
+    from memory_pipeline.storage.search_store import graph_rule_counts
 
     drafts = [make_episode(memory="alice", kind="note", title=f"note {i}", occurred_at=T0 + dt.timedelta(days=i),
                            body=body) for i, body in enumerate(BODIES)]
@@ -186,7 +186,7 @@ def test_compaction_folds_each_entitys_count_rows_and_keeps_every_count_beside_w
         def check() -> None:
             ids = [i for (i,) in conn.execute("SELECT id FROM entities WHERE memory = 'alice'")]
             counted = dict(conn.execute("SELECT entity_id, count(*) FROM entity_mentions GROUP BY 1").fetchall())
-            assert mention_counts(conn, "alice", ids) == {i: counted.get(i, 0) for i in ids}
+            assert graph_rule_counts(conn, "alice", ids)[0] == {i: counted.get(i, 0) for i in ids}
 
         assert max(rows().values()) > 1
         check()
