@@ -20,7 +20,9 @@ without ``scores``), ranks only (1-based)::
     score(key) = rrf(key) + NEAR_TIE × step × nudge(key)
     step       = (smallest positive channel weight) × (1 / (k + 1) − 1 / (k + 2))
 
-and in both::
+where the lightest weight is taken, in both, over the channels that returned something (a
+channel with nothing to say, such as the observation channel of a memory without statements,
+must not change how the others' ties break), and::
 
     nudge  = (salience_weight × (salience − 0.5) + recency_factor(age_days) − 1) / span
              span = salience_weight + (1 − floor), so the nudges of any two keys differ by <= 1
@@ -327,8 +329,11 @@ def fuse(
             f"{shown}{more}"
         )
 
-    band = NEAR_TIE * (score_step(weights) if sums is not None else rank_step(weights, k))
     ran = [channel for channel, keys in ranked.items() if keys]
+    # The band is measured on the channels that returned something: a policy's weight for a
+    # channel with nothing to say (no statements in this memory) must not change how ties break.
+    ran_weights = {channel: weights[channel] for channel in ran}
+    band = NEAR_TIE * (score_step(ran_weights) if sums is not None else rank_step(ran_weights, k))
     results: list[Fused[K]] = []
     for key, ranks in best.items():
         rrf = sums[key] if sums is not None else _rrf(ranks, weights, k)

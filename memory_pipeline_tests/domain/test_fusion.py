@@ -185,8 +185,10 @@ def test_fuse_adds_a_nudge_smaller_than_half_a_rank_step():
     }
     fused = fuse({"vector": ["a", "b"], "keyword": ["a"]}, facts, now=NOW, **CLASSIC)
     by_key = {item.key: item for item in fused}
-    step = 0.7 * (1 / 61 - 1 / 62)  # graph is the lightest channel
-    assert rank_step(CLASSIC["weights"], 60) == pytest.approx(step)
+    # The lightest channel that returned something (vector and keyword, 1.0), not graph (0.7),
+    # which the policy weighs but which returned nothing.
+    step = 1.0 * (1 / 61 - 1 / 62)
+    assert rank_step({"vector": 1.0, "keyword": 1.0}, 60) == pytest.approx(step)
     assert by_key["a"].rrf == 2 / 61
     span = DEFAULT_SALIENCE_WEIGHT + (1 - RECENCY_FLOOR)
     nudge = (DEFAULT_SALIENCE_WEIGHT * 0.4 - (1 - RECENCY_FLOOR) / 2) / span
@@ -195,6 +197,25 @@ def test_fuse_adds_a_nudge_smaller_than_half_a_rank_step():
     # Neutral salience, today: no nudge at all.
     assert by_key["b"] == Fused(key="b", score=1 / 62, rrf=1 / 62, ranks={"vector": 2})
     assert [item.key for item in fused] == ["a", "b"]
+
+
+def test_a_channel_that_returned_nothing_does_not_change_the_near_tie_band():
+    # The band is measured on the channels that ran: a light weight for the observation channel
+    # of a memory without statements must not change how keyword's ties break.
+    facts = {"old": ChunkFacts(0.9, NOW - timedelta(days=400)), "new": ChunkFacts(0.2, NOW)}
+    ranked, scores = {"keyword": ["old", "new"]}, {"keyword": [2.0, 2.0]}
+    heavy = {"keyword": 1.0, "observation": 1.0}
+    light = {"keyword": 1.0, "observation": 0.01}
+    for method in ({"scores": scores}, {}):
+        with_heavy = fuse(ranked, facts, now=NOW, weights=heavy, **method)
+        with_light = fuse({**ranked, "observation": []}, facts, now=NOW, weights=light,
+                          **({"scores": {**scores, "observation": []}} if method else {}))
+        assert [(f.key, f.score) for f in with_heavy] == [(f.key, f.score) for f in with_light]
+    # Once the light channel does return something, it is the lightest that ran: the band narrows.
+    both = fuse({**ranked, "observation": ["x"]}, {**facts, **_facts("x")}, now=NOW,
+                weights=light, scores={**scores, "observation": [1.0]})
+    alone = fuse(ranked, facts, now=NOW, weights=light, scores=scores)
+    assert {f.key: f.score for f in both}["old"] != {f.key: f.score for f in alone}["old"]
 
 
 def test_fuse_uses_the_given_salience_weight_and_half_life():
