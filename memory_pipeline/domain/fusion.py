@@ -55,8 +55,10 @@ Why:
   Its weight 1.5 was chosen leave-one-out after the other constants (all five folds, from 0 to
   3): a named day is strong evidence, and the other channels still order the chunks within it.
 - A statement (observation or belief) that cites chunks ranks those chunks in its place
-  (``domain.observations.ranked_with_sources``). Beliefs had no data to choose on: they take
-  the observation weight.
+  (``domain.observations.ranked_with_sources``); one that cites none is a key of its own, which
+  the vector and keyword lists also hold where its cosine and BM25 place it among their chunks
+  (``domain.observations.join_chunk_channel``), so fusion weighs it as it weighs a chunk. Beliefs
+  had no data to choose on: they take the observation weight.
 - Salience and recency only break near-ties: together they move a score by less than half a
   ``step``. With ranks, ``step`` is the smallest change one rank at the top of a channel makes,
   so between keys whose rank sums are (nearly) equal, e.g. ranks 1 + 3 against 2 + 2, the more

@@ -241,3 +241,34 @@ def ranked_with_sources(
         if len(out) >= limit:
             break
     return list(out)[:limit]
+
+
+def join_chunk_channel(
+    chunks: Sequence[tuple[str, float]], statements: Sequence[tuple[str, float]]
+) -> list[tuple[str, float]]:
+    """A chunk channel's ``(key, score)`` list (best first) with statements placed among the
+    chunks by the same measure (their cosine to the query, or their BM25 score on the chunks'
+    statistics): each statement that scores at least the list's worst chunk goes before the
+    first chunk it beats (after those it ties); every statement when the channel found no chunk.
+
+    A statement that cites no passage is a result of its own, and its own channel's score is
+    normalized among the memory's few statements: the best of three gets the channel's whole
+    weight however poorly it matches, so that channel weighs little (``fusion.CHANNEL_WEIGHTS``),
+    and alone it could never reach a chunk that vector and keyword both found. Scored here
+    against the chunks, "Mara's running coach is Inês" ranks where its match to "who is my
+    running coach?" puts it, and a statement that matches worse than every chunk the channel kept
+    is left out, so the chunks keep their order and, unless a statement beats the best of them,
+    their normalized scores.
+    """
+    floor = min((score for _, score in chunks), default=None)
+    joining = sorted(((key, score) for key, score in statements if floor is None or score >= floor),
+                     key=lambda hit: (-hit[1], hit[0]))
+    out: list[tuple[str, float]] = []
+    i = 0
+    for key, score in chunks:
+        while i < len(joining) and joining[i][1] > score:
+            out.append(joining[i])
+            i += 1
+        out.append((key, score))
+    out.extend(joining[i:])
+    return out

@@ -12,7 +12,9 @@ One search, inside one memory:
    their vector and word rankings merged by normalized scores (CombSUM); beliefs marked contested only
    when the policy's ``contested_beliefs`` says so); a statement that cites chunks of this
    memory among its passages ranks those chunks in its place (``domain.observations.
-   ranked_with_sources``), one that cites none is a result of its own;
+   ranked_with_sources``), one that cites none is a result of its own, and the vector and
+   keyword channels also rank it among their chunks by the same measures (its cosine; its BM25
+   on the memory's chunk statistics; ``domain.observations.join_chunk_channel``);
 3. fusion (``domain.fusion``): CombSUM of each channel's min-max normalized scores with
    per-channel weights, near-ties broken by salience and recency (a statement's confidence
    stands in for salience);
@@ -40,7 +42,7 @@ from memory_pipeline.domain import fusion, passages
 from memory_pipeline.domain.dates import named_periods
 from memory_pipeline.domain.entities import EntityMatcher, entity_matcher
 from memory_pipeline.domain.episodes import validate_memory_name
-from memory_pipeline.domain.observations import merged_statements, ranked_with_sources
+from memory_pipeline.domain.observations import join_chunk_channel, merged_statements, ranked_with_sources
 from memory_pipeline.domain.policies import Policy, PolicyError
 from memory_pipeline.domain.windows import window_focus
 from memory_pipeline.embedders.base import Embedder
@@ -375,7 +377,7 @@ class SearchService:
                 if len(channels) > 1 and not observations_store.any_statements(
                         conn, memory, kinds=[STATEMENT_CHANNELS[ch] for ch in channels],
                         statuses=sorted({status for ch in channels for status in statuses[ch]})):
-                    return {ch: ([], {}, {}) for ch in channels}
+                    return {ch: ([], ({}, {}), {}) for ch in channels}
                 return {ch: self._statements(conn, memory, query, query_vector, STATEMENT_CHANNELS[ch], statuses[ch],
                                              filters) for ch in channels}
 
@@ -405,6 +407,7 @@ class SearchService:
         best_window: dict[str, int] = {}
         rows: dict[str, search_store.ChunkRow] = {}
         statement_rows: dict[str, StoredObservation] = {}
+        joining: dict[str, list[tuple[str, float]]] = {}
         for ch in wanted:
             hits, extra, read = outcomes[ch]
             ranked[ch] = hits
@@ -416,7 +419,13 @@ class SearchService:
             elif ch == "graph":
                 response.entities = extra
             elif ch in STATEMENT_CHANNELS:
-                statement_rows.update(extra)
+                alone, as_chunks = extra
+                statement_rows.update(alone)
+                for target, hits in as_chunks.items():
+                    joining.setdefault(target, []).extend(hits)
+        for target, hits in joining.items():
+            if target in ranked:  # a channel the policy switched off takes no statements either
+                ranked[target] = join_chunk_channel(ranked[target], hits)
         return ranked, best_window, rows, statement_rows
 
     def _vector(self, conn, memory: str, query_vector: _Once, filters: Filters) -> tuple[list[VectorHit], str]:
@@ -489,7 +498,7 @@ class SearchService:
         no chunk); and the rows of the cited chunks. A memory without such statements answers at
         once, without waiting for the query's vector."""
         if not observations_store.any_statements(conn, memory, kinds=(kind,), statuses=statuses):
-            return [], {}, {}
+            return [], ({}, {}), {}
         lists: dict[str, list[tuple[int, float]]] = {}
         profile, state = serving_profile(conn)
         if profile is not None and self._embedder is not None and (state is None or state[0] != "stale"):
@@ -513,7 +522,23 @@ class SearchService:
         for key in keys:
             for source in cited.get(key, ()):
                 score_of.setdefault(source, score_of[key])
-        return [(key, score_of[key]) for key in ranked], {key: stored[key] for key in ranked if key in stored}, rows
+        alone = {key: stored[key] for key in ranked if key in stored}
+        return [(key, score_of[key]) for key in ranked], (alone, self._as_chunks(conn, memory, query, alone, lists)), rows
+
+    @staticmethod
+    def _as_chunks(conn, memory: str, query: str, alone: dict[str, StoredObservation],
+                   lists: dict[str, list[tuple[int, float]]]) -> dict[str, list[tuple[str, float]]]:
+        """The statements that are results of their own, scored as the vector and keyword channels
+        score chunks: their cosine to the query (the statement channel's own vector list, same
+        profile) and their BM25 on the memory's chunk statistics; ``_run_channels`` places them
+        among those channels' chunks (``domain.observations.join_chunk_channel``)."""
+        if not alone:
+            return {}
+        key_of = {o.id: key for key, o in alone.items()}
+        cosine = dict(lists.get("vector", ()))
+        words = observations_store.on_chunk_scale(conn, memory, query, sorted(key_of))
+        return {"vector": [(key, cosine[i]) for i, key in key_of.items() if i in cosine],
+                "keyword": [(key_of[i], score) for i, score in words.items()]}
 
     @staticmethod
     def _cited_chunks(conn, memory: str, stored: dict[str, StoredObservation], filters: Filters,

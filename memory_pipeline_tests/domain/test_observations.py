@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_pipeline.domain.observations import (
+    join_chunk_channel,
     merged_statements,
     ranked_with_sources,
     InvalidObservation,
@@ -105,3 +106,20 @@ def test_statement_lists_merge_by_rank_or_by_normalized_scores():
     assert merged_statements({"keyword": [(5, 2.0)]}, "combsum") == {5: 1.0}
     with pytest.raises(ValueError, match="unknown statement merge"):
         merged_statements(lists, "max")
+
+
+def test_statements_join_a_chunk_channel_within_its_range_and_leave_the_chunks_in_order():
+    chunks = [("c1", 0.86), ("c2", 0.84), ("c3", 0.84), ("c4", 0.80)]
+    statements = [("observation:1", 0.90), ("observation:2", 0.84), ("belief:3", 0.79), ("observation:4", 0.85)]
+    joined = join_chunk_channel(chunks, statements)
+    # Best first; a tie goes after the chunks it ties; below the worst chunk it stays out.
+    assert joined == [("observation:1", 0.90), ("c1", 0.86), ("observation:4", 0.85), ("c2", 0.84),
+                      ("c3", 0.84), ("observation:2", 0.84), ("c4", 0.80)]
+    assert [hit for hit in joined if hit[0].startswith("c")] == chunks
+    # Nothing to join, or a channel that found no chunk: the statements as they are.
+    assert join_chunk_channel(chunks, []) == chunks
+    assert join_chunk_channel([], [("belief:3", 0.1), ("observation:1", 0.5)]) == [
+        ("observation:1", 0.5), ("belief:3", 0.1)]
+    # A chunk list that is not strictly sorted (vector's best-window rescoring) keeps its order.
+    assert join_chunk_channel([("c1", 0.8), ("c2", 0.82)], [("observation:1", 0.81)]) == [
+        ("observation:1", 0.81), ("c1", 0.8), ("c2", 0.82)]

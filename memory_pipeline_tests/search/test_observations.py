@@ -75,8 +75,6 @@ def test_the_index_pass_embeds_statements_and_builds_their_index(db, world):
 def test_search_returns_statements_with_their_kind_and_sources(db, world, service):
     obs = observations.save(db, draft("The bike computer showed error LDG-4102 after the chain repair",
                                       episode_ids=[2], passages=["p1"]), embedder=world).saved_id
-    # limit 20: the statement channel weighs half of keyword (domain.fusion), so a statement
-    # found by it alone comes after the chunks both chunk channels found.
     response = service.search("alice", "LDG-4102 bike computer error", limit=20)
     statement = next(r for r in response.results if r.kind == "observation")
     assert statement.chunk_id == f"observation:{obs}" and statement.ranks["observation"] == 1
@@ -124,3 +122,37 @@ def test_a_statement_citing_chunks_ranks_them_in_its_place(db, world, service):
     narrowed = SearchService(db, policies, embedder=world, clock=lambda: NOW).search(
         "alice", "LDG-4102 error", policy="other", channels=("observation",), limit=5)
     assert [r.chunk_id for r in narrowed.results] == [f"observation:{saved}"]
+
+
+def test_a_statement_citing_no_passage_is_ranked_among_the_chunks(db, world, service):
+    query = "which error did the bike computer show?"
+    before = service.candidates("alice", query)
+    saved = observations.save(db, draft("Alice's bike computer shows error LDG-4102"), embedder=world).saved_id
+    unrelated = observations.save(db, draft("Alice enjoys baking sourdough"), embedder=world).saved_id
+    key = f"observation:{saved}"
+    after = service.candidates("alice", query)
+    # The keyword channel scores it as one more chunk of the memory (its BM25 on the chunks'
+    # statistics) and places it among them; the chunks keep their order and scores.
+    assert key in [k for k, _ in after["keyword"]]
+    for channel in ("vector", "keyword"):
+        assert [hit for hit in after[channel] if not hit[0].startswith("observation:")] == before[channel]
+    # No word in common: not a keyword candidate. (This memory's six chunks are all vector
+    # candidates, so any statement closer than the least similar of them is one too, as a chunk
+    # would be.)
+    assert f"observation:{unrelated}" not in [k for k, _ in after["keyword"]]
+    # Its own channel's weight alone (0.5) could not lift it past a chunk that vector and keyword
+    # both found; scored against the chunks, the statement that answers comes first.
+    first = service.search("alice", query).results[0]
+    assert first.chunk_id == key and first.ranks["keyword"] is not None and first.ranks["observation"] == 1
+    # A policy without the statement channels takes no statements into the chunk channels either.
+    off = service.candidates("alice", query, channels=("vector", "keyword"))
+    assert not any(k.startswith("observation:") for hits in off.values() for k, _ in hits)
+
+
+def test_a_statement_citing_chunks_does_not_join_the_chunk_channels(db, world, service):
+    chunk = service.search("alice", "bike chain", channels=("keyword",), limit=1).results[0]
+    observations.save(db, draft("Alice's bike computer shows error LDG-4102", passages=[chunk.chunk_id]),
+                      embedder=world)
+    after = service.candidates("alice", "which error did the bike computer show?")
+    assert not any(k.startswith("observation:") for ch in ("vector", "keyword") for k, _ in after[ch])
+    assert [k for k, _ in after["observation"]] == [chunk.chunk_id]
