@@ -41,9 +41,7 @@ import time
 from pathlib import Path
 
 from memory_pipeline import indexing
-from memory_pipeline.config import EmbedSettings
 from memory_pipeline.domain.policies import load_policies
-from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import hnsw_store
@@ -51,7 +49,8 @@ from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 from memory_pipeline.storage.profiles_store import active_profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_databases import Databases, fresh_database  # a sibling module (benchmarks/)
+from bench_databases import Databases, fresh_database  # sibling modules (benchmarks/)
+from bench_embedders import add_arguments, embedder_for
 
 DATA = Path(__file__).resolve().parent / "data" / "anchors"
 KS = (1, 3, 5)
@@ -70,20 +69,11 @@ def load(data: Path) -> tuple[list[Path], list[dict]]:
     return documents, questions
 
 
-def embedder_for(args, anchors: bool):
-    if args.embed_url:
-        settings = EmbedSettings("openai", args.embed_model, args.embed_dim, args.embed_url, 16, 120.0,
-                                 heading_anchors=anchors)
-    else:
-        settings = EmbedSettings("local", "multilingual-e5-small", 384, None, 16, 120.0, heading_anchors=anchors)
-    return build_embedder(settings)
-
-
 def index_condition(db, documents, memory: str, anchors: bool, args) -> dict:
     report = ingest_paths(db, documents, memory=memory)
     if report.rejections:
         raise SystemExit("\n".join(map(str, report.rejections)))
-    embedder = embedder_for(args, anchors)
+    embedder = embedder_for(args, heading_anchors=anchors)
     started = time.perf_counter()
     indexed = indexing.index_until_done(db, embedder)  # only this memory's episodes are pending
     seconds = time.perf_counter() - started
@@ -118,9 +108,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="the first 12 questions only")
     parser.add_argument("--json", type=Path, help="write every figure here")
-    parser.add_argument("--embed-url", help="an OpenAI-compatible embedding server on loopback instead of the bundled model")
-    parser.add_argument("--embed-model", default="loopback")
-    parser.add_argument("--embed-dim", type=int, default=384)
+    add_arguments(parser)
     args = parser.parse_args()
     exit_cleanly_on_sigterm()
     documents, questions = load(DATA)

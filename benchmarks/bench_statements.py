@@ -33,11 +33,9 @@ from pathlib import Path
 
 from memory_pipeline import indexing, observations
 from memory_pipeline.cli.commands import SAMPLE_CORPUS, SAMPLE_EPISODES
-from memory_pipeline.config import EmbedSettings
 from memory_pipeline.domain import fusion
 from memory_pipeline.domain.observations import make_observation
 from memory_pipeline.domain.policies import load_policies
-from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import entities_store, hnsw_store, observations_store, search_store
@@ -45,7 +43,8 @@ from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 from memory_pipeline.storage.profiles_store import active_profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_databases import Databases, fresh_database  # a sibling module (benchmarks/)
+from bench_databases import Databases, fresh_database  # sibling modules (benchmarks/)
+from bench_embedders import add_arguments, embedder_for
 
 DATA = Path(__file__).resolve().parent / "data" / "statements" / "statements.jsonl"
 MEMORY = "mara"
@@ -59,12 +58,6 @@ def is_statement(key: str) -> bool:
 
 def load(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def embedder_for(args):
-    if args.embed_url:
-        return build_embedder(EmbedSettings("openai", args.embed_model, args.embed_dim, args.embed_url, 16, 120.0))
-    return build_embedder(EmbedSettings("local", "multilingual-e5-small", 384, None, 16, 120.0))
 
 
 def replayed_rank(db, service: SearchService, question: str, key: str, *, joined: bool) -> int | None:
@@ -101,9 +94,7 @@ def labelled(service: SearchService) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, help="write every figure here")
-    parser.add_argument("--embed-url", help="an OpenAI-compatible embedding server on loopback instead of the bundled model")
-    parser.add_argument("--embed-model", default="loopback")
-    parser.add_argument("--embed-dim", type=int, default=384)
+    add_arguments(parser)
     args = parser.parse_args()
     exit_cleanly_on_sigterm()
     statements = load(DATA)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -56,3 +58,13 @@ def dagster_instance(db_url: str, home: Path) -> Iterator[dg.DagsterInstance]:
         yield instance
     finally:
         instance.dispose()
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_benchmark(script: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``benchmarks/<script>`` run with this interpreter from the repository root, as a user runs
+    it; its output captured."""
+    return subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)

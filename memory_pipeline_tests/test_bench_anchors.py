@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from memory_pipeline_tests.helpers import run_benchmark
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
 def test_bench_anchors_quick_runs_and_reports_both_conditions(tmp_path):
     out = tmp_path / "anchors.json"
     with LoopbackEmbeddingServer(dim=384) as server:
-        done = subprocess.run(
-            [sys.executable, str(ROOT / "benchmarks" / "bench_anchors.py"), "--quick", "--embed-url", server.url,
-             "--json", str(out)],
-            cwd=ROOT, capture_output=True, text=True, timeout=600,
-        )
+        done = run_benchmark("bench_anchors.py", "--quick", "--embed-url", server.url, "--json", str(out))
     assert done.returncode == 0, done.stderr
     figures = json.loads(out.read_text())
     assert figures["questions"] == 12

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from memory_pipeline_tests.helpers import ROOT, run_benchmark
+
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import locomo_loo  # noqa: E402  (a helper of the benchmark, not a package)
@@ -71,11 +70,8 @@ def test_bench_locomo_runs_on_unseen_conversations_with_their_quirks(tmp_path):
     data = tmp_path / "locomo-other.json"
     data.write_text(json.dumps([_conversation("conv-a"), _conversation("conv-b")]), encoding="utf-8")
     out = tmp_path / "figures.json"
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench_locomo.py"), "--data", str(data), "--home",
-         str(tmp_path / "home"), "--skip-diagnostics", "--merge-grid", "--json", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=1100,
-    )
+    done = run_benchmark("bench_locomo.py", "--data", str(data), "--home", str(tmp_path / "home"),
+                         "--skip-diagnostics", "--merge-grid", "--json", str(out), timeout=1100)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "Traceback" not in done.stderr
     figures = json.loads(out.read_text())

@@ -5,26 +5,18 @@ own channel alone (its score only grows; the chunks' only stay or shrink)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from memory_pipeline_tests.helpers import run_benchmark
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
 def test_bench_statements_runs_and_a_joined_statement_never_ranks_lower(tmp_path):
     out = tmp_path / "statements.json"
     with LoopbackEmbeddingServer(dim=384) as server:
-        done = subprocess.run(
-            [sys.executable, str(ROOT / "benchmarks" / "bench_statements.py"), "--embed-url", server.url,
-             "--json", str(out)],
-            cwd=ROOT, capture_output=True, text=True, timeout=600,
-        )
+        done = run_benchmark("bench_statements.py", "--embed-url", server.url, "--json", str(out))
     assert done.returncode == 0, done.stderr
     figures = json.loads(out.read_text())
     rows = figures["questions"]
