@@ -424,7 +424,11 @@ class SearchService:
                 for target, hits in as_chunks.items():
                     joining.setdefault(target, []).extend(hits)
         for target, hits in joining.items():
-            if target in ranked:  # a channel the policy switched off takes no statements either
+            # A channel the policy switched off takes no statements either, and the literal
+            # substring fallback's chunks (all scored 1.0, when full text matched none) are not on
+            # BM25's scale.
+            if target in ranked and not (target == "keyword" and ranked[target]
+                                         and response.keyword_method == "substring"):
                 ranked[target] = join_chunk_channel(ranked[target], hits)
         return ranked, best_window, rows, statement_rows
 
@@ -495,7 +499,7 @@ class SearchService:
         of ``kind`` ranked by vector (when the serving profile's embedder is usable) and by words,
         the two lists merged by ``domain.observations.merged_statements``, keys ``"<kind>:<id>"``,
         with the chunks they cite; the rows of the statements left in that list (those that cite
-        no chunk); and the rows of the cited chunks. A memory without such statements answers at
+        no chunk) with their scores as chunks (``_as_chunks``); and the rows of the cited chunks. A memory without such statements answers at
         once, without waiting for the query's vector."""
         if not observations_store.any_statements(conn, memory, kinds=(kind,), statuses=statuses):
             return [], ({}, {}), {}

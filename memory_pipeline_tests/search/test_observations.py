@@ -9,9 +9,11 @@ from memory_pipeline import indexing, observations
 from memory_pipeline.domain.observations import make_observation
 from memory_pipeline.domain.policies import Policy, load_policies
 from memory_pipeline.errors import InputError
+from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import observations_store
 from memory_pipeline.storage.profiles_store import active_profile
+from memory_pipeline_tests.helpers import write_jsonl
 from memory_pipeline_tests.search.conftest import NOW
 
 
@@ -156,3 +158,19 @@ def test_a_statement_citing_chunks_does_not_join_the_chunk_channels(db, world, s
     after = service.candidates("alice", "which error did the bike computer show?")
     assert not any(k.startswith("observation:") for ch in ("vector", "keyword") for k, _ in after[ch])
     assert [k for k, _ in after["observation"]] == [chunk.chunk_id]
+
+
+def test_a_statement_does_not_join_the_keyword_channels_substring_fallback(db, world, service, tmp_path):
+    # Full text finds no chunk for "zzqx" (the label's word is "abczzqxdef"); the literal substring
+    # fallback finds that chunk, scored 1.0, not on BM25's scale, so the statement, which full
+    # text does match, is not placed among them.
+    path = write_jsonl(tmp_path / "label.jsonl", [{"memory": "alice", "kind": "note", "title": "Label",
+                                                  "occurred_at": "2026-11-29T09:00:00Z",
+                                                  "body": "Serial number ABCZZQXDEF on the label."}])
+    ingest_paths(db, [path])
+    indexing.index_until_done(db, world)
+    saved = observations.save(db, draft("The spare key code is zzqx"), embedder=world).saved_id
+    ranked = service.candidates("alice", "zzqx", channels=("keyword", "observation"))
+    assert [k for k, _ in ranked["observation"]] == [f"observation:{saved}"]
+    assert len(ranked["keyword"]) == 1 and not ranked["keyword"][0][0].startswith("observation:")
+    assert service.search("alice", "zzqx", channels=("keyword", "observation")).keyword_method == "substring"
