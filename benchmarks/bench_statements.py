@@ -60,9 +60,10 @@ def load(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def replayed_rank(db, service: SearchService, question: str, key: str, *, joined: bool) -> int | None:
+def replayed_rank(db, service: SearchService, question: str, key: str, *, joined: bool) -> tuple[int | None, int]:
     """``key``'s 1-based place among the fused keys of ``question``'s candidates, with the
-    statements left in the chunk channels (``joined``) or taken out of them."""
+    statements left in the chunk channels (``joined``) or taken out of them; and how many chunks
+    (not statements) come before it."""
     ranked = service.candidates(MEMORY, question)
     if not joined:
         ranked = {ch: [hit for hit in hits if not (ch in CHUNK_CHANNELS and is_statement(hit[0]))]
@@ -77,7 +78,10 @@ def replayed_rank(db, service: SearchService, question: str, key: str, *, joined
     fused = fusion.fuse({ch: [k for k, _ in hits] for ch, hits in ranked.items()}, facts, now=service.clock(),
                         scores={ch: [s for _, s in hits] for ch, hits in ranked.items()})
     order = [f.key for f in fused]
-    return order.index(key) + 1 if key in order else None
+    if key not in order:
+        return None, sum(not is_statement(k) for k in order)
+    place = order.index(key)
+    return place + 1, sum(not is_statement(k) for k in order[:place])
 
 
 def labelled(service: SearchService) -> dict:
@@ -128,10 +132,12 @@ def main() -> int:
                 for question in s["questions"]:
                     results = service.search(MEMORY, question, limit=LIMIT).results
                     place = next((i + 1 for i, r in enumerate(results) if r.chunk_id == key), None)
+                    joined_rank, joined_chunks = replayed_rank(db, service, question, key, joined=True)
+                    own_rank, own_chunks = replayed_rank(db, service, question, key, joined=False)
                     figures["questions"].append({
                         "question": question, "statement": s["text"], "search_place": place,
-                        "joined_rank": replayed_rank(db, service, question, key, joined=True),
-                        "own_channel_rank": replayed_rank(db, service, question, key, joined=False),
+                        "joined_rank": joined_rank, "own_channel_rank": own_rank,
+                        "chunks_ahead_joined": joined_chunks, "chunks_ahead_own_channel": own_chunks,
                     })
             figures["labelled_with_statements"] = labelled(service)
     finally:

@@ -250,6 +250,8 @@ def join_chunk_channel(
     chunks by the same measure (their cosine to the query, or their BM25 score on the chunks'
     statistics): each statement that scores at least the list's worst chunk goes before the
     first chunk it beats (after those it ties); every statement when the channel found no chunk.
+    When the chunks all score alike, their places stand in for their scores
+    (``fusion.normalized_scores``), and a statement joins only above them.
 
     A statement that cites no passage is a result of its own, and its own channel's score is
     normalized among the memory's few statements: the best of three gets the channel's whole
@@ -257,12 +259,18 @@ def join_chunk_channel(
     and alone it could never reach a chunk that vector and keyword both found. Scored here
     against the chunks, "Mara's running coach is Inês" ranks where its match to "who is my
     running coach?" puts it, and a statement that matches worse than every chunk the channel kept
-    is left out, so the chunks keep their order and, unless a statement beats the best of them,
-    their normalized scores.
+    is left out, so the chunks keep their order, and no chunk's normalized score grows: it stays,
+    or shrinks when a statement beats the best of them. "Cites no passage" here means none that
+    the search may show: no chunk of this memory within the policy's kinds and time window.
     """
-    floor = min((score for _, score in chunks), default=None)
-    joining = sorted(((key, score) for key, score in statements if floor is None or score >= floor),
-                     key=lambda hit: (-hit[1], hit[0]))
+    scores = [score for _, score in chunks]
+    floor = min(scores, default=None)
+    alike = bool(scores) and floor == max(scores)
+
+    def joins(score: float) -> bool:
+        return floor is None or score > floor or (score == floor and not alike)
+
+    joining = sorted(((key, score) for key, score in statements if joins(score)), key=lambda hit: (-hit[1], hit[0]))
     out: list[tuple[str, float]] = []
     i = 0
     for key, score in chunks:

@@ -211,7 +211,9 @@ class SearchService:
                    channels: tuple[str, ...] | None = None) -> dict[str, list[tuple[str, float]]]:
         """Each channel's ranked (key, score) candidates for ``query``, as ``search`` would fuse
         them (the benchmark tunes fusion on these); statements are keyed ``"<kind>:<id>"``.
-        ``channels``: only these (default: the policy's)."""
+        ``channels``: only these (default: the policy's). The vector and keyword lists hold the
+        statements that cite no chunk only when a statement channel runs with them, so a list
+        asked for alone can differ from the same channel's list in a full run."""
         memory = validate_memory_name(memory)
         chosen = self.resolve_policy(policy, limit=None, channels=channels)
         response = SearchResponse(memory, validate_query(query), chosen.name, chosen.limit, chosen.channels)
@@ -379,10 +381,11 @@ class SearchService:
                         statuses=sorted({status for ch in channels for status in statuses[ch]})):
                     return {ch: ([], ({}, {}), {}) for ch in channels}
                 return {ch: self._statements(conn, memory, query, query_vector, STATEMENT_CHANNELS[ch], statuses[ch],
-                                             filters) for ch in channels}
+                                             filters, chunk_channels) for ch in channels}
 
         jobs = {"vector": vector, "keyword": keyword, "graph": graph, "date": date}
         wanted = [ch for ch in policy.channels if ch in jobs or ch in STATEMENT_CHANNELS]
+        chunk_channels = tuple(ch for ch in ("vector", "keyword") if ch in wanted)  # what statements may join
         groups = channel_groups(wanted)
 
         def run(group: tuple[str, ...]) -> dict:
@@ -424,12 +427,15 @@ class SearchService:
                 for target, hits in as_chunks.items():
                     joining.setdefault(target, []).extend(hits)
         for target, hits in joining.items():
-            # A channel the policy switched off takes no statements either, and the literal
-            # substring fallback's chunks (all scored 1.0, when full text matched none) are not on
-            # BM25's scale.
-            if target in ranked and not (target == "keyword" and ranked[target]
-                                         and response.keyword_method == "substring"):
-                ranked[target] = join_chunk_channel(ranked[target], hits)
+            # The literal substring fallback's chunks (all scored 1.0, when full text matched no
+            # chunk) are not on BM25's scale; when it found none either, the list holds only the
+            # statements full text matched.
+            if target == "keyword" and response.keyword_method == "substring":
+                if ranked[target]:
+                    continue
+                if hits:
+                    response.keyword_method = "full_text"
+            ranked[target] = join_chunk_channel(ranked[target], hits)
         return ranked, best_window, rows, statement_rows
 
     def _vector(self, conn, memory: str, query_vector: _Once, filters: Filters) -> tuple[list[VectorHit], str]:
@@ -493,8 +499,10 @@ class SearchService:
         return matcher, by_id
 
     def _statements(self, conn, memory: str, query: str, query_vector: _Once, kind: str, statuses: tuple[str, ...],
-                    filters: Filters) -> tuple[list[tuple[str, float]], dict[str, StoredObservation],
-                                               dict[str, search_store.ChunkRow]]:
+                    filters: Filters, chunk_channels: tuple[str, ...] = ("vector", "keyword"),
+                    ) -> tuple[list[tuple[str, float]],
+                               tuple[dict[str, StoredObservation], dict[str, list[tuple[str, float]]]],
+                               dict[str, search_store.ChunkRow]]:
         """One statement channel, as ``_run_channels`` returns a channel: the memory's statements
         of ``kind`` ranked by vector (when the serving profile's embedder is usable) and by words,
         the two lists merged by ``domain.observations.merged_statements``, keys ``"<kind>:<id>"``,
@@ -527,22 +535,29 @@ class SearchService:
             for source in cited.get(key, ()):
                 score_of.setdefault(source, score_of[key])
         alone = {key: stored[key] for key in ranked if key in stored}
-        return [(key, score_of[key]) for key in ranked], (alone, self._as_chunks(conn, memory, query, alone, lists)), rows
+        as_chunks = self._as_chunks(conn, memory, query, alone, lists, chunk_channels)
+        return [(key, score_of[key]) for key in ranked], (alone, as_chunks), rows
 
     @staticmethod
     def _as_chunks(conn, memory: str, query: str, alone: dict[str, StoredObservation],
-                   lists: dict[str, list[tuple[int, float]]]) -> dict[str, list[tuple[str, float]]]:
+                   lists: dict[str, list[tuple[int, float]]], chunk_channels: tuple[str, ...],
+                   ) -> dict[str, list[tuple[str, float]]]:
         """The statements that are results of their own, scored as the vector and keyword channels
         score chunks: their cosine to the query (the statement channel's own vector list, same
         profile) and their BM25 on the memory's chunk statistics; ``_run_channels`` places them
-        among those channels' chunks (``domain.observations.join_chunk_channel``)."""
+        among those channels' chunks (``domain.observations.join_chunk_channel``); only for the
+        ``chunk_channels`` the policy runs."""
+        out: dict[str, list[tuple[str, float]]] = {}
         if not alone:
-            return {}
+            return out
         key_of = {o.id: key for key, o in alone.items()}
-        cosine = dict(lists.get("vector", ()))
-        words = observations_store.on_chunk_scale(conn, memory, query, sorted(key_of))
-        return {"vector": [(key, cosine[i]) for i, key in key_of.items() if i in cosine],
-                "keyword": [(key_of[i], score) for i, score in words.items()]}
+        if "vector" in chunk_channels:
+            cosine = dict(lists.get("vector", ()))
+            out["vector"] = [(key, cosine[i]) for i, key in key_of.items() if i in cosine]
+        if "keyword" in chunk_channels:
+            words = observations_store.on_chunk_scale(conn, memory, query, sorted(key_of))
+            out["keyword"] = [(key_of[i], score) for i, score in words.items()]
+        return out
 
     @staticmethod
     def _cited_chunks(conn, memory: str, stored: dict[str, StoredObservation], filters: Filters,

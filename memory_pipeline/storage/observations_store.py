@@ -129,8 +129,9 @@ def by_words(conn: psycopg.Connection, memory: str, text: str, *, kinds: Sequenc
 
 def on_chunk_scale(conn: psycopg.Connection, memory: str, text: str, ids: Sequence[int]) -> dict[int, float]:
     """id -> BM25 score against ``text`` of the statements ``ids`` that share a word with it,
-    scored as chunks of ``memory`` are (its chunk statistics, ``keyword_store.BM25``), so the
-    scores compare with the keyword channel's. Empty for a memory without chunk statistics."""
+    each scored as one more chunk of ``memory`` (its chunk statistics, ``keyword_store.BM25``),
+    so the scores compare with the keyword channel's. Empty for a memory without chunk
+    statistics."""
     if not ids:
         return {}
     found = conn.execute(query("observation_keyword_chunk_scale"), {

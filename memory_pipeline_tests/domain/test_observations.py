@@ -120,6 +120,12 @@ def test_statements_join_a_chunk_channel_within_its_range_and_leave_the_chunks_i
     assert join_chunk_channel(chunks, []) == chunks
     assert join_chunk_channel([], [("belief:3", 0.1), ("observation:1", 0.5)]) == [
         ("observation:1", 0.5), ("belief:3", 0.1)]
+    # Chunks that all score alike are ordered by their places: a statement joins only above them,
+    # so no chunk's normalized score can grow.
+    alike = [("c1", 2.0), ("c2", 2.0)]
+    assert join_chunk_channel(alike, [("observation:1", 2.0)]) == alike
+    assert join_chunk_channel(alike, [("observation:1", 2.5)]) == [("observation:1", 2.5), *alike]
+    assert join_chunk_channel([("c1", 5.0)], [("observation:1", 5.0)]) == [("c1", 5.0)]
     # A chunk list that is not strictly sorted (vector's best-window rescoring) keeps its order.
     assert join_chunk_channel([("c1", 0.8), ("c2", 0.82)], [("observation:1", 0.81)]) == [
         ("observation:1", 0.81), ("c1", 0.8), ("c2", 0.82)]

@@ -174,3 +174,8 @@ def test_a_statement_does_not_join_the_keyword_channels_substring_fallback(db, w
     assert [k for k, _ in ranked["observation"]] == [f"observation:{saved}"]
     assert len(ranked["keyword"]) == 1 and not ranked["keyword"][0][0].startswith("observation:")
     assert service.search("alice", "zzqx", channels=("keyword", "observation")).keyword_method == "substring"
+    # When the substring finds no chunk either, the list holds the statements full text matched,
+    # and says so.
+    response = service.search("alice", "zzqx spare", channels=("keyword", "observation"))
+    assert response.keyword_method == "full_text"
+    assert response.results[0].chunk_id == f"observation:{saved}" and response.results[0].ranks["keyword"] == 1
