@@ -60,28 +60,29 @@ def load(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def replayed_rank(db, service: SearchService, question: str, key: str, *, joined: bool) -> tuple[int | None, int]:
-    """``key``'s 1-based place among the fused keys of ``question``'s candidates, with the
-    statements left in the chunk channels (``joined``) or taken out of them; and how many chunks
-    (not statements) come before it."""
+def replayed_ranks(db, service: SearchService, question: str, key: str) -> dict:
+    """``key``'s 1-based place among the fused keys of ``question``'s candidates (None: not a
+    candidate), and how many chunks (not statements) come before it: ``joined``, with the
+    statements left in the chunk channels; ``own_channel``, with them taken out. One read of the
+    candidates and their facts serves both."""
     ranked = service.candidates(MEMORY, question)
-    if not joined:
-        ranked = {ch: [hit for hit in hits if not (ch in CHUNK_CHANNELS and is_statement(hit[0]))]
-                  for ch, hits in ranked.items()}
     keys = {k for hits in ranked.values() for k, _ in hits}
     with db.connection() as conn:
         rows = search_store.chunk_rows(conn, MEMORY, sorted(k for k in keys if not is_statement(k)), texts=False)
-        ids = sorted(int(k.split(":")[1]) for k in keys if is_statement(k))
-        stored = observations_store.rows(conn, MEMORY, ids)
+        stored = observations_store.rows(conn, MEMORY, sorted(int(k.split(":")[1]) for k in keys if is_statement(k)))
     facts = {k: fusion.ChunkFacts(r.salience, r.occurred_at) for k, r in rows.items()}
     facts.update({f"{o.kind}:{o.id}": fusion.ChunkFacts(o.confidence, o.observed_at) for o in stored.values()})
-    fused = fusion.fuse({ch: [k for k, _ in hits] for ch, hits in ranked.items()}, facts, now=service.clock(),
-                        scores={ch: [s for _, s in hits] for ch, hits in ranked.items()})
-    order = [f.key for f in fused]
-    if key not in order:
-        return None, sum(not is_statement(k) for k in order)
-    place = order.index(key)
-    return place + 1, sum(not is_statement(k) for k in order[:place])
+    now = service.clock()
+    own_channel = {ch: [hit for hit in hits if not (ch in CHUNK_CHANNELS and is_statement(hit[0]))]
+                   for ch, hits in ranked.items()}
+    out = {}
+    for name, lists in (("joined", ranked), ("own_channel", own_channel)):
+        fused = fusion.fuse({ch: [k for k, _ in hits] for ch, hits in lists.items()}, facts, now=now,
+                            scores={ch: [s for _, s in hits] for ch, hits in lists.items()})
+        order = [f.key for f in fused]
+        place = order.index(key) if key in order else len(order)
+        out[name] = (place + 1 if key in order else None, sum(not is_statement(k) for k in order[:place]))
+    return out
 
 
 def labelled(service: SearchService) -> dict:
@@ -132,8 +133,8 @@ def main() -> int:
                 for question in s["questions"]:
                     results = service.search(MEMORY, question, limit=LIMIT).results
                     place = next((i + 1 for i, r in enumerate(results) if r.chunk_id == key), None)
-                    joined_rank, joined_chunks = replayed_rank(db, service, question, key, joined=True)
-                    own_rank, own_chunks = replayed_rank(db, service, question, key, joined=False)
+                    replayed = replayed_ranks(db, service, question, key)
+                    (joined_rank, joined_chunks), (own_rank, own_chunks) = replayed["joined"], replayed["own_channel"]
                     figures["questions"].append({
                         "question": question, "statement": s["text"], "search_place": place,
                         "joined_rank": joined_rank, "own_channel_rank": own_rank,

@@ -499,7 +499,7 @@ class SearchService:
         return matcher, by_id
 
     def _statements(self, conn, memory: str, query: str, query_vector: _Once, kind: str, statuses: tuple[str, ...],
-                    filters: Filters, chunk_channels: tuple[str, ...] = ("vector", "keyword"),
+                    filters: Filters, chunk_channels: tuple[str, ...],
                     ) -> tuple[list[tuple[str, float]],
                                tuple[dict[str, StoredObservation], dict[str, list[tuple[str, float]]]],
                                dict[str, search_store.ChunkRow]]:
@@ -507,8 +507,9 @@ class SearchService:
         of ``kind`` ranked by vector (when the serving profile's embedder is usable) and by words,
         the two lists merged by ``domain.observations.merged_statements``, keys ``"<kind>:<id>"``,
         with the chunks they cite; the rows of the statements left in that list (those that cite
-        no chunk) with their scores as chunks (``_as_chunks``); and the rows of the cited chunks. A memory without such statements answers at
-        once, without waiting for the query's vector."""
+        no chunk) with their scores as chunks for ``chunk_channels`` (``_as_chunks``); and the rows
+        of the cited chunks. A memory without such statements answers at once, without waiting
+        for the query's vector."""
         if not observations_store.any_statements(conn, memory, kinds=(kind,), statuses=statuses):
             return [], ({}, {}), {}
         lists: dict[str, list[tuple[int, float]]] = {}
