@@ -31,36 +31,70 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bench_databases import Databases  # sibling modules (benchmarks/)
+from bench_index_server import ServerProcess
+from bench_search_latency import (
+    MEMORY,
+    QUERY_FILE,
+    WARMUP,
+    build,
+    corpus_vectors,
+    generate_corpus,
+    kept_structured,
+    load_queries,
+    pct,
+)
+
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage.database import Database
 
-from bench_databases import Databases  # sibling modules (benchmarks/)
-from bench_index_server import ServerProcess
-from bench_search_latency import (MEMORY, QUERY_FILE, WARMUP, build, corpus_vectors, generate_corpus, kept_structured,
-                                  load_queries, pct)
-
 DIM = 384
-ROWS = (("fused default", None), ("vector", ("vector",)), ("keyword", ("keyword",)), ("graph", ("graph",)))
+ROWS = (
+    ("fused default", None),
+    ("vector", ("vector",)),
+    ("keyword", ("keyword",)),
+    ("graph", ("graph",)),
+)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--base", type=Path, required=True, help="folder holding the renamed package mp_base")
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--base", type=Path, required=True, help="folder holding the renamed package mp_base"
+    )
     p.add_argument("--chunks", type=int, default=5000)
     p.add_argument("--seed", type=int, default=20240115)
-    p.add_argument("--home", type=Path, metavar="DIR",
-                   help="time on the database bench_search_latency.py --home DIR keeps (structured vectors, "
-                        "--vocabulary; built there first if missing) instead of a fresh one")
-    p.add_argument("--vocabulary", choices=("english", "shaped"), default=None,
-                   help="the corpus's words (default: english with --home, else shaped, as before)")
+    p.add_argument(
+        "--home",
+        type=Path,
+        metavar="DIR",
+        help="time on the database bench_search_latency.py --home DIR keeps (structured vectors, "
+        "--vocabulary; built there first if missing) instead of a fresh one",
+    )
+    p.add_argument(
+        "--vocabulary",
+        choices=("english", "shaped"),
+        default=None,
+        help="the corpus's words (default: english with --home, else shaped, as before)",
+    )
     args = p.parse_args(argv)
     args.vocabulary = args.vocabulary or ("english" if args.home else "shaped")
     sys.path.insert(0, str(args.base))
-    base = {name: importlib.import_module(f"mp_base.{name}") for name in
-            ("search.service", "storage.database", "domain.policies", "embedders.openai_compat", "embedders.base")}
+    base = {
+        name: importlib.import_module(f"mp_base.{name}")
+        for name in (
+            "search.service",
+            "storage.database",
+            "domain.policies",
+            "embedders.openai_compat",
+            "embedders.base",
+        )
+    }
 
     spec = EmbeddingProfile("bench", "structured", DIM)
     dbs_open: list = []
@@ -77,16 +111,31 @@ def main(argv: list[str] | None = None) -> int:
             vectors, words = corpus_vectors(episodes, "structured", args.seed, DIM)
             with Database.open(url) as db:
                 build(db, episodes, vectors, spec, words)
-        with Database.open(url) as db, ServerProcess(slots=0, latency_ms=0, batch=16, dim=DIM, vectors="words") as server:
-            this = SearchService(db, load_policies(default_policies_path()), reranker=None, record=False,
-                                 embedder=OpenAICompatibleEmbedder(spec, server.url))
+        with (
+            Database.open(url) as db,
+            ServerProcess(slots=0, latency_ms=0, batch=16, dim=DIM, vectors="words") as server,
+        ):
+            this = SearchService(
+                db,
+                load_policies(default_policies_path()),
+                reranker=None,
+                record=False,
+                embedder=OpenAICompatibleEmbedder(spec, server.url),
+            )
             base_db = base["storage.database"].Database.open(url)
             dbs_open.append(base_db)
             base_spec = base["embedders.base"].EmbeddingProfile("bench", "structured", DIM)
             other = base["search.service"].SearchService(
-                base_db, base["domain.policies"].load_policies(base["domain.policies"].default_policies_path()),
-                reranker=None, record=False, embedder=base["embedders.openai_compat"].OpenAICompatibleEmbedder(
-                    base_spec, server.url))
+                base_db,
+                base["domain.policies"].load_policies(
+                    base["domain.policies"].default_policies_path()
+                ),
+                reranker=None,
+                record=False,
+                embedder=base["embedders.openai_compat"].OpenAICompatibleEmbedder(
+                    base_spec, server.url
+                ),
+            )
             services = {"this": this, "base": other}
             queries = load_queries(QUERY_FILE)
             for q in queries[:WARMUP]:
@@ -101,13 +150,17 @@ def main(argv: list[str] | None = None) -> int:
                         t0 = time.perf_counter()
                         services[name].search(MEMORY, q, channels=channels)
                         ms[(row, name)].append((time.perf_counter() - t0) * 1000)
-            print(f"{len(queries)} hand-written queries, {args.chunks:,} chunks ({args.vocabulary} vocabulary), "
-                  f"structured vectors, query over HTTP")
+            print(
+                f"{len(queries)} hand-written queries, {args.chunks:,} chunks ({args.vocabulary} vocabulary), "
+                f"structured vectors, query over HTTP"
+            )
             for row, _ in ROWS:
                 a, b = ms[(row, "this")], ms[(row, "base")]
                 ratio = statistics.median(np.array(a) / np.array(b))
-                print(f"  {row:<14} this p50 {pct(a, 0.5):6.1f} p95 {pct(a, 0.95):6.1f} | base p50 {pct(b, 0.5):6.1f} "
-                      f"p95 {pct(b, 0.95):6.1f} | median per-query ratio this/base {ratio:.2f}")
+                print(
+                    f"  {row:<14} this p50 {pct(a, 0.5):6.1f} p95 {pct(a, 0.95):6.1f} | base p50 {pct(b, 0.5):6.1f} "
+                    f"p95 {pct(b, 0.95):6.1f} | median per-query ratio this/base {ratio:.2f}"
+                )
     finally:
         for d in dbs_open:
             d.close()

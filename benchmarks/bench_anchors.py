@@ -61,11 +61,17 @@ CONDITIONS = {"anchors": True, "plain": False}
 def load(data: Path) -> tuple[list[Path], list[dict]]:
     documents = sorted(data.glob("*.md"))
     corpus = {path: path.read_text(encoding="utf-8") for path in documents}
-    questions = [json.loads(line) for line in (data / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    questions = [
+        json.loads(line)
+        for line in (data / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     for q in questions:
         found = sum(text.count(q["answer"]) for text in corpus.values())
         if found != 1:
-            raise SystemExit(f"answer phrase {q['answer']!r} occurs {found} times in the corpus (must be once)")
+            raise SystemExit(
+                f"answer phrase {q['answer']!r} occurs {found} times in the corpus (must be once)"
+            )
     return documents, questions
 
 
@@ -80,11 +86,20 @@ def index_condition(db, documents, memory: str, anchors: bool, args) -> dict:
     with db.connection() as conn:
         hnsw_store.ensure_index(conn, active_profile(conn))
         chunks, anchored = conn.execute(
-            "SELECT count(*), count(*) FILTER (WHERE anchor <> '') FROM chunks WHERE memory = %s", (memory,)
+            "SELECT count(*), count(*) FILTER (WHERE anchor <> '') FROM chunks WHERE memory = %s",
+            (memory,),
         ).fetchone()
-    print(f"{memory}: {indexed.episodes} documents, {chunks} chunks ({anchored} with an anchor), "
-          f"{indexed.vectors} chunk vectors + {indexed.windows} window vectors in {seconds:.0f}s", flush=True)
-    return {"chunks": chunks, "anchored_chunks": anchored, "index_seconds": round(seconds, 1), "embedder": embedder}
+    print(
+        f"{memory}: {indexed.episodes} documents, {chunks} chunks ({anchored} with an anchor), "
+        f"{indexed.vectors} chunk vectors + {indexed.windows} window vectors in {seconds:.0f}s",
+        flush=True,
+    )
+    return {
+        "chunks": chunks,
+        "anchored_chunks": anchored,
+        "index_seconds": round(seconds, 1),
+        "embedder": embedder,
+    }
 
 
 def score(service: SearchService, memory: str, questions: list[dict], channels) -> dict:
@@ -100,8 +115,11 @@ def score(service: SearchService, memory: str, questions: list[dict], channels) 
         for k in KS:
             hits[k] += first is not None and first < k
     n = len(questions)
-    return {**{f"recall@{k}": round(hits[k] / n, 3) for k in KS},
-            "chars_per_query": round(statistics.mean(chars)), "p50_ms": round(statistics.median(latencies), 1)}
+    return {
+        **{f"recall@{k}": round(hits[k] / n, 3) for k in KS},
+        "chars_per_query": round(statistics.mean(chars)),
+        "p50_ms": round(statistics.median(latencies), 1),
+    }
 
 
 def main() -> int:
@@ -114,26 +132,41 @@ def main() -> int:
     documents, questions = load(DATA)
     if args.quick:
         questions = questions[:12]
-    print(f"{len(documents)} documents, {sum(len(p.read_text()) for p in documents):,} characters, "
-          f"{len(questions)} questions", flush=True)
+    print(
+        f"{len(documents)} documents, {sum(len(p.read_text()) for p in documents):,} characters, "
+        f"{len(questions)} questions",
+        flush=True,
+    )
     figures: dict = {"questions": len(questions), "conditions": {}}
     dbs = Databases()
     try:
         with fresh_database(dbs) as db:
             for memory, anchors in CONDITIONS.items():
                 info = index_condition(db, documents, memory, anchors, args)
-                service = SearchService(db, load_policies(), embedder=info.pop("embedder"), record=False)
-                info["rows"] = {name: score(service, memory, questions, channels) for name, channels in ROWS.items()}
+                service = SearchService(
+                    db, load_policies(), embedder=info.pop("embedder"), record=False
+                )
+                info["rows"] = {
+                    name: score(service, memory, questions, channels)
+                    for name, channels in ROWS.items()
+                }
                 figures["conditions"][memory] = info
     finally:
         dbs.close()
 
-    print(f"\n{'row':15} {'condition':9} " + " ".join(f"{'@' + str(k):>6}" for k in KS) + f" {'chars/q':>8} {'p50 ms':>7}")
+    print(
+        f"\n{'row':15} {'condition':9} "
+        + " ".join(f"{'@' + str(k):>6}" for k in KS)
+        + f" {'chars/q':>8} {'p50 ms':>7}"
+    )
     for row in ROWS:
         for memory in CONDITIONS:
             r = figures["conditions"][memory]["rows"][row]
-            print(f"{row:15} {memory:9} " + " ".join(f"{r[f'recall@{k}']:6.3f}" for k in KS)
-                  + f" {r['chars_per_query']:8,} {r['p50_ms']:7.1f}")
+            print(
+                f"{row:15} {memory:9} "
+                + " ".join(f"{r[f'recall@{k}']:6.3f}" for k in KS)
+                + f" {r['chars_per_query']:8,} {r['p50_ms']:7.1f}"
+            )
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     return 0

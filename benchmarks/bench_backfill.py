@@ -55,10 +55,17 @@ FIRST_DAY = dt.date(2026, 1, 1)
 
 def episodes(day: dt.date, n: int) -> list[dict]:
     return [
-        {"memory": "bench", "kind": "journal", "title": f"{day} entry {i}", "occurred_at": f"{day}T0{i % 10}:00:00Z",
-         "body": "\n\n".join(f"{day}, entry {i}, paragraph {p}: the harbour, the boats and Marta Lindqvist. "
-                             + "We counted the fishing boats along the old walls. " * (4 + (i + p) % 6)
-                             for p in range(3))}
+        {
+            "memory": "bench",
+            "kind": "journal",
+            "title": f"{day} entry {i}",
+            "occurred_at": f"{day}T0{i % 10}:00:00Z",
+            "body": "\n\n".join(
+                f"{day}, entry {i}, paragraph {p}: the harbour, the boats and Marta Lindqvist. "
+                + "We counted the fishing boats along the old walls. " * (4 + (i + p) % 6)
+                for p in range(3)
+            ),
+        }
         for i in range(n)
     ]
 
@@ -68,7 +75,9 @@ def seed(home: Path, days: dict[dt.date, int]) -> None:
     try:
         for day, n in days.items():
             path = home / f"seed-{day}.jsonl"
-            path.write_text("".join(json.dumps(e) + "\n" for e in episodes(day, n)), encoding="utf-8")
+            path.write_text(
+                "".join(json.dumps(e) + "\n" for e in episodes(day, n)), encoding="utf-8"
+            )
             ingest_paths(db, [path], ingest_day=day)
     finally:
         db.close()
@@ -86,21 +95,35 @@ def free_port() -> int:
 def start_ui(env: dict, home: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     log = (home / "ui.log").open("wb")
-    proc = subprocess.Popen([str(SCRIPT), "ui", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [str(SCRIPT), "ui", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise SystemExit(f"memory-pipeline ui exited: {(home / 'ui.log').read_text()[-3000:]}")
         try:
-            sensors = graphql(url, """{ sensorsOrError(repositorySelector: {repositoryLocationName: "memory_pipeline",
-                repositoryName: "__repository__"}) { ... on Sensors { results { name sensorState { id status } } } } }""")
+            sensors = graphql(
+                url,
+                """{ sensorsOrError(repositorySelector: {repositoryLocationName: "memory_pipeline",
+                repositoryName: "__repository__"}) { ... on Sensors { results { name sensorState { id status } } } } }""",
+            )
             results = sensors["sensorsOrError"].get("results") or []
             if results:
-                for sensor in results:  # the benchmark's backfill does the indexing, not the sensors
-                    graphql(url, "mutation($id: String) { stopSensor(id: $id) { __typename } }",
-                            {"id": sensor["sensorState"]["id"]})
+                for (
+                    sensor
+                ) in results:  # the benchmark's backfill does the indexing, not the sensors
+                    graphql(
+                        url,
+                        "mutation($id: String) { stopSensor(id: $id) { __typename } }",
+                        {"id": sensor["sensorState"]["id"]},
+                    )
                 return proc, url
         except (httpx.HTTPError, KeyError, ValueError):
             pass
@@ -120,7 +143,9 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def graphql(url: str, query: str, variables: dict | None = None) -> dict:
-    body = httpx.post(f"{url}/graphql", json={"query": query, "variables": variables or {}}, timeout=30).json()
+    body = httpx.post(
+        f"{url}/graphql", json={"query": query, "variables": variables or {}}, timeout=30
+    ).json()
     if body.get("errors"):
         raise ValueError(body["errors"])
     return body["data"]
@@ -135,24 +160,46 @@ def backfill(env: dict, first: dt.date, last: dt.date, url: str | None) -> dict:
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3600)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+        raise SystemExit(
+            f"{' '.join(command)} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        )
     figures = {"wall_s": round(seconds, 1)}
     if url:
         backfill_id = done.stdout.split()[1].rstrip(":")
-        runs = graphql(url, """query($id: String!) { runsOrError(filter: {tags: [{key: "dagster/backfill", value: $id}]}) {
-            ... on Runs { results { creationTime startTime endTime } } } }""", {"id": backfill_id})["runsOrError"]["results"]
+        runs = graphql(
+            url,
+            """query($id: String!) { runsOrError(filter: {tags: [{key: "dagster/backfill", value: $id}]}) {
+            ... on Runs { results { creationTime startTime endTime } } } }""",
+            {"id": backfill_id},
+        )["runsOrError"]["results"]
         durations = sorted(r["endTime"] - r["startTime"] for r in runs)
         waits = sorted(r["startTime"] - r["creationTime"] for r in runs)
-        figures.update(runs=len(runs), run_median_s=round(statistics.median(durations), 1),
-                       run_max_s=round(durations[-1], 1), queued_median_s=round(statistics.median(waits), 1))
+        figures.update(
+            runs=len(runs),
+            run_median_s=round(statistics.median(durations), 1),
+            run_max_s=round(durations[-1], 1),
+            queued_median_s=round(statistics.median(waits), 1),
+        )
     return figures
 
 
-def run_case(name: str, days: dict[dt.date, int], span: int, embed_url: str, light_too: bool) -> dict:
+def run_case(
+    name: str, days: dict[dt.date, int], span: int, embed_url: str, light_too: bool
+) -> dict:
     home = Path(tempfile.mkdtemp(prefix="mpbf"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))}
-    env.update({"MEMORY_PIPELINE_HOME": str(home), "MEMORY_PIPELINE_EMBED_PROVIDER": "ollama", "OLLAMA_HOST": embed_url,
-                "MEMORY_PIPELINE_SENSOR_INTERVAL": "86400"})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))
+    }
+    env.update(
+        {
+            "MEMORY_PIPELINE_HOME": str(home),
+            "MEMORY_PIPELINE_EMBED_PROVIDER": "ollama",
+            "OLLAMA_HOST": embed_url,
+            "MEMORY_PIPELINE_SENSOR_INTERVAL": "86400",
+        }
+    )
     os.environ["MEMORY_PIPELINE_HOME"] = str(home)
     figures: dict = {}
     proc = None
@@ -163,10 +210,16 @@ def run_case(name: str, days: dict[dt.date, int], span: int, embed_url: str, lig
             proc, url = start_ui(env, home)
         last = FIRST_DAY + dt.timedelta(days=span - 1)
         figures[name] = backfill(env, FIRST_DAY, last, url)
-        print(f"{name}: {span} days ({len(days)} holding {sum(days.values())} episodes): {figures[name]}", flush=True)
+        print(
+            f"{name}: {span} days ({len(days)} holding {sum(days.values())} episodes): {figures[name]}",
+            flush=True,
+        )
         if light_too:
             figures["light"] = backfill(env, FIRST_DAY, last, url)
-            print(f"light: the same {span} days again, nothing pending: {figures['light']}", flush=True)
+            print(
+                f"light: the same {span} days again, nothing pending: {figures['light']}",
+                flush=True,
+            )
     finally:
         if proc is not None:
             stop(proc)
@@ -178,15 +231,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--busy-episodes", type=int, default=20)
-    parser.add_argument("--cases", default="sparse,busy", help="sparse, busy (busy also measures light)")
+    parser.add_argument(
+        "--cases", default="sparse,busy", help="sparse, busy (busy also measures light)"
+    )
     parser.add_argument("--json", metavar="PATH")
     args = parser.parse_args(argv)
-    print(f"code: {'Dagster backfill through memory-pipeline ui' if AFTER else 'CLI materializing day after day'}")
+    print(
+        f"code: {'Dagster backfill through memory-pipeline ui' if AFTER else 'CLI materializing day after day'}"
+    )
     figures = {"code": "after" if AFTER else "before", "days": args.days}
     with LoopbackEmbeddingServer(dim=1024) as server:
         cases = args.cases.split(",")
         if "sparse" in cases:
-            sparse = {FIRST_DAY + dt.timedelta(days=d): 5 for d in (0, args.days // 2, args.days - 1)}
+            sparse = {
+                FIRST_DAY + dt.timedelta(days=d): 5 for d in (0, args.days // 2, args.days - 1)
+            }
             figures.update(run_case("sparse", sparse, args.days, server.url, light_too=False))
         if "busy" in cases:
             busy = {FIRST_DAY + dt.timedelta(days=d): args.busy_episodes for d in range(args.days)}

@@ -13,8 +13,8 @@ import os
 import shutil
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import psycopg
 from psycopg import sql
@@ -64,15 +64,23 @@ class Databases:
         params = conninfo_to_dict(self._external)
         for maintenance in ("postgres", "template1", params.get("dbname")):
             try:
-                return psycopg.connect(make_conninfo(self._external, dbname=maintenance), autocommit=True)
+                return psycopg.connect(
+                    make_conninfo(self._external, dbname=maintenance), autocommit=True
+                )
             except psycopg.OperationalError:
                 continue
-        raise SystemExit("cannot reach a maintenance database on MEMORY_PIPELINE_DATABASE_URL's server")
+        raise SystemExit(
+            "cannot reach a maintenance database on MEMORY_PIPELINE_DATABASE_URL's server"
+        )
 
     def _create(self, name: str, template: str | None) -> None:
         with self._admin() as conn:
             if template:
-                conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(name), sql.Identifier(template)))
+                conn.execute(
+                    sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                        sql.Identifier(name), sql.Identifier(template)
+                    )
+                )
             else:
                 conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         self._made.append(name)
@@ -92,7 +100,9 @@ class Databases:
         """The URL of database ``name``, created and migrated if missing, never dropped here: a
         run stopped part way finds it again."""
         with self._admin() as conn:
-            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (name,)
+            ).fetchone()
             if not exists:
                 conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         with psycopg.connect(self.url(name), autocommit=True) as conn:
@@ -108,7 +118,9 @@ class Databases:
     def drop(self, url: str) -> None:
         name = conninfo_to_dict(url)["dbname"]
         with self._admin() as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
         if name in self._made:
             self._made.remove(name)
 

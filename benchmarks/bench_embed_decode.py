@@ -23,29 +23,36 @@ import time
 
 import numpy as np
 import ollama
+from bench_index_server import ServerProcess  # a sibling module (benchmarks/)
 
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.ollama import OllamaEmbedder
-
-from bench_index_server import ServerProcess  # a sibling module (benchmarks/)
 
 MODEL = "bench-decode"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--dims", default="384,1024")
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--calls", type=int, default=200)
     args = parser.parse_args(argv)
-    texts = [f"decode probe text number {i} about the garden and the invoice" for i in range(args.batch)]
+    texts = [
+        f"decode probe text number {i} about the garden and the invoice" for i in range(args.batch)
+    ]
     for dim in (int(d) for d in args.dims.split(",")):
         with ServerProcess(slots=0, latency_ms=0, batch=args.batch, dim=dim) as server:
             client = ollama.Client(host=server.url)
-            embedder = OllamaEmbedder(EmbeddingProfile("ollama", MODEL, dim), host=server.url, batch_size=args.batch)
+            embedder = OllamaEmbedder(
+                EmbeddingProfile("ollama", MODEL, dim), host=server.url, batch_size=args.batch
+            )
 
             def client_path() -> np.ndarray:
-                return np.asarray(client.embed(model=MODEL, input=texts).embeddings, dtype=np.float32)
+                return np.asarray(
+                    client.embed(model=MODEL, input=texts).embeddings, dtype=np.float32
+                )
 
             def our_path() -> np.ndarray:
                 return embedder._embed_batch(texts, is_query=False)
@@ -63,9 +70,13 @@ def main(argv: list[str] | None = None) -> int:
             client._client.close()
         c, o = (statistics.median(cpu[k]) * 1000 for k in ("client", "ours"))
         wc, wo = (statistics.median(wall[k]) * 1000 for k in ("client", "ours"))
-        print(f"dim {dim}, {args.batch} vectors a call: client CPU {c:.2f} ms -> {o:.2f} ms a call ({c / o:.1f}x less); "
-              f"wall {wc:.2f} -> {wo:.2f} ms (medians of {args.calls})")
-    print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+        print(
+            f"dim {dim}, {args.batch} vectors a call: client CPU {c:.2f} ms -> {o:.2f} ms a call ({c / o:.1f}x less); "
+            f"wall {wc:.2f} -> {wo:.2f} ms (medians of {args.calls})"
+        )
+    print(
+        f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores"
+    )
     return 0
 
 

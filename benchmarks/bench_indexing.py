@@ -48,11 +48,12 @@ import statistics
 import sys
 import time
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
+from bench_databases import Databases, fresh_database  # a sibling module (benchmarks/)
 
 from memory_pipeline import indexing
 from memory_pipeline.domain.chunking import chunk_body
@@ -63,13 +64,11 @@ from memory_pipeline.storage.episodes_store import store_episodes
 from memory_pipeline.storage.index_store import count_summary
 from memory_pipeline.storage.profiles_store import get_profile
 
-from bench_databases import Databases, fresh_database  # a sibling module (benchmarks/)
-
 STORE_TARGET_CHUNKS_PER_S = 3000.0
 MODEL_FRACTION_TARGET = 0.90
 MEMORY = "bench"
 INGEST_DAY = dt.date(2024, 1, 15)
-BASE_TIME = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+BASE_TIME = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 
 
 # --------------------------------------------------------------------------------------------
@@ -83,7 +82,9 @@ the clinic, the workshop, the market, the warehouse, the studio, the school, the
 the meeting room""".replace("\n", " ").split(", ")
 _DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
 _TIMES = """this morning, last night, on Monday, after lunch, before the deadline, during the call,
-at the end of the week, early today, later that evening, over the weekend""".replace("\n", " ").split(", ")
+at the end of the week, early today, later that evening, over the weekend""".replace(
+    "\n", " "
+).split(", ")
 _ADJ = """quiet careful small large early late useful difficult simple broken new old final rough
 clear strange important second quick slow patient honest shared local remote practical detailed
 unexpected familiar fragile steady noisy""".split()
@@ -103,14 +104,30 @@ _CONNECT = """However, Meanwhile, Later, Afterwards, In the end, Still, For now,
 Surprisingly, As expected, Before that,""".replace("\n", " ").split(", ")
 
 _TEMPLATES: tuple[Callable[[random.Random], str], ...] = (
-    lambda r: f"{r.choice(_NAMES)} {r.choice(_VERBS_PAST)} the {r.choice(_ADJ)} {r.choice(_NOUNS)} {r.choice(_TIMES)}.",
-    lambda r: f"We {r.choice(_VERBS_PAST)} the {r.choice(_NOUNS)} at {r.choice(_PLACES)} and {r.choice(_VERBS_PAST)} the {r.choice(_NOUNS)} {r.choice(_ADV)}.",
-    lambda r: f"{r.choice(_CONNECT).rstrip(',')}, the {r.choice(_NOUNS)} was {r.choice(_ADJ)} and nobody {r.choice(_VERBS_PAST)} the {r.choice(_NOUNS)}.",
-    lambda r: f"On {r.choice(_DAYS)} {r.choice(_NAMES)} asked whether we could {r.choice(_VERBS_INF)} the {r.choice(_ADJ)} {r.choice(_NOUNS)} before {r.choice(_DAYS)}.",
-    lambda r: f"The {r.choice(_NOUNS)} from {r.choice(_PLACES)} turned out to be {r.choice(_ADJ)}, so I {r.choice(_VERBS_PAST)} it {r.choice(_ADV)}.",
-    lambda r: f"I need to {r.choice(_VERBS_INF)} the {r.choice(_NOUNS)} and tell {r.choice(_NAMES)} about the {r.choice(_ADJ)} {r.choice(_NOUNS)}.",
-    lambda r: f"{r.choice(_NAMES)} thinks the {r.choice(_NOUNS)} will take {r.randint(2, 19)} more days, which seems {r.choice(_ADJ)} to me.",
-    lambda r: f"It cost {r.randint(3, 950)} euros, {r.choice(_ADV)} more than the {r.choice(_NOUNS)} we {r.choice(_VERBS_PAST)} last year.",
+    lambda r: (
+        f"{r.choice(_NAMES)} {r.choice(_VERBS_PAST)} the {r.choice(_ADJ)} {r.choice(_NOUNS)} {r.choice(_TIMES)}."
+    ),
+    lambda r: (
+        f"We {r.choice(_VERBS_PAST)} the {r.choice(_NOUNS)} at {r.choice(_PLACES)} and {r.choice(_VERBS_PAST)} the {r.choice(_NOUNS)} {r.choice(_ADV)}."
+    ),
+    lambda r: (
+        f"{r.choice(_CONNECT).rstrip(',')}, the {r.choice(_NOUNS)} was {r.choice(_ADJ)} and nobody {r.choice(_VERBS_PAST)} the {r.choice(_NOUNS)}."
+    ),
+    lambda r: (
+        f"On {r.choice(_DAYS)} {r.choice(_NAMES)} asked whether we could {r.choice(_VERBS_INF)} the {r.choice(_ADJ)} {r.choice(_NOUNS)} before {r.choice(_DAYS)}."
+    ),
+    lambda r: (
+        f"The {r.choice(_NOUNS)} from {r.choice(_PLACES)} turned out to be {r.choice(_ADJ)}, so I {r.choice(_VERBS_PAST)} it {r.choice(_ADV)}."
+    ),
+    lambda r: (
+        f"I need to {r.choice(_VERBS_INF)} the {r.choice(_NOUNS)} and tell {r.choice(_NAMES)} about the {r.choice(_ADJ)} {r.choice(_NOUNS)}."
+    ),
+    lambda r: (
+        f"{r.choice(_NAMES)} thinks the {r.choice(_NOUNS)} will take {r.randint(2, 19)} more days, which seems {r.choice(_ADJ)} to me."
+    ),
+    lambda r: (
+        f"It cost {r.randint(3, 950)} euros, {r.choice(_ADV)} more than the {r.choice(_NOUNS)} we {r.choice(_VERBS_PAST)} last year."
+    ),
 )
 
 
@@ -184,9 +201,9 @@ class StoreRun:
     vectors: int
     windows: int
     insert_seconds: float
-    pass_seconds: float        # report.seconds: the passes themselves
-    wall_seconds: float        # around index_until_done (+ its final pending count)
-    store_seconds: float       # report.store_seconds: write_episodes only
+    pass_seconds: float  # report.seconds: the passes themselves
+    wall_seconds: float  # around index_until_done (+ its final pending count)
+    store_seconds: float  # report.store_seconds: write_episodes only
     embed_seconds: float
 
     @property
@@ -198,8 +215,14 @@ class StoreRun:
         return self.chunks / self.store_seconds
 
 
-def store_run(dbs: Databases, drafts: list[EpisodeDraft], expected_chunks: int, profile_to: str | None,
-              *, windows: bool = True) -> StoreRun:
+def store_run(
+    dbs: Databases,
+    drafts: list[EpisodeDraft],
+    expected_chunks: int,
+    profile_to: str | None,
+    *,
+    windows: bool = True,
+) -> StoreRun:
     embedder = FastEmbedder()
     embedder.paragraph_windows = windows  # what MEMORY_PIPELINE_PARAGRAPH_WINDOWS sets
     with fresh_database(dbs) as db:
@@ -223,19 +246,31 @@ def store_run(dbs: Databases, drafts: list[EpisodeDraft], expected_chunks: int, 
         print(f"  cProfile of run 1 (top 12 by cumulative time; full stats in {profile_to}):")
         stats = pstats.Stats(profile_to)
         stats.sort_stats("cumulative")
-        for func, (_cc, ncalls, _tt, cumtime, _callers) in sorted(stats.stats.items(), key=lambda kv: -kv[1][3])[:12]:
+        for func, (_cc, ncalls, _tt, cumtime, _callers) in sorted(
+            stats.stats.items(), key=lambda kv: -kv[1][3]
+        )[:12]:
             filename, line, name = func
             where = f"{Path(filename).name}:{line}({name})" if line else name
             print(f"    {cumtime:7.3f}s {ncalls:6d} calls  {where}")
-    if report.pending_after != 0 or counts["chunks"] != expected_chunks or report.chunks != expected_chunks:
+    if (
+        report.pending_after != 0
+        or counts["chunks"] != expected_chunks
+        or report.chunks != expected_chunks
+    ):
         raise SystemExit(
             f"store path did not index everything: pending_after={report.pending_after}, "
             f"chunks stored={counts['chunks']} reported={report.chunks}, expected {expected_chunks}"
         )
     return StoreRun(
-        episodes=report.episodes, chunks=report.chunks, vectors=report.vectors, windows=report.windows,
-        insert_seconds=insert_seconds, pass_seconds=report.seconds, wall_seconds=wall,
-        store_seconds=report.store_seconds, embed_seconds=report.embed_seconds,
+        episodes=report.episodes,
+        chunks=report.chunks,
+        vectors=report.vectors,
+        windows=report.windows,
+        insert_seconds=insert_seconds,
+        pass_seconds=report.seconds,
+        wall_seconds=wall,
+        store_seconds=report.store_seconds,
+        embed_seconds=report.embed_seconds,
     )
 
 
@@ -250,19 +285,23 @@ def bench_store(dbs: Databases, args) -> dict:
     per_episode = [len(chunk_body(b)) for b in bodies]
     chunks = sum(per_episode)
     chars = sum(len(b) for b in bodies)
-    print(f"\n== Store path: {len(bodies)} episodes, {chars:,} characters, {chunks:,} chunks "
-          f"(per episode: min {min(per_episode)}, mean {chunks / len(bodies):.2f}, max {max(per_episode)}); "
-          f"FastEmbedder dim 384, batch 256")
+    print(
+        f"\n== Store path: {len(bodies)} episodes, {chars:,} characters, {chunks:,} chunks "
+        f"(per episode: min {min(per_episode)}, mean {chunks / len(bodies):.2f}, max {max(per_episode)}); "
+        f"FastEmbedder dim 384, batch 256"
+    )
     runs: list[StoreRun] = []
     for i in range(args.repeats):
         profile_to = args.cprofile if (args.cprofile and i == 0) else None
         run = store_run(dbs, drafts, chunks, profile_to, windows=not args.no_windows)
         runs.append(run)
-        print(f"  run {i + 1}/{args.repeats}: insert {run.insert_seconds:6.2f}s ({len(drafts) / run.insert_seconds:7.0f} episodes/s) | "
-              f"index pass {run.pass_seconds:6.2f}s = {run.chunks_per_s:7.0f} chunks/s "
-              f"(store {run.store_seconds:5.2f}s = {run.store_chunks_per_s:7.0f} chunks/s, embed {run.embed_seconds:5.2f}s, "
-              f"wall {run.wall_seconds:5.2f}s; {run.windows:,} window vectors)"
-              f"{' [cProfile -> ' + profile_to + ']' if profile_to else ''}")
+        print(
+            f"  run {i + 1}/{args.repeats}: insert {run.insert_seconds:6.2f}s ({len(drafts) / run.insert_seconds:7.0f} episodes/s) | "
+            f"index pass {run.pass_seconds:6.2f}s = {run.chunks_per_s:7.0f} chunks/s "
+            f"(store {run.store_seconds:5.2f}s = {run.store_chunks_per_s:7.0f} chunks/s, embed {run.embed_seconds:5.2f}s, "
+            f"wall {run.wall_seconds:5.2f}s; {run.windows:,} window vectors)"
+            f"{' [cProfile -> ' + profile_to + ']' if profile_to else ''}"
+        )
     med = lambda f: statistics.median(f(r) for r in runs)  # noqa: E731
     result = {
         "episodes": len(drafts),
@@ -284,10 +323,12 @@ def bench_store(dbs: Databases, args) -> dict:
     }
     result["pass"] = result["chunks_per_s"] >= STORE_TARGET_CHUNKS_PER_S
     result["store_only_pass"] = result["store_chunks_per_s"] >= STORE_TARGET_CHUNKS_PER_S
-    print(f"  median: insert {result['insert_seconds']:.2f}s; whole pass {result['pass_seconds']:.2f}s = "
-          f"{result['chunks_per_s']:.0f} chunks/s [{verdict(result['pass'])} >= {STORE_TARGET_CHUNKS_PER_S:.0f}]; "
-          f"store only {result['store_seconds']:.2f}s = {result['store_chunks_per_s']:.0f} chunks/s "
-          f"[{verdict(result['store_only_pass'])} >= {STORE_TARGET_CHUNKS_PER_S:.0f}]")
+    print(
+        f"  median: insert {result['insert_seconds']:.2f}s; whole pass {result['pass_seconds']:.2f}s = "
+        f"{result['chunks_per_s']:.0f} chunks/s [{verdict(result['pass'])} >= {STORE_TARGET_CHUNKS_PER_S:.0f}]; "
+        f"store only {result['store_seconds']:.2f}s = {result['store_chunks_per_s']:.0f} chunks/s "
+        f"[{verdict(result['store_only_pass'])} >= {STORE_TARGET_CHUNKS_PER_S:.0f}]"
+    )
     return result
 
 
@@ -313,8 +354,10 @@ def bench_model(dbs: Databases, args) -> dict:
         chunks = chunk_body(t)
         assert len(chunks) == 1 and chunks[0].text == t
     embedder = LocalEmbedder(EmbeddingProfile("local", "multilingual-e5-small", 384), batch_size=16)
-    print(f"\n== Model fraction: {len(texts)} texts of {min(map(len, texts))}-{max(map(len, texts))} characters, "
-          f"LocalEmbedder multilingual-e5-small@384, batch 16")
+    print(
+        f"\n== Model fraction: {len(texts)} texts of {min(map(len, texts))}-{max(map(len, texts))} characters, "
+        f"LocalEmbedder multilingual-e5-small@384, batch 16"
+    )
     t0 = time.perf_counter()
     embedder.embed_documents(texts[:16])  # warm-up: loads the engine, spins up its threads
     print(f"  warm-up (load + one batch of {min(16, len(texts))}): {time.perf_counter() - t0:.2f}s")
@@ -335,14 +378,21 @@ def bench_model(dbs: Databases, args) -> dict:
             report = indexing.index_until_done(db, embedder)
             wall = time.perf_counter() - t0
         if report.vectors != len(texts) or report.pending_after != 0:
-            raise SystemExit(f"pipeline stored {report.vectors} vectors for {len(texts)} texts "
-                             f"(pending after: {report.pending_after})")
-        return report.vectors / report.seconds, report.vectors / wall, report.embed_seconds, report.seconds
+            raise SystemExit(
+                f"pipeline stored {report.vectors} vectors for {len(texts)} texts "
+                f"(pending after: {report.pending_after})"
+            )
+        return (
+            report.vectors / report.seconds,
+            report.vectors / wall,
+            report.embed_seconds,
+            report.seconds,
+        )
 
     bares: list[float] = []
     pipes: list[float] = []
     pipes_wall: list[float] = []
-    shares: list[float] = []     # model time / pass time inside each pipeline run
+    shares: list[float] = []  # model time / pass time inside each pipeline run
     pair_ratios: list[float] = []
     for i in range(args.model_repeats):
         # Alternate which goes first so slow drift of the machine hits both sides alike.
@@ -356,9 +406,11 @@ def bench_model(dbs: Databases, args) -> dict:
                 pipes.append(per_s)
                 pipes_wall.append(per_s_wall)
                 shares.append(embed_s / pass_s)
-                print(f"  run {i + 1}/{args.model_repeats} pipeline: {per_s:6.2f} vectors/s "
-                      f"(wall incl. final pending count {per_s_wall:6.2f}/s; model batches {embed_s:.2f}s of the "
-                      f"{pass_s:.2f}s pass = {embed_s / pass_s:.1%}; the rest is probe + database)")
+                print(
+                    f"  run {i + 1}/{args.model_repeats} pipeline: {per_s:6.2f} vectors/s "
+                    f"(wall incl. final pending count {per_s_wall:6.2f}/s; model batches {embed_s:.2f}s of the "
+                    f"{pass_s:.2f}s pass = {embed_s / pass_s:.1%}; the rest is probe + database)"
+                )
         pair_ratios.append(pipes[-1] / bares[-1])
     result = {
         "texts": len(texts),
@@ -376,11 +428,15 @@ def bench_model(dbs: Databases, args) -> dict:
     result["ratio"] = result["pipeline_vectors_per_s"] / result["bare_chunks_per_s"]
     result["pass"] = result["ratio"] >= MODEL_FRACTION_TARGET
     result["paired_pass"] = result["median_paired_ratio"] >= MODEL_FRACTION_TARGET
-    print(f"  median: bare {result['bare_chunks_per_s']:.2f} chunks/s, pipeline {result['pipeline_vectors_per_s']:.2f} vectors/s, "
-          f"ratio {result['ratio']:.1%} [{verdict(result['pass'])} >= {MODEL_FRACTION_TARGET:.0%}]")
-    print(f"  noise check: median of per-pair ratios {result['median_paired_ratio']:.1%} "
-          f"[{verdict(result['paired_pass'])}] ({', '.join(f'{r:.1%}' for r in pair_ratios)}); model batches take {result['model_share_of_pass']:.1%} "
-          f"of the pipeline pass (the pipeline's own cost is the other {1 - result['model_share_of_pass']:.1%})")
+    print(
+        f"  median: bare {result['bare_chunks_per_s']:.2f} chunks/s, pipeline {result['pipeline_vectors_per_s']:.2f} vectors/s, "
+        f"ratio {result['ratio']:.1%} [{verdict(result['pass'])} >= {MODEL_FRACTION_TARGET:.0%}]"
+    )
+    print(
+        f"  noise check: median of per-pair ratios {result['median_paired_ratio']:.1%} "
+        f"[{verdict(result['paired_pass'])}] ({', '.join(f'{r:.1%}' for r in pair_ratios)}); model batches take {result['model_share_of_pass']:.1%} "
+        f"of the pipeline pass (the pipeline's own cost is the other {1 - result['model_share_of_pass']:.1%})"
+    )
     return result
 
 
@@ -388,19 +444,49 @@ def bench_model(dbs: Databases, args) -> dict:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--episodes", type=int, default=None, help="synthetic episodes for the store path (default 3000; --quick 300)")
-    p.add_argument("--repeats", type=int, default=None, help="store-path runs, each on a fresh database (default 3; --quick 1)")
-    p.add_argument("--model-chunks", type=int, default=None, help="texts for the model fraction (default 48; --quick 16)")
-    p.add_argument("--model-repeats", type=int, default=None, help="bare/pipeline pairs (default 3; --quick 1)")
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--episodes",
+        type=int,
+        default=None,
+        help="synthetic episodes for the store path (default 3000; --quick 300)",
+    )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="store-path runs, each on a fresh database (default 3; --quick 1)",
+    )
+    p.add_argument(
+        "--model-chunks",
+        type=int,
+        default=None,
+        help="texts for the model fraction (default 48; --quick 16)",
+    )
+    p.add_argument(
+        "--model-repeats", type=int, default=None, help="bare/pipeline pairs (default 3; --quick 1)"
+    )
     p.add_argument("--skip-model", action="store_true", help="skip the model-fraction measurement")
     p.add_argument("--skip-store", action="store_true", help="skip the store-path measurement")
-    p.add_argument("--no-windows", action="store_true",
-                   help="store path without paragraph-window vectors (MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off)")
-    p.add_argument("--quick", action="store_true", help="small sanity run: 300 episodes, 16 model texts, 1 repeat")
+    p.add_argument(
+        "--no-windows",
+        action="store_true",
+        help="store path without paragraph-window vectors (MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off)",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small sanity run: 300 episodes, 16 model texts, 1 repeat",
+    )
     p.add_argument("--seed", type=int, default=20240115, help="seed of the generated text")
     p.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
-    p.add_argument("--cprofile", metavar="PATH", help="cProfile the first store-path pass into PATH (pstats format)")
+    p.add_argument(
+        "--cprofile",
+        metavar="PATH",
+        help="cProfile the first store-path pass into PATH (pstats format)",
+    )
     args = p.parse_args(argv)
     quick = {"episodes": 300, "repeats": 1, "model_chunks": 16, "model_repeats": 1}
     full = {"episodes": 3000, "repeats": 3, "model_chunks": 48, "model_repeats": 3}
@@ -418,14 +504,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     exit_cleanly_on_sigterm()  # SIGTERM runs the finally below: no database or server left behind
     started = time.perf_counter()
     figures: dict = {
-        "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
+        "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+        },
         "args": {k: v for k, v in vars(args).items() if k not in ("json", "cprofile")},
     }
     dbs = Databases()
     try:
         print(f"database: {dbs.where}")
-        figures["database"] = "external" if os.environ.get("MEMORY_PIPELINE_DATABASE_URL") else "embedded"
+        figures["database"] = (
+            "external" if os.environ.get("MEMORY_PIPELINE_DATABASE_URL") else "embedded"
+        )
         if not args.skip_store:
             figures["store"] = bench_store(dbs, args)
         if not args.skip_model:
@@ -440,18 +532,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "store" in figures:
         s = figures["store"]
         ok &= s["pass"]
-        print(f"  store path   {s['chunks']:>6} chunks  whole pass {s['chunks_per_s']:8.0f} chunks/s  "
-              f"[{verdict(s['pass'])} >= {STORE_TARGET_CHUNKS_PER_S:.0f}]  (median of {s['repeats']})")
-        print(f"               store only {s['store_seconds']:.2f}s = {s['store_chunks_per_s']:.0f} chunks/s "
-              f"[{verdict(s['store_only_pass'])}]; insert {s['insert_seconds']:.2f}s = {s['insert_episodes_per_s']:.0f} episodes/s")
+        print(
+            f"  store path   {s['chunks']:>6} chunks  whole pass {s['chunks_per_s']:8.0f} chunks/s  "
+            f"[{verdict(s['pass'])} >= {STORE_TARGET_CHUNKS_PER_S:.0f}]  (median of {s['repeats']})"
+        )
+        print(
+            f"               store only {s['store_seconds']:.2f}s = {s['store_chunks_per_s']:.0f} chunks/s "
+            f"[{verdict(s['store_only_pass'])}]; insert {s['insert_seconds']:.2f}s = {s['insert_episodes_per_s']:.0f} episodes/s"
+        )
     if "model" in figures:
         m = figures["model"]
         ok &= m["pass"]
-        print(f"  model        {m['texts']:>6} texts   bare {m['bare_chunks_per_s']:.2f} chunks/s, pipeline "
-              f"{m['pipeline_vectors_per_s']:.2f} vectors/s = {m['ratio']:.1%}  "
-              f"[{verdict(m['pass'])} >= {MODEL_FRACTION_TARGET:.0%}]  (median of {m['repeats']})")
-        print(f"               per-pair median {m['median_paired_ratio']:.1%} [{verdict(m['paired_pass'])}]; "
-              f"model batches are {m['model_share_of_pass']:.1%} of the pipeline pass")
+        print(
+            f"  model        {m['texts']:>6} texts   bare {m['bare_chunks_per_s']:.2f} chunks/s, pipeline "
+            f"{m['pipeline_vectors_per_s']:.2f} vectors/s = {m['ratio']:.1%}  "
+            f"[{verdict(m['pass'])} >= {MODEL_FRACTION_TARGET:.0%}]  (median of {m['repeats']})"
+        )
+        print(
+            f"               per-pair median {m['median_paired_ratio']:.1%} [{verdict(m['paired_pass'])}]; "
+            f"model batches are {m['model_share_of_pass']:.1%} of the pipeline pass"
+        )
     print(f"  schema       migrations {', '.join(figures.get('migrations') or ['?'])}")
     print(f"  total        {figures['total_seconds']:.1f}s")
     if args.json:

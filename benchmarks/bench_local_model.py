@@ -68,7 +68,12 @@ print(json.dumps({"search": times}))
 
 # GOMP_SPINCOUNT: how long a waiting thread spins before it sleeps (libgomp's default 300,000; 0 is
 # OMP_WAIT_POLICY=PASSIVE). It outranks the policy, so each setting is exactly what it names.
-SPINS = {"300000 (libgomp default)": "300000", "30000": "30000", "3000 (shipped)": "3000", "0 (passive)": "0"}
+SPINS = {
+    "300000 (libgomp default)": "300000",
+    "30000": "30000",
+    "3000 (shipped)": "3000",
+    "0 (passive)": "0",
+}
 
 
 def _burn(stop) -> None:
@@ -79,21 +84,46 @@ def _burn(stop) -> None:
 def measure(spin: str, repeats: int, home: str | None, memory: str) -> dict[str, list[float]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_"))}
     env["GOMP_SPINCOUNT"] = spin
-    got = json.loads(subprocess.run([sys.executable, "-c", _CHILD, str(repeats)], env=env, capture_output=True,
-                                    text=True, check=True).stdout)
+    got = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", _CHILD, str(repeats)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     if home:
-        got.update(json.loads(subprocess.run([sys.executable, "-c", _SEARCH_CHILD, home, memory, "1"], env=env,
-                                             capture_output=True, text=True, check=True).stdout))
+        got.update(
+            json.loads(
+                subprocess.run(
+                    [sys.executable, "-c", _SEARCH_CHILD, home, memory, "1"],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout
+            )
+        )
     return got
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--busy", default="0,2", help="comma-separated counts of busy processes beside it (0,2)")
-    parser.add_argument("--rounds", type=int, default=3, help="fresh processes per policy and busy count (3)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--busy", default="0,2", help="comma-separated counts of busy processes beside it (0,2)"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="fresh processes per policy and busy count (3)"
+    )
     parser.add_argument("--repeats", type=int, default=7, help="calls of each kind per process (7)")
-    parser.add_argument("--home", help="also time fused searches of the sample questions on this MEMORY_PIPELINE_HOME "
-                        "(after `memory-pipeline demo` there)")
+    parser.add_argument(
+        "--home",
+        help="also time fused searches of the sample questions on this MEMORY_PIPELINE_HOME "
+        "(after `memory-pipeline demo` there)",
+    )
     parser.add_argument("--memory", default="mara", help="the memory those searches read (mara)")
     parser.add_argument("--json", help="write every figure here")
     args = parser.parse_args()
@@ -108,7 +138,9 @@ def main() -> int:
     figures = []
     for busy in busy_counts:
         stop = multiprocessing.Event()
-        burners = [multiprocessing.Process(target=_burn, args=(stop,), daemon=True) for _ in range(busy)]
+        burners = [
+            multiprocessing.Process(target=_burn, args=(stop,), daemon=True) for _ in range(busy)
+        ]
         for b in burners:
             b.start()
         try:
@@ -121,13 +153,21 @@ def main() -> int:
             stop.set()
             for b in burners:
                 b.join(timeout=5)
-        medians = {name: {kind: statistics.median(v) for kind, v in r.items()} for name, r in runs.items()}
+        medians = {
+            name: {kind: statistics.median(v) for kind, v in r.items()} for name, r in runs.items()
+        }
         base = medians[next(iter(SPINS))]
-        print(f"\n{busy} busy process(es) beside it; medians of {args.rounds} x {args.repeats} calls; "
-              "ratio: libgomp's default / this setting (above 1: this one is faster)")
+        print(
+            f"\n{busy} busy process(es) beside it; medians of {args.rounds} x {args.repeats} calls; "
+            "ratio: libgomp's default / this setting (above 1: this one is faster)"
+        )
         for name, m in medians.items():
-            print(f"  spin {name:24s} " + "   ".join(
-                f"{kind} {m[kind] * 1000:7.1f} ms ({base[kind] / m[kind]:4.2f})" for kind in m))
+            print(
+                f"  spin {name:24s} "
+                + "   ".join(
+                    f"{kind} {m[kind] * 1000:7.1f} ms ({base[kind] / m[kind]:4.2f})" for kind in m
+                )
+            )
         figures.append({"busy": busy, "medians_s": medians})
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     if args.json:

@@ -60,15 +60,16 @@ import re
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from memory_pipeline import indexing
 from memory_pipeline.config import EmbedSettings
 from memory_pipeline.domain import fusion
 from memory_pipeline.domain.chunking import chunk_body
 from memory_pipeline.domain.episodes import EpisodeDraft, make_episode
+from memory_pipeline.domain.observations import make_observation
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.embedders.factory import build_embedder
@@ -81,12 +82,11 @@ from memory_pipeline.search.service import (
     entity_matcher,
     followed_entities,
 )
-from memory_pipeline.domain.observations import make_observation
 from memory_pipeline.storage import entities_store, hnsw_store, observations_store, search_store
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
-from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.episodes_store import store_episodes
+from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import activate_profile
 from memory_pipeline.storage.search_store import Filters
 from memory_pipeline.storage.vector_store import nearest_chunks
@@ -97,7 +97,7 @@ DEFAULT_HOME = REPO_ROOT / "benchmarks" / ".locomo_home"
 INGEST_DAY = dt.date(2024, 1, 1)
 # Every search and replay of a run ranks as of this moment (the ingest day): recency breaks exact
 # score ties, so a clock that moves between runs moved the characters returned by a few.
-SEARCH_NOW = dt.datetime.combine(INGEST_DAY, dt.time(), tzinfo=dt.timezone.utc)
+SEARCH_NOW = dt.datetime.combine(INGEST_DAY, dt.time(), tzinfo=dt.UTC)
 KS = (1, 3, 5, 8)
 LIMIT = 8
 POOL_K = 50
@@ -155,7 +155,9 @@ class Conversation:
     questions: list[Question]
     skipped_evidence: list[str] = field(default_factory=list)
     dropped_questions: int = 0
-    statements: list[tuple[int, str, list[str]]] = field(default_factory=list)  # (session, text, dia ids)
+    statements: list[tuple[int, str, list[str]]] = field(
+        default_factory=list
+    )  # (session, text, dia ids)
     skipped_statements: int = 0  # malformed entries, and statements of a session without turns
 
 
@@ -182,21 +184,33 @@ def load_conversations(path: Path) -> list[Conversation]:
             session = conv[f"session_{n}"]
             if not session:
                 continue
-            when = dt.datetime.strptime(conv[f"session_{n}_date_time"].strip(), DATE_FORMAT).replace(tzinfo=dt.timezone.utc)
+            when = dt.datetime.strptime(
+                conv[f"session_{n}_date_time"].strip(), DATE_FORMAT
+            ).replace(tzinfo=dt.UTC)
             paragraphs = []
             for t in session:
                 needle, paragraph = turn_paragraph(t)
                 paragraphs.append(paragraph)
                 turns[t["dia_id"]] = Turn(t["dia_id"], n, needle)
             body = "\n\n".join(paragraphs)
-            drafts.append(make_episode(memory=memory, kind="chat", title=f"session {n}", occurred_at=when,
-                                       body=body, source=f"locomo:{memory}:session_{n}"))
+            drafts.append(
+                make_episode(
+                    memory=memory,
+                    kind="chat",
+                    title=f"session {n}",
+                    occurred_at=when,
+                    body=body,
+                    source=f"locomo:{memory}:session_{n}",
+                )
+            )
             chunk_texts = [c.text for c in chunk_body(body)]
             for t in session:
                 turn = turns[t["dia_id"]]
                 turn.split = not any(turn.needle in c for c in chunk_texts)
         c = Conversation(memory, drafts, turns, [])
-        c.statements, c.skipped_statements = _statements(sample.get("observation"), {t.session for t in turns.values()})
+        c.statements, c.skipped_statements = _statements(
+            sample.get("observation"), {t.session for t in turns.values()}
+        )
         for i, qa in enumerate(sample["qa"]):
             if qa.get("category") not in CATEGORIES:
                 continue
@@ -205,7 +219,9 @@ def load_conversations(path: Path) -> list[Conversation]:
             if not valid:
                 c.dropped_questions += 1
                 continue
-            c.questions.append(Question(memory, i, qa["question"], qa["category"], list(dict.fromkeys(valid))))
+            c.questions.append(
+                Question(memory, i, qa["question"], qa["category"], list(dict.fromkeys(valid)))
+            )
         out.append(c)
     return out
 
@@ -243,8 +259,13 @@ def _statement(item) -> tuple[str, list[str]] | None:
         return None
     text, cited = item
     cited = [cited] if isinstance(cited, str) else cited
-    if not isinstance(text, str) or not text.strip() or not isinstance(cited, list) or not cited \
-            or not all(isinstance(d, str) for d in cited):
+    if (
+        not isinstance(text, str)
+        or not text.strip()
+        or not isinstance(cited, list)
+        or not cited
+        or not all(isinstance(d, str) for d in cited)
+    ):
         return None
     return text, list(cited)
 
@@ -305,24 +326,41 @@ def load_statements(conn, convs: list[Conversation]) -> int:
     this benchmark (dia ids only) are forgotten and loaded again."""
     inserted = 0
     for c in convs:
-        authors = {a for (a,) in conn.execute("SELECT DISTINCT author FROM observations WHERE memory = %s",
-                                                (c.memory,)).fetchall()}
+        authors = {
+            a
+            for (a,) in conn.execute(
+                "SELECT DISTINCT author FROM observations WHERE memory = %s", (c.memory,)
+            ).fetchall()
+        }
         if STATEMENT_AUTHOR in authors:
             continue
         if authors:
             conn.execute(query("observation_forget_memory"), {"memory": c.memory})
-        episode_of = dict(conn.execute("SELECT source, id FROM episodes WHERE memory = %s", (c.memory,)).fetchall())
+        episode_of = dict(
+            conn.execute(
+                "SELECT source, id FROM episodes WHERE memory = %s", (c.memory,)
+            ).fetchall()
+        )
         chunks_of: dict[int, list[tuple[str, str]]] = {}
         for episode_id, chunk_id, text in conn.execute(
-                "SELECT episode_id, chunk_id, text FROM chunks WHERE memory = %s ORDER BY episode_id, ordinal",
-                (c.memory,)).fetchall():
+            "SELECT episode_id, chunk_id, text FROM chunks WHERE memory = %s ORDER BY episode_id, ordinal",
+            (c.memory,),
+        ).fetchall():
             chunks_of.setdefault(episode_id, []).append((chunk_id, text))
         for n, text, cited in c.statements:
             episode_id = episode_of[f"locomo:{c.memory}:session_{n}"]
-            sources = [chunk_id for chunk_id, chunk_text in chunks_of.get(episode_id, [])
-                       if any(d in c.turns and holds(chunk_text, c.turns[d]) for d in cited)]
-            draft = make_observation(memory=c.memory, text=text, passages=[*cited, *sources],
-                                     author=STATEMENT_AUTHOR, episode_ids=[episode_id])
+            sources = [
+                chunk_id
+                for chunk_id, chunk_text in chunks_of.get(episode_id, [])
+                if any(d in c.turns and holds(chunk_text, c.turns[d]) for d in cited)
+            ]
+            draft = make_observation(
+                memory=c.memory,
+                text=text,
+                passages=[*cited, *sources],
+                author=STATEMENT_AUTHOR,
+                episode_ids=[episode_id],
+            )
             observations_store.insert(conn, draft)
             inserted += 1
     print(f"observations: {inserted} loaded now")
@@ -336,8 +374,10 @@ def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict
         stored = store_episodes(conn, [d for c in convs for d in c.drafts], INGEST_DAY)
         info["episodes_inserted"] = stored.inserted
         info["episodes_already_stored"] = stored.duplicates
-        print(f"ingest: {stored.inserted} new episode(s), {stored.duplicates} already stored "
-              f"({time.perf_counter() - t0:.1f}s)")
+        print(
+            f"ingest: {stored.inserted} new episode(s), {stored.duplicates} already stored "
+            f"({time.perf_counter() - t0:.1f}s)"
+        )
         # A second run has nothing pending, so index_pass would not activate the profile itself.
         profile = activate_profile(conn, embedder.profile)
 
@@ -347,18 +387,23 @@ def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict
         now = time.perf_counter()
         if now - last[0] >= 10:
             last[0] = now
-            print(f"  indexing: {report.episodes} episodes, {report.vectors} vectors, "
-                  f"{report.vectors / max(now - t_index, 1e-9):.1f} vectors/s so far", flush=True)
+            print(
+                f"  indexing: {report.episodes} episodes, {report.vectors} vectors, "
+                f"{report.vectors / max(now - t_index, 1e-9):.1f} vectors/s so far",
+                flush=True,
+            )
 
     t_index = time.perf_counter()
     report = indexing.index_until_done(db, embedder, on_progress=progress)
     info["index_seconds"] = time.perf_counter() - t_index
     info["index_vectors"] = report.vectors
     info["index_window_vectors"] = report.windows
-    print(f"index: {report.episodes} episode(s), {report.chunks} chunk(s), {report.vectors} chunk vector(s), "
-          f"{report.statement_vectors} observation vector(s) and "
-          f"{report.windows} paragraph-window vector(s) written "
-          f"in {info['index_seconds']:.1f}s; pending after: {report.pending_after}")
+    print(
+        f"index: {report.episodes} episode(s), {report.chunks} chunk(s), {report.vectors} chunk vector(s), "
+        f"{report.statement_vectors} observation vector(s) and "
+        f"{report.windows} paragraph-window vector(s) written "
+        f"in {info['index_seconds']:.1f}s; pending after: {report.pending_after}"
+    )
     if report.pending_after:
         raise SystemExit(f"{report.pending_after} episode(s) still pending after indexing")
     with db.connection() as conn:
@@ -371,13 +416,19 @@ def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict
         t0 = time.perf_counter()
         er = entities_store.EntityReport()
         entities_store.refresh_memories(conn, [c.memory for c in convs], er)
-        print(f"entities: {er.extracted_episodes} episode(s) read, {er.promoted} promoted, "
-              f"{er.mentions_added} mention(s) added ({time.perf_counter() - t0:.1f}s)")
+        print(
+            f"entities: {er.extracted_episodes} episode(s) read, {er.promoted} promoted, "
+            f"{er.mentions_added} mention(s) added ({time.perf_counter() - t0:.1f}s)"
+        )
         state = hnsw_store.ensure_index(conn, profile)  # pool connections are autocommit
-        print(f"hnsw: {state.name} valid={state.valid} rows={state.rows} "
-              f"{'built in %.1fs' % state.build_seconds if state.build_seconds is not None else 'reused'}")
-        conn.execute("ANALYZE episodes, chunks, embeddings, entities, entity_mentions, observations, "
-                     "observation_embeddings")
+        print(
+            f"hnsw: {state.name} valid={state.valid} rows={state.rows} "
+            f"{'built in %.1fs' % state.build_seconds if state.build_seconds is not None else 'reused'}"
+        )
+        conn.execute(
+            "ANALYZE episodes, chunks, embeddings, entities, entity_mentions, observations, "
+            "observation_embeddings"
+        )
         counts = {}
         for c in convs:
             e, ch, ents = conn.execute(
@@ -415,7 +466,9 @@ class RowResult:
 
     def summary(self) -> dict:
         return {
-            "recall": {f"@{k}": statistics.fmean(v) if v else float("nan") for k, v in self.recalls.items()},
+            "recall": {
+                f"@{k}": statistics.fmean(v) if v else float("nan") for k, v in self.recalls.items()
+            },
             "mean_chars": statistics.fmean(self.chars) if self.chars else float("nan"),
             "mean_results": statistics.fmean(self.returned) if self.returned else float("nan"),
             "p50_ms": pct(self.latency_ms, 0.5),
@@ -423,7 +476,12 @@ class RowResult:
             "questions": len(self.chars),
             "by_category": {
                 str(cat): {
-                    **{f"@{k}": statistics.fmean(v for v, c in zip(self.recalls[k], self.categories) if c == cat) for k in KS},
+                    **{
+                        f"@{k}": statistics.fmean(
+                            v for v, c in zip(self.recalls[k], self.categories) if c == cat
+                        )
+                        for k in KS
+                    },
                     "questions": self.categories.count(cat),
                 }
                 for cat in sorted(set(self.categories))
@@ -431,7 +489,9 @@ class RowResult:
         }
 
 
-def run_service(service: SearchService, questions: list[Question], turns_of: dict[str, dict[str, Turn]]) -> dict[str, RowResult]:
+def run_service(
+    service: SearchService, questions: list[Question], turns_of: dict[str, dict[str, Turn]]
+) -> dict[str, RowResult]:
     rows = {name: RowResult(name) for name, _ in ROWS}
     # Warm-up: load the model, fill caches, so the first timed query is not an outlier.
     for name, channels in ROWS:
@@ -465,11 +525,17 @@ def graph_ids(conn, memory: str, query: str, cache: dict) -> list[int]:
 
 
 # The fused default's weights with the vector channel scored by chunk vectors only (before windows).
-CHUNK_ONLY_WEIGHTS = {("vector_chunk" if ch == "vector" else ch): w for ch, w in fusion.CHANNEL_WEIGHTS.items()}
+CHUNK_ONLY_WEIGHTS = {
+    ("vector_chunk" if ch == "vector" else ch): w for ch, w in fusion.CHANNEL_WEIGHTS.items()
+}
 
 
-def run_diagnostics(db: Database, embedder: Embedder, questions: list[Question],
-                    turns_of: dict[str, dict[str, Turn]]) -> dict:
+def run_diagnostics(
+    db: Database,
+    embedder: Embedder,
+    questions: list[Question],
+    turns_of: dict[str, dict[str, Turn]],
+) -> dict:
     """Channels called directly, pools of 50, fused here in several ways."""
     now = SEARCH_NOW
     variants = {
@@ -477,13 +543,25 @@ def run_diagnostics(db: Database, embedder: Embedder, questions: list[Question],
         "reproduced fused default (v+k+g)": (("vector", "keyword", "graph"), {}),
         "vector+keyword, product fuse": (("vector", "keyword"), {}),
         "vector+keyword, plain RRF k=60": (("vector", "keyword"), None),
-        "v+k+g, graph weight 0.35": (("vector", "keyword", "graph"), {"weights": {**fusion.CHANNEL_WEIGHTS, "graph": 0.35}}),
+        "v+k+g, graph weight 0.35": (
+            ("vector", "keyword", "graph"),
+            {"weights": {**fusion.CHANNEL_WEIGHTS, "graph": 0.35}},
+        ),
         "v+k+g, plain RRF (graph 0.7)": (("vector", "keyword", "graph"), None),
-        "v+k+g, vector weight 0.5": (("vector", "keyword", "graph"), {"weights": {**fusion.CHANNEL_WEIGHTS, "vector": 0.5}}),
-        "vector+keyword, vector weight 0.5": (("vector", "keyword"), {"weights": {**fusion.CHANNEL_WEIGHTS, "vector": 0.5}}),
+        "v+k+g, vector weight 0.5": (
+            ("vector", "keyword", "graph"),
+            {"weights": {**fusion.CHANNEL_WEIGHTS, "vector": 0.5}},
+        ),
+        "vector+keyword, vector weight 0.5": (
+            ("vector", "keyword"),
+            {"weights": {**fusion.CHANNEL_WEIGHTS, "vector": 0.5}},
+        ),
         "vector+keyword, RRF k=10": (("vector", "keyword"), {"k": 10}),
         "chunk vector alone (no windows)": (("vector_chunk",), {"weights": CHUNK_ONLY_WEIGHTS}),
-        "v+k+g, chunk vectors without windows": (("vector_chunk", "keyword", "graph"), {"weights": CHUNK_ONLY_WEIGHTS}),
+        "v+k+g, chunk vectors without windows": (
+            ("vector_chunk", "keyword", "graph"),
+            {"weights": CHUNK_ONLY_WEIGHTS},
+        ),
     }
     recall = {name: {k: [] for k in KS} for name in variants}
     pool_recall = {ch: [] for ch in ("vector", "keyword", "graph", "vector_chunk", "union")}
@@ -500,26 +578,53 @@ def run_diagnostics(db: Database, embedder: Embedder, questions: list[Question],
             turns = [turns_of[q.memory][e] for e in q.evidence]
             qv = embedder.embed_query(q.text)
             # As the service does: the re-scored pool, cut to the channel's candidates below.
-            vec = [h.chunk_id for h in nearest_chunks(conn, profile, q.memory, qv, limit=VECTOR_RESCORE_POOL,
-                                                      by_windows=True)][:POOL_K]
-            chunk_only = [h.chunk_id for h in nearest_chunks(conn, profile, q.memory, qv, limit=POOL_K)]
-            kw = [c for c, _ in search_store.keyword_candidates(conn, q.memory, q.text, Filters(), limit=POOL_K)[0]]
+            vec = [
+                h.chunk_id
+                for h in nearest_chunks(
+                    conn, profile, q.memory, qv, limit=VECTOR_RESCORE_POOL, by_windows=True
+                )
+            ][:POOL_K]
+            chunk_only = [
+                h.chunk_id for h in nearest_chunks(conn, profile, q.memory, qv, limit=POOL_K)
+            ]
+            kw = [
+                c
+                for c, _ in search_store.keyword_candidates(
+                    conn, q.memory, q.text, Filters(), limit=POOL_K
+                )[0]
+            ]
             ids = graph_ids(conn, q.memory, q.text, cache)
-            gr = [c for c, _ in search_store.graph_candidates(conn, q.memory, ids, Filters(), limit=POOL_K)]
+            gr = [
+                c
+                for c, _ in search_store.graph_candidates(
+                    conn, q.memory, ids, Filters(), limit=POOL_K
+                )
+            ]
             graph_fired += bool(gr)
             pools = {"vector": vec, "keyword": kw, "graph": gr, "vector_chunk": chunk_only}
             union = sorted(set(vec) | set(kw) | set(gr) | set(chunk_only))
             rows = search_store.chunk_rows(conn, q.memory, union)
             text = {c: r.text for c, r in rows.items()}
-            facts = {c: fusion.ChunkFacts(salience=r.salience, occurred_at=r.occurred_at) for c, r in rows.items()}
+            facts = {
+                c: fusion.ChunkFacts(salience=r.salience, occurred_at=r.occurred_at)
+                for c, r in rows.items()
+            }
             for ch, ids_ in (*pools.items(), ("union", union)):
-                pool_recall[ch].append(recall_at([text[c] for c in ids_], turns, len(ids_)) if ids_ else 0.0)
+                pool_recall[ch].append(
+                    recall_at([text[c] for c in ids_], turns, len(ids_)) if ids_ else 0.0
+                )
                 pool_sizes[ch].append(len(ids_))
-            limits = {"vector": VECTOR_CANDIDATES, "keyword": KEYWORD_CANDIDATES, "graph": GRAPH_CANDIDATES,
-                      "vector_chunk": VECTOR_CANDIDATES}
+            limits = {
+                "vector": VECTOR_CANDIDATES,
+                "keyword": KEYWORD_CANDIDATES,
+                "graph": GRAPH_CANDIDATES,
+                "vector_chunk": VECTOR_CANDIDATES,
+            }
             for ch, ids_ in pools.items():
                 cut = ids_[: limits[ch]]
-                product_pool[ch].append(recall_at([text[c] for c in cut], turns, len(cut)) if cut else 0.0)
+                product_pool[ch].append(
+                    recall_at([text[c] for c in cut], turns, len(cut)) if cut else 0.0
+                )
             for name, (channels, kwargs) in variants.items():
                 ranked = {ch: pools[ch][: limits[ch]] for ch in channels}
                 if kwargs is None:
@@ -533,7 +638,9 @@ def run_diagnostics(db: Database, embedder: Embedder, questions: list[Question],
             if i % 200 == 0:
                 print(f"  diagnostics {i}/{len(questions)}", flush=True)
     return {
-        "variants": {name: {f"@{k}": statistics.fmean(v) for k, v in r.items()} for name, r in recall.items()},
+        "variants": {
+            name: {f"@{k}": statistics.fmean(v) for k, v in r.items()} for name, r in recall.items()
+        },
         "pool_recall_at_50": {ch: statistics.fmean(v) for ch, v in pool_recall.items()},
         "pool_mean_size": {ch: statistics.fmean(v) for ch, v in pool_sizes.items()},
         "product_pool_recall": {ch: statistics.fmean(v) for ch, v in product_pool.items()},
@@ -548,37 +655,65 @@ def run_diagnostics(db: Database, embedder: Embedder, questions: list[Question],
 
 def print_table(summary: dict[str, dict], questions: int) -> list[dict]:
     print(f"\n== Evidence-turn recall, limit {LIMIT}, {questions} questions (categories 1-4)")
-    head = f"  {'row':<16}" + "".join(f"{'@' + str(k):>7}" for k in KS) + f"{'chars/q':>9}{'p50 ms':>9}{'p95 ms':>9}{'n':>6}"
+    head = (
+        f"  {'row':<16}"
+        + "".join(f"{'@' + str(k):>7}" for k in KS)
+        + f"{'chars/q':>9}{'p50 ms':>9}{'p95 ms':>9}{'n':>6}"
+    )
     print(head)
     print("  " + "-" * (len(head) - 2))
     for name, s in summary.items():
-        print(f"  {name:<16}" + "".join(f"{s['recall']['@' + str(k)]:7.3f}" for k in KS)
-              + f"{s['mean_chars']:9.0f}{s['p50_ms']:9.1f}{s['p95_ms']:9.1f}{s['questions']:6d}")
+        print(
+            f"  {name:<16}"
+            + "".join(f"{s['recall']['@' + str(k)]:7.3f}" for k in KS)
+            + f"{s['mean_chars']:9.0f}{s['p50_ms']:9.1f}{s['p95_ms']:9.1f}{s['questions']:6d}"
+        )
     print(f"  reference ({REFERENCE_QUESTIONS} questions):")
     for name, vals in REFERENCE.items():
         print(f"  {name:<16}" + "".join(f"{v:7.2f}" for v in vals))
     names = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
     cats = sorted(summary["fused default"]["by_category"])
-    print("\n  recall@5 by category:" + "".join(f"{names.get(int(c), c) + ' (' + str(summary['fused default']['by_category'][c]['questions']) + ')':>20}" for c in cats))
+    print(
+        "\n  recall@5 by category:"
+        + "".join(
+            f"{names.get(int(c), c) + ' (' + str(summary['fused default']['by_category'][c]['questions']) + ')':>20}"
+            for c in cats
+        )
+    )
     for name, s in summary.items():
         print(f"  {name:<22}" + "".join(f"{s['by_category'][c]['@5']:20.3f}" for c in cats))
     fused = summary["fused default"]["recall"]
-    print("\n  fused default vs every single channel (exact) and every reference figure (to 2 decimals):")
+    print(
+        "\n  fused default vs every single channel (exact) and every reference figure (to 2 decimals):"
+    )
     verdicts = []
     for i, k in enumerate(KS):
         f = fused[f"@{k}"]
-        singles = {n: summary[n]["recall"][f"@{k}"] for n, ch in ROWS if ch is not None and len(ch) == 1}
+        singles = {
+            n: summary[n]["recall"][f"@{k}"] for n, ch in ROWS if ch is not None and len(ch) == 1
+        }
         refs = {n: v[i] for n, v in REFERENCE.items()}
         beats_singles = all(f > v for v in singles.values())
         # The references are given to two decimals: compare at that precision.
         beats_refs = all(round(f, 2) > v for v in refs.values())
         ties = [n for n, v in refs.items() if round(f, 2) == v]
         best_other = max(singles.items(), key=lambda kv: kv[1])
-        print(f"    @{k}: fused {f:.3f}; beats every channel: {'yes' if beats_singles else 'NO'} "
-              f"(best channel: {best_other[0]} {best_other[1]:.3f}); beats every reference: "
-              f"{'yes' if beats_refs else 'NO'}" + (f" (ties {', '.join(ties)})" if ties else ""))
-        verdicts.append({"k": k, "fused": f, "beats_channels": beats_singles, "beats_reference": beats_refs,
-                         "reference_ties": ties, "best_channel": best_other[0], "best_channel_value": best_other[1]})
+        print(
+            f"    @{k}: fused {f:.3f}; beats every channel: {'yes' if beats_singles else 'NO'} "
+            f"(best channel: {best_other[0]} {best_other[1]:.3f}); beats every reference: "
+            f"{'yes' if beats_refs else 'NO'}" + (f" (ties {', '.join(ties)})" if ties else "")
+        )
+        verdicts.append(
+            {
+                "k": k,
+                "fused": f,
+                "beats_channels": beats_singles,
+                "beats_reference": beats_refs,
+                "reference_ties": ties,
+                "best_channel": best_other[0],
+                "best_channel_value": best_other[1],
+            }
+        )
     return verdicts
 
 
@@ -592,32 +727,71 @@ def print_diagnostics(diag: dict) -> None:
     for ch in ("vector", "keyword", "graph", "union"):
         cut = diag["product_pool_recall"].get(ch)
         cut_s = f"{cut:23.3f}" if cut is not None else f"{'':>23}"
-        print(f"  {ch:<10}{diag['pool_recall_at_50'][ch]:10.3f}{diag['pool_mean_size'][ch]:11.1f}{cut_s}")
-    print(f"  (product cuts: vector {VECTOR_CANDIDATES}, keyword {KEYWORD_CANDIDATES}, graph {GRAPH_CANDIDATES}; "
-          f"the graph channel found something for {diag['graph_fired_share']:.0%} of the questions)")
+        print(
+            f"  {ch:<10}{diag['pool_recall_at_50'][ch]:10.3f}{diag['pool_mean_size'][ch]:11.1f}{cut_s}"
+        )
+    print(
+        f"  (product cuts: vector {VECTOR_CANDIDATES}, keyword {KEYWORD_CANDIDATES}, graph {GRAPH_CANDIDATES}; "
+        f"the graph channel found something for {diag['graph_fired_share']:.0%} of the questions)"
+    )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo JSON (default ../shared/data/locomo/locomo-dev.json from the project root)")
-    p.add_argument("--home", type=Path, default=DEFAULT_HOME, help="folder of the persistent embedded PostgreSQL (default benchmarks/.locomo_home)")
-    p.add_argument("--limit-questions", type=int, default=None, metavar="N", help="only N questions, taken round-robin across the conversations")
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="LoCoMo JSON (default ../shared/data/locomo/locomo-dev.json from the project root)",
+    )
+    p.add_argument(
+        "--home",
+        type=Path,
+        default=DEFAULT_HOME,
+        help="folder of the persistent embedded PostgreSQL (default benchmarks/.locomo_home)",
+    )
+    p.add_argument(
+        "--limit-questions",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only N questions, taken round-robin across the conversations",
+    )
     p.add_argument("--skip-diagnostics", action="store_true", help="only the service table")
-    p.add_argument("--skip-loo", action="store_true", help="no leave-one-conversation-out fusion section")
-    p.add_argument("--loo-only", action="store_true",
-                   help="only the leave-one-out section (channels cached in --home/channel_cache.json)")
-    p.add_argument("--bm25-grid", action="store_true",
-                   help="also choose the keyword channel's BM25 k1 and b leave-one-out (its channel cached per "
-                        "setting in --home/bm25_grid_cache.json)")
-    p.add_argument("--merge-grid", action="store_true",
-                   help="also choose how a statement channel merges its vector and word lists (RRF or CombSUM) "
-                        "leave-one-out, with the observation weight (cached in --home/merge_grid_cache.json)")
-    p.add_argument("--coverage-grid", action="store_true",
-                   help="also replay the keyword weight scaled by the share of the query's idf its memory can match "
-                        "(tried, not shipped; benchmarks/README.md)")
-    p.add_argument("--no-windows", action="store_true",
-                   help="index without paragraph-window vectors (MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off); "
-                        "use a --home of its own: a home indexed one way keeps its vectors")
+    p.add_argument(
+        "--skip-loo", action="store_true", help="no leave-one-conversation-out fusion section"
+    )
+    p.add_argument(
+        "--loo-only",
+        action="store_true",
+        help="only the leave-one-out section (channels cached in --home/channel_cache.json)",
+    )
+    p.add_argument(
+        "--bm25-grid",
+        action="store_true",
+        help="also choose the keyword channel's BM25 k1 and b leave-one-out (its channel cached per "
+        "setting in --home/bm25_grid_cache.json)",
+    )
+    p.add_argument(
+        "--merge-grid",
+        action="store_true",
+        help="also choose how a statement channel merges its vector and word lists (RRF or CombSUM) "
+        "leave-one-out, with the observation weight (cached in --home/merge_grid_cache.json)",
+    )
+    p.add_argument(
+        "--coverage-grid",
+        action="store_true",
+        help="also replay the keyword weight scaled by the share of the query's idf its memory can match "
+        "(tried, not shipped; benchmarks/README.md)",
+    )
+    p.add_argument(
+        "--no-windows",
+        action="store_true",
+        help="index without paragraph-window vectors (MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off); "
+        "use a --home of its own: a home indexed one way keeps its vectors",
+    )
     p.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
     args = p.parse_args(argv)
     if args.limit_questions is not None and args.limit_questions < 1:
@@ -640,27 +814,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     dropped = sum(c.dropped_questions for c in convs)
     split_turns = sum(t.split for c in convs for t in c.turns.values())
     print(f"data: {args.data}")
-    print(f"  {len(convs)} conversations, {sum(len(c.drafts) for c in convs)} sessions, "
-          f"{sum(len(c.turns) for c in convs)} turns ({split_turns} cut by the hard cut); "
-          f"{sum(len(c.questions) for c in convs)} questions of categories 1-4 with evidence, "
-          f"{len(questions)} used")
-    print(f"  skipped {len(skipped)} evidence id(s) not in their conversation: {skipped}; "
-          f"dropped {dropped} question(s) left without evidence")
+    print(
+        f"  {len(convs)} conversations, {sum(len(c.drafts) for c in convs)} sessions, "
+        f"{sum(len(c.turns) for c in convs)} turns ({split_turns} cut by the hard cut); "
+        f"{sum(len(c.questions) for c in convs)} questions of categories 1-4 with evidence, "
+        f"{len(questions)} used"
+    )
+    print(
+        f"  skipped {len(skipped)} evidence id(s) not in their conversation: {skipped}; "
+        f"dropped {dropped} question(s) left without evidence"
+    )
     skipped_statements = sum(c.skipped_statements for c in convs)
     if skipped_statements:
-        print(f"  skipped {skipped_statements} observation entr{'y' if skipped_statements == 1 else 'ies'} "
-              "not of the form [statement, turn id(s)] or of a session without turns")
+        print(
+            f"  skipped {skipped_statements} observation entr{'y' if skipped_statements == 1 else 'ies'} "
+            "not of the form [statement, turn id(s)] or of a session without turns"
+        )
     if os.environ.get("MEMORY_PIPELINE_DATABASE_URL"):
-        print("  note: MEMORY_PIPELINE_DATABASE_URL is ignored; this benchmark uses its own embedded server under --home")
+        print(
+            "  note: MEMORY_PIPELINE_DATABASE_URL is ignored; this benchmark uses its own embedded server under --home"
+        )
     print(f"home: {args.home}")
 
     # A long query-embedding deadline: on a loaded machine the default 5 s skips the vector channel
     # (search.query_embedding), which would measure the machine's load, not the ranking.
-    embedder = build_embedder(EmbedSettings.from_env({"MEMORY_PIPELINE_PARAGRAPH_WINDOWS": "off" if args.no_windows else "on",
-                                                      "MEMORY_PIPELINE_QUERY_EMBED_TIMEOUT": "120"}))
+    embedder = build_embedder(
+        EmbedSettings.from_env(
+            {
+                "MEMORY_PIPELINE_PARAGRAPH_WINDOWS": "off" if args.no_windows else "on",
+                "MEMORY_PIPELINE_QUERY_EMBED_TIMEOUT": "120",
+            }
+        )
+    )
     figures: dict = {
-        "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
+        "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+        },
         "data": str(args.data),
         "embedder": embedder.profile.name,
         "questions": len(questions),
@@ -668,38 +860,83 @@ def main(argv: Sequence[str] | None = None) -> int:
         "dropped_questions": dropped,
         "skipped_statements": skipped_statements,
         "split_turns": split_turns,
-        "scoring_rule": ("turn needle '{speaker}: {text}' is a substring of a returned chunk; a turn cut by the "
-                         f"hard cut counts if a returned chunk contains its first or last {SPLIT_PROBE} characters"),
-        "reference": {"questions": REFERENCE_QUESTIONS, **{k: dict(zip((f"@{k_}" for k_ in KS), v)) for k, v in REFERENCE.items()}},
+        "scoring_rule": (
+            "turn needle '{speaker}: {text}' is a substring of a returned chunk; a turn cut by the "
+            f"hard cut counts if a returned chunk contains its first or last {SPLIT_PROBE} characters"
+        ),
+        "reference": {
+            "questions": REFERENCE_QUESTIONS,
+            **{k: dict(zip((f"@{k_}" for k_ in KS), v)) for k, v in REFERENCE.items()},
+        },
     }
     db = Database.open(home=args.home, environ={})
     try:
         figures["setup"] = prepare(db, convs, embedder)
-        service = SearchService(db, load_policies(default_policies_path()), embedder=embedder, reranker=None, record=False,
-                                clock=lambda: SEARCH_NOW)
+        service = SearchService(
+            db,
+            load_policies(default_policies_path()),
+            embedder=embedder,
+            reranker=None,
+            record=False,
+            clock=lambda: SEARCH_NOW,
+        )
         if not args.skip_loo:
             import locomo_loo
 
-            cache = locomo_loo.build_cache(args.home / "channel_cache.json", service, questions, turns_of, holds,
-                                           statement_cites)
+            cache = locomo_loo.build_cache(
+                args.home / "channel_cache.json",
+                service,
+                questions,
+                turns_of,
+                holds,
+                statement_cites,
+            )
             merges = None
             if args.merge_grid:
-                merges = locomo_loo.build_variant_cache(args.home / "merge_grid_cache.json", service, questions,
-                                                        turns_of, holds, statement_cites, cache, "observation",
-                                                        locomo_loo.merge_settings())
+                merges = locomo_loo.build_variant_cache(
+                    args.home / "merge_grid_cache.json",
+                    service,
+                    questions,
+                    turns_of,
+                    holds,
+                    statement_cites,
+                    cache,
+                    "observation",
+                    locomo_loo.merge_settings(),
+                )
             figures["leave_one_out"] = locomo_loo.run(cache["items"], SEARCH_NOW, merges)
             if args.bm25_grid:
-                settings = locomo_loo.build_variant_cache(args.home / "bm25_grid_cache.json", service, questions,
-                                                          turns_of, holds, statement_cites, cache, "keyword",
-                                                          locomo_loo.bm25_settings())
-                figures["bm25_leave_one_out"] = locomo_loo.run_bm25(cache["items"], settings, SEARCH_NOW)
+                settings = locomo_loo.build_variant_cache(
+                    args.home / "bm25_grid_cache.json",
+                    service,
+                    questions,
+                    turns_of,
+                    holds,
+                    statement_cites,
+                    cache,
+                    "keyword",
+                    locomo_loo.bm25_settings(),
+                )
+                figures["bm25_leave_one_out"] = locomo_loo.run_bm25(
+                    cache["items"], settings, SEARCH_NOW
+                )
             if args.coverage_grid:
                 with db.connection() as conn:
-                    lexemes = [conn.execute(query("keyword_lexemes"), {"memory": q.memory, "text": q.text}).fetchall()
-                               for q in questions]
-                coverages = [locomo_loo.query_coverage([(r[0], r[1]) for r in rows], rows[0][2] if rows else None)
-                             for rows in lexemes]
-                figures["coverage_grid"] = locomo_loo.run_coverage(cache["items"], coverages, SEARCH_NOW)
+                    lexemes = [
+                        conn.execute(
+                            query("keyword_lexemes"), {"memory": q.memory, "text": q.text}
+                        ).fetchall()
+                        for q in questions
+                    ]
+                coverages = [
+                    locomo_loo.query_coverage(
+                        [(r[0], r[1]) for r in rows], rows[0][2] if rows else None
+                    )
+                    for rows in lexemes
+                ]
+                figures["coverage_grid"] = locomo_loo.run_coverage(
+                    cache["items"], coverages, SEARCH_NOW
+                )
         if not args.loo_only:
             print(f"\nsearching {len(questions)} questions x {len(ROWS)} rows ...")
             t0 = time.perf_counter()

@@ -64,17 +64,6 @@ import threading
 import time
 from pathlib import Path
 
-from psycopg import sql
-
-from memory_pipeline.domain.policies import default_policies_path, load_policies
-from memory_pipeline.embedders.base import EmbeddingProfile
-from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
-from memory_pipeline.search.service import SearchService
-from memory_pipeline.storage import entities_store, hnsw_store
-from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
-from memory_pipeline.storage.profiles_store import active_profile
-
 from bench_databases import Databases  # sibling modules (benchmarks/)
 from bench_index_server import ServerProcess
 from bench_search_latency import (
@@ -88,6 +77,16 @@ from bench_search_latency import (
     time_rows,
     vector_recall,
 )
+from psycopg import sql
+
+from memory_pipeline.domain.policies import default_policies_path, load_policies
+from memory_pipeline.embedders.base import EmbeddingProfile
+from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
+from memory_pipeline.search.service import SearchService
+from memory_pipeline.storage import entities_store, hnsw_store
+from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
+from memory_pipeline.storage.profiles_store import active_profile
 
 DIM = 384
 MODEL = "structured"
@@ -99,9 +98,19 @@ def write_corpus(path: Path, chunks: int, seed: int) -> dict:
     episodes = written = 0
     with path.open("w", encoding="utf-8") as out:
         for e in iter_corpus(TextGenerator(seed), chunks, seed):
-            out.write(json.dumps({"memory": MEMORY, "kind": e.kind, "title": e.title,
-                                  "occurred_at": e.occurred_at.isoformat(), "salience": e.salience,
-                                  "body": e.body}) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "memory": MEMORY,
+                        "kind": e.kind,
+                        "title": e.title,
+                        "occurred_at": e.occurred_at.isoformat(),
+                        "salience": e.salience,
+                        "body": e.body,
+                    }
+                )
+                + "\n"
+            )
             episodes += 1
             written += len(e.chunks)
     return {"episodes": episodes, "chunks": written, "bytes": path.stat().st_size}
@@ -164,7 +173,7 @@ class PeakMemory:
         while not self._stop.wait(SAMPLE_S):
             self._sample()
 
-    def __enter__(self) -> "PeakMemory":
+    def __enter__(self) -> PeakMemory:
         self._thread.start()
         return self
 
@@ -177,7 +186,9 @@ class PeakMemory:
         """Per name: processes seen, the largest VmHWM and RssAnon of one of them, in MiB."""
         out: dict[str, dict] = {}
         for (name, _pid), peak in self.peaks.items():
-            row = out.setdefault(name, {"processes": 0, "max_hwm_mib": 0.0, "max_rss_anon_mib": 0.0})
+            row = out.setdefault(
+                name, {"processes": 0, "max_hwm_mib": 0.0, "max_rss_anon_mib": 0.0}
+            )
             row["processes"] += 1
             row["max_hwm_mib"] = max(row["max_hwm_mib"], peak["VmHWM"] / 1024)
             row["max_rss_anon_mib"] = max(row["max_rss_anon_mib"], peak["RssAnon"] / 1024)
@@ -198,7 +209,9 @@ def run_cli(args: list[str], env: dict[str, str], peaks: PeakMemory) -> tuple[fl
         err.seek(0)
         stdout, stderr = out.read().decode(), err.read().decode()
     if proc.returncode != 0:
-        raise SystemExit(f"memory-pipeline {' '.join(args)} exited {proc.returncode}:\n{stderr[-2000:]}")
+        raise SystemExit(
+            f"memory-pipeline {' '.join(args)} exited {proc.returncode}:\n{stderr[-2000:]}"
+        )
     return seconds, stdout, usage.ru_maxrss / 1024
 
 
@@ -208,8 +221,16 @@ def relation_sizes(conn) -> list[dict]:
         "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
         "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i') ORDER BY 3 DESC"
     ).fetchall()
-    return [{"name": name, "kind": "table" if kind == "r" else "index", "mib": size / 2**20,
-             "total_mib": total / 2**20} for name, kind, size, total in rows if size > 0]
+    return [
+        {
+            "name": name,
+            "kind": "table" if kind == "r" else "index",
+            "mib": size / 2**20,
+            "total_mib": total / 2**20,
+        }
+        for name, kind, size, total in rows
+        if size > 0
+    ]
 
 
 def save(path: Path | None, figures: dict) -> None:
@@ -219,22 +240,42 @@ def save(path: Path | None, figures: dict) -> None:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--chunks", type=int, default=1_000_000)
-    p.add_argument("--queries", type=int, default=0, help="timed queries: the first N of --query-file (0: all)")
+    p.add_argument(
+        "--queries", type=int, default=0, help="timed queries: the first N of --query-file (0: all)"
+    )
     p.add_argument("--query-file", default=str(QUERY_FILE))
-    p.add_argument("--recall-queries", type=int, default=30, help="queries whose recall@10 is checked by an exact scan")
+    p.add_argument(
+        "--recall-queries",
+        type=int,
+        default=30,
+        help="queries whose recall@10 is checked by an exact scan",
+    )
     p.add_argument("--ef-search", type=int, default=100)
-    p.add_argument("--dim", type=int, default=DIM, help="embedding dimension of the model server's vectors")
-    p.add_argument("--parallel", type=int, default=4, help="MEMORY_PIPELINE_EMBED_PARALLEL for the index pass")
+    p.add_argument(
+        "--dim", type=int, default=DIM, help="embedding dimension of the model server's vectors"
+    )
+    p.add_argument(
+        "--parallel", type=int, default=4, help="MEMORY_PIPELINE_EMBED_PARALLEL for the index pass"
+    )
     p.add_argument("--batch", type=int, default=16, help="MEMORY_PIPELINE_EMBED_BATCH")
     p.add_argument("--seed", type=int, default=20240115)
     p.add_argument("--json", type=Path, help="figures file (default with --keep: DIR/figures.json)")
-    p.add_argument("--keep", type=Path, metavar="DIR",
-                   help="keep corpus, database and figures in DIR; rerunning with the same DIR resumes")
-    p.add_argument("--search-only", action="store_true",
-                   help="with --keep: only the search, recall and size steps, with the current code, on the kept "
-                        "database; refused unless every build step finished there (nothing is built)")
+    p.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="keep corpus, database and figures in DIR; rerunning with the same DIR resumes",
+    )
+    p.add_argument(
+        "--search-only",
+        action="store_true",
+        help="with --keep: only the search, recall and size steps, with the current code, on the kept "
+        "database; refused unless every build step finished there (nothing is built)",
+    )
     args = p.parse_args(argv)
     if args.chunks < 100 or args.recall_queries < 1:
         p.error("--chunks must be at least 100 and --recall-queries at least 1")
@@ -251,7 +292,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 BUILD_STEPS = ("ingest", "index", "hnsw", "entities", "analyze")
 
 
-RESUMED_ARGS = ("chunks", "dim", "batch", "seed")  # what the kept corpus and database were built with
+RESUMED_ARGS = (
+    "chunks",
+    "dim",
+    "batch",
+    "seed",
+)  # what the kept corpus and database were built with
 
 
 def resumed_figures(args: argparse.Namespace) -> dict:
@@ -263,8 +309,10 @@ def resumed_figures(args: argparse.Namespace) -> dict:
     for name in RESUMED_ARGS:
         before = figures.get("args", {}).get(name)
         if before is not None and before != str(getattr(args, name)):
-            raise SystemExit(f"--keep {args.keep}: built with --{name} {before}, not {getattr(args, name)}; "
-                             f"use another folder or the same arguments")
+            raise SystemExit(
+                f"--keep {args.keep}: built with --{name} {before}, not {getattr(args, name)}; "
+                f"use another folder or the same arguments"
+            )
     return figures
 
 
@@ -275,23 +323,39 @@ def main(argv: list[str] | None = None) -> int:
     figures = resumed_figures(args)
     resuming = bool(figures)
     steps: dict[str, dict] = figures.setdefault("steps", {})
-    if args.search_only and ("corpus" not in figures or any(step not in steps for step in BUILD_STEPS)):
-        raise SystemExit(f"--search-only: {args.json} does not record a finished build (corpus and "
-                         f"{', '.join(BUILD_STEPS)}); run without --search-only to build or resume")
+    if args.search_only and (
+        "corpus" not in figures or any(step not in steps for step in BUILD_STEPS)
+    ):
+        raise SystemExit(
+            f"--search-only: {args.json} does not record a finished build (corpus and "
+            f"{', '.join(BUILD_STEPS)}); run without --search-only to build or resume"
+        )
     if resuming:
-        print(f"resuming {args.keep}: done before: {', '.join(['corpus'] * ('corpus' in figures) + list(steps))}",
-              flush=True)
-    figures["runs"] = run = figures.get("runs", 0) + 1  # each step says in which run it was measured
-    figures.update(when=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                   args={k: str(v) for k, v in vars(args).items()}, cpus=os.cpu_count())
+        print(
+            f"resuming {args.keep}: done before: {', '.join(['corpus'] * ('corpus' in figures) + list(steps))}",
+            flush=True,
+        )
+    figures["runs"] = run = (
+        figures.get("runs", 0) + 1
+    )  # each step says in which run it was measured
+    figures.update(
+        when=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        args={k: str(v) for k, v in vars(args).items()},
+        cpus=os.cpu_count(),
+    )
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
     dbs = Databases(prefix="mp_million_", home=args.keep / "pg" if args.keep else None)
     db = None
     postmaster = dbs.server_pid
     try:
-        with PeakMemory(postmaster) as peaks, tempfile.TemporaryDirectory(prefix="mp_million_") as tmp, \
-                ServerProcess(slots=0, latency_ms=0, batch=args.batch, dim=args.dim, vectors="words") as server:
+        with (
+            PeakMemory(postmaster) as peaks,
+            tempfile.TemporaryDirectory(prefix="mp_million_") as tmp,
+            ServerProcess(
+                slots=0, latency_ms=0, batch=args.batch, dim=args.dim, vectors="words"
+            ) as server,
+        ):
             peaks.watch("benchmark", os.getpid())
             peaks.watch("model server", server.proc.pid)
             url = dbs.kept("million") if args.keep else dbs.fresh()
@@ -303,40 +367,65 @@ def main(argv: list[str] | None = None) -> int:
                 figures["corpus"] = {**corpus, "run": run}
                 save(args.json, figures)
             corpus = figures["corpus"]
-            print(f"corpus: {corpus['episodes']:,} episodes, {corpus['chunks']:,} chunks, "
-                  f"{corpus['bytes'] / 2**20:,.0f} MiB of JSONL, written in {corpus['write_s']:.0f} s", flush=True)
-            env = {**os.environ, "MEMORY_PIPELINE_DATABASE_URL": url, "MEMORY_PIPELINE_EMBED_PROVIDER": "openai",
-                   "MEMORY_PIPELINE_EMBED_URL": server.url, "MEMORY_PIPELINE_EMBED_MODEL": MODEL,
-                   "MEMORY_PIPELINE_EMBED_DIM": str(args.dim), "MEMORY_PIPELINE_EMBED_BATCH": str(args.batch),
-                   "MEMORY_PIPELINE_EMBED_PARALLEL": str(args.parallel)}
+            print(
+                f"corpus: {corpus['episodes']:,} episodes, {corpus['chunks']:,} chunks, "
+                f"{corpus['bytes'] / 2**20:,.0f} MiB of JSONL, written in {corpus['write_s']:.0f} s",
+                flush=True,
+            )
+            env = {
+                **os.environ,
+                "MEMORY_PIPELINE_DATABASE_URL": url,
+                "MEMORY_PIPELINE_EMBED_PROVIDER": "openai",
+                "MEMORY_PIPELINE_EMBED_URL": server.url,
+                "MEMORY_PIPELINE_EMBED_MODEL": MODEL,
+                "MEMORY_PIPELINE_EMBED_DIM": str(args.dim),
+                "MEMORY_PIPELINE_EMBED_BATCH": str(args.batch),
+                "MEMORY_PIPELINE_EMBED_PARALLEL": str(args.parallel),
+            }
             if "ingest" not in steps:
                 seconds, _, rss = run_cli(["ingest", str(data)], env, peaks)
                 steps["ingest"] = {"run": run, "s": seconds, "peak_rss_mib": rss}
                 save(args.json, figures)
             seconds, rss = steps["ingest"]["s"], steps["ingest"]["peak_rss_mib"]
-            print(f"ingest: {seconds:.0f} s ({corpus['episodes'] / seconds:,.0f} episodes/s), peak RSS {rss:.0f} MiB",
-                  flush=True)
+            print(
+                f"ingest: {seconds:.0f} s ({corpus['episodes'] / seconds:,.0f} episodes/s), peak RSS {rss:.0f} MiB",
+                flush=True,
+            )
             if "index" not in steps:
                 seconds, out, rss = run_cli(["index", "--json"], env, peaks)
                 report = json.loads(out)
-                steps["index"] = {"run": run, "s": seconds, "peak_rss_mib": rss, "chunks": report["chunks"],
-                                  "pending_after": report["pendingEpisodes"]}
+                steps["index"] = {
+                    "run": run,
+                    "s": seconds,
+                    "peak_rss_mib": rss,
+                    "chunks": report["chunks"],
+                    "pending_after": report["pendingEpisodes"],
+                }
                 save(args.json, figures)
             index = steps["index"]
-            print(f"index: {index['chunks']:,} chunks in {index['s']:.0f} s ({index['chunks'] / index['s']:,.0f} "
-                  f"chunks/s wall), peak RSS {index['peak_rss_mib']:.0f} MiB, pending after: {index['pending_after']}",
-                  flush=True)
+            print(
+                f"index: {index['chunks']:,} chunks in {index['s']:.0f} s ({index['chunks'] / index['s']:,.0f} "
+                f"chunks/s wall), peak RSS {index['peak_rss_mib']:.0f} MiB, pending after: {index['pending_after']}",
+                flush=True,
+            )
             db = Database.open(url)
             with db.connection() as conn:
                 profile = active_profile(conn)
                 if "hnsw" not in steps:
                     t0 = time.perf_counter()
                     state = hnsw_store.ensure_index(conn, profile)
-                    steps["hnsw"] = {"run": run, "s": time.perf_counter() - t0, "rows": state.rows,
-                                     "mib": state.size_bytes / 2**20}
+                    steps["hnsw"] = {
+                        "run": run,
+                        "s": time.perf_counter() - t0,
+                        "rows": state.rows,
+                        "mib": state.size_bytes / 2**20,
+                    }
                     save(args.json, figures)
                 hnsw = steps["hnsw"]
-                print(f"hnsw: {hnsw['rows']:,} rows, {hnsw['mib']:,.0f} MiB, built in {hnsw['s']:.0f} s", flush=True)
+                print(
+                    f"hnsw: {hnsw['rows']:,} rows, {hnsw['mib']:,.0f} MiB, built in {hnsw['s']:.0f} s",
+                    flush=True,
+                )
                 if "entities" not in steps:
                     t0 = time.perf_counter()
                     entities_store.refresh_memories(conn, [MEMORY], entities_store.EntityReport())
@@ -344,13 +433,23 @@ def main(argv: list[str] | None = None) -> int:
                     save(args.json, figures)
                 if "analyze" not in steps:
                     t0 = time.perf_counter()
-                    for table in ("episodes", "chunks", "embeddings", "entities", "entity_mentions",
-                                  "episode_names", "keyword_stats", "keyword_memory_stats"):
+                    for table in (
+                        "episodes",
+                        "chunks",
+                        "embeddings",
+                        "entities",
+                        "entity_mentions",
+                        "episode_names",
+                        "keyword_stats",
+                        "keyword_memory_stats",
+                    ):
                         conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
                     steps["analyze"] = {"run": run, "s": time.perf_counter() - t0}
                     save(args.json, figures)
-                print(f"entities {steps['entities']['s']:.0f} s, vacuum analyze {steps['analyze']['s']:.0f} s",
-                      flush=True)
+                print(
+                    f"entities {steps['entities']['s']:.0f} s, vacuum analyze {steps['analyze']['s']:.0f} s",
+                    flush=True,
+                )
                 if "keyword_champions" not in steps:  # a step of its own: kept builds predate it
                     steps["keyword_champions"] = {"run": run, "s": keyword_champions(conn)}
                     save(args.json, figures)
@@ -358,36 +457,60 @@ def main(argv: list[str] | None = None) -> int:
 
             spec = EmbeddingProfile(profile.provider, profile.model, profile.dim)
             embedder = OpenAICompatibleEmbedder(spec, server.url)
-            service = SearchService(db, load_policies(default_policies_path()), embedder=embedder, reranker=None,
-                                    record=False)
+            service = SearchService(
+                db,
+                load_policies(default_policies_path()),
+                embedder=embedder,
+                reranker=None,
+                record=False,
+            )
             queries = load_queries(Path(args.query_file), args.queries)
-            print(f"\n== Latency, {len(queries)} hand-written queries after 20 warm-up, limit 8, no reranker")
+            print(
+                f"\n== Latency, {len(queries)} hand-written queries after 20 warm-up, limit 8, no reranker"
+            )
             lat = time_rows(db, service, profile, queries, embedder, args.ef_search)
             meta = lat.pop("_meta")
             print(f"  {'row':<26}{'p50 ms':>9}{'p95 ms':>9}{'mean ms':>9}{'max ms':>9}")
             for name, r in lat.items():
-                print(f"  {name:<26}{r['p50_ms']:9.1f}{r['p95_ms']:9.1f}{r['mean_ms']:9.1f}{r['max_ms']:9.1f}")
+                print(
+                    f"  {name:<26}{r['p50_ms']:9.1f}{r['p95_ms']:9.1f}{r['mean_ms']:9.1f}{r['max_ms']:9.1f}"
+                )
             figures["latency"] = lat
             save(args.json, figures)
             figures["keyword_methods"] = meta["keyword_methods"]
-            print(f"\n== HNSW recall@10 vs exact scan, {min(args.recall_queries, len(queries))} queries")
+            print(
+                f"\n== HNSW recall@10 vs exact scan, {min(args.recall_queries, len(queries))} queries"
+            )
             efs = sorted({args.ef_search, 200})
-            rec = vector_recall(db, profile, embedder, queries[:args.recall_queries], efs, show_plans=False)
+            rec = vector_recall(
+                db, profile, embedder, queries[: args.recall_queries], efs, show_plans=False
+            )
             print_recall(rec, efs, args.ef_search)
             figures["recall"] = {k: v for k, v in rec.items() if not k.startswith("explain")}
             with db.connection() as conn:
                 sizes = relation_sizes(conn)
-                database_mib = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0] / 2**20
+                database_mib = (
+                    conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+                    / 2**20
+                )
             print(f"\n== Sizes (database {database_mib:,.0f} MiB), largest first")
             for r in sizes[:16]:
                 print(f"  {r['kind']:<6}{r['name']:<44}{r['mib']:10,.1f} MiB")
             figures["sizes"] = {"database_mib": database_mib, "relations": sizes}
-        figures["peak_memory"] = {**peaks.summary(),
-                                  "benchmark ru_maxrss": {"max_hwm_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}
-        print("\n== Peak memory (MiB; VmHWM counts shared buffers a backend touched, RssAnon its own memory)")
+        figures["peak_memory"] = {
+            **peaks.summary(),
+            "benchmark ru_maxrss": {
+                "max_hwm_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            },
+        }
+        print(
+            "\n== Peak memory (MiB; VmHWM counts shared buffers a backend touched, RssAnon its own memory)"
+        )
         for name, row in sorted(figures["peak_memory"].items()):
-            print(f"  {name:<28} processes {row.get('processes', 1):>4}  max VmHWM {row['max_hwm_mib']:8.0f}"
-                  f"  max RssAnon {row.get('max_rss_anon_mib', float('nan')):8.0f}")
+            print(
+                f"  {name:<28} processes {row.get('processes', 1):>4}  max VmHWM {row['max_hwm_mib']:8.0f}"
+                f"  max RssAnon {row.get('max_rss_anon_mib', float('nan')):8.0f}"
+            )
     finally:
         if db is not None:
             db.close()

@@ -33,25 +33,101 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 
 TOPICS = {
-    "garden": ["tomatoes", "compost", "the greenhouse", "watering", "seedlings", "the apple tree", "slugs"],
-    "work": ["the quarterly budget", "the deployment", "a code review", "the roadmap", "the client call", "hiring"],
-    "health": ["the dentist", "a morning run", "sleep", "the physiotherapist", "vitamin D", "a headache"],
-    "travel": ["the train to Lisbon", "a hotel in Kyoto", "passport renewal", "the ferry", "packing", "a delayed flight"],
-    "family": ["grandmother's birthday", "the school play", "a phone call with Dad", "the wedding", "Sunday lunch"],
-    "money": ["the mortgage", "taxes", "a savings plan", "the electricity bill", "a refund", "insurance"],
+    "garden": [
+        "tomatoes",
+        "compost",
+        "the greenhouse",
+        "watering",
+        "seedlings",
+        "the apple tree",
+        "slugs",
+    ],
+    "work": [
+        "the quarterly budget",
+        "the deployment",
+        "a code review",
+        "the roadmap",
+        "the client call",
+        "hiring",
+    ],
+    "health": [
+        "the dentist",
+        "a morning run",
+        "sleep",
+        "the physiotherapist",
+        "vitamin D",
+        "a headache",
+    ],
+    "travel": [
+        "the train to Lisbon",
+        "a hotel in Kyoto",
+        "passport renewal",
+        "the ferry",
+        "packing",
+        "a delayed flight",
+    ],
+    "family": [
+        "grandmother's birthday",
+        "the school play",
+        "a phone call with Dad",
+        "the wedding",
+        "Sunday lunch",
+    ],
+    "money": [
+        "the mortgage",
+        "taxes",
+        "a savings plan",
+        "the electricity bill",
+        "a refund",
+        "insurance",
+    ],
 }
-VERBS = ["went over", "worried about", "finally sorted", "talked about", "planned", "wrote down notes on", "forgot"]
-PLACES = ["at home", "in the office", "on the bus", "after dinner", "before breakfast", "in the park", "late at night"]
+VERBS = [
+    "went over",
+    "worried about",
+    "finally sorted",
+    "talked about",
+    "planned",
+    "wrote down notes on",
+    "forgot",
+]
+PLACES = [
+    "at home",
+    "in the office",
+    "on the bus",
+    "after dinner",
+    "before breakfast",
+    "in the park",
+    "late at night",
+]
 
 # Written by hand, not drawn from the generator's sentences.
 QUESTIONS = [
-    "what did the dentist say?", "when is grandmother's birthday?", "how is the greenhouse doing?",
-    "did I renew my passport?", "notes from the client call", "what happened with the quarterly budget?",
-    "how much was the electricity bill?", "plans for the trip to Japan", "how did I sleep last week?",
-    "anything about the school play", "what went wrong with the deployment?", "running progress",
-    "mortgage questions", "tax deadline", "ferry timetable", "compost tips", "who are we hiring?",
-    "vitamin D", "slugs eating the seedlings", "the wedding plans", "insurance renewal", "a refund I was owed",
-    "headaches in the morning", "Sunday lunch with the family", "physio exercises for my knee",
+    "what did the dentist say?",
+    "when is grandmother's birthday?",
+    "how is the greenhouse doing?",
+    "did I renew my passport?",
+    "notes from the client call",
+    "what happened with the quarterly budget?",
+    "how much was the electricity bill?",
+    "plans for the trip to Japan",
+    "how did I sleep last week?",
+    "anything about the school play",
+    "what went wrong with the deployment?",
+    "running progress",
+    "mortgage questions",
+    "tax deadline",
+    "ferry timetable",
+    "compost tips",
+    "who are we hiring?",
+    "vitamin D",
+    "slugs eating the seedlings",
+    "the wedding plans",
+    "insurance renewal",
+    "a refund I was owed",
+    "headaches in the morning",
+    "Sunday lunch with the family",
+    "physio exercises for my knee",
 ]
 
 
@@ -59,15 +135,24 @@ def paragraph(rng: random.Random) -> str:
     sentences = []
     while sum(len(s) for s in sentences) < 950:
         topic = rng.choice(list(TOPICS))
-        sentences.append(f"{rng.choice(['I', 'We', 'Sam', 'Mara'])} {rng.choice(VERBS)} {rng.choice(TOPICS[topic])} "
-                         f"{rng.choice(PLACES)}, and {rng.choice(VERBS)} {rng.choice(TOPICS[topic])}.")
+        sentences.append(
+            f"{rng.choice(['I', 'We', 'Sam', 'Mara'])} {rng.choice(VERBS)} {rng.choice(TOPICS[topic])} "
+            f"{rng.choice(PLACES)}, and {rng.choice(VERBS)} {rng.choice(TOPICS[topic])}."
+        )
     return " ".join(sentences)
 
 
 def episodes(rng: random.Random, n: int, memory: str, start: int = 0) -> list[dict]:
-    return [{"memory": memory, "kind": rng.choice(["note", "journal", "chat"]), "title": f"Entry {start + i}",
-             "occurred_at": f"2026-{1 + (start + i) % 12:02d}-{1 + (start + i) % 28:02d}T08:00:00Z",
-             "body": paragraph(rng) + "\n\n" + paragraph(rng)} for i in range(n)]
+    return [
+        {
+            "memory": memory,
+            "kind": rng.choice(["note", "journal", "chat"]),
+            "title": f"Entry {start + i}",
+            "occurred_at": f"2026-{1 + (start + i) % 12:02d}-{1 + (start + i) % 28:02d}T08:00:00Z",
+            "body": paragraph(rng) + "\n\n" + paragraph(rng),
+        }
+        for i in range(n)
+    ]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -77,7 +162,9 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def load(base_url: str, *, clients: int, seconds: float, memory: str, ingest_batch: int, seed: int) -> dict:
+def load(
+    base_url: str, *, clients: int, seconds: float, memory: str, ingest_batch: int, seed: int
+) -> dict:
     """Search from ``clients`` threads for ``seconds`` while one writer adds and indexes; the figures."""
     stop = threading.Event()
     lock = threading.Lock()
@@ -91,7 +178,9 @@ def load(base_url: str, *, clients: int, seconds: float, memory: str, ingest_bat
             while not stop.is_set():
                 started = time.perf_counter()
                 try:
-                    response = client.get("/v1/search", params={"memory": memory, "q": rng.choice(QUESTIONS)})
+                    response = client.get(
+                        "/v1/search", params={"memory": memory, "q": rng.choice(QUESTIONS)}
+                    )
                     outcome = "ok" if response.status_code == 200 else str(response.status_code)
                 except httpx.HTTPError as exc:
                     outcome = type(exc).__name__
@@ -107,7 +196,9 @@ def load(base_url: str, *, clients: int, seconds: float, memory: str, ingest_bat
         n = 1_000_000
         with httpx.Client(base_url=base_url, timeout=600) as client:
             while not stop.is_set():
-                added = client.post("/v1/episodes", json=episodes(rng, ingest_batch, memory, start=n))
+                added = client.post(
+                    "/v1/episodes", json=episodes(rng, ingest_batch, memory, start=n)
+                )
                 n += ingest_batch
                 indexed = client.post("/v1/index")
                 writer["batches"] += 1
@@ -155,8 +246,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--chunks", type=int, default=10_000, help="chunks in the searched memory (two per episode)")
-    parser.add_argument("--ingest-batch", type=int, default=50, help="episodes per POST /v1/episodes of the writer")
+    parser.add_argument(
+        "--chunks", type=int, default=10_000, help="chunks in the searched memory (two per episode)"
+    )
+    parser.add_argument(
+        "--ingest-batch", type=int, default=50, help="episodes per POST /v1/episodes of the writer"
+    )
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args(argv)
@@ -167,21 +262,37 @@ def main(argv: list[str] | None = None) -> dict:
         with LoopbackEmbeddingServer(dim=512, models={"qwen3-embedding:0.6b"}) as model:
             db_url = databases.fresh()
             seeded = time.perf_counter()
-            with Memory.open(url=db_url, embed_provider="ollama", embed_url=model.url, embed_batch_size=64,
-                             record_in_dagster=False) as mem:
+            with Memory.open(
+                url=db_url,
+                embed_provider="ollama",
+                embed_url=model.url,
+                embed_batch_size=64,
+                record_in_dagster=False,
+            ) as mem:
                 for start in range(0, args.chunks // 2, 1000):
                     mem.add(episodes(rng, min(1000, args.chunks // 2 - start), "me", start=start))
                 mem.index()
                 chunks = mem.memories()[0].chunks
             seeded = time.perf_counter() - seeded
-            print(f"memory 'me': {chunks} chunks, added and indexed in {seeded:.0f}s; {databases.where}", flush=True)
-            home = Path(tempfile.mkdtemp(prefix="mp_bench_home_"))  # the server's data folder (Dagster's home)
+            print(
+                f"memory 'me': {chunks} chunks, added and indexed in {seeded:.0f}s; {databases.where}",
+                flush=True,
+            )
+            home = Path(
+                tempfile.mkdtemp(prefix="mp_bench_home_")
+            )  # the server's data folder (Dagster's home)
             env = service_env(db_url, model.url, home)
             env["MEMORY_PIPELINE_EMBED_BATCH"] = "64"
             server = ServerProcess(["serve", "--port", "0"], env)
             try:
-                figures = load(server.url, clients=args.clients, seconds=args.seconds, memory="me",
-                               ingest_batch=args.ingest_batch, seed=args.seed)
+                figures = load(
+                    server.url,
+                    clients=args.clients,
+                    seconds=args.seconds,
+                    memory="me",
+                    ingest_batch=args.ingest_batch,
+                    seed=args.seed,
+                )
             finally:
                 server.close()
                 shutil.rmtree(home, ignore_errors=True)

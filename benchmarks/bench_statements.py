@@ -57,7 +57,9 @@ def is_statement(key: str) -> bool:
 
 
 def load(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def replayed_ranks(db, service: SearchService, question: str, key: str) -> dict:
@@ -68,20 +70,38 @@ def replayed_ranks(db, service: SearchService, question: str, key: str) -> dict:
     ranked = service.candidates(MEMORY, question)
     keys = {k for hits in ranked.values() for k, _ in hits}
     with db.connection() as conn:
-        rows = search_store.chunk_rows(conn, MEMORY, sorted(k for k in keys if not is_statement(k)), texts=False)
-        stored = observations_store.rows(conn, MEMORY, sorted(int(k.split(":")[1]) for k in keys if is_statement(k)))
+        rows = search_store.chunk_rows(
+            conn, MEMORY, sorted(k for k in keys if not is_statement(k)), texts=False
+        )
+        stored = observations_store.rows(
+            conn, MEMORY, sorted(int(k.split(":")[1]) for k in keys if is_statement(k))
+        )
     facts = {k: fusion.ChunkFacts(r.salience, r.occurred_at) for k, r in rows.items()}
-    facts.update({f"{o.kind}:{o.id}": fusion.ChunkFacts(o.confidence, o.observed_at) for o in stored.values()})
+    facts.update(
+        {
+            f"{o.kind}:{o.id}": fusion.ChunkFacts(o.confidence, o.observed_at)
+            for o in stored.values()
+        }
+    )
     now = service.clock()
-    own_channel = {ch: [hit for hit in hits if not (ch in CHUNK_CHANNELS and is_statement(hit[0]))]
-                   for ch, hits in ranked.items()}
+    own_channel = {
+        ch: [hit for hit in hits if not (ch in CHUNK_CHANNELS and is_statement(hit[0]))]
+        for ch, hits in ranked.items()
+    }
     out = {}
     for name, lists in (("joined", ranked), ("own_channel", own_channel)):
-        fused = fusion.fuse({ch: [k for k, _ in hits] for ch, hits in lists.items()}, facts, now=now,
-                            scores={ch: [s for _, s in hits] for ch, hits in lists.items()})
+        fused = fusion.fuse(
+            {ch: [k for k, _ in hits] for ch, hits in lists.items()},
+            facts,
+            now=now,
+            scores={ch: [s for _, s in hits] for ch, hits in lists.items()},
+        )
         order = [f.key for f in fused]
         place = order.index(key) if key in order else len(order)
-        out[name] = (place + 1 if key in order else None, sum(not is_statement(k) for k in order[:place]))
+        out[name] = (
+            place + 1 if key in order else None,
+            sum(not is_statement(k) for k in order[:place]),
+        )
     return out
 
 
@@ -116,17 +136,27 @@ def main() -> int:
             with db.connection() as conn:
                 entities_store.refresh_memories(conn, [MEMORY], entities_store.EntityReport())
                 hnsw_store.ensure_index(conn, active_profile(conn))
-            print(f"sample corpus: {report.inserted} episodes indexed in {time.perf_counter() - started:.0f}s",
-                  flush=True)
-            service = SearchService(db, load_policies(), embedder=embedder, reranker=None, record=False)
+            print(
+                f"sample corpus: {report.inserted} episodes indexed in {time.perf_counter() - started:.0f}s",
+                flush=True,
+            )
+            service = SearchService(
+                db, load_policies(), embedder=embedder, reranker=None, record=False
+            )
             figures["labelled_without_statements"] = labelled(service)
 
             keys = {}
             for s in statements:
-                outcome = observations.save(db, make_observation(memory=MEMORY, text=s["text"]), embedder=embedder,
-                                            decision="add")
+                outcome = observations.save(
+                    db,
+                    make_observation(memory=MEMORY, text=s["text"]),
+                    embedder=embedder,
+                    decision="add",
+                )
                 keys[s["text"]] = f"observation:{outcome.saved_id}"
-            indexing.index_until_done(db, embedder)  # a statement saved without its vector gets it here
+            indexing.index_until_done(
+                db, embedder
+            )  # a statement saved without its vector gets it here
 
             for s in statements:
                 key = keys[s["text"]]
@@ -134,12 +164,21 @@ def main() -> int:
                     results = service.search(MEMORY, question, limit=LIMIT).results
                     place = next((i + 1 for i, r in enumerate(results) if r.chunk_id == key), None)
                     replayed = replayed_ranks(db, service, question, key)
-                    (joined_rank, joined_chunks), (own_rank, own_chunks) = replayed["joined"], replayed["own_channel"]
-                    figures["questions"].append({
-                        "question": question, "statement": s["text"], "search_place": place,
-                        "joined_rank": joined_rank, "own_channel_rank": own_rank,
-                        "chunks_ahead_joined": joined_chunks, "chunks_ahead_own_channel": own_chunks,
-                    })
+                    (joined_rank, joined_chunks), (own_rank, own_chunks) = (
+                        replayed["joined"],
+                        replayed["own_channel"],
+                    )
+                    figures["questions"].append(
+                        {
+                            "question": question,
+                            "statement": s["text"],
+                            "search_place": place,
+                            "joined_rank": joined_rank,
+                            "own_channel_rank": own_rank,
+                            "chunks_ahead_joined": joined_chunks,
+                            "chunks_ahead_own_channel": own_chunks,
+                        }
+                    )
             figures["labelled_with_statements"] = labelled(service)
     finally:
         dbs.close()
@@ -148,27 +187,39 @@ def main() -> int:
     print(f"\n{'question':58} {'search':>6} {'joined':>6} {'own':>5}")
     for r in rows:
         show = lambda v: "-" if v is None else str(v)  # noqa: E731
-        print(f"{r['question'][:58]:58} {show(r['search_place']):>6} {show(r['joined_rank']):>6} "
-              f"{show(r['own_channel_rank']):>5}")
+        print(
+            f"{r['question'][:58]:58} {show(r['search_place']):>6} {show(r['joined_rank']):>6} "
+            f"{show(r['own_channel_rank']):>5}"
+        )
     n = len(rows)
     summary = {
         "questions": n,
         "search_first": sum(r["search_place"] == 1 for r in rows),
         "search_in_results": sum(r["search_place"] is not None for r in rows),
         "joined_first": sum(r["joined_rank"] == 1 for r in rows),
-        "joined_in_8": sum(r["joined_rank"] is not None and r["joined_rank"] <= LIMIT for r in rows),
+        "joined_in_8": sum(
+            r["joined_rank"] is not None and r["joined_rank"] <= LIMIT for r in rows
+        ),
         "own_channel_first": sum(r["own_channel_rank"] == 1 for r in rows),
-        "own_channel_in_8": sum(r["own_channel_rank"] is not None and r["own_channel_rank"] <= LIMIT for r in rows),
+        "own_channel_in_8": sum(
+            r["own_channel_rank"] is not None and r["own_channel_rank"] <= LIMIT for r in rows
+        ),
     }
     figures["summary"] = summary
-    print(f"\nthe answering statement first: search {summary['search_first']}/{n}, joined {summary['joined_first']}/{n}, "
-          f"own channel only {summary['own_channel_first']}/{n}; within {LIMIT}: search {summary['search_in_results']}/{n}, "
-          f"joined {summary['joined_in_8']}/{n}, own channel only {summary['own_channel_in_8']}/{n}")
+    print(
+        f"\nthe answering statement first: search {summary['search_first']}/{n}, joined {summary['joined_first']}/{n}, "
+        f"own channel only {summary['own_channel_first']}/{n}; within {LIMIT}: search {summary['search_in_results']}/{n}, "
+        f"joined {summary['joined_in_8']}/{n}, own channel only {summary['own_channel_in_8']}/{n}"
+    )
     for label in ("labelled_without_statements", "labelled_with_statements"):
         lab = figures[label]
-        print(f"{label.replace('_', ' ')}: expected episode first {lab['expected_first']}/{lab['questions']}"
-              + "".join(f"\n  first is a statement: {t['query']!r} -> {t['statement']!r}"
-                        for t in lab["first_is_a_statement"]))
+        print(
+            f"{label.replace('_', ' ')}: expected episode first {lab['expected_first']}/{lab['questions']}"
+            + "".join(
+                f"\n  first is a statement: {t['query']!r} -> {t['statement']!r}"
+                for t in lab["first_is_a_statement"]
+            )
+        )
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     return 0

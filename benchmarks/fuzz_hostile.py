@@ -25,10 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_databases import Databases  # noqa: E402  (a sibling module)
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from bench_databases import Databases  # noqa: E402  (a sibling module)
 from memory_pipeline_tests.fuzz import hostile  # noqa: E402
 from memory_pipeline_tests.helpers import episode, write_jsonl  # noqa: E402
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer  # noqa: E402
@@ -56,16 +56,26 @@ def run(cases: int, seed_value: int, work: Path, db_url: str, server_url: str) -
         "MEMORY_PIPELINE_EMBED_PROVIDER": "ollama",
         "OLLAMA_HOST": server_url,
     }
-    world = write_jsonl(work / "world.jsonl",
-                        [episode(i, memory=hostile.MEMORIES[i % 2], words="garden bicycle dentist Ana") for i in range(6)])
+    world = write_jsonl(
+        work / "world.jsonl",
+        [
+            episode(i, memory=hostile.MEMORIES[i % 2], words="garden bicycle dentist Ana")
+            for i in range(6)
+        ],
+    )
     for argv in (["ingest", str(world)], ["index"]):
         outcome = hostile.run_main(argv, env)
         if outcome.code != 0:
             raise SystemExit(f"could not set up the two memories: {outcome.err}{outcome.crash}")
     memories = hostile.memory_episodes(db_url, list(hostile.MEMORIES))
 
-    options = settings(max_examples=cases, deadline=None, database=None, phases=[Phase.generate],
-                       suppress_health_check=list(HealthCheck))
+    options = settings(
+        max_examples=cases,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     files, batches, queries = Tally("ingest files"), Tally("search --batch files"), Tally("queries")
 
     @seed(seed_value)
@@ -89,14 +99,19 @@ def run(cases: int, seed_value: int, work: Path, db_url: str, server_url: str) -
     for check, tally in ((ingest, files), (batch, batches), (query, queries)):
         started = time.perf_counter()
         check()
-        print(f"{tally.name}: {tally.cases} cases, {tally.failing} failing "
-              f"({time.perf_counter() - started:.0f} s)", flush=True)
+        print(
+            f"{tally.name}: {tally.cases} cases, {tally.failing} failing "
+            f"({time.perf_counter() - started:.0f} s)",
+            flush=True,
+        )
     return [files, batches, queries]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=300, help="cases of each generator (default 300)")
+    parser.add_argument(
+        "--cases", type=int, default=300, help="cases of each generator (default 300)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args()
@@ -105,7 +120,10 @@ def main() -> None:
     started = time.perf_counter()
     try:
         with LoopbackEmbeddingServer(dim=1024) as server:
-            print(f"database: {databases.where}; seed {args.seed}; {args.cases} cases each", flush=True)
+            print(
+                f"database: {databases.where}; seed {args.seed}; {args.cases} cases each",
+                flush=True,
+            )
             tallies = run(args.cases, args.seed, work, databases.fresh(), server.url)
     finally:
         databases.close()
@@ -117,10 +135,19 @@ def main() -> None:
         for example in tally.examples:
             print(f"--- a failing {tally.name} case:\n{example}")
     if args.json:
-        Path(args.json).write_text(json.dumps(
-            {"seed": args.seed, "cases": {t.name: t.cases for t in tallies},
-             "failing": {t.name: t.failing for t in tallies}, "examples": {t.name: t.examples for t in tallies}},
-            indent=2, ensure_ascii=False), encoding="utf-8")
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "seed": args.seed,
+                    "cases": {t.name: t.cases for t in tallies},
+                    "failing": {t.name: t.failing for t in tallies},
+                    "examples": {t.name: t.examples for t in tallies},
+                },
+                indent=2,
+                ensure_ascii=False,
+            ),
+            encoding="utf-8",
+        )
     sys.exit(1 if failing else 0)
 
 

@@ -36,15 +36,45 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parents[1]
 # Tables whose rows no hostile request may change.
-TABLES = ("episodes", "chunks", "embeddings", "entities", "entity_mentions", "episode_names", "keyword_stats",
-          "keyword_memory_stats", "embedding_profiles", "embedding_generations", "api_tokens", "schema_migrations",
-          "observations", "observation_embeddings")
+TABLES = (
+    "episodes",
+    "chunks",
+    "embeddings",
+    "entities",
+    "entity_mentions",
+    "episode_names",
+    "keyword_stats",
+    "keyword_memory_stats",
+    "embedding_profiles",
+    "embedding_generations",
+    "api_tokens",
+    "schema_migrations",
+    "observations",
+    "observation_embeddings",
+)
 TRACE_MARKERS = ("Traceback", 'File "/', "psycopg.", "sqlalchemy", "site-packages")
 
-SQL_FRAGMENTS = ["1 OR 1=1", "1; DROP TABLE episodes; --", "' OR ''='", "alice'--", "1 UNION SELECT body FROM episodes",
-                 "$$; DELETE FROM chunks; $$", "\\'; TRUNCATE embeddings; --", "%27%3B%20DROP%20TABLE%20chunks"]
-TRAVERSALS = ["../../etc/passwd", "..%2F..%2Fetc%2Fpasswd", "%2e%2e/%2e%2e/", "....//....//etc", "/etc/passwd",
-              "..\\..\\windows", "%00", "alice/../bob", "%252e%252e%252f"]
+SQL_FRAGMENTS = [
+    "1 OR 1=1",
+    "1; DROP TABLE episodes; --",
+    "' OR ''='",
+    "alice'--",
+    "1 UNION SELECT body FROM episodes",
+    "$$; DELETE FROM chunks; $$",
+    "\\'; TRUNCATE embeddings; --",
+    "%27%3B%20DROP%20TABLE%20chunks",
+]
+TRAVERSALS = [
+    "../../etc/passwd",
+    "..%2F..%2Fetc%2Fpasswd",
+    "%2e%2e/%2e%2e/",
+    "....//....//etc",
+    "/etc/passwd",
+    "..\\..\\windows",
+    "%00",
+    "alice/../bob",
+    "%252e%252e%252f",
+]
 
 
 @dataclass
@@ -61,9 +91,15 @@ class Report:
         return not self.failures and self.tables_intact
 
     def to_json(self) -> dict:
-        return {"requests": self.requests, "statuses": dict(sorted(self.statuses.items())),
-                "kinds": dict(self.by_kind), "failures": self.failures[:20], "seconds": round(self.seconds, 1),
-                "tablesIntact": self.tables_intact, "ok": self.ok}
+        return {
+            "requests": self.requests,
+            "statuses": dict(sorted(self.statuses.items())),
+            "kinds": dict(self.by_kind),
+            "failures": self.failures[:20],
+            "seconds": round(self.seconds, 1),
+            "tablesIntact": self.tables_intact,
+            "ok": self.ok,
+        }
 
 
 def table_counts(db_url: str) -> dict[str, int]:
@@ -85,7 +121,7 @@ def raw_request(host: str, port: int, data: bytes, timeout: float = 30.0) -> tup
                 if not piece:
                     break
                 chunks.append(piece)
-        except (ConnectionResetError, socket.timeout):
+        except (TimeoutError, ConnectionResetError):
             pass
     response = b"".join(chunks)
     try:
@@ -99,85 +135,273 @@ def hostile_cases(rng: random.Random, memories: list[str], episode_ids: list[int
     """Yield (kind, request) pairs forever; a request is ("http", method, path, kwargs) or ("raw", bytes)."""
     words = ["bread", "harbor", "Lucinda", "apples", "zeppelin", "kumquat"]
     while True:
-        kind = rng.choice(["json", "json", "huge", "sql", "sql", "traversal", "traversal", "utf8", "method",
-                           "token", "query", "batch", "statement", "statement", "document"])
+        kind = rng.choice(
+            [
+                "json",
+                "json",
+                "huge",
+                "sql",
+                "sql",
+                "traversal",
+                "traversal",
+                "utf8",
+                "method",
+                "token",
+                "query",
+                "batch",
+                "statement",
+                "statement",
+                "document",
+            ]
+        )
         if kind == "json":
-            body = rng.choice([
-                b"{", b"[", b'{"episodes": [', b"{'memory': 'alice'}", b"nul\x00l", b'{"a": NaN}',
-                b"[" * 100_000 + b"]" * 100_000, b'{"episodes": ' + b"[" * 5000 + b"]" * 5000 + b"}",
-                json.dumps({"memory": rng.choice(memories), "kind": "note", "title": "t", "occurred_at": "yesterday",
-                            "body": "x"}).encode(),
-                json.dumps({"episodes": [{"memory": "a" * 300, "body": 1}]}).encode(),
-                json.dumps([None, 1, "x", [], {}]).encode(), b"1e999999", b'"just a string"', b"",
-                json.dumps({"memory": "alice", "kind": "note", "title": "t", "occurred_at": "2026-01-01",
-                            "body": "\ud800"}, ensure_ascii=True).encode(),
-                json.dumps({"memory": "alice", "kind": "note", "title": "t", "occurred_at": "2026-01-01",
-                            "body": "x", "metadata": {"a": {"b": 1}}, "salience": 7}).encode(),
-            ])
-            yield kind, ("http", "POST", "/v1/episodes", {"content": body, "headers": {"content-type": "application/json"}})
+            body = rng.choice(
+                [
+                    b"{",
+                    b"[",
+                    b'{"episodes": [',
+                    b"{'memory': 'alice'}",
+                    b"nul\x00l",
+                    b'{"a": NaN}',
+                    b"[" * 100_000 + b"]" * 100_000,
+                    b'{"episodes": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+                    json.dumps(
+                        {
+                            "memory": rng.choice(memories),
+                            "kind": "note",
+                            "title": "t",
+                            "occurred_at": "yesterday",
+                            "body": "x",
+                        }
+                    ).encode(),
+                    json.dumps({"episodes": [{"memory": "a" * 300, "body": 1}]}).encode(),
+                    json.dumps([None, 1, "x", [], {}]).encode(),
+                    b"1e999999",
+                    b'"just a string"',
+                    b"",
+                    json.dumps(
+                        {
+                            "memory": "alice",
+                            "kind": "note",
+                            "title": "t",
+                            "occurred_at": "2026-01-01",
+                            "body": "\ud800",
+                        },
+                        ensure_ascii=True,
+                    ).encode(),
+                    json.dumps(
+                        {
+                            "memory": "alice",
+                            "kind": "note",
+                            "title": "t",
+                            "occurred_at": "2026-01-01",
+                            "body": "x",
+                            "metadata": {"a": {"b": 1}},
+                            "salience": 7,
+                        }
+                    ).encode(),
+                ]
+            )
+            yield (
+                kind,
+                (
+                    "http",
+                    "POST",
+                    "/v1/episodes",
+                    {"content": body, "headers": {"content-type": "application/json"}},
+                ),
+            )
         elif kind == "huge":
             if rng.random() < 0.5:  # declares a body far over the limit, sends a little of it
-                yield kind, ("raw", b"POST /v1/episodes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                                    b"Content-Length: 1000000000\r\nConnection: close\r\n\r\n" + b"[" * 65536)
+                yield (
+                    kind,
+                    (
+                        "raw",
+                        b"POST /v1/episodes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: 1000000000\r\nConnection: close\r\n\r\n" + b"[" * 65536,
+                    ),
+                )
             else:  # a real 9 MB body
                 yield kind, ("http", "POST", "/v1/episodes", {"content": b" " * (9 * 1024 * 1024)})
         elif kind == "sql":
             fragment = rng.choice(SQL_FRAGMENTS)
             quoted = urllib.parse.quote(fragment, safe="")
-            yield kind, rng.choice([
-                ("http", "GET", f"/v1/episodes/{quoted}", {}),
-                ("http", "DELETE", f"/v1/episodes/{quoted}", {}),
-                ("http", "DELETE", f"/v1/memories/{quoted}", {}),
-                ("http", "GET", "/v1/search", {"params": {"memory": fragment, "q": "bread"}}),
-                ("http", "GET", "/v1/search", {"params": {"memory": rng.choice(memories), "q": fragment}}),
-                ("http", "GET", "/v1/search", {"params": {"memory": rng.choice(memories), "q": "x",
-                                                          "policy": fragment, "channels": fragment}}),
-                ("http", "POST", f"/v1/episodes?memory={quoted}", {"json": {"title": "t", "body": "b"}}),
-            ])
+            yield (
+                kind,
+                rng.choice(
+                    [
+                        ("http", "GET", f"/v1/episodes/{quoted}", {}),
+                        ("http", "DELETE", f"/v1/episodes/{quoted}", {}),
+                        ("http", "DELETE", f"/v1/memories/{quoted}", {}),
+                        (
+                            "http",
+                            "GET",
+                            "/v1/search",
+                            {"params": {"memory": fragment, "q": "bread"}},
+                        ),
+                        (
+                            "http",
+                            "GET",
+                            "/v1/search",
+                            {"params": {"memory": rng.choice(memories), "q": fragment}},
+                        ),
+                        (
+                            "http",
+                            "GET",
+                            "/v1/search",
+                            {
+                                "params": {
+                                    "memory": rng.choice(memories),
+                                    "q": "x",
+                                    "policy": fragment,
+                                    "channels": fragment,
+                                }
+                            },
+                        ),
+                        (
+                            "http",
+                            "POST",
+                            f"/v1/episodes?memory={quoted}",
+                            {"json": {"title": "t", "body": "b"}},
+                        ),
+                    ]
+                ),
+            )
         elif kind == "traversal":
             path = rng.choice(TRAVERSALS)
-            yield kind, rng.choice([
-                ("raw", f"GET /v1/episodes/{path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()),
-                ("raw", f"DELETE /v1/memories/{path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()),
-                ("raw", f"GET /{path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()),
-                ("http", "GET", "/v1/search", {"params": {"memory": path, "q": "bread"}}),
-            ])
+            yield (
+                kind,
+                rng.choice(
+                    [
+                        (
+                            "raw",
+                            f"GET /v1/episodes/{path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode(),
+                        ),
+                        (
+                            "raw",
+                            f"DELETE /v1/memories/{path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode(),
+                        ),
+                        (
+                            "raw",
+                            f"GET /{path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode(),
+                        ),
+                        ("http", "GET", "/v1/search", {"params": {"memory": path, "q": "bread"}}),
+                    ]
+                ),
+            )
         elif kind == "utf8":
-            yield kind, rng.choice([
-                ("raw", b"GET /v1/search?memory=alice&q=%FF%FE%80 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
-                ("raw", b"GET /v1/search?memory=\xff\xfe&q=\xc3\x28 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
-                ("raw", b"GET /v1/episodes/\xff HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
-                ("raw", b"GET /v1/search?memory=alice&q=a%00b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
-                ("http", "POST", "/v1/episodes", {"content": b'{"memory": "alice", "title": "\xff\xfe"}'}),
-                ("http", "POST", "/v1/episodes", {"content": "\ufeff{}".encode("utf-16")}),
-            ])
+            yield (
+                kind,
+                rng.choice(
+                    [
+                        (
+                            "raw",
+                            b"GET /v1/search?memory=alice&q=%FF%FE%80 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                        ),
+                        (
+                            "raw",
+                            b"GET /v1/search?memory=\xff\xfe&q=\xc3\x28 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                        ),
+                        (
+                            "raw",
+                            b"GET /v1/episodes/\xff HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                        ),
+                        (
+                            "raw",
+                            b"GET /v1/search?memory=alice&q=a%00b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                        ),
+                        (
+                            "http",
+                            "POST",
+                            "/v1/episodes",
+                            {"content": b'{"memory": "alice", "title": "\xff\xfe"}'},
+                        ),
+                        ("http", "POST", "/v1/episodes", {"content": "\ufeff{}".encode("utf-16")}),
+                    ]
+                ),
+            )
         elif kind == "method":
-            method, path = rng.choice([("PUT", "/v1/search"), ("PATCH", "/v1/episodes/1"), ("POST", "/v1/memories"),
-                                       ("GET", "/v1/index"), ("DELETE", "/v1/search"), ("POST", "/v1/status"),
-                                       ("PUT", "/v1/memories/alice"), ("OPTIONS", "/v1/index"), ("TRACE", "/"),
-                                       ("DELETE", "/v1/episodes"), ("DELETE", "/v1/memories")])
+            method, path = rng.choice(
+                [
+                    ("PUT", "/v1/search"),
+                    ("PATCH", "/v1/episodes/1"),
+                    ("POST", "/v1/memories"),
+                    ("GET", "/v1/index"),
+                    ("DELETE", "/v1/search"),
+                    ("POST", "/v1/status"),
+                    ("PUT", "/v1/memories/alice"),
+                    ("OPTIONS", "/v1/index"),
+                    ("TRACE", "/"),
+                    ("DELETE", "/v1/episodes"),
+                    ("DELETE", "/v1/memories"),
+                ]
+            )
             yield kind, ("http", method, path, {})
         elif kind == "token":
-            token = rng.choice(["mpt_" + "A" * 5000, "Bearer", "\x00", "mpt_../../etc", "' OR 1=1 --"])
-            yield kind, ("http", "GET", "/v1/memories", {"headers": {"Authorization": f"Bearer {token}"}}
-                         if "\x00" not in token else {})
+            token = rng.choice(
+                ["mpt_" + "A" * 5000, "Bearer", "\x00", "mpt_../../etc", "' OR 1=1 --"]
+            )
+            yield (
+                kind,
+                (
+                    "http",
+                    "GET",
+                    "/v1/memories",
+                    {"headers": {"Authorization": f"Bearer {token}"}}
+                    if "\x00" not in token
+                    else {},
+                ),
+            )
         elif kind == "query":
-            q = rng.choice(["", " ", "x" * 4001, "x" * 20_000, "🦀" * 100, "a" * 3999 + "é",
-                            " ".join(rng.choices(words, k=rng.randint(1, 30))), "&&||!!::**", "<script>alert(1)</script>"])
-            params = {"memory": rng.choice(memories + ["carol", ""]), "q": q, "limit": rng.choice(["1", "0", "51", "-1",
-                      "8", "99999999999999999999", "1.5", "ten"]), "channels": rng.choice(["vector", "keyword,graph",
-                      "", "all", "vector,vector", "keyword"])}
+            q = rng.choice(
+                [
+                    "",
+                    " ",
+                    "x" * 4001,
+                    "x" * 20_000,
+                    "🦀" * 100,
+                    "a" * 3999 + "é",
+                    " ".join(rng.choices(words, k=rng.randint(1, 30))),
+                    "&&||!!::**",
+                    "<script>alert(1)</script>",
+                ]
+            )
+            params = {
+                "memory": rng.choice(memories + ["carol", ""]),
+                "q": q,
+                "limit": rng.choice(
+                    ["1", "0", "51", "-1", "8", "99999999999999999999", "1.5", "ten"]
+                ),
+                "channels": rng.choice(
+                    ["vector", "keyword,graph", "", "all", "vector,vector", "keyword"]
+                ),
+            }
             yield kind, ("http", "GET", "/v1/search", {"params": params})
         elif kind == "statement":
             yield kind, rng.choice(_statement_requests(rng, memories))
         elif kind == "document":
             yield kind, rng.choice(_document_requests(rng, memories))
         else:  # batch limits and out-of-range ids
-            yield kind, rng.choice([
-                ("http", "POST", "/v1/episodes", {"json": [{"memory": "alice"}] * 1001}),
-                ("http", "GET", f"/v1/episodes/{rng.choice(['0', '-1', str(2**63), str(2**70), '1e3', '0x10'])}", {}),
-                ("http", "GET", f"/v1/episodes/{rng.choice(episode_ids) if episode_ids else 1}", {}),
-            ])
+            yield (
+                kind,
+                rng.choice(
+                    [
+                        ("http", "POST", "/v1/episodes", {"json": [{"memory": "alice"}] * 1001}),
+                        (
+                            "http",
+                            "GET",
+                            f"/v1/episodes/{rng.choice(['0', '-1', str(2**63), str(2**70), '1e3', '0x10'])}",
+                            {},
+                        ),
+                        (
+                            "http",
+                            "GET",
+                            f"/v1/episodes/{rng.choice(episode_ids) if episode_ids else 1}",
+                            {},
+                        ),
+                    ]
+                ),
+            )
 
 
 def _statement_requests(rng: random.Random, memories: list[str]) -> list:
@@ -185,31 +409,90 @@ def _statement_requests(rng: random.Random, memories: list[str]) -> list:
     memory = rng.choice(memories)
     fragment = rng.choice(SQL_FRAGMENTS)
     quoted = urllib.parse.quote(fragment, safe="")
-    bad_fields = rng.choice([
-        {"text": ""}, {"text": "x" * 2001}, {"text": 7}, {"text": "ok", "kind": "fact"},
-        {"text": "ok", "kind": fragment}, {"text": "ok", "status": "deleted"}, {"text": "ok", "confidence": 2},
-        {"text": "ok", "confidence": "high"}, {"text": "ok", "episode_ids": [fragment]},
-        {"text": "ok", "episode_ids": [2**70]}, {"text": "ok", "episode_ids": [2**62]},  # no such episode
-        {"text": "ok", "episode_ids": list(range(1, 300))}, {"text": "ok", "passages": ["p"] * 300},
-        {"text": "ok", "observed_at": "yesterday"}, {"text": "ok", "decision": "drop"},
-        {"text": "ok", "decision": "revise", "revise_id": 2**70}, {"text": "ok", "decision": "revise", "revise_id": fragment},
-        {"text": "ok", "force": "yes"}, {"text": "ok", "txt": "typo"}, {"text": "ok\u0000"}, {"text": "\ud800"},
-    ])
+    bad_fields = rng.choice(
+        [
+            {"text": ""},
+            {"text": "x" * 2001},
+            {"text": 7},
+            {"text": "ok", "kind": "fact"},
+            {"text": "ok", "kind": fragment},
+            {"text": "ok", "status": "deleted"},
+            {"text": "ok", "confidence": 2},
+            {"text": "ok", "confidence": "high"},
+            {"text": "ok", "episode_ids": [fragment]},
+            {"text": "ok", "episode_ids": [2**70]},
+            {"text": "ok", "episode_ids": [2**62]},  # no such episode
+            {"text": "ok", "episode_ids": list(range(1, 300))},
+            {"text": "ok", "passages": ["p"] * 300},
+            {"text": "ok", "observed_at": "yesterday"},
+            {"text": "ok", "decision": "drop"},
+            {"text": "ok", "decision": "revise", "revise_id": 2**70},
+            {"text": "ok", "decision": "revise", "revise_id": fragment},
+            {"text": "ok", "force": "yes"},
+            {"text": "ok", "txt": "typo"},
+            {"text": "ok\u0000"},
+            {"text": "\ud800"},
+        ]
+    )
     return [
         # Encoded here (ASCII escapes): a client library refuses to send a lone surrogate itself.
-        ("http", "POST", "/v1/observations", {"content": json.dumps({"memory": memory, **bad_fields}).encode(),
-                                              "headers": {"content-type": "application/json"}}),
+        (
+            "http",
+            "POST",
+            "/v1/observations",
+            {
+                "content": json.dumps({"memory": memory, **bad_fields}).encode(),
+                "headers": {"content-type": "application/json"},
+            },
+        ),
         ("http", "POST", "/v1/observations", {"json": {"memory": fragment, "text": "ok"}}),
-        ("http", "POST", "/v1/observations", {"content": b"{oops", "headers": {"content-type": "application/json"}}),
+        (
+            "http",
+            "POST",
+            "/v1/observations",
+            {"content": b"{oops", "headers": {"content-type": "application/json"}},
+        ),
         ("http", "POST", "/v1/observations", {"json": [{"memory": memory, "text": "ok"}]}),
-        ("http", "PATCH", f"/v1/observations/{quoted}", {"params": {"memory": memory}, "json": {"status": "retired"}}),
-        ("http", "PATCH", f"/v1/observations/{rng.choice(['0', '-1', str(2**70)])}",
-         {"params": {"memory": memory}, "json": {"status": rng.choice(["retired", fragment, None])}}),
-        ("http", "GET", "/v1/observations", {"params": {"memory": rng.choice([memory, fragment, ""]),
-                                                        "kind": rng.choice(["belief", fragment]),
-                                                        "limit": rng.choice(["0", "-1", "1e9", "ten", "5"])}}),
-        ("http", "GET", "/v1/search", {"params": {"memory": memory, "q": "harbor", "channels": "belief",
-                                                  "contested": rng.choice(["maybe", "2", fragment])}}),
+        (
+            "http",
+            "PATCH",
+            f"/v1/observations/{quoted}",
+            {"params": {"memory": memory}, "json": {"status": "retired"}},
+        ),
+        (
+            "http",
+            "PATCH",
+            f"/v1/observations/{rng.choice(['0', '-1', str(2**70)])}",
+            {
+                "params": {"memory": memory},
+                "json": {"status": rng.choice(["retired", fragment, None])},
+            },
+        ),
+        (
+            "http",
+            "GET",
+            "/v1/observations",
+            {
+                "params": {
+                    "memory": rng.choice([memory, fragment, ""]),
+                    "kind": rng.choice(["belief", fragment]),
+                    "limit": rng.choice(["0", "-1", "1e9", "ten", "5"]),
+                }
+            },
+        ),
+        (
+            "http",
+            "GET",
+            "/v1/search",
+            {
+                "params": {
+                    "memory": memory,
+                    "q": "harbor",
+                    "channels": "belief",
+                    "contested": rng.choice(["maybe", "2", fragment]),
+                }
+            },
+        ),
     ]
 
 
@@ -219,27 +502,69 @@ def _document_requests(rng: random.Random, memories: list[str]) -> list:
     binary = rng.choice([b"\x00" * 1024, rng.randbytes(2048)])
     docx = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
     # Each type with bytes that are not that type (text is valid HTML, so HTML gets binary data only).
-    content_type, suffix, garbage = rng.choice([
-        ("text/html", ".html", binary),
-        ("application/pdf", ".pdf", rng.choice([b"", b"%PDF-1.7 not really", b"PK\x03\x04broken zip", binary])),
-        (docx, ".docx", rng.choice([b"", b"PK\x03\x04broken zip", b"%PDF-1.7", binary])),
-        (rng.choice(["application/x-msdownload", "image/png"]), ".exe", rng.choice([b"MZ\x90\x00", binary])),
-    ])
+    content_type, suffix, garbage = rng.choice(
+        [
+            ("text/html", ".html", binary),
+            (
+                "application/pdf",
+                ".pdf",
+                rng.choice([b"", b"%PDF-1.7 not really", b"PK\x03\x04broken zip", binary]),
+            ),
+            (docx, ".docx", rng.choice([b"", b"PK\x03\x04broken zip", b"%PDF-1.7", binary])),
+            (
+                rng.choice(["application/x-msdownload", "image/png"]),
+                ".exe",
+                rng.choice([b"MZ\x90\x00", binary]),
+            ),
+        ]
+    )
     name = rng.choice(TRAVERSALS + ["upload" + suffix])
-    item = {"name": name, "content": rng.choice(["!!!not base64!!!", "", base64.b64encode(garbage).decode()]),
-            "contentType": content_type}
+    item = {
+        "name": name,
+        "content": rng.choice(["!!!not base64!!!", "", base64.b64encode(garbage).decode()]),
+        "contentType": content_type,
+    }
     return [
-        ("http", "POST", "/v1/episodes", {"params": {"memory": memory, "name": name}, "content": garbage,
-                                          "headers": {"content-type": content_type}}),
+        (
+            "http",
+            "POST",
+            "/v1/episodes",
+            {
+                "params": {"memory": memory, "name": name},
+                "content": garbage,
+                "headers": {"content-type": content_type},
+            },
+        ),
         ("http", "POST", "/v1/episodes", {"json": [{"memory": memory, "document": item}]}),
-        ("http", "POST", "/v1/episodes", {"json": [{"memory": memory, "document": {"name": name}}]}),
-        ("http", "POST", "/v1/episodes", {"params": {"memory": memory}, "content": garbage,
-                                          "headers": {"content-type": content_type}}),  # no name
+        (
+            "http",
+            "POST",
+            "/v1/episodes",
+            {"json": [{"memory": memory, "document": {"name": name}}]},
+        ),
+        (
+            "http",
+            "POST",
+            "/v1/episodes",
+            {
+                "params": {"memory": memory},
+                "content": garbage,
+                "headers": {"content-type": content_type},
+            },
+        ),  # no name
     ]
 
 
-def attack(base_url: str, db_url: str, *, requests: int = 5000, seed: int = 7, workers: int = 8,
-           memories: list[str] | None = None, episode_ids: list[int] | None = None) -> Report:
+def attack(
+    base_url: str,
+    db_url: str,
+    *,
+    requests: int = 5000,
+    seed: int = 7,
+    workers: int = 8,
+    memories: list[str] | None = None,
+    episode_ids: list[int] | None = None,
+) -> Report:
     """Send ``requests`` hostile requests to the server at ``base_url`` and judge the answers."""
     parsed = urllib.parse.urlsplit(base_url)
     host, port = parsed.hostname, parsed.port
@@ -288,7 +613,9 @@ def attack(base_url: str, db_url: str, *, requests: int = 5000, seed: int = 7, w
     with httpx.Client(base_url=base_url, timeout=60) as client:
         alive = client.get("/v1/search", params={"memory": memories[0], "q": "harbor"})
     if alive.status_code != 200 or not alive.json()["results"]:
-        report.failures.append(f"the server no longer searches: {alive.status_code} {alive.text[:200]}")
+        report.failures.append(
+            f"the server no longer searches: {alive.status_code} {alive.text[:200]}"
+        )
     return report
 
 
@@ -298,9 +625,17 @@ def _telemetry(db_url: str) -> int:
 
 
 SEED_EPISODES = [
-    ("alice", "Alice harbor", "Lucinda Okonkwo and the Harbor Project: budget on Tuesday. The kumquat orchard."),
+    (
+        "alice",
+        "Alice harbor",
+        "Lucinda Okonkwo and the Harbor Project: budget on Tuesday. The kumquat orchard.",
+    ),
     ("alice", "Alice bread", "Sourdough bread needs a warm kitchen; Lucinda brought apples."),
-    ("bob", "Bob harbor", "Lucinda Okonkwo and the Harbor Project: budget on Tuesday. The zeppelin hangar."),
+    (
+        "bob",
+        "Bob harbor",
+        "Lucinda Okonkwo and the Harbor Project: budget on Tuesday. The zeppelin hangar.",
+    ),
     ("bob", "Bob bees", "Bees on the roof of the harbor office."),
 ]
 
@@ -325,16 +660,35 @@ def main() -> int:
     try:
         with LoopbackEmbeddingServer(dim=512, models={"qwen3-embedding:0.6b"}) as model:
             db_url = databases.fresh()
-            with Memory.open(url=db_url, embed_provider="ollama", embed_url=model.url,
-                             record_in_dagster=False) as mem:
-                ids = mem.add([{"memory": m, "kind": "note", "title": t, "occurred_at": "2026-03-01", "body": b}
-                               for m, t, b in SEED_EPISODES]).inserted_ids
+            with Memory.open(
+                url=db_url, embed_provider="ollama", embed_url=model.url, record_in_dagster=False
+            ) as mem:
+                ids = mem.add(
+                    [
+                        {
+                            "memory": m,
+                            "kind": "note",
+                            "title": t,
+                            "occurred_at": "2026-03-01",
+                            "body": b,
+                        }
+                        for m, t, b in SEED_EPISODES
+                    ]
+                ).inserted_ids
                 mem.index()
-            home = Path(tempfile.mkdtemp(prefix="mp_bench_home_"))  # the server's data folder (Dagster's home)
+            home = Path(
+                tempfile.mkdtemp(prefix="mp_bench_home_")
+            )  # the server's data folder (Dagster's home)
             server = ServerProcess(["serve", "--port", "0"], service_env(db_url, model.url, home))
             try:
-                report = attack(server.url, db_url, requests=args.requests, seed=args.seed, workers=args.workers,
-                                episode_ids=ids)
+                report = attack(
+                    server.url,
+                    db_url,
+                    requests=args.requests,
+                    seed=args.seed,
+                    workers=args.workers,
+                    episode_ids=ids,
+                )
             finally:
                 server.close()
                 shutil.rmtree(home, ignore_errors=True)

@@ -19,22 +19,27 @@ import argparse
 import statistics
 import time
 
+import bench_search_latency as latency  # sibling modules (benchmarks/)
 import psycopg
 
 from memory_pipeline.storage import keyword_store, search_store
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.search_store import Filters
 
-import bench_search_latency as latency  # sibling modules (benchmarks/)
-
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     latency.add_kept_arguments(p)
-    p.add_argument("--without-champions", action="store_true",
-                   help="hide the champion lists (inside a transaction rolled back at the end)")
+    p.add_argument(
+        "--without-champions",
+        action="store_true",
+        help="hide the champion lists (inside a transaction rolled back at the end)",
+    )
     args = p.parse_args()
-    with latency.opened_kept(args) as url, psycopg.connect(url) as conn:  # one transaction, rolled back
+    with (
+        latency.opened_kept(args) as url,
+        psycopg.connect(url) as conn,
+    ):  # one transaction, rolled back
         if args.without_champions:
             conn.execute("DELETE FROM keyword_champion_lists WHERE memory = %s", (latency.MEMORY,))
         compare(conn, latency.load_queries(latency.QUERY_FILE))
@@ -48,8 +53,14 @@ def compare(conn: psycopg.Connection, queries: list[str]) -> None:
         path, name, params = keyword_store.statement(conn, latency.MEMORY, text, filters)
         if path != "capped":
             continue
-        everything = {**params, "gate": search_store.or_tsquery(params["lexemes"]), "common": None, "fill": None,
-                      "champion": None, "cap": 2**31 - 1}
+        everything = {
+            **params,
+            "gate": search_store.or_tsquery(params["lexemes"]),
+            "common": None,
+            "fill": None,
+            "champion": None,
+            "cap": 2**31 - 1,
+        }
         reference = [c for c, _ in conn.execute(query(name), everything).fetchall()]
         best = float("inf")
         for _ in range(3):
@@ -57,14 +68,24 @@ def compare(conn: psycopg.Connection, queries: list[str]) -> None:
             got, _ = keyword_store.ranked(conn, latency.MEMORY, text, filters)
             best = min(best, (time.perf_counter() - t0) * 1000)
         ids = [c for c, _ in got]
-        rows.append((text, best, *(len(set(ids[:k]) & set(reference[:k])) / max(len(reference[:k]), 1)
-                                   for k in (10, 50))))
+        rows.append(
+            (
+                text,
+                best,
+                *(
+                    len(set(ids[:k]) & set(reference[:k])) / max(len(reference[:k]), 1)
+                    for k in (10, 50)
+                ),
+            )
+        )
     for text, ms, top10, top50 in rows:
         print(f"  {ms:6.1f} ms  top 10 {top10:.2f}  top 50 {top50:.2f}  {text!r}")
     times = sorted(r[1] for r in rows)
-    print(f"{len(rows)} of {len(queries)} queries took the capped path: share of exact BM25's top 10 "
-          f"{statistics.mean(r[2] for r in rows):.3f}, top 50 {statistics.mean(r[3] for r in rows):.3f}; "
-          f"time p50 {statistics.median(times):.1f} ms, p95 {times[int(0.95 * (len(times) - 1))]:.1f} ms")
+    print(
+        f"{len(rows)} of {len(queries)} queries took the capped path: share of exact BM25's top 10 "
+        f"{statistics.mean(r[2] for r in rows):.3f}, top 50 {statistics.mean(r[3] for r in rows):.3f}; "
+        f"time p50 {statistics.median(times):.1f} ms, p95 {times[int(0.95 * (len(times) - 1))]:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -53,13 +53,19 @@ class WordVectors:
         with self._lock:
             new = [w for w in dict.fromkeys(words) if w not in self._index]
             if new:
-                rows = np.stack([np.random.default_rng([self.seed, zlib.crc32(w.encode("utf-8"))])
-                                 .standard_normal(self.dim).astype(np.float32) for w in new])
+                rows = np.stack(
+                    [
+                        np.random.default_rng([self.seed, zlib.crc32(w.encode("utf-8"))])
+                        .standard_normal(self.dim)
+                        .astype(np.float32)
+                        for w in new
+                    ]
+                )
                 rows /= np.linalg.norm(rows, axis=1, keepdims=True)
                 n = len(self._index)
                 while n + len(new) > len(self._rows):
                     self._rows = np.concatenate([self._rows, np.zeros_like(self._rows)])
-                self._rows[n:n + len(new)] = rows
+                self._rows[n : n + len(new)] = rows
                 for w in new:
                     self._index[w] = len(self._index)
             return np.fromiter((self._index[w] for w in words), dtype=np.int64, count=len(words))
@@ -77,8 +83,16 @@ class WordVectors:
 class CapacityServer:
     """``slots`` x (``batch`` inputs per ``latency_s``): the capacity in inputs per second."""
 
-    def __init__(self, *, slots: int | None, latency_s: float, batch: int, dim: int, seed: int = 7,
-                 vectors: str = "pool"):
+    def __init__(
+        self,
+        *,
+        slots: int | None,
+        latency_s: float,
+        batch: int,
+        dim: int,
+        seed: int = 7,
+        vectors: str = "pool",
+    ):
         self.slots, self.latency_s, self.batch, self.dim = slots, latency_s, batch, dim
         rng = np.random.default_rng(seed)
         pool = rng.standard_normal((POOL, dim)).astype(np.float32)
@@ -109,7 +123,7 @@ class CapacityServer:
     def stop(self) -> None:
         self.server.stop()
 
-    def __enter__(self) -> "CapacityServer":
+    def __enter__(self) -> CapacityServer:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -117,16 +131,29 @@ class CapacityServer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--slots", type=int, default=4, help="parallel slots (0: unlimited)")
-    parser.add_argument("--latency-ms", type=float, default=40.0, help="time a slot is busy per batch")
+    parser.add_argument(
+        "--latency-ms", type=float, default=40.0, help="time a slot is busy per batch"
+    )
     parser.add_argument("--batch", type=int, default=16, help="inputs per batch of latency")
     parser.add_argument("--dim", type=int, default=384)
-    parser.add_argument("--vectors", choices=("pool", "words"), default="pool",
-                        help="pool: one of 4,096 random unit vectors per text (crc32); words: WordVectors")
+    parser.add_argument(
+        "--vectors",
+        choices=("pool", "words"),
+        default="pool",
+        help="pool: one of 4,096 random unit vectors per text (crc32); words: WordVectors",
+    )
     args = parser.parse_args(argv)
-    with CapacityServer(slots=args.slots or None, latency_s=args.latency_ms / 1000, batch=args.batch,
-                        dim=args.dim, vectors=args.vectors) as server:
+    with CapacityServer(
+        slots=args.slots or None,
+        latency_s=args.latency_ms / 1000,
+        batch=args.batch,
+        dim=args.dim,
+        vectors=args.vectors,
+    ) as server:
         print(f"{server.url}  capacity {server.capacity:,.0f} inputs/s", flush=True)
         try:
             while True:

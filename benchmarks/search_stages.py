@@ -33,6 +33,9 @@ import threading
 import time
 from pathlib import Path
 
+import bench_search_latency as latency  # sibling modules (benchmarks/)
+from bench_index_server import ServerProcess
+
 from memory_pipeline.domain import fusion
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import EmbeddingProfile
@@ -40,9 +43,6 @@ from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.search import service as search_service
 from memory_pipeline.storage import observations_store, search_store
 from memory_pipeline.storage.database import Database
-
-import bench_search_latency as latency  # sibling modules (benchmarks/)
-from bench_index_server import ServerProcess
 
 SPEC = EmbeddingProfile("bench", "structured", 384)
 # (owner, attribute, label): the stages timed. Channel methods include the stages they call.
@@ -93,8 +93,15 @@ class Timers:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     latency.add_kept_arguments(p)
-    p.add_argument("--channels", help="comma-separated channels (default: the fused default policy)")
-    p.add_argument("--slowest", type=int, default=10, help="how many of the slowest searches to show (default 10)")
+    p.add_argument(
+        "--channels", help="comma-separated channels (default: the fused default policy)"
+    )
+    p.add_argument(
+        "--slowest",
+        type=int,
+        default=10,
+        help="how many of the slowest searches to show (default 10)",
+    )
     args = p.parse_args()
     with latency.opened_kept(args) as url:
         return measure(url, args)
@@ -127,13 +134,20 @@ def measure(url: str, args: argparse.Namespace) -> int:
     searches = []  # (ms, query, {stage: ms within that search})
     db = Database.open(url)
     try:
-        with ServerProcess(slots=0, latency_ms=0, batch=16, dim=SPEC.dim, vectors="words") as server:
+        with ServerProcess(
+            slots=0, latency_ms=0, batch=16, dim=SPEC.dim, vectors="words"
+        ) as server:
             embedder = OpenAICompatibleEmbedder(SPEC, server.url)
             timers.wrap(embedder, "embed_query", "embed_query (HTTP round trip)")
-            service = search_service.SearchService(db, load_policies(default_policies_path()), embedder=embedder,
-                                                   reranker=None, record=False)
+            service = search_service.SearchService(
+                db,
+                load_policies(default_policies_path()),
+                embedder=embedder,
+                reranker=None,
+                record=False,
+            )
             queries = latency.load_queries(latency.QUERY_FILE)
-            for q in queries[:latency.WARMUP]:
+            for q in queries[: latency.WARMUP]:
                 service.search(latency.MEMORY, q, channels=channels)
             timers.ms.clear()
             clock = CpuClock(server.proc.pid)
@@ -144,28 +158,53 @@ def measure(url: str, args: argparse.Namespace) -> int:
                 service.search(latency.MEMORY, q, channels=channels)
                 ms = (time.perf_counter() - t0) * 1000
                 # The channels' threads are done when search returns: what they timed since is this search's.
-                searches.append((ms, q, {label: sum(xs[before.get(label, 0):]) for label, xs in timers.ms.items()
-                                         if len(xs) > before.get(label, 0)}))
+                searches.append(
+                    (
+                        ms,
+                        q,
+                        {
+                            label: sum(xs[before.get(label, 0) :])
+                            for label, xs in timers.ms.items()
+                            if len(xs) > before.get(label, 0)
+                        },
+                    )
+                )
             cpu_after = clock.read()
     finally:
         db.close()
     total = [ms for ms, _, _ in searches]
-    print(f"{args.channels or 'fused default'}, {args.chunks:,} chunks, {len(queries)} queries: "
-          f"p50 {latency.pct(total, 0.5):.1f}  p95 {latency.pct(total, 0.95):.1f}  mean {statistics.fmean(total):.1f} ms")
+    print(
+        f"{args.channels or 'fused default'}, {args.chunks:,} chunks, {len(queries)} queries: "
+        f"p50 {latency.pct(total, 0.5):.1f}  p95 {latency.pct(total, 0.95):.1f}  mean {statistics.fmean(total):.1f} ms"
+    )
     print(f"  {'stage':<32}{'calls/query':>12}{'p50 ms':>9}{'p95 ms':>9}{'mean ms':>9}")
     for label, xs in sorted(timers.ms.items(), key=lambda item: -sum(item[1])):
-        print(f"  {label:<32}{len(xs) / len(queries):12.1f}{latency.pct(xs, 0.5):9.2f}"
-              f"{latency.pct(xs, 0.95):9.2f}{statistics.fmean(xs):9.2f}")
+        print(
+            f"  {label:<32}{len(xs) / len(queries):12.1f}{latency.pct(xs, 0.5):9.2f}"
+            f"{latency.pct(xs, 0.95):9.2f}{statistics.fmean(xs):9.2f}"
+        )
     if args.slowest > 0:
-        print(f"the {args.slowest} slowest searches (ms; a stage's calls in that search summed, threads overlapping):")
-        for ms, q, stages in sorted(searches, key=lambda item: -item[0])[:args.slowest]:
+        print(
+            f"the {args.slowest} slowest searches (ms; a stage's calls in that search summed, threads overlapping):"
+        )
+        for ms, q, stages in sorted(searches, key=lambda item: -item[0])[: args.slowest]:
             top = sorted(stages.items(), key=lambda item: -item[1])[:4]
-            print(f"  {ms:6.1f}  {q[:44]!r:48}" + "  ".join(f"{label.split(' (')[0]} {t:.1f}" for label, t in top))
-    spent = [None if a is None or b is None else (b - a) * 1000 / len(queries) for a, b in zip(cpu_before, cpu_after)]
+            print(
+                f"  {ms:6.1f}  {q[:44]!r:48}"
+                + "  ".join(f"{label.split(' (')[0]} {t:.1f}" for label, t in top)
+            )
+    spent = [
+        None if a is None or b is None else (b - a) * 1000 / len(queries)
+        for a, b in zip(cpu_before, cpu_after)
+    ]
     names = ("this process", "model server", "whole machine")
-    print("CPU per search: " + ", ".join(f"{name} {value:.1f} ms" for name, value in zip(names, spent)
-                                          if value is not None)
-          + f" (wall {statistics.fmean(total):.1f} ms)")
+    print(
+        "CPU per search: "
+        + ", ".join(
+            f"{name} {value:.1f} ms" for name, value in zip(names, spent) if value is not None
+        )
+        + f" (wall {statistics.fmean(total):.1f} ms)"
+    )
     return 0
 
 

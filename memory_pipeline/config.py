@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from memory_pipeline.errors import ConfigurationError
 
@@ -61,8 +61,14 @@ ENV_VARS = {
 }
 
 
-def env_int(environ: Mapping[str, str], name: str, default: int, *, minimum: int = 1,
-            maximum: int | None = None) -> int:
+def env_int(
+    environ: Mapping[str, str],
+    name: str,
+    default: int,
+    *,
+    minimum: int = 1,
+    maximum: int | None = None,
+) -> int:
     """A whole-number setting; ConfigurationError naming the variable when it is not one."""
     raw = environ.get(name, "").strip()
     if not raw:
@@ -78,7 +84,9 @@ def env_int(environ: Mapping[str, str], name: str, default: int, *, minimum: int
     return value
 
 
-def env_float(environ: Mapping[str, str], name: str, default: float, *, unit: str = "seconds") -> float:
+def env_float(
+    environ: Mapping[str, str], name: str, default: float, *, unit: str = "seconds"
+) -> float:
     """A positive number setting (of ``unit``); ConfigurationError naming the variable otherwise."""
     raw = environ.get(name, "").strip()
     if not raw:
@@ -92,7 +100,16 @@ def env_float(environ: Mapping[str, str], name: str, default: float, *, unit: st
     return value
 
 
-_SWITCH = {"on": True, "true": True, "yes": True, "1": True, "off": False, "false": False, "no": False, "0": False}
+_SWITCH = {
+    "on": True,
+    "true": True,
+    "yes": True,
+    "1": True,
+    "off": False,
+    "false": False,
+    "no": False,
+    "0": False,
+}
 
 
 def switch(environ: Mapping[str, str], name: str, default: bool) -> bool:
@@ -121,7 +138,7 @@ class EmbedSettings:
     heading_anchors: bool = True
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> "EmbedSettings":
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> EmbedSettings:
         environ = os.environ if environ is None else environ
         provider = environ.get("MEMORY_PIPELINE_EMBED_PROVIDER", "").strip().lower() or "local"
         if provider not in PROVIDER_DEFAULTS:
@@ -149,7 +166,9 @@ class EmbedSettings:
             batch_size=env_int(environ, "MEMORY_PIPELINE_EMBED_BATCH", 16),
             timeout_s=env_float(environ, "MEMORY_PIPELINE_EMBED_TIMEOUT", 120.0),
             paragraph_windows=switch(environ, "MEMORY_PIPELINE_PARAGRAPH_WINDOWS", True),
-            in_flight=env_int(environ, "MEMORY_PIPELINE_EMBED_PARALLEL", DEFAULT_IN_FLIGHT, maximum=64),
+            in_flight=env_int(
+                environ, "MEMORY_PIPELINE_EMBED_PARALLEL", DEFAULT_IN_FLIGHT, maximum=64
+            ),
             canary_every=env_int(environ, "MEMORY_PIPELINE_CANARY_EVERY", 1, maximum=1024),
             query_timeout_s=env_float(environ, "MEMORY_PIPELINE_QUERY_EMBED_TIMEOUT", 5.0),
             heading_anchors=switch(environ, "MEMORY_PIPELINE_HEADING_ANCHORS", True),
@@ -158,7 +177,11 @@ class EmbedSettings:
 
 def home_dir(environ: Mapping[str, str] | None = None) -> Path:
     environ = os.environ if environ is None else environ
-    return Path(environ.get("MEMORY_PIPELINE_HOME", "").strip() or ".memory_pipeline").expanduser().resolve()
+    return (
+        Path(environ.get("MEMORY_PIPELINE_HOME", "").strip() or ".memory_pipeline")
+        .expanduser()
+        .resolve()
+    )
 
 
 def inbox_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -204,4 +227,6 @@ def check_database_url(url: str, name: str) -> None:
         raise ConfigurationError(f"{name}={shown!r}: {mask_secrets(reason)}; {expected}") from None
     port = str(params.get("port") or "")
     if port and not all(part.strip().isdigit() for part in port.split(",")):
-        raise ConfigurationError(f"{name}={shown!r}: the port {mask_secrets(port)!r} is not a number")
+        raise ConfigurationError(
+            f"{name}={shown!r}: the port {mask_secrets(port)!r} is not a number"
+        )

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from memory_pipeline.errors import MemoryPipelineError, ExitCode
+from memory_pipeline.errors import ExitCode, MemoryPipelineError
 
 REPOSITORY = {"repositoryLocationName": "memory_pipeline", "repositoryName": "__repository__"}
 TERMINAL_RUN = {"SUCCESS", "FAILURE", "CANCELED"}
@@ -66,8 +66,12 @@ class DagsterUnavailable(MemoryPipelineError):
 class BackfillState:
     backfill_id: str
     status: str
-    runs: dict[str, str | None] = field(default_factory=dict)  # partition -> run status (None: not launched yet)
-    run_ids: dict[str, str] = field(default_factory=dict)  # partition -> its run (a run may hold several days)
+    runs: dict[str, str | None] = field(
+        default_factory=dict
+    )  # partition -> run status (None: not launched yet)
+    run_ids: dict[str, str] = field(
+        default_factory=dict
+    )  # partition -> its run (a run may hold several days)
     job_name: str = ""
     partition_names: list[str] = field(default_factory=list)
 
@@ -75,7 +79,9 @@ class BackfillState:
     def finished(self) -> bool:
         if self.status in {"CANCELED", "FAILED"}:
             return all(s is None or s in TERMINAL_RUN for s in self.runs.values())
-        return self.status in FINISHED_BACKFILL and all(s in TERMINAL_RUN for s in self.runs.values())
+        return self.status in FINISHED_BACKFILL and all(
+            s in TERMINAL_RUN for s in self.runs.values()
+        )
 
     def count(self, status: str) -> int:
         return sum(1 for s in self.runs.values() if s == status)
@@ -88,19 +94,26 @@ class DagsterApi:
 
     def _post(self, query: str, variables: dict) -> dict:
         try:
-            response = httpx.post(f"{self.url}/graphql", json={"query": query, "variables": variables},
-                                  timeout=self.timeout_s)
+            response = httpx.post(
+                f"{self.url}/graphql",
+                json={"query": query, "variables": variables},
+                timeout=self.timeout_s,
+            )
         except httpx.HTTPError as exc:
             raise DagsterUnavailable(
                 f"no Dagster web server answers at {self.url} ({type(exc).__name__}); start "
                 "`memory-pipeline ui` (or `dagster dev` in the project folder), or pass --dagster-url"
             ) from None
         if response.status_code != 200:
-            raise DagsterUnavailable(f"the Dagster web server at {self.url} answered HTTP {response.status_code}")
+            raise DagsterUnavailable(
+                f"the Dagster web server at {self.url} answered HTTP {response.status_code}"
+            )
         body = response.json()
         if body.get("errors"):
-            raise DagsterUnavailable(f"the Dagster web server at {self.url} refused the request: "
-                                     f"{body['errors'][0].get('message', body['errors'][0])}")
+            raise DagsterUnavailable(
+                f"the Dagster web server at {self.url} refused the request: "
+                f"{body['errors'][0].get('message', body['errors'][0])}"
+            )
         return body["data"]
 
     def ping(self) -> str:
@@ -109,32 +122,48 @@ class DagsterApi:
 
     def launch_backfill(self, job: str, partitions: list[str], tags: dict[str, str]) -> str:
         params = {
-            "selector": {"partitionSetName": f"{job}_partition_set", "repositorySelector": REPOSITORY},
+            "selector": {
+                "partitionSetName": f"{job}_partition_set",
+                "repositorySelector": REPOSITORY,
+            },
             "partitionNames": partitions,
             "tags": [{"key": k, "value": v} for k, v in tags.items()],
         }
         result = self._post(LAUNCH, {"params": params})["launchPartitionBackfill"]
         if result["__typename"] != "LaunchBackfillSuccess":
-            raise DagsterUnavailable(f"Dagster did not launch the backfill: {result['__typename']}: "
-                                     f"{(result.get('message') or '').splitlines()[0] if result.get('message') else ''}")
+            raise DagsterUnavailable(
+                f"Dagster did not launch the backfill: {result['__typename']}: "
+                f"{(result.get('message') or '').splitlines()[0] if result.get('message') else ''}"
+            )
         return result["backfillId"]
 
     def backfill(self, backfill_id: str) -> BackfillState:
         node = self._post(STATUS, {"id": backfill_id})["partitionBackfillOrError"]
         if node["__typename"] != "PartitionBackfill":
-            raise DagsterUnavailable(f"backfill {backfill_id}: {node.get('message', node['__typename'])}")
+            raise DagsterUnavailable(
+                f"backfill {backfill_id}: {node.get('message', node['__typename'])}"
+            )
         results = (node["partitionStatuses"] or {}).get("results", [])
-        return BackfillState(backfill_id, node["status"], {r["partitionName"]: r["runStatus"] for r in results},
-                             {r["partitionName"]: r["runId"] for r in results}, node["jobName"] or "",
-                             list(node["partitionNames"] or []))
+        return BackfillState(
+            backfill_id,
+            node["status"],
+            {r["partitionName"]: r["runStatus"] for r in results},
+            {r["partitionName"]: r["runId"] for r in results},
+            node["jobName"] or "",
+            list(node["partitionNames"] or []),
+        )
 
     def cancel_backfill(self, backfill_id: str) -> None:
         result = self._post(CANCEL, {"id": backfill_id})["cancelPartitionBackfill"]
         if result["__typename"] != "CancelBackfillSuccess":
-            raise DagsterUnavailable(f"Dagster did not cancel backfill {backfill_id}: {result['__typename']}: "
-                                     f"{(result.get('message') or '').splitlines()[0] if result.get('message') else ''}")
+            raise DagsterUnavailable(
+                f"Dagster did not cancel backfill {backfill_id}: {result['__typename']}: "
+                f"{(result.get('message') or '').splitlines()[0] if result.get('message') else ''}"
+            )
 
-    def wait(self, backfill_id: str, partitions: list[str], *, poll_s: float = 1.0, on_change=None) -> BackfillState:
+    def wait(
+        self, backfill_id: str, partitions: list[str], *, poll_s: float = 1.0, on_change=None
+    ) -> BackfillState:
         last = None
         while True:
             state = self.backfill(backfill_id)

@@ -11,15 +11,15 @@ from memory_pipeline.redaction import mask_secrets
 
 class ExitCode:
     OK = 0
-    FAILURE = 1          # an unexpected failure (a bug): traceback shown
-    USAGE = 2            # bad command-line arguments (argparse uses 2 as well)
-    INPUT_REJECTED = 3   # some input was rejected; everything valid was still stored
+    FAILURE = 1  # an unexpected failure (a bug): traceback shown
+    USAGE = 2  # bad command-line arguments (argparse uses 2 as well)
+    INPUT_REJECTED = 3  # some input was rejected; everything valid was still stored
     DATABASE_UNAVAILABLE = 4
     EMBEDDER_UNAVAILABLE = 5
-    MODEL_REFUSED = 6    # wrong dimension, or the canary says the model changed
-    CONFIGURATION = 7    # bad environment / configuration value
+    MODEL_REFUSED = 6  # wrong dimension, or the canary says the model changed
+    CONFIGURATION = 7  # bad environment / configuration value
     DAGSTER_UNAVAILABLE = 8  # no Dagster web server answers (memory-pipeline backfill)
-    RUNS_FAILED = 9      # a Dagster backfill finished with failed or cancelled days
+    RUNS_FAILED = 9  # a Dagster backfill finished with failed or cancelled days
     BACKFILL_CANCELED = 10  # the Dagster backfill itself was cancelled (Backfills page, GraphQL)
 
 

@@ -41,23 +41,27 @@ import queue
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Generator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Callable, Generator
 
 import numpy as np
 import psycopg
 
+from memory_pipeline import observations
 from memory_pipeline.domain.anchors import anchored, model_text
 from memory_pipeline.domain.chunking import chunk_body
 from memory_pipeline.domain.windows import paragraph_windows
-from memory_pipeline import observations
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.errors import ModelRefused
-from memory_pipeline.storage import index_store
+from memory_pipeline.storage import index_store, profiles_store
 from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.index_store import ChunkVectors, EpisodeWork, PendingEpisode, WriteReport
-from memory_pipeline.storage import profiles_store
+from memory_pipeline.storage.index_store import (
+    ChunkVectors,
+    EpisodeWork,
+    PendingEpisode,
+    WriteReport,
+)
 from memory_pipeline.storage.profiles_store import StoredProfile, get_profile
 
 # A pass claims up to this many episodes, CLAIM_ROUND at a time: the next round is claimed
@@ -142,8 +146,16 @@ class IndexReport:
     def vectors_per_second(self) -> float:
         return self.vectors / self.seconds if self.seconds > 0 else 0.0
 
-    def add(self, other: "IndexReport") -> None:
-        for name in ("passes", "episodes", "chunks", "vectors", "windows", "model_calls", "skipped_locked"):
+    def add(self, other: IndexReport) -> None:
+        for name in (
+            "passes",
+            "episodes",
+            "chunks",
+            "vectors",
+            "windows",
+            "model_calls",
+            "skipped_locked",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in ("embed_seconds", "store_seconds", "seconds"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -151,7 +163,9 @@ class IndexReport:
         self.analyzed = self.analyzed or other.analyzed
 
 
-def plan(conn, profile: StoredProfile | None, pending: list[PendingEpisode], *, anchors: bool) -> list[EpisodeWork]:
+def plan(
+    conn, profile: StoredProfile | None, pending: list[PendingEpisode], *, anchors: bool
+) -> list[EpisodeWork]:
     """Chunk the episodes and find which of their chunk ids still need a vector. ``anchors``
     (MEMORY_PIPELINE_HEADING_ANCHORS) has no default: every path that writes chunks must say it."""
     chunked = index_store.episodes_with_chunks(conn, [p.id for p in pending])
@@ -177,8 +191,12 @@ def plan(conn, profile: StoredProfile | None, pending: list[PendingEpisode], *, 
 
 
 def stale_message(profile: StoredProfile, generation: int, reason: str, *, kept: int = 0) -> str:
-    kept_note = (f" The {kept} vectors committed before the change were each followed by a matching "
-                 "canary, so they are the original model's." if kept else "")
+    kept_note = (
+        f" The {kept} vectors committed before the change were each followed by a matching "
+        "canary, so they are the original model's."
+        if kept
+        else ""
+    )
     return (
         f"the model behind {profile.name} (generation {generation}) changed under the same name: "
         f"{reason}. No vector of the changed model was written.{kept_note} The generation is "
@@ -207,8 +225,12 @@ def check_canary(conn, embedder: Embedder, target: StoredProfile) -> float | Non
     if cosine < CANARY_MIN_COSINE:
         _refuse(conn, target, cosine)
     if generation.state == "stale":
-        profiles_store.clear_stale(conn, target.id, target.generation,
-                                   building=target.building_generation == target.generation)
+        profiles_store.clear_stale(
+            conn,
+            target.id,
+            target.generation,
+            building=target.building_generation == target.generation,
+        )
     return cosine
 
 
@@ -265,8 +287,17 @@ def index_pass(
             if spare is not None:
                 store_conns.append(spare)
         statistics = _StatisticsBeside(db, analyze_after)
-        run = _Pass(conn, store_conns, embedder, report, limit=limit, day=day, chunked_only=chunked_only,
-                    on_committed=on_committed, statistics=statistics)
+        run = _Pass(
+            conn,
+            store_conns,
+            embedder,
+            report,
+            limit=limit,
+            day=day,
+            chunked_only=chunked_only,
+            on_committed=on_committed,
+            statistics=statistics,
+        )
         try:
             run.execute(on_progress)
         finally:
@@ -281,17 +312,36 @@ class _Pass:
     commits on ``store_conns`` from as many storing threads (claims released, in the order the
     commits were handed over, once each is done)."""
 
-    def __init__(self, conn, store_conns: list, embedder: Embedder, report: IndexReport, *, limit: int,
-                 day: dt.date | None, chunked_only: bool = False,
-                 on_committed: Callable[[list[int]], None] | None = None,
-                 statistics: "_StatisticsBeside | None" = None):
-        self.conn, self.embedder, self.report, self.limit, self.day = conn, embedder, report, limit, day
+    def __init__(
+        self,
+        conn,
+        store_conns: list,
+        embedder: Embedder,
+        report: IndexReport,
+        *,
+        limit: int,
+        day: dt.date | None,
+        chunked_only: bool = False,
+        on_committed: Callable[[list[int]], None] | None = None,
+        statistics: _StatisticsBeside | None = None,
+    ):
+        self.conn, self.embedder, self.report, self.limit, self.day = (
+            conn,
+            embedder,
+            report,
+            limit,
+            day,
+        )
         self.statistics = statistics
-        self.free_conns: queue.SimpleQueue = queue.SimpleQueue()  # a storing thread takes one per commit
+        self.free_conns: queue.SimpleQueue = (
+            queue.SimpleQueue()
+        )  # a storing thread takes one per commit
         for store_conn in store_conns:
             self.free_conns.put(store_conn)
         self.store = ThreadPoolExecutor(max_workers=len(store_conns), thread_name_prefix="store")
-        self.writing: deque[tuple[Future, list[EpisodeWork]]] = deque()  # commits in order, with their work
+        self.writing: deque[tuple[Future, list[EpisodeWork]]] = (
+            deque()
+        )  # commits in order, with their work
         self.store_failed = False
         self.chunked_only = chunked_only
         self.on_committed = on_committed
@@ -303,7 +353,9 @@ class _Pass:
         self.cursor = 0  # candidates before it were tried
         self.exhausted = False
         self.views: deque[_View] = deque()  # planned, not yet in a call
-        self.batches: list[tuple[list[_View], bool] | None] = []  # by call number: views, canary first?
+        self.batches: list[
+            tuple[list[_View], bool] | None
+        ] = []  # by call number: views, canary first?
         self.next_call = 0
         # The last call that carried the canary: the pass's probe (``check_canary``) counts as call -1.
         self.canary_call, self.canary_sent = -1, time.perf_counter()
@@ -313,7 +365,9 @@ class _Pass:
         # sent after that end matches (``proven_until``: the latest such canary's start).
         self.unproven: list[tuple[float, EpisodeWork]] = []
         self.proven_until = float("-inf")
-        self.complete: list[EpisodeWork] = []  # embedded and proven, not yet handed to the storing thread
+        self.complete: list[
+            EpisodeWork
+        ] = []  # embedded and proven, not yet handed to the storing thread
         self.complete_vectors = 0  # the chunk vectors they hold
         self.last_write = time.perf_counter()
 
@@ -332,8 +386,10 @@ class _Pass:
                 # A call's own matching canary proves its vectors too (one request, one model).
                 self.receive(views, vectors, float("-inf") if with_canary else ended)
                 self.promote()
-                if (self.complete_vectors >= WRITE_EVERY_CHUNKS
-                        or time.perf_counter() - self.last_write >= WRITE_EVERY_SECONDS):
+                if (
+                    self.complete_vectors >= WRITE_EVERY_CHUNKS
+                    or time.perf_counter() - self.last_write >= WRITE_EVERY_SECONDS
+                ):
                     self.flush()
                 self.collect(ahead=WRITES_AHEAD)
                 if on_progress:
@@ -383,8 +439,10 @@ class _Pass:
         """The inputs of the next model call (the canary first when it is due), claiming more
         work when the planned views run short; None when there is nothing left for this pass."""
         now = time.perf_counter()
-        with_canary = (self.next_call - self.canary_call >= self.embedder.canary_every
-                       or now - self.canary_sent >= CANARY_EVERY_SECONDS)
+        with_canary = (
+            self.next_call - self.canary_call >= self.embedder.canary_every
+            or now - self.canary_sent >= CANARY_EVERY_SECONDS
+        )
         size = max(1, self.embedder.batch_size - 1) if with_canary else self.embedder.batch_size
         while len(self.views) < size and not self.exhausted:
             self.views.extend(self.claim_round())
@@ -404,7 +462,9 @@ class _Pass:
         if self.candidates is None:
             # One scan for the pass; rounds then claim from this list (another pass may hold
             # some, or have finished them: both are skipped).
-            self.candidates = index_store.pending_ids(self.conn, self.target, limit=self.limit, day=self.day)
+            self.candidates = index_store.pending_ids(
+                self.conn, self.target, limit=self.limit, day=self.day
+            )
         if self.cursor >= len(self.candidates):
             self.exhausted = True
             return []
@@ -416,7 +476,9 @@ class _Pass:
         if not pending:
             return []
         if self.profile is None:
-            self.profile = self.target = profiles_store.register_profile(self.conn, self.embedder.profile).writing()
+            self.profile = self.target = profiles_store.register_profile(
+                self.conn, self.embedder.profile
+            ).writing()
             # The gate: a wrong dimension, an unreachable server or a changed model stops the
             # pass before any write; it also records the canary of a new generation.
             self.report.canary_cosine = check_canary(self.conn, self.embedder, self.profile)
@@ -438,8 +500,11 @@ class _Pass:
                 continue
             chunk_of = {c.chunk_id: c for c in work.chunks}
             for cid in work.missing:
-                views = chunk_views(chunk_of[cid].text, windows=self.embedder.paragraph_windows,
-                                    anchor=chunk_of[cid].anchor)
+                views = chunk_views(
+                    chunk_of[cid].text,
+                    windows=self.embedder.paragraph_windows,
+                    anchor=chunk_of[cid].anchor,
+                )
                 queue.extend((work, cid, len(views), text) for text in views)
         return queue
 
@@ -470,7 +535,9 @@ class _Pass:
         if works:
             self.writing.append((self.store.submit(self._commit, self.profile, works), works))
 
-    def _commit(self, profile: StoredProfile | None, works: list[EpisodeWork]) -> tuple[WriteReport, float]:
+    def _commit(
+        self, profile: StoredProfile | None, works: list[EpisodeWork]
+    ) -> tuple[WriteReport, float]:
         """On a storing thread: ``works`` committed on a free store connection; what was written
         and the seconds it took (added to the report by ``collect``, on the pass's thread)."""
         conn = self.free_conns.get()
@@ -533,8 +600,12 @@ class _StatisticsBeside:
         self.done = False
 
     def committed(self, report: IndexReport, *, listed: int) -> None:
-        if (self.thread is None and self.threshold is not None
-                and report.vectors + report.windows >= self.threshold and 2 * report.episodes >= listed):
+        if (
+            self.thread is None
+            and self.threshold is not None
+            and report.vectors + report.windows >= self.threshold
+            and 2 * report.episodes >= listed
+        ):
             self.thread = threading.Thread(target=self._analyze, name="analyze", daemon=True)
             self.thread.start()
 
@@ -568,6 +639,7 @@ def model_calls(
     running are waited for and those that succeeded are still yielded (their vectors are valid
     and the caller keeps them), then the first failure is raised.
     """
+
     def one(number: int, texts: list[str]) -> tuple[int, np.ndarray, float, float]:
         t0 = time.perf_counter()
         vectors = embedder.embed_documents(texts)
@@ -616,7 +688,9 @@ def chunk_views(text: str, *, windows: bool = True, anchor: str = "") -> list[st
     return [model_text(anchor, view) for view in views]
 
 
-def _count(report: IndexReport, works: list[EpisodeWork], written: WriteReport, seconds: float) -> None:
+def _count(
+    report: IndexReport, works: list[EpisodeWork], written: WriteReport, seconds: float
+) -> None:
     """Add one commit of ``works`` to ``report``."""
     report.store_seconds += seconds
     report.episodes += written.episodes
@@ -625,8 +699,12 @@ def _count(report: IndexReport, works: list[EpisodeWork], written: WriteReport, 
     report.skipped_locked += written.skipped_locked
     for w in works[: max(0, 5 - len(report.preview))]:
         report.preview.append(
-            {"episode_id": w.episode.id, "memory": w.episode.memory, "chunks": len(w.chunks),
-             "first_chunk": w.chunks[0].text[:80] if w.chunks else ""}
+            {
+                "episode_id": w.episode.id,
+                "memory": w.episode.memory,
+                "chunks": len(w.chunks),
+                "first_chunk": w.chunks[0].text[:80] if w.chunks else "",
+            }
         )
 
 
@@ -661,8 +739,16 @@ def index_until_done(
 
     counts: dict[str, int] | None = None
     while True:
-        one = index_pass(db, embedder, day=day, limit=pass_limit, on_progress=so_far if on_progress else None,
-                         chunked_only=chunked_only, on_committed=on_committed, analyze_after=analyze_after)
+        one = index_pass(
+            db,
+            embedder,
+            day=day,
+            limit=pass_limit,
+            on_progress=so_far if on_progress else None,
+            chunked_only=chunked_only,
+            on_committed=on_committed,
+            analyze_after=analyze_after,
+        )
         total.add(one)
         if one.vectors + one.windows >= analyze_after and not one.analyzed:
             with db.connection() as conn:
@@ -689,11 +775,17 @@ def index_until_done(
     return total
 
 
-def embed_day(db: Database, embedder: Embedder, day: dt.date,
-              on_progress: Callable[[IndexReport], None] | None = None) -> IndexReport:
+def embed_day(
+    db: Database,
+    embedder: Embedder,
+    day: dt.date,
+    on_progress: Callable[[IndexReport], None] | None = None,
+) -> IndexReport:
     """The ``embeddings`` partition's work: vectors for the day's stored chunks that lack one in
     the generation being written; writes no chunk and never switches the serving generation."""
-    return index_until_done(db, embedder, day=day, on_progress=on_progress, chunked_only=True, promote=False)
+    return index_until_done(
+        db, embedder, day=day, on_progress=on_progress, chunked_only=True, promote=False
+    )
 
 
 def promote_when_complete(db: Database, embedder: Embedder, *, pending: int) -> str | None:
@@ -716,7 +808,9 @@ def promote_when_complete(db: Database, embedder: Embedder, *, pending: int) -> 
 def pending_by_day(db: Database, embedder: Embedder) -> dict[str, int]:
     """Pending episodes per ingest day for the generation ``embedder`` writes."""
     with db.connection() as conn:
-        return index_store.pending_by_day(conn, profiles_store.writing_target(conn, embedder.profile))
+        return index_store.pending_by_day(
+            conn, profiles_store.writing_target(conn, embedder.profile)
+        )
 
 
 def _pending(counts: dict[str, int], day: dt.date | None) -> int:
@@ -727,7 +821,9 @@ def pending_count(db: Database, embedder: Embedder, *, day: dt.date | None = Non
     return _pending(pending_by_day(db, embedder), day)
 
 
-def chunk_pending(db: Database, *, anchors: bool, day: dt.date | None = None, limit: int = 5000) -> IndexReport:
+def chunk_pending(
+    db: Database, *, anchors: bool, day: dt.date | None = None, limit: int = 5000
+) -> IndexReport:
     """Chunk episodes that have no chunks yet (no model involved): the ``chunks`` stage alone.
     ``anchors`` off stores no heading anchor, so none is keyword-indexed, embedded or shown."""
     started = time.perf_counter()
@@ -742,7 +838,12 @@ def chunk_pending(db: Database, *, anchors: bool, day: dt.date | None = None, li
                 w.missing.clear()  # chunks only: no vectors wanted here
             before = report.episodes
             t0 = time.perf_counter()
-            _count(report, works, index_store.write_episodes(conn, None, works), time.perf_counter() - t0)
+            _count(
+                report,
+                works,
+                index_store.write_episodes(conn, None, works),
+                time.perf_counter() - t0,
+            )
             if report.episodes == before:
                 break
     report.seconds = time.perf_counter() - started

@@ -12,9 +12,9 @@ those as already stored (bodies are unique per memory), so a retry is always saf
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from memory_pipeline.domain.sources import EpisodeDraft, Rejection, parse_paths
 from memory_pipeline.storage.database import Database
@@ -44,7 +44,7 @@ class IngestReport:
 
 
 def utc_today() -> dt.date:
-    return dt.datetime.now(dt.timezone.utc).date()
+    return dt.datetime.now(dt.UTC).date()
 
 
 def ingest_paths(

@@ -19,6 +19,7 @@ order), which it builds then.
 from __future__ import annotations
 
 import threading
+
 from memory_pipeline.storage import keyword_store
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.keyword_store import ChampionBuild
@@ -79,10 +80,9 @@ class ListsBeside:
                 conn.cancel_safe()
             self._thread.join(timeout=30)
 
-    def __enter__(self) -> "ListsBeside":
+    def __enter__(self) -> ListsBeside:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is not None:
             self.abandon()
-

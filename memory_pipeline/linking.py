@@ -51,11 +51,15 @@ class EntityLinker:
         context = multiprocessing.get_context("spawn")  # a fresh interpreter: the pass has threads
         self._inbox = context.Queue()
         self._results, self._results_end = context.Pipe(duplex=False)
-        self._process = context.Process(target=_work, args=(url, self._inbox, self._results_end, os.getpid()),
-                                        name="memory-pipeline entity linking", daemon=True)
+        self._process = context.Process(
+            target=_work,
+            args=(url, self._inbox, self._results_end, os.getpid()),
+            name="memory-pipeline entity linking",
+            daemon=True,
+        )
         self._failure: BaseException | None = None  # raised once; ``finish`` raises it again
 
-    def __enter__(self) -> "EntityLinker":
+    def __enter__(self) -> EntityLinker:
         # Ctrl-C is the command's to handle (it stops the worker); the worker starts with SIGINT
         # blocked, inherited, so one pressed while it starts up cannot print its own traceback.
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
@@ -127,7 +131,8 @@ class EntityLinker:
     def _ended_without_result(self) -> LinkingFailed:
         return LinkingFailed(
             f"the entity-linking worker ended unexpectedly (exit code {self._process.exitcode}); "
-            "the episodes it had not linked are linked by the next `memory-pipeline index`")
+            "the episodes it had not linked are linked by the next `memory-pipeline index`"
+        )
 
 
 def _work(url: str, inbox, results, parent: int) -> None:
@@ -139,9 +144,12 @@ def _work(url: str, inbox, results, parent: int) -> None:
         report = entities_store.EntityReport()
         matchers = entities_store.Matchers()
         with database_errors(f"entity linking, {redact(url)}"):
-            with psycopg.connect(url, autocommit=True, connect_timeout=10,
-                                 application_name="memory_pipeline linking") as conn:
-                entities_store.link_episodes(conn, entities_store.unlinked_episodes(conn), matchers, report)
+            with psycopg.connect(
+                url, autocommit=True, connect_timeout=10, application_name="memory_pipeline linking"
+            ) as conn:
+                entities_store.link_episodes(
+                    conn, entities_store.unlinked_episodes(conn), matchers, report
+                )
                 while (episode_ids := _next(inbox, parent)) is not None:
                     entities_store.link_episodes(conn, episode_ids, matchers, report)
                 entities_store.compact_mention_counts(conn)

@@ -22,15 +22,16 @@ import datetime as dt
 import os
 import threading
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from memory_pipeline import config, indexing, linking
+from memory_pipeline.domain.documents import DocumentRejected
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.domain.jsonl import LineRejected
 from memory_pipeline.domain.policies import Policy, default_policies_path, load_policies
-from memory_pipeline.domain.documents import DocumentRejected
 from memory_pipeline.domain.sources import Rejection, episode_from_object
 from memory_pipeline.domain.uploads import episode_from_document_item, episode_from_upload
 from memory_pipeline.embedders.base import Embedder
@@ -40,7 +41,13 @@ from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
 from memory_pipeline.keyword_lists import ListsBeside
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
-from memory_pipeline.storage import episodes_store, forget_store, keyword_store, search_store, tokens_store
+from memory_pipeline.storage import (
+    episodes_store,
+    forget_store,
+    keyword_store,
+    search_store,
+    tokens_store,
+)
 from memory_pipeline.storage.database import POOL_SIZE, Database, redact
 from memory_pipeline.storage.forget_store import ForgetCounts
 
@@ -87,10 +94,12 @@ class TelemetrySettings:
     retention_days: int = 90
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> "TelemetrySettings":
+    def from_env(cls, environ: Mapping[str, str]) -> TelemetrySettings:
         return cls(
             enabled=config.switch(environ, "MEMORY_PIPELINE_TELEMETRY", True),
-            retention_days=config.env_int(environ, "MEMORY_PIPELINE_TELEMETRY_DAYS", 90, maximum=36500),
+            retention_days=config.env_int(
+                environ, "MEMORY_PIPELINE_TELEMETRY_DAYS", 90, maximum=36500
+            ),
         )
 
 
@@ -142,9 +151,15 @@ class Memory:
         self._lock = threading.Lock()
         self._purged_at = 0.0
         self._instance = None  # Dagster's instance, opened on the first event reported to it
-        self.warnings: list[str] = []  # problems that failed nothing (Dagster not told), oldest first
+        self.warnings: list[
+            str
+        ] = []  # problems that failed nothing (Dagster not told), oldest first
         self.search_service = SearchService(
-            db, policies, embedder=lambda: self.embedder, reranker=reranker, record=telemetry.enabled
+            db,
+            policies,
+            embedder=lambda: self.embedder,
+            reranker=reranker,
+            record=telemetry.enabled,
         )
         self.purge_telemetry()
 
@@ -170,7 +185,7 @@ class Memory:
         telemetry_days: int | None = None,
         record_in_dagster: bool = True,
         environ: Mapping[str, str] | None = None,
-    ) -> "Memory":
+    ) -> Memory:
         """Open (and migrate) the database and read the settings; nothing is embedded yet.
 
         ``url``: an external PostgreSQL (else MEMORY_PIPELINE_DATABASE_URL, else the embedded
@@ -179,21 +194,26 @@ class Memory:
         ``os.environ`` as the source of the settings not given.
         """
         provider = (embed_provider or "").strip().lower() or None
-        env = _overridden(environ, {
-            "MEMORY_PIPELINE_HOME": os.fspath(home) if home is not None else None,
-            "MEMORY_PIPELINE_EMBED_PROVIDER": provider,
-            "MEMORY_PIPELINE_EMBED_MODEL": embed_model,
-            "MEMORY_PIPELINE_EMBED_DIM": embed_dim,
-            "MEMORY_PIPELINE_EMBED_BATCH": embed_batch_size,
-            "MEMORY_PIPELINE_EMBED_TIMEOUT": embed_timeout_s,
-            "MEMORY_PIPELINE_PARAGRAPH_WINDOWS": paragraph_windows,
-            "MEMORY_PIPELINE_RERANK_URL": rerank_url,
-            "MEMORY_PIPELINE_RERANK_MODEL": rerank_model,
-            "MEMORY_PIPELINE_RERANK_TIMEOUT": rerank_timeout_s,
-            "MEMORY_PIPELINE_POLICIES": os.fspath(policies_path) if policies_path is not None else None,
-            "MEMORY_PIPELINE_TELEMETRY": telemetry,
-            "MEMORY_PIPELINE_TELEMETRY_DAYS": telemetry_days,
-        })
+        env = _overridden(
+            environ,
+            {
+                "MEMORY_PIPELINE_HOME": os.fspath(home) if home is not None else None,
+                "MEMORY_PIPELINE_EMBED_PROVIDER": provider,
+                "MEMORY_PIPELINE_EMBED_MODEL": embed_model,
+                "MEMORY_PIPELINE_EMBED_DIM": embed_dim,
+                "MEMORY_PIPELINE_EMBED_BATCH": embed_batch_size,
+                "MEMORY_PIPELINE_EMBED_TIMEOUT": embed_timeout_s,
+                "MEMORY_PIPELINE_PARAGRAPH_WINDOWS": paragraph_windows,
+                "MEMORY_PIPELINE_RERANK_URL": rerank_url,
+                "MEMORY_PIPELINE_RERANK_MODEL": rerank_model,
+                "MEMORY_PIPELINE_RERANK_TIMEOUT": rerank_timeout_s,
+                "MEMORY_PIPELINE_POLICIES": os.fspath(policies_path)
+                if policies_path is not None
+                else None,
+                "MEMORY_PIPELINE_TELEMETRY": telemetry,
+                "MEMORY_PIPELINE_TELEMETRY_DAYS": telemetry_days,
+            },
+        )
         if embed_url:
             env["MEMORY_PIPELINE_EMBED_URL"] = embed_url
             env["OLLAMA_HOST"] = embed_url
@@ -208,8 +228,15 @@ class Memory:
         home_dir = None if url else config.home_dir(env)
         db = Database.open(url, home=home_dir, environ=env, max_size=pool_size)
         try:
-            return cls(db, embed_settings=embed_settings, policies=policies, reranker=reranker,
-                       telemetry=telemetry_settings, home=home_dir, record_in_dagster=record_in_dagster)
+            return cls(
+                db,
+                embed_settings=embed_settings,
+                policies=policies,
+                reranker=reranker,
+                telemetry=telemetry_settings,
+                home=home_dir,
+                record_in_dagster=record_in_dagster,
+            )
         except BaseException:
             db.close()
             raise
@@ -237,7 +264,7 @@ class Memory:
         if self._owns_db:
             self.db.close()
 
-    def __enter__(self) -> "Memory":
+    def __enter__(self) -> Memory:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -302,15 +329,30 @@ class Memory:
                 if isinstance(item, Mapping) and "document" in item:
                     drafts.append(episode_from_document_item(dict(item), memory=memory, kind=kind))
                 else:
-                    drafts.append(episode_from_object(item, location, memory=memory, kind=kind,
-                                                      memory_hint=" (or pass memory)"))
+                    drafts.append(
+                        episode_from_object(
+                            item,
+                            location,
+                            memory=memory,
+                            kind=kind,
+                            memory_hint=" (or pass memory)",
+                        )
+                    )
             except LineRejected as rejected:
                 report.rejections.append(Rejection(location, rejected.reason))
         return self._store(drafts, report, "Memory.add")
 
-    def add_document(self, data: bytes, name: str, *, memory: str, kind: str | None = None,
-                     content_type: str | None = None, modified_at: Any = None,
-                     ingest_day: dt.date | None = None) -> AddReport:
+    def add_document(
+        self,
+        data: bytes,
+        name: str,
+        *,
+        memory: str,
+        kind: str | None = None,
+        content_type: str | None = None,
+        modified_at: Any = None,
+        ingest_day: dt.date | None = None,
+    ) -> AddReport:
         """Store one HTML, PDF or DOCX document given as bytes, exactly as ``ingest FILE`` would
         (one ``doc`` episode; ``domain.uploads``): the format from ``name``'s suffix or
         ``content_type``, the date from the document's metadata, else ``modified_at``, else now.
@@ -320,8 +362,16 @@ class Memory:
             kind = self._checked(validate_kind, kind, "kind")
         report = AddReport(ingest_day or utc_today())
         try:
-            drafts = [episode_from_upload(data, name, memory=memory, kind=kind, content_type=content_type,
-                                          modified_at=modified_at)]
+            drafts = [
+                episode_from_upload(
+                    data,
+                    name,
+                    memory=memory,
+                    kind=kind,
+                    content_type=content_type,
+                    modified_at=modified_at,
+                )
+            ]
         except DocumentRejected as rejected:
             report.rejections.append(Rejection(name or "document", rejected.reason))
             drafts = []
@@ -332,20 +382,31 @@ class Memory:
             with self.db.connection() as conn:
                 stored = episodes_store.store_episodes(conn, drafts, report.ingest_day)
             report.inserted_ids, report.duplicates = stored.inserted_ids, stored.duplicates
-            self._tell_dagster_ingested(report.ingest_day, report.inserted, report.duplicates,
-                                        len(report.rejections), by)
+            self._tell_dagster_ingested(
+                report.ingest_day, report.inserted, report.duplicates, len(report.rejections), by
+            )
         return report
 
-    def ingest(self, paths: Iterable[str | os.PathLike], *, memory: str | None = None,
-               kind: str | None = None) -> IngestReport:
+    def ingest(
+        self,
+        paths: Iterable[str | os.PathLike],
+        *,
+        memory: str | None = None,
+        kind: str | None = None,
+    ) -> IngestReport:
         """Store episodes from JSONL, Markdown and text files or folders (``memory-pipeline ingest``)."""
         if memory is not None:
             memory = self._checked(validate_memory_name, memory, "--memory")
         if kind is not None:
             kind = self._checked(validate_kind, kind, "--kind")
         report = ingest_paths(self.db, paths, memory=memory, kind=kind)
-        self._tell_dagster_ingested(report.ingest_day, report.inserted, report.duplicates,
-                                    len(report.rejections), "memory-pipeline ingest")
+        self._tell_dagster_ingested(
+            report.ingest_day,
+            report.inserted,
+            report.duplicates,
+            len(report.rejections),
+            "memory-pipeline ingest",
+        )
         return report
 
     @staticmethod
@@ -356,17 +417,27 @@ class Memory:
             raise InputError(f"{what} {value!r}: {exc}") from None
 
     # -- indexing ---------------------------------------------------------------------------
-    def index(self, *, day: dt.date | None = None,
-              on_progress: Callable[[indexing.IndexReport], None] | None = None,
-              on_committed: Callable[[list[int]], None] | None = None) -> indexing.IndexReport:
+    def index(
+        self,
+        *,
+        day: dt.date | None = None,
+        on_progress: Callable[[indexing.IndexReport], None] | None = None,
+        on_committed: Callable[[list[int]], None] | None = None,
+    ) -> indexing.IndexReport:
         """Chunk and embed everything pending (of one ingest day), until done or something fails;
         ``on_committed`` gets the ids of each committed batch of episodes."""
-        return indexing.index_until_done(self.db, self.embedder, day=day, on_progress=on_progress,
-                                         on_committed=on_committed)
+        return indexing.index_until_done(
+            self.db, self.embedder, day=day, on_progress=on_progress, on_committed=on_committed
+        )
 
-    def index_and_link(self, *, day: dt.date | None = None,
-                       on_progress: Callable[[indexing.IndexReport], None] | None = None,
-                       keyword_lists: bool = False, planned: int | None = None) -> indexing.IndexReport:
+    def index_and_link(
+        self,
+        *,
+        day: dt.date | None = None,
+        on_progress: Callable[[indexing.IndexReport], None] | None = None,
+        keyword_lists: bool = False,
+        planned: int | None = None,
+    ) -> indexing.IndexReport:
         """``index``, and the ``entity_mentions`` work for the episodes it commits (and for any an
         earlier run committed but did not link): in a worker process while the pass runs
         (``linking``). A failure of either is raised at once; the worker never outlives this call.
@@ -391,8 +462,9 @@ class Memory:
                 report.keyword_lists = lists.finish()
         return report
 
-    def rebuild_keyword_lists(self, *, memory: str | None = None,
-                              stale_only: bool = False) -> list[keyword_store.ChampionBuild]:
+    def rebuild_keyword_lists(
+        self, *, memory: str | None = None, stale_only: bool = False
+    ) -> list[keyword_store.ChampionBuild]:
         """Rebuild the keyword champion lists of every memory of more than ``keyword_store.CAP``
         chunk rows (``memory``: only that one; ``stale_only``: only lists that are missing or
         stale, ``keyword_store.STALE_CHANGE``), one memory after the other, beside its writers;
@@ -402,8 +474,16 @@ class Memory:
             return keyword_store.refresh_all_champions(conn, stale_only=stale_only, memories=names)
 
     # -- searching --------------------------------------------------------------------------
-    def search(self, memory: str, query: str, *, policy: str | None = None, limit: int | None = None,
-               channels: tuple[str, ...] | None = None, contested_beliefs: bool | None = None) -> SearchResponse:
+    def search(
+        self,
+        memory: str,
+        query: str,
+        *,
+        policy: str | None = None,
+        limit: int | None = None,
+        channels: tuple[str, ...] | None = None,
+        contested_beliefs: bool | None = None,
+    ) -> SearchResponse:
         """Fused search inside one memory (``search.service``); UnknownMemory names the others.
         ``contested_beliefs`` overrides the policy's: whether contested beliefs are returned."""
         try:
@@ -411,14 +491,32 @@ class Memory:
         except ValueError as exc:
             raise InputError(f"memory {memory!r}: {exc}") from None
         self._purge_if_due()
-        return self.search_service.search(memory, query, policy=policy, limit=limit, channels=channels,
-                                          contested_beliefs=contested_beliefs)
+        return self.search_service.search(
+            memory,
+            query,
+            policy=policy,
+            limit=limit,
+            channels=channels,
+            contested_beliefs=contested_beliefs,
+        )
 
     # -- observations and beliefs -----------------------------------------------------------
-    def observe(self, memory: str, text: str, *, kind: str = "observation", status: str = "active",
-                confidence: float = 1.0, episode_ids: Iterable[int] = (), passages: Iterable[str] = (),
-                author: str = "", observed_at: Any = None, decision: str = "ask", revise_id: int | None = None,
-                force: bool = False) -> "observations.SaveOutcome":
+    def observe(
+        self,
+        memory: str,
+        text: str,
+        *,
+        kind: str = "observation",
+        status: str = "active",
+        confidence: float = 1.0,
+        episode_ids: Iterable[int] = (),
+        passages: Iterable[str] = (),
+        author: str = "",
+        observed_at: Any = None,
+        decision: str = "ask",
+        revise_id: int | None = None,
+        force: bool = False,
+    ) -> observations.SaveOutcome:
         """Save an observation or a belief, showing close existing ones first (``observations``):
         ``decision`` "ask" saves only when nothing is close, "add" saves anyway, "revise" replaces
         ``revise_id`` (kept as history); a near-exact duplicate is refused unless ``force``."""
@@ -426,16 +524,31 @@ class Memory:
         from memory_pipeline.domain.observations import InvalidObservation, make_observation
 
         try:
-            draft = make_observation(memory=memory, text=text, kind=kind, status=status, confidence=confidence,
-                                     episode_ids=list(episode_ids), passages=list(passages), author=author,
-                                     observed_at=observed_at)
+            draft = make_observation(
+                memory=memory,
+                text=text,
+                kind=kind,
+                status=status,
+                confidence=confidence,
+                episode_ids=list(episode_ids),
+                passages=list(passages),
+                author=author,
+                observed_at=observed_at,
+            )
         except InvalidObservation as exc:
             raise InputError(str(exc)) from None
-        return observations.save(self.db, draft, embedder=self._statement_embedder(), decision=decision,
-                                 revise_id=revise_id, force=force)
+        return observations.save(
+            self.db,
+            draft,
+            embedder=self._statement_embedder(),
+            decision=decision,
+            revise_id=revise_id,
+            force=force,
+        )
 
-    def import_observations(self, path: str | os.PathLike, *, memory: str | None = None,
-                            force: bool = False) -> tuple[list["observations.SaveOutcome"], list[str]]:
+    def import_observations(
+        self, path: str | os.PathLike, *, memory: str | None = None, force: bool = False
+    ) -> tuple[list[observations.SaveOutcome], list[str]]:
         """Save every statement of a JSONL file (``domain.observations.JSONL_FIELDS``) next to the
         close ones ("add"); near-exact duplicates are refused unless ``force``. Returns the outcomes
         and ``FILE:LINE: reason`` for each rejected line (bad fields, a cited episode of another
@@ -453,34 +566,50 @@ class Memory:
         embedder = self._statement_embedder() if drafts else None
         for line, draft in drafts:
             try:
-                outcome = observations.save(self.db, draft, embedder=embedder, decision="add", force=force)
+                outcome = observations.save(
+                    self.db, draft, embedder=embedder, decision="add", force=force
+                )
             except InputError as exc:  # e.g. an episode of another memory: this line only
                 rejections.append((line, f"{display}:{line}: {exc}"))
                 continue
             if outcome.action == "refused":
-                rejections.append((line, f"{display}:{line}: near-exact duplicate of statement "
-                                         f"#{outcome.duplicate_of} (force saves it anyway)"))
+                rejections.append(
+                    (
+                        line,
+                        f"{display}:{line}: near-exact duplicate of statement "
+                        f"#{outcome.duplicate_of} (force saves it anyway)",
+                    )
+                )
             outcomes.append(outcome)
         return outcomes, [text for _, text in sorted(rejections)]
 
-    def observations(self, memory: str, *, kind: str | None = None, with_retired: bool = False,
-                     limit: int = 100) -> list:
+    def observations(
+        self, memory: str, *, kind: str | None = None, with_retired: bool = False, limit: int = 100
+    ) -> list:
         """A memory's statements, newest first (retired versions only ``with_retired``)."""
         from memory_pipeline.storage import observations_store
 
         memory = self._checked(validate_memory_name, memory, "memory")
         if kind is not None and kind not in ("observation", "belief"):
             raise InputError(f"unknown kind {kind!r} (expected observation or belief)")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_STATEMENTS:
+        if (
+            isinstance(limit, bool)
+            or not isinstance(limit, int)
+            or not 1 <= limit <= MAX_LIST_STATEMENTS
+        ):
             raise InputError(f"limit {limit!r}: expected 1 to {MAX_LIST_STATEMENTS}")
         with self.db.connection() as conn:
-            return observations_store.listing(conn, memory, kind=kind, with_retired=with_retired, limit=limit)
+            return observations_store.listing(
+                conn, memory, kind=kind, with_retired=with_retired, limit=limit
+            )
 
     def set_observation_status(self, memory: str, observation_id: int, status: str) -> None:
         """Mark a statement active, contested or retired."""
         from memory_pipeline import observations
 
-        observations.set_status(self.db, self._checked(validate_memory_name, memory, "memory"), observation_id, status)
+        observations.set_status(
+            self.db, self._checked(validate_memory_name, memory, "memory"), observation_id, status
+        )
 
     def _statement_embedder(self) -> Embedder | None:
         """The embedder for close-by-vector, or None when it cannot even be built (words only)."""
@@ -527,16 +656,23 @@ class Memory:
             counts = index_store.count_summary(conn, profile)
             target = profiles_store.get_profile(conn, configured) or profile
             by_day = index_store.pending_by_day(conn, target.writing() if target else None)
-            serving = profiles_store.get_generation(conn, profile.id, profile.generation) if profile else None
+            serving = (
+                profiles_store.get_generation(conn, profile.id, profile.generation)
+                if profile
+                else None
+            )
             building = (
                 profiles_store.get_generation(conn, target.id, target.building_generation)
-                if target and target.building_generation else None
+                if target and target.building_generation
+                else None
             )
             index = hnsw_store.inspect(conn, profile) if profile else None
             memories = episodes_store.memory_counts(conn)
         return {
             "dataFolder": str(self.home) if self.home else None,
-            "database": redact(self.db.url) if self.db.embedded is None else f"embedded ({redact(self.db.url)})",
+            "database": redact(self.db.url)
+            if self.db.embedded is None
+            else f"embedded ({redact(self.db.url)})",
             "memories": len(memories),
             "episodes": counts["episodes"],
             "chunks": counts["chunks"],
@@ -544,26 +680,47 @@ class Memory:
             "vectorsWithWindows": counts["vectors_with_windows"],
             "pendingEpisodes": sum(by_day.values()),
             "activeProfile": (
-                {"name": profile.name, "provider": profile.provider, "model": profile.model,
-                 "dim": profile.dim, "generation": profile.generation}
-                if profile else None
+                {
+                    "name": profile.name,
+                    "provider": profile.provider,
+                    "model": profile.model,
+                    "dim": profile.dim,
+                    "generation": profile.generation,
+                }
+                if profile
+                else None
             ),
             "pendingByDay": by_day,
             "configuredProfile": configured.name,
             "canary": (
-                {"state": serving.state, "reason": serving.stale_reason, "recorded": serving.canary_vector is not None}
-                if serving else None
+                {
+                    "state": serving.state,
+                    "reason": serving.stale_reason,
+                    "recorded": serving.canary_vector is not None,
+                }
+                if serving
+                else None
             ),
             "building": (
-                {"profile": target.name, "generation": target.building_generation, "state": building.state}
-                if building else None
+                {
+                    "profile": target.name,
+                    "generation": target.building_generation,
+                    "state": building.state,
+                }
+                if building
+                else None
             ),
             "index": index,
-            "telemetry": {"enabled": self.telemetry.enabled, "retentionDays": self.telemetry.retention_days},
+            "telemetry": {
+                "enabled": self.telemetry.enabled,
+                "retentionDays": self.telemetry.retention_days,
+            },
         }
 
     # -- access tokens (the HTTP and MCP servers check them) -------------------------------------
-    def create_token(self, name: str, memories: list[str], access: str) -> tuple[str, tokens_store.StoredToken]:
+    def create_token(
+        self, name: str, memories: list[str], access: str
+    ) -> tuple[str, tokens_store.StoredToken]:
         """A new bearer token for ``memories`` (``["*"]``: all) with ``access`` "read" or "write";
         returns the token itself (shown once, only its hash is stored) and its record."""
         import psycopg
@@ -576,14 +733,20 @@ class Memory:
             raise InputError(f"access {access!r}: expected read or write")
         if not memories:
             raise InputError("a token needs at least one memory (or '*' for every memory)")
-        names = sorted({m if m == ALL_MEMORIES else self._checked(validate_memory_name, m, "memory")
-                        for m in memories})
+        names = sorted(
+            {
+                m if m == ALL_MEMORIES else self._checked(validate_memory_name, m, "memory")
+                for m in memories
+            }
+        )
         token = new_token()
         try:
             with self.db.connection() as conn:
                 return token, tokens_store.create(conn, name.strip(), token, names, access)
         except psycopg.errors.UniqueViolation:
-            raise InputError(f"a token named {name.strip()!r} exists already (revoke it first)") from None
+            raise InputError(
+                f"a token named {name.strip()!r} exists already (revoke it first)"
+            ) from None
 
     def tokens(self) -> list[tokens_store.StoredToken]:
         with self.db.connection() as conn:
@@ -615,16 +778,24 @@ class Memory:
             self.purge_telemetry()
 
     # -- Dagster ----------------------------------------------------------------------------
-    def _tell_dagster_ingested(self, day: dt.date, inserted: int, duplicates: int, rejected: int, by: str) -> None:
+    def _tell_dagster_ingested(
+        self, day: dt.date, inserted: int, duplicates: int, rejected: int, by: str
+    ) -> None:
         if not inserted:
             return
-        self._report_days([day], {"ingested_by": by, "new": inserted, "duplicates": duplicates, "rejected": rejected},
-                          what="the ingest")
+        self._report_days(
+            [day],
+            {"ingested_by": by, "new": inserted, "duplicates": duplicates, "rejected": rejected},
+            what="the ingest",
+        )
 
     def _tell_dagster_forgotten(self, memory: str, counts: ForgetCounts) -> None:
         if counts.episodes:
-            self._report_days(counts.ingest_days, {"forgotten_by": "Memory.forget", "forgotten_episodes": counts.episodes},
-                              what="the forgetting")
+            self._report_days(
+                counts.ingest_days,
+                {"forgotten_by": "Memory.forget", "forgotten_episodes": counts.episodes},
+                what="the forgetting",
+            )
 
     def _report_days(self, days: list[dt.date], metadata: dict, *, what: str) -> None:
         """A runless materialization of each day's ``episodes`` partition (best effort).
@@ -643,7 +814,9 @@ class Memory:
                 for day in days:
                     with self.db.connection() as conn:
                         rows = sum(r["episodes"] for r in episodes_store.day_summary(conn, day))
-                    report_episodes_partition(self._instance, day.isoformat(), {"dagster/row_count": rows, **metadata})
+                    report_episodes_partition(
+                        self._instance, day.isoformat(), {"dagster/row_count": rows, **metadata}
+                    )
         except Exception as exc:  # noqa: BLE001 - reported, never fatal (see docstring)
             self.warnings.append(f"done, but could not record {what} in Dagster: {exc}")
 

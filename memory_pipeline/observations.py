@@ -53,8 +53,10 @@ def _check_sources(db: Database, draft: ObservationDraft) -> None:
         foreign = observations_store.foreign_episodes(conn, draft.memory, draft.episode_ids)
     if foreign:
         listed = ", ".join(map(str, foreign))
-        raise InputError(f"episode_ids: no episode {listed} in memory {draft.memory!r} "
-                         "(a statement cites episodes of its own memory)")
+        raise InputError(
+            f"episode_ids: no episode {listed} in memory {draft.memory!r} "
+            "(a statement cites episodes of its own memory)"
+        )
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,11 @@ class Close:
     by: str  # "vector", "words" or "vector+words"
 
     def to_json(self) -> dict:
-        return {**self.observation.to_json(), "similarity": None if self.similarity is None else round(self.similarity, 4),
-                "foundBy": self.by}
+        return {
+            **self.observation.to_json(),
+            "similarity": None if self.similarity is None else round(self.similarity, 4),
+            "foundBy": self.by,
+        }
 
 
 @dataclass
@@ -79,8 +84,13 @@ class SaveOutcome:
     vector: str = "none"  # "stored", "pending" (the index pass embeds it) or "none" (not saved)
 
     def to_json(self) -> dict:
-        return {"action": self.action, "id": self.saved_id, "duplicateOf": self.duplicate_of,
-                "vector": self.vector, "close": [c.to_json() for c in self.close]}
+        return {
+            "action": self.action,
+            "id": self.saved_id,
+            "duplicateOf": self.duplicate_of,
+            "vector": self.vector,
+            "close": [c.to_json() for c in self.close],
+        }
 
 
 def _serving_embedder(conn, embedder: Embedder | None):
@@ -102,8 +112,13 @@ def _query_vector(embedder: Embedder | None, text: str) -> np.ndarray | None:
         return None
 
 
-def close_existing(db: Database, draft: ObservationDraft, *, embedder: Embedder | None = None,
-                   limit: int = CLOSE_LIMIT) -> tuple[list[Close], np.ndarray | None]:
+def close_existing(
+    db: Database,
+    draft: ObservationDraft,
+    *,
+    embedder: Embedder | None = None,
+    limit: int = CLOSE_LIMIT,
+) -> tuple[list[Close], np.ndarray | None]:
     """The live statements (both kinds) of the draft's memory close to it (``domain.observations.
     is_close``: by vector or by shared words), most similar first; also the draft's vector. The
     nearest few by vector and by BM25 are the candidates."""
@@ -112,21 +127,49 @@ def close_existing(db: Database, draft: ObservationDraft, *, embedder: Embedder 
         vector = _query_vector(usable, draft.text)
         by_vector: dict[int, float] = {}
         if vector is not None and profile is not None:
-            by_vector = dict(observations_store.by_vector(conn, profile, draft.memory, vector,
-                                                          kinds=("observation", "belief"), statuses=LIVE, limit=limit))
-        by_words = [i for i, _ in observations_store.by_words(conn, draft.memory, draft.text,
-                                                              kinds=("observation", "belief"), statuses=LIVE, limit=limit)]
+            by_vector = dict(
+                observations_store.by_vector(
+                    conn,
+                    profile,
+                    draft.memory,
+                    vector,
+                    kinds=("observation", "belief"),
+                    statuses=LIVE,
+                    limit=limit,
+                )
+            )
+        by_words = [
+            i
+            for i, _ in observations_store.by_words(
+                conn,
+                draft.memory,
+                draft.text,
+                kinds=("observation", "belief"),
+                statuses=LIVE,
+                limit=limit,
+            )
+        ]
         ids = list(dict.fromkeys([*by_vector, *by_words]))
         stored = observations_store.rows(conn, draft.memory, ids)
         words = set(search_store.query_lexemes(conn, draft.text))
         theirs = {i: set(search_store.query_lexemes(conn, stored[i].text)) for i in ids}
     close = []
     for i in ids:
-        if not (is_close(by_vector.get(i), words, theirs[i]) or is_near_duplicate(draft.text, stored[i].text)):
+        if not (
+            is_close(by_vector.get(i), words, theirs[i])
+            or is_near_duplicate(draft.text, stored[i].text)
+        ):
             continue
-        how = "+".join(name for name, hit in (("vector", i in by_vector), ("words", i in by_words)) if hit)
+        how = "+".join(
+            name for name, hit in (("vector", i in by_vector), ("words", i in by_words)) if hit
+        )
         close.append(Close(stored[i], by_vector.get(i), how))
-    close.sort(key=lambda c: (-(c.similarity if c.similarity is not None else -1.0), ids.index(c.observation.id)))
+    close.sort(
+        key=lambda c: (
+            -(c.similarity if c.similarity is not None else -1.0),
+            ids.index(c.observation.id),
+        )
+    )
     return close[:limit], vector
 
 
@@ -135,22 +178,40 @@ def _is_statement_id(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**63
 
 
-def save(db: Database, draft: ObservationDraft, *, embedder: Embedder | None = None, decision: str = "ask",
-         revise_id: int | None = None, force: bool = False) -> SaveOutcome:
+def save(
+    db: Database,
+    draft: ObservationDraft,
+    *,
+    embedder: Embedder | None = None,
+    decision: str = "ask",
+    revise_id: int | None = None,
+    force: bool = False,
+) -> SaveOutcome:
     """Save ``draft`` as ``decision`` says (see the module docstring); InputError for a bad
     decision, a ``revise_id`` that is not a live statement of the memory, or a cited episode
     that is not the memory's."""
     if decision not in ("ask", "add", "revise"):
         raise InputError(f"unknown decision {decision!r} (expected ask, add or revise)")
     if (decision == "revise") != (revise_id is not None):
-        raise InputError("revise needs the id of the statement it replaces (and only revise takes one)")
+        raise InputError(
+            "revise needs the id of the statement it replaces (and only revise takes one)"
+        )
     if revise_id is not None and not _is_statement_id(revise_id):
-        raise UnknownStatement(f"no active or contested statement #{revise_id} in memory {draft.memory!r} to revise")
+        raise UnknownStatement(
+            f"no active or contested statement #{revise_id} in memory {draft.memory!r} to revise"
+        )
     _check_sources(db, draft)
     close, vector = close_existing(db, draft, embedder=embedder)
     outcome = SaveOutcome("undecided", close=close)
-    duplicate = next((c for c in close if c.observation.id != revise_id
-                      and is_near_duplicate(draft.text, c.observation.text, c.similarity)), None)
+    duplicate = next(
+        (
+            c
+            for c in close
+            if c.observation.id != revise_id
+            and is_near_duplicate(draft.text, c.observation.text, c.similarity)
+        ),
+        None,
+    )
     if duplicate is not None and not force:
         outcome.action, outcome.duplicate_of = "refused", duplicate.observation.id
         return outcome
@@ -160,8 +221,10 @@ def save(db: Database, draft: ObservationDraft, *, embedder: Embedder | None = N
         if decision == "revise":
             saved = observations_store.revise(conn, revise_id, draft)
             if saved is None:
-                raise UnknownStatement(f"no active or contested statement #{revise_id} in memory {draft.memory!r} "
-                                       "to revise")
+                raise UnknownStatement(
+                    f"no active or contested statement #{revise_id} in memory {draft.memory!r} "
+                    "to revise"
+                )
             outcome.action = "revised"
         else:
             saved = observations_store.insert(conn, draft)
@@ -169,7 +232,9 @@ def save(db: Database, draft: ObservationDraft, *, embedder: Embedder | None = N
         outcome.saved_id = saved
         profile, usable = _serving_embedder(conn, embedder)
         if vector is not None and profile is not None:
-            observations_store.write_vectors(conn, profile, [(saved, draft.memory)], vector[None, :])
+            observations_store.write_vectors(
+                conn, profile, [(saved, draft.memory)], vector[None, :]
+            )
             outcome.vector = "stored"
         else:
             outcome.vector = "pending"
@@ -198,7 +263,9 @@ def embed_pending(db: Database, embedder: Embedder, *, limit: int = EMBED_PASS_L
             for start in range(0, len(todo), embedder.batch_size):
                 batch = todo[start : start + embedder.batch_size]
                 vectors = embedder.embed_documents([text for _, _, text in batch])
-                written += observations_store.write_vectors(conn, profile, [(i, m) for i, m, _ in batch], vectors)
+                written += observations_store.write_vectors(
+                    conn, profile, [(i, m) for i, m, _ in batch], vectors
+                )
         observations_store.ensure_index(conn, profile)
     return written
 

@@ -9,8 +9,6 @@ module is imported; a deployment that wants a value pinned sets the field, or bi
 
 from __future__ import annotations
 
-from typing import Optional
-
 import dagster as dg
 from pydantic import PrivateAttr
 
@@ -24,31 +22,41 @@ class MemoryResource(dg.ConfigurableResource):
     """PostgreSQL (``url``, else MEMORY_PIPELINE_DATABASE_URL, else the embedded server under
     ``home``), the embedding model (``embed_*``), the reranker (``rerank_*``) and the policies."""
 
-    url: Optional[str] = None
-    home: Optional[str] = None
+    url: str | None = None
+    home: str | None = None
     pool_size: int = POOL_SIZE
-    embed_provider: Optional[str] = None
-    embed_model: Optional[str] = None
-    embed_dim: Optional[int] = None
-    embed_url: Optional[str] = None
-    embed_batch_size: Optional[int] = None
-    embed_timeout_s: Optional[float] = None
-    rerank_url: Optional[str] = None
-    rerank_model: Optional[str] = None
-    rerank_timeout_s: Optional[float] = None
-    policies_path: Optional[str] = None
-    telemetry: Optional[bool] = None
+    embed_provider: str | None = None
+    embed_model: str | None = None
+    embed_dim: int | None = None
+    embed_url: str | None = None
+    embed_batch_size: int | None = None
+    embed_timeout_s: float | None = None
+    rerank_url: str | None = None
+    rerank_model: str | None = None
+    rerank_timeout_s: float | None = None
+    policies_path: str | None = None
+    telemetry: bool | None = None
 
-    _memory: Optional[Memory] = PrivateAttr(default=None)
+    _memory: Memory | None = PrivateAttr(default=None)
 
     def open(self) -> Memory:
         # Dagster records its own materializations: the API need not report to it as well.
         return Memory.open(
-            self.url, home=self.home, pool_size=self.pool_size,
-            embed_provider=self.embed_provider, embed_model=self.embed_model, embed_dim=self.embed_dim,
-            embed_url=self.embed_url, embed_batch_size=self.embed_batch_size, embed_timeout_s=self.embed_timeout_s,
-            rerank_url=self.rerank_url, rerank_model=self.rerank_model, rerank_timeout_s=self.rerank_timeout_s,
-            policies_path=self.policies_path, telemetry=self.telemetry, record_in_dagster=False,
+            self.url,
+            home=self.home,
+            pool_size=self.pool_size,
+            embed_provider=self.embed_provider,
+            embed_model=self.embed_model,
+            embed_dim=self.embed_dim,
+            embed_url=self.embed_url,
+            embed_batch_size=self.embed_batch_size,
+            embed_timeout_s=self.embed_timeout_s,
+            rerank_url=self.rerank_url,
+            rerank_model=self.rerank_model,
+            rerank_timeout_s=self.rerank_timeout_s,
+            policies_path=self.policies_path,
+            telemetry=self.telemetry,
+            record_in_dagster=False,
         )
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:

@@ -32,7 +32,11 @@ def isolated_home():
     not delete a running session's database. Short, too: unix socket paths are limited.
     """
     home = Path(tempfile.mkdtemp(prefix="mp-test-"))
-    saved = {k: v for k, v in os.environ.items() if k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_HOME"))}
+    saved = {
+        k: v
+        for k, v in os.environ.items()
+        if k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_HOME"))
+    }
     for key in saved:
         del os.environ[key]
     os.environ["MEMORY_PIPELINE_HOME"] = str(home)
@@ -102,5 +106,7 @@ def model():
 def mem(db_url, model):
     from memory_pipeline import Memory
 
-    with Memory.open(url=db_url, embed_provider="ollama", embed_url=model.url, record_in_dagster=False) as memory:
+    with Memory.open(
+        url=db_url, embed_provider="ollama", embed_url=model.url, record_in_dagster=False
+    ) as memory:
         yield memory

@@ -6,8 +6,8 @@ import contextlib
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import dagster as dg
 
@@ -20,13 +20,18 @@ QWEN = "qwen3-embedding:0.6b"
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
     return path
 
 
-def episode(i: int, memory: str = "alice", paragraphs: int = 3, words: str = "notes about the garden") -> dict:
+def episode(
+    i: int, memory: str = "alice", paragraphs: int = 3, words: str = "notes about the garden"
+) -> dict:
     body = "\n\n".join(
-        f"Entry {i} paragraph {p}: {words} " + ("and more detail " * (10 + (i * 7 + p) % 90)) for p in range(paragraphs)
+        f"Entry {i} paragraph {p}: {words} " + ("and more detail " * (10 + (i * 7 + p) % 90))
+        for p in range(paragraphs)
     )
     return {
         "memory": memory,
@@ -37,7 +42,9 @@ def episode(i: int, memory: str = "alice", paragraphs: int = 3, words: str = "no
     }
 
 
-def ollama_embedder(url: str, dim: int = 512, model: str = QWEN, batch_size: int = 16) -> OllamaEmbedder:
+def ollama_embedder(
+    url: str, dim: int = 512, model: str = QWEN, batch_size: int = 16
+) -> OllamaEmbedder:
     return OllamaEmbedder(EmbeddingProfile("ollama", model, dim), host=url, batch_size=batch_size)
 
 
@@ -52,7 +59,9 @@ def dagster_instance(db_url: str, home: Path) -> Iterator[dg.DagsterInstance]:
     the web UI would), configured in ``home`` (created), disposed on exit."""
     home.mkdir()
     (home / "dagster.yaml").write_text(
-        f"storage:\n  postgres:\n    postgres_url: {json.dumps(as_psycopg2_url(db_url))}\n", encoding="utf-8")
+        f"storage:\n  postgres:\n    postgres_url: {json.dumps(as_psycopg2_url(db_url))}\n",
+        encoding="utf-8",
+    )
     instance = dg.DagsterInstance.from_config(str(home))
     try:
         yield instance
@@ -66,5 +75,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def run_benchmark(script: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     """``benchmarks/<script>`` run with this interpreter from the repository root, as a user runs
     it; its output captured."""
-    return subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -14,7 +14,9 @@ from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
 def test_bench_anchors_quick_runs_and_reports_both_conditions(tmp_path):
     out = tmp_path / "anchors.json"
     with LoopbackEmbeddingServer(dim=384) as server:
-        done = run_benchmark("bench_anchors.py", "--quick", "--embed-url", server.url, "--json", str(out))
+        done = run_benchmark(
+            "bench_anchors.py", "--quick", "--embed-url", server.url, "--json", str(out)
+        )
     assert done.returncode == 0, done.stderr
     figures = json.loads(out.read_text())
     assert figures["questions"] == 12

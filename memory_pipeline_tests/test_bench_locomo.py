@@ -36,15 +36,33 @@ def _conversation(sample_id: str) -> dict:
     for n, topic in enumerate(topics, start=1):
         conv[f"session_{n}_date_time"] = f"1:56 pm on {n + 7} May, 2023"
         conv[f"session_{n}"] = [
-            {"speaker": a, "dia_id": f"D{n}:1", "text": f"Guess what, I started {topic} this week!"},
-            {"speaker": b, "dia_id": f"D{n}:2", "text": f"No way, tell me everything about the {topic}."},
-            {"speaker": a, "dia_id": f"D{n}:3", "text": f"It was my sister's idea; {topic} makes me happy.",
-             "blip_caption": f"a photo of {topic}"},
-            {"speaker": b, "dia_id": f"D{n}:4", "text": "Well, I have been reading a lot of old novels lately."},
+            {
+                "speaker": a,
+                "dia_id": f"D{n}:1",
+                "text": f"Guess what, I started {topic} this week!",
+            },
+            {
+                "speaker": b,
+                "dia_id": f"D{n}:2",
+                "text": f"No way, tell me everything about the {topic}.",
+            },
+            {
+                "speaker": a,
+                "dia_id": f"D{n}:3",
+                "text": f"It was my sister's idea; {topic} makes me happy.",
+                "blip_caption": f"a photo of {topic}",
+            },
+            {
+                "speaker": b,
+                "dia_id": f"D{n}:4",
+                "text": "Well, I have been reading a lot of old novels lately.",
+            },
         ]
         observation[f"session_{n}_observation"] = {
-            a: [[f"{a} started {topic} at her sister's suggestion.", f"D{n}:1"],
-                [f"{topic} makes {a} happy.", [f"D{n}:3", f"D{n}:1"]]],
+            a: [
+                [f"{a} started {topic} at her sister's suggestion.", f"D{n}:1"],
+                [f"{topic} makes {a} happy.", [f"D{n}:3", f"D{n}:1"]],
+            ],
             b: [[f"{b} reads old novels.", f"D{n}:4"], ["a malformed entry without its turn"]],
         }
     # A session listed without turns, and an observation of it.
@@ -53,13 +71,37 @@ def _conversation(sample_id: str) -> dict:
     observation["session_4_observation"] = {a: [[f"{a} said nothing that day.", "D4:1"]]}
     first, second, third = topics
     qa = [
-        {"question": f"What did {a} start on 8 May 2023?", "answer": first, "evidence": ["D1:1"], "category": 2},
-        {"question": f"Whose idea was the {second}?", "answer": "her sister's", "evidence": ["D2:3"], "category": 4},
-        {"question": f"What does {b} read?", "answer": "old novels", "evidence": ["D1:4", "D3:4"], "category": 1},
-        {"question": f"Would {a} enjoy a {third}?", "answer": "yes", "evidence": ["D3:3"], "category": 3},
+        {
+            "question": f"What did {a} start on 8 May 2023?",
+            "answer": first,
+            "evidence": ["D1:1"],
+            "category": 2,
+        },
+        {
+            "question": f"Whose idea was the {second}?",
+            "answer": "her sister's",
+            "evidence": ["D2:3"],
+            "category": 4,
+        },
+        {
+            "question": f"What does {b} read?",
+            "answer": "old novels",
+            "evidence": ["D1:4", "D3:4"],
+            "category": 1,
+        },
+        {
+            "question": f"Would {a} enjoy a {third}?",
+            "answer": "yes",
+            "evidence": ["D3:3"],
+            "category": 3,
+        },
         {"question": "Unanswerable?", "answer": "", "evidence": ["D1:2"], "category": 5},
-        {"question": "Evidence that names no turn", "answer": "x", "evidence": ["D9:99", "D8:6; D9:17"],
-         "category": 4},
+        {
+            "question": "Evidence that names no turn",
+            "answer": "x",
+            "evidence": ["D9:99", "D8:6; D9:17"],
+            "category": 4,
+        },
     ]
     return {"sample_id": sample_id, "conversation": conv, "observation": observation, "qa": qa}
 
@@ -68,10 +110,22 @@ def _conversation(sample_id: str) -> dict:
 @pytest.mark.timeout(1200)
 def test_bench_locomo_runs_on_unseen_conversations_with_their_quirks(tmp_path):
     data = tmp_path / "locomo-other.json"
-    data.write_text(json.dumps([_conversation("conv-a"), _conversation("conv-b")]), encoding="utf-8")
+    data.write_text(
+        json.dumps([_conversation("conv-a"), _conversation("conv-b")]), encoding="utf-8"
+    )
     out = tmp_path / "figures.json"
-    done = run_benchmark("bench_locomo.py", "--data", str(data), "--home", str(tmp_path / "home"),
-                         "--skip-diagnostics", "--merge-grid", "--json", str(out), timeout=1100)
+    done = run_benchmark(
+        "bench_locomo.py",
+        "--data",
+        str(data),
+        "--home",
+        str(tmp_path / "home"),
+        "--skip-diagnostics",
+        "--merge-grid",
+        "--json",
+        str(out),
+        timeout=1100,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "Traceback" not in done.stderr
     figures = json.loads(out.read_text())
@@ -94,7 +148,7 @@ def test_bench_locomo_runs_on_unseen_conversations_with_their_quirks(tmp_path):
 
 # --- the observation stage's characters cap -----------------------------------------------------
 
-NOW = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 BASE = {"method": "combsum", "k": 60, "vector": 1.0, "graph": 0.0, "date": 0.0}
 
 
@@ -103,17 +157,36 @@ def _item(memory: str) -> dict:
     one long chunk holding the evidence that only a statement points at: with observation weight
     w it scores w, and enters the 8 passages (for 900 characters more) once w passes 1/8."""
     facts = {"salience": 0.5, "occurred_at": NOW.isoformat(), "start": 0}
-    candidates = {f"v{i}": {**facts, "text_chars": 100, "holds": [], "episode_id": i, "end": 100} for i in range(9)}
-    candidates["e"] = {**facts, "text_chars": 1000, "holds": ["D1:1"], "episode_id": 99, "end": 1000}
-    return {"memory": memory, "category": 4, "evidence": ["D1:1"], "candidates": candidates,
-            "ranked": {"vector": [f"v{i}" for i in range(9)], "observation": ["e"]},
-            "scores": {"vector": [float(9 - i) for i in range(9)], "observation": [1.0]}}
+    candidates = {
+        f"v{i}": {**facts, "text_chars": 100, "holds": [], "episode_id": i, "end": 100}
+        for i in range(9)
+    }
+    candidates["e"] = {
+        **facts,
+        "text_chars": 1000,
+        "holds": ["D1:1"],
+        "episode_id": 99,
+        "end": 1000,
+    }
+    return {
+        "memory": memory,
+        "category": 4,
+        "evidence": ["D1:1"],
+        "candidates": candidates,
+        "ranked": {"vector": [f"v{i}" for i in range(9)], "observation": ["e"]},
+        "scores": {"vector": [float(9 - i) for i in range(9)], "observation": [1.0]},
+    }
 
 
 def _observation_stage(chars_cap):
     items = [_item(m) for m in ("m1", "m1", "m2", "m2")]
-    return locomo_loo.leave_one_out(items, lambda memory: locomo_loo.observation_grid(BASE),
-                                    (*locomo_loo.CHUNK_CHANNELS, "observation"), NOW, chars_cap=chars_cap)
+    return locomo_loo.leave_one_out(
+        items,
+        lambda memory: locomo_loo.observation_grid(BASE),
+        (*locomo_loo.CHUNK_CHANNELS, "observation"),
+        NOW,
+        chars_cap=chars_cap,
+    )
 
 
 def test_the_observation_stage_keeps_to_the_characters_of_the_search_without_observations():
@@ -125,8 +198,10 @@ def test_the_observation_stage_keeps_to_the_characters_of_the_search_without_obs
     # The search without observations returns the eight short chunks: 800 characters.
     capped = _observation_stage(lambda memory, train: 800)
     assert [f["chosen"]["observation"] for f in capped["folds"]] == [0.1, 0.1]
-    assert all(f["@8"] == 0.0 and f["chars"] == 800 and f["cap"] == 800 and f["within_cap"]
-               for f in capped["folds"])
+    assert all(
+        f["@8"] == 0.0 and f["chars"] == 800 and f["cap"] == 800 and f["within_cap"]
+        for f in capped["folds"]
+    )
 
 
 def test_when_no_setting_keeps_to_the_cap_the_fewest_characters_are_chosen_and_said():

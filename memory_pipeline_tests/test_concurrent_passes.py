@@ -44,9 +44,14 @@ def embedded_texts(server) -> Counter:
 def test_two_passes_on_one_backlog_embed_each_text_once_and_report_only_their_own(db, tmp_path):
     ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(40)])])
     with LoopbackEmbeddingServer(dim=1024, delay_s=0.01) as server:
-        first, second = ollama_embedder(server.url, batch_size=4), ollama_embedder(server.url, batch_size=4)
-        reports = run_in_threads(lambda: indexing.index_until_done(db, first),
-                                 lambda: indexing.index_until_done(db, second))
+        first, second = (
+            ollama_embedder(server.url, batch_size=4),
+            ollama_embedder(server.url, batch_size=4),
+        )
+        reports = run_in_threads(
+            lambda: indexing.index_until_done(db, first),
+            lambda: indexing.index_until_done(db, second),
+        )
         texts = embedded_texts(server)
     assert not [r for r in reports if isinstance(r, Exception)], reports
     assert max(texts.values()) == 1  # no text was sent to the model twice
@@ -62,7 +67,9 @@ def test_a_pass_skips_episodes_another_pass_has_claimed(db, tmp_path):
     ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(6)])])
     with LoopbackEmbeddingServer(dim=1024) as server, db.connection() as holder:
         embedder = ollama_embedder(server.url)
-        held, finished = index_store.claim_episodes(holder, None, index_store.pending_ids(holder, None, limit=2))
+        held, finished = index_store.claim_episodes(
+            holder, None, index_store.pending_ids(holder, None, limit=2)
+        )
         assert len(held) == 2 and not finished
         report = indexing.index_until_done(db, embedder)
         assert report.episodes == 4 and report.pending_after == 2
@@ -94,7 +101,9 @@ def unit(vector) -> np.ndarray:
 
 # canary_every 3: the swapped calls without a canary of their own wait for one sent after them.
 @pytest.mark.parametrize("in_flight, canary_every", [(1, 1), (3, 1), (3, 3)])
-def test_a_model_swapped_in_the_middle_of_a_pass_leaves_none_of_its_vectors(db, tmp_path, in_flight, canary_every):
+def test_a_model_swapped_in_the_middle_of_a_pass_leaves_none_of_its_vectors(
+    db, tmp_path, in_flight, canary_every
+):
     ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(30)])])
     with LoopbackEmbeddingServer(dim=1024) as server:
         embedder = ollama_embedder(server.url, batch_size=4)
@@ -107,14 +116,18 @@ def test_a_model_swapped_in_the_middle_of_a_pass_leaves_none_of_its_vectors(db, 
         with db.connection() as conn:
             stored = conn.execute(
                 "SELECT DISTINCT ON (v.chunk_id) v.embedding, c.text FROM embeddings v "
-                "JOIN chunks c USING (memory, chunk_id)").fetchall()
+                "JOIN chunks c USING (memory, chunk_id)"
+            ).fetchall()
             profile = profiles_store.get_profile(conn, embedder.profile)
             state = profiles_store.get_generation(conn, profile.id, profile.generation).state
         assert stored, "the calls before the swap were committed"
         for vector, text in stored:  # every stored vector is the original model's
             assert float(np.dot(unit(vector.to_numpy()), unit(hashing_vector(text, 1024)))) > 0.99
         assert state == "stale"
-        assert f"The {count(db, 'SELECT count(*) FROM embeddings')} vectors committed before" in message
+        assert (
+            f"The {count(db, 'SELECT count(*) FROM embeddings')} vectors committed before"
+            in message
+        )
         # The suggested recovery: serve the original model again and re-run.
         server.answer_override = None
         report = indexing.index_until_done(db, embedder)
@@ -123,7 +136,9 @@ def test_a_model_swapped_in_the_middle_of_a_pass_leaves_none_of_its_vectors(db, 
         assert profiles_store.get_generation(conn, profile.id, profile.generation).state == "ready"
 
 
-def test_a_swap_after_the_last_canary_of_a_pass_is_caught_by_its_closing_canary(db, tmp_path, monkeypatch):
+def test_a_swap_after_the_last_canary_of_a_pass_is_caught_by_its_closing_canary(
+    db, tmp_path, monkeypatch
+):
     # No canary rides in the pass's calls (the probe aside): only the one sent after the last
     # call has ended can prove their vectors, and it sees the swapped model.
     monkeypatch.setattr(indexing, "CANARY_EVERY_SECONDS", 10_000.0)
@@ -147,8 +162,10 @@ def test_a_pass_writes_episodes_whose_names_are_being_linked_meanwhile(db, tmp_p
     ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(3)])])
     with LoopbackEmbeddingServer(dim=1024) as server, db.connection() as linker:
         with linker.transaction():
-            linker.execute("INSERT INTO episode_names (episode_id, memory, names) "
-                           "SELECT id, memory, '{}' FROM episodes")
+            linker.execute(
+                "INSERT INTO episode_names (episode_id, memory, names) "
+                "SELECT id, memory, '{}' FROM episodes"
+            )
             report = indexing.index_until_done(db, ollama_embedder(server.url))
     assert report.episodes == 3 and report.skipped_locked == 0 and report.pending_after == 0
 
@@ -167,18 +184,25 @@ def test_two_ingests_of_the_same_rows_in_opposite_order_do_not_deadlock(db, tmp_
     rows = [episode(i, paragraphs=1) for i in range(1500)]
     forward = write_jsonl(tmp_path / "forward.jsonl", rows)
     backward = write_jsonl(tmp_path / "backward.jsonl", rows[::-1])
-    reports = run_in_threads(lambda: ingest_paths(db, [forward]), lambda: ingest_paths(db, [backward]))
+    reports = run_in_threads(
+        lambda: ingest_paths(db, [forward]), lambda: ingest_paths(db, [backward])
+    )
     assert not [r for r in reports if isinstance(r, Exception)], reports
     assert sum(r.inserted for r in reports) == 1500
     assert count(db, "SELECT count(*) FROM episodes") == 1500
 
 
 def advisory_locks(db) -> int:
-    return count(db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND database = "
-                     "(SELECT oid FROM pg_database WHERE datname = current_database())")
+    return count(
+        db,
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND database = "
+        "(SELECT oid FROM pg_database WHERE datname = current_database())",
+    )
 
 
-def test_one_pass_claims_in_rounds_embeds_each_text_once_and_releases_every_claim(db, tmp_path, monkeypatch):
+def test_one_pass_claims_in_rounds_embeds_each_text_once_and_releases_every_claim(
+    db, tmp_path, monkeypatch
+):
     monkeypatch.setattr(indexing, "CLAIM_ROUND", 5)
     ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(23)])])
     with LoopbackEmbeddingServer(dim=1024, delay_s=0.005) as server:

@@ -60,9 +60,11 @@ def test_index_pass_writes_exact_chunks_and_normalised_vectors(db, corpus):
     assert inputs[0] == [indexing.CANARY_TEXT]
     assert all(n == 16 for n in batch_sizes[1:-1]) and 2 <= batch_sizes[-1] <= 16
     assert all(texts[0] == indexing.CANARY_TEXT for texts in inputs)
-    assert sum(batch_sizes[1:]) - (len(batch_sizes) - 1) == expected_vectors(rows) + expected_windows(rows)
+    assert sum(batch_sizes[1:]) - (len(batch_sizes) - 1) == expected_vectors(
+        rows
+    ) + expected_windows(rows)
     with db.connection() as conn:
-        for (body, chash, texts, starts, ends) in conn.execute(
+        for body, chash, texts, starts, ends in conn.execute(
             """SELECT e.body, e.content_hash, array_agg(c.text ORDER BY c.ordinal),
                       array_agg(c.start_char ORDER BY c.ordinal), array_agg(c.end_char ORDER BY c.ordinal)
                FROM episodes e JOIN chunks c ON c.episode_id = e.id GROUP BY e.id"""
@@ -78,7 +80,9 @@ def test_index_pass_writes_exact_chunks_and_normalised_vectors(db, corpus):
         for _, windows, text in stored:
             assert len(windows or []) == len(paragraph_windows(text))
         every = [v for vector, windows, _ in stored for v in [vector, *(windows or [])]]
-        dims, norms = zip(*[(len(v.to_list()), math.sqrt(sum(x * x for x in v.to_list()))) for v in every])
+        dims, norms = zip(
+            *[(len(v.to_list()), math.sqrt(sum(x * x for x in v.to_list()))) for v in every]
+        )
         profile = active_profile(conn)
     assert set(dims) == {512}
     assert all(abs(n - 1) < 2e-3 for n in norms)  # halfvec keeps ~3 significant digits
@@ -155,10 +159,12 @@ def test_switching_profile_adds_vectors_and_keeps_the_old_ones(db, corpus):
         report = indexing.index_until_done(db, other)
     assert report.vectors == expected_vectors(rows) and report.chunks == 0  # chunks reused
     with db.connection() as conn:
-        per_profile = dict(conn.execute(
-            """SELECT p.name, count(*) FROM embeddings v JOIN embedding_profiles p ON p.id = v.profile_id
+        per_profile = dict(
+            conn.execute(
+                """SELECT p.name, count(*) FROM embeddings v JOIN embedding_profiles p ON p.id = v.profile_id
                GROUP BY p.name"""
-        ).fetchall())
+            ).fetchall()
+        )
         assert active_profile(conn).name == "ollama/nomic-embed-text@256"
     assert per_profile == {
         "ollama/qwen3-embedding:0.6b@512": expected_vectors(rows),
@@ -168,13 +174,33 @@ def test_switching_profile_adds_vectors_and_keeps_the_old_ones(db, corpus):
 
 def test_openai_compatible_provider_indexes_and_searches(db, tmp_path):
     rows = [
-        {"memory": "m", "kind": "note", "title": "Bikes", "occurred_at": "2026-01-01", "body": "my bicycle needs a new chain"},
-        {"memory": "m", "kind": "note", "title": "Cake", "occurred_at": "2026-01-02", "body": "chocolate cake recipe with cherries"},
-        {"memory": "other", "kind": "note", "title": "Bikes too", "occurred_at": "2026-01-02", "body": "bicycle chain bicycle chain"},
+        {
+            "memory": "m",
+            "kind": "note",
+            "title": "Bikes",
+            "occurred_at": "2026-01-01",
+            "body": "my bicycle needs a new chain",
+        },
+        {
+            "memory": "m",
+            "kind": "note",
+            "title": "Cake",
+            "occurred_at": "2026-01-02",
+            "body": "chocolate cake recipe with cherries",
+        },
+        {
+            "memory": "other",
+            "kind": "note",
+            "title": "Bikes too",
+            "occurred_at": "2026-01-02",
+            "body": "bicycle chain bicycle chain",
+        },
     ]
     ingest_paths(db, [write_jsonl(tmp_path / "x.jsonl", rows)])
     with LoopbackEmbeddingServer(dim=384) as server:
-        embedder = OpenAICompatibleEmbedder(EmbeddingProfile("openai", "e5", 384), base_url=server.url + "/v1")
+        embedder = OpenAICompatibleEmbedder(
+            EmbeddingProfile("openai", "e5", 384), base_url=server.url + "/v1"
+        )
         report = indexing.index_until_done(db, embedder)
         assert {r.input_type for r in server.requests} == {"passage"}
         query = embedder.embed_query("bicycle chain")
@@ -184,7 +210,11 @@ def test_openai_compatible_provider_indexes_and_searches(db, tmp_path):
         hits = nearest_chunks(conn, profile, "m", query, limit=5)
     assert [h.memory for h in hits] == ["m", "m"]  # never another memory's chunk
     assert hits[0].distance < hits[1].distance
-    title = count(db, "SELECT e.title FROM chunks c JOIN episodes e ON e.id = c.episode_id WHERE c.chunk_id = %s", hits[0].chunk_id)
+    title = count(
+        db,
+        "SELECT e.title FROM chunks c JOIN episodes e ON e.id = c.episode_id WHERE c.chunk_id = %s",
+        hits[0].chunk_id,
+    )
     assert title == "Bikes"
 
 
@@ -219,15 +249,21 @@ def test_progress_counts_everything_done_so_far_across_passes(db, tmp_path):
     ingest_paths(db, [tmp_path / "e.jsonl"])
     seen = []
     with LoopbackEmbeddingServer(dim=1024) as server:
-        report = indexing.index_until_done(db, ollama_embedder(server.url), pass_limit=2,
-                                           on_progress=lambda r: seen.append(r.episodes))
+        report = indexing.index_until_done(
+            db,
+            ollama_embedder(server.url),
+            pass_limit=2,
+            on_progress=lambda r: seen.append(r.episodes),
+        )
     assert report.episodes == 5 and report.passes >= 3
     # A later pass continues the count; it never starts again from 0.
     assert seen == sorted(seen) and seen[-1] >= 4, seen
 
 
 @pytest.mark.parametrize("analyze_after, pool_size", [(1, 5), (1, 2), (10**9, 5)])
-def test_a_pass_that_wrote_many_vectors_refreshes_the_planner_statistics(db_url, corpus, analyze_after, pool_size):
+def test_a_pass_that_wrote_many_vectors_refreshes_the_planner_statistics(
+    db_url, corpus, analyze_after, pool_size
+):
     # A table never analyzed (nor vacuumed) has reltuples -1 (PostgreSQL 14+); ANALYZE sets the
     # row count. Autovacuum leaves tables this small alone, so only the pass can have done it:
     # beside itself, on a spare connection, once half of what it listed is committed; after
@@ -237,10 +273,14 @@ def test_a_pass_that_wrote_many_vectors_refreshes_the_planner_statistics(db_url,
     with Database.open(db_url, max_size=pool_size) as db:
         ingest_paths(db, [path])
         with LoopbackEmbeddingServer(dim=1024) as server:
-            report = indexing.index_until_done(db, ollama_embedder(server.url), analyze_after=analyze_after)
+            report = indexing.index_until_done(
+                db, ollama_embedder(server.url), analyze_after=analyze_after
+            )
         with db.connection() as conn:
             stored = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            reltuples = conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'chunks'::regclass").fetchone()[0]
+            reltuples = conn.execute(
+                "SELECT reltuples FROM pg_class WHERE oid = 'chunks'::regclass"
+            ).fetchone()[0]
     assert stored == expected_chunks(rows)
     assert report.analyzed == (analyze_after == 1 and pool_size > 2)
     if analyze_after == 1:
@@ -250,7 +290,9 @@ def test_a_pass_that_wrote_many_vectors_refreshes_the_planner_statistics(db_url,
 
 
 @pytest.mark.parametrize("pool_size", [5, 2])
-def test_commits_run_on_two_storing_connections_when_the_pool_can_spare_one(db_url, corpus, monkeypatch, pool_size):
+def test_commits_run_on_two_storing_connections_when_the_pool_can_spare_one(
+    db_url, corpus, monkeypatch, pool_size
+):
     # Two storing threads, each on its own connection (indexing.STORE_THREADS): commits handed
     # over one after the other alternate between them. A pool that cannot spare the second (the
     # pass's own connection and one storing connection fill a pool of 2) leaves one, and the pass

@@ -28,29 +28,55 @@ BODIES = [
 
 
 def _episodes(memory: str, first: int, bodies: list[str]) -> list[dict]:
-    return [{"memory": memory, "kind": "note", "title": f"note {first + i}", "occurred_at": "2026-02-01",
-             "body": body} for i, body in enumerate(bodies)]
+    return [
+        {
+            "memory": memory,
+            "kind": "note",
+            "title": f"note {first + i}",
+            "occurred_at": "2026-02-01",
+            "body": body,
+        }
+        for i, body in enumerate(bodies)
+    ]
 
 
 def _linked(mem: Memory) -> tuple[set, set]:
     with mem.db.connection() as conn:
-        names = set(conn.execute("SELECT episode_id, memory, names::text FROM episode_names").fetchall())
-        mentions = set(conn.execute("SELECT entity_id, episode_id, memory FROM entity_mentions").fetchall())
+        names = set(
+            conn.execute("SELECT episode_id, memory, names::text FROM episode_names").fetchall()
+        )
+        mentions = set(
+            conn.execute("SELECT entity_id, episode_id, memory FROM entity_mentions").fetchall()
+        )
     return names, mentions
 
 
 def test_index_links_what_the_entity_mentions_stage_links_and_what_an_earlier_run_left(mem):
     with mem.db.connection() as conn:
-        entities_store.import_entities(conn, [("alice", Entity("Marta Quintela", ("Marta",))),
-                                              ("alice", Entity("McDonald")), ("bob", Entity("Tomás Rocha"))],
-                                       entities_store.EntityReport())
+        entities_store.import_entities(
+            conn,
+            [
+                ("alice", Entity("Marta Quintela", ("Marta",))),
+                ("alice", Entity("McDonald")),
+                ("bob", Entity("Tomás Rocha")),
+            ],
+            entities_store.EntityReport(),
+        )
     mem.add(_episodes("alice", 0, BODIES), ingest_day=DAY)
     mem.index()  # committed, never linked: a run stopped before its worker reached them
     assert count(mem.db, "SELECT count(*) FROM episode_names") == 0
     # bob's title names an entity its body does not: titles are matched too.
-    mem.add(_episodes("alice", 10, [body + " Later." for body in BODIES[:2]]) + _episodes("bob", 20, BODIES[1:])
-            + [{**_episodes("bob", 30, ["A call about the crane."])[0], "title": "Call with Tomás Rocha"}],
-            ingest_day=DAY)
+    mem.add(
+        _episodes("alice", 10, [body + " Later." for body in BODIES[:2]])
+        + _episodes("bob", 20, BODIES[1:])
+        + [
+            {
+                **_episodes("bob", 30, ["A call about the crane."])[0],
+                "title": "Call with Tomás Rocha",
+            }
+        ],
+        ingest_day=DAY,
+    )
     report = mem.index_and_link()
     assert report.episodes == 7 and report.pending_after == 0
     names, mentions = _linked(mem)
@@ -67,9 +93,12 @@ def test_index_links_what_the_entity_mentions_stage_links_and_what_an_earlier_ru
 
 def test_a_model_down_is_raised_and_stops_the_worker(mem, db_url):
     mem.add(_episodes("alice", 0, BODIES), ingest_day=DAY)
-    with Memory.open(url=db_url, embed_provider="ollama", embed_url=unused_port_url(),
-                     record_in_dagster=False) as down:
-        with pytest.raises(EmbedderUnavailable, match="the Ollama embedding service is unavailable"):
+    with Memory.open(
+        url=db_url, embed_provider="ollama", embed_url=unused_port_url(), record_in_dagster=False
+    ) as down:
+        with pytest.raises(
+            EmbedderUnavailable, match="the Ollama embedding service is unavailable"
+        ):
             down.index_and_link()
     assert multiprocessing.active_children() == []
 
@@ -87,15 +116,21 @@ def test_the_workers_database_failure_is_a_plain_database_error():
 def test_the_workers_failure_during_the_pass_is_raised_as_itself(mem, monkeypatch):
     from memory_pipeline import indexing
 
-    monkeypatch.setattr(indexing, "WRITE_EVERY_CHUNKS", 1)  # a commit per episode: several after the failure
+    monkeypatch.setattr(
+        indexing, "WRITE_EVERY_CHUNKS", 1
+    )  # a commit per episode: several after the failure
     mem.add(_episodes("alice", 0, BODIES), ingest_day=DAY)
-    with EntityLinker(f"postgresql://u@127.0.0.1:{unused_port_url().rsplit(':', 1)[1]}/x") as linker:
+    with EntityLinker(
+        f"postgresql://u@127.0.0.1:{unused_port_url().rsplit(':', 1)[1]}/x"
+    ) as linker:
         linker._process.join(30)  # it has failed and said so
         with pytest.raises(DatabaseUnavailable, match="entity linking"):
             mem.index(on_committed=linker.link)
         with pytest.raises(DatabaseUnavailable, match="entity linking"):
             linker.finish()
-    assert count(mem.db, "SELECT count(DISTINCT episode_id) FROM chunks") >= 1  # committed work kept
+    assert (
+        count(mem.db, "SELECT count(DISTINCT episode_id) FROM chunks") >= 1
+    )  # committed work kept
 
 
 def test_a_worker_killed_from_outside_fails_the_next_batch(db_url):

@@ -14,8 +14,17 @@ from memory_pipeline.memory import UnknownEpisode, UnknownMemory
 from memory_pipeline_tests.helpers import count
 from memory_pipeline_tests.support.loopback import unused_port_url
 
-TABLES = ("episodes", "chunks", "embeddings", "entity_mentions", "episode_names", "entities",
-          "keyword_stats", "keyword_memory_stats", "search_telemetry")
+TABLES = (
+    "episodes",
+    "chunks",
+    "embeddings",
+    "entity_mentions",
+    "episode_names",
+    "entities",
+    "keyword_stats",
+    "keyword_memory_stats",
+    "search_telemetry",
+)
 
 
 def ep(memory: str, title: str, body: str, day: str = "2026-03-01") -> dict:
@@ -25,18 +34,22 @@ def ep(memory: str, title: str, body: str, day: str = "2026-03-01") -> dict:
 def rows_of(memory: Memory, memory_name: str) -> dict[str, int]:
     counts = {}
     for table in TABLES:
-        counts[table] = count(memory.db, f"SELECT count(*) FROM {table} WHERE memory = %s", memory_name)
+        counts[table] = count(
+            memory.db, f"SELECT count(*) FROM {table} WHERE memory = %s", memory_name
+        )
     return counts
 
 
 def test_add_stores_valid_items_and_locates_rejections(mem):
-    report = mem.add([
-        ep("alice", "Bread", "Sourdough needs a warm kitchen."),
-        {"memory": "alice", "kind": "note", "title": "No date", "body": "x"},
-        ep("alice", "Bread again", "Sourdough needs a warm kitchen."),  # same body: a duplicate
-        "not an object",
-        {**ep("alice", "Typo", "y"), "titel": "z"},
-    ])
+    report = mem.add(
+        [
+            ep("alice", "Bread", "Sourdough needs a warm kitchen."),
+            {"memory": "alice", "kind": "note", "title": "No date", "body": "x"},
+            ep("alice", "Bread again", "Sourdough needs a warm kitchen."),  # same body: a duplicate
+            "not an object",
+            {**ep("alice", "Typo", "y"), "titel": "z"},
+        ]
+    )
     assert report.inserted == 1 and report.duplicates == 1
     located = {r.location: r.reason for r in report.rejections}
     assert set(located) == {"episodes[1]", "episodes[3]", "episodes[4]"}
@@ -47,7 +60,9 @@ def test_add_stores_valid_items_and_locates_rejections(mem):
 
 
 def test_add_fills_memory_and_kind_and_validates_them(mem):
-    report = mem.add([{"title": "T", "occurred_at": "2026-01-01", "body": "b"}], memory="bob", kind="chat")
+    report = mem.add(
+        [{"title": "T", "occurred_at": "2026-01-01", "body": "b"}], memory="bob", kind="chat"
+    )
     stored = mem.episode(report.inserted_ids[0])
     assert (stored["memory"], stored["kind"]) == ("bob", "chat")
     with pytest.raises(InputError, match="invalid memory name"):
@@ -57,8 +72,12 @@ def test_add_fills_memory_and_kind_and_validates_them(mem):
 
 
 def test_index_search_and_unknown_memory_names_the_existing_ones(mem, model):
-    mem.add([ep("alice", "Bread", "Sourdough needs a warm kitchen and patience."),
-             ep("alice", "Bike", "The bicycle chain was oiled on Sunday.")])
+    mem.add(
+        [
+            ep("alice", "Bread", "Sourdough needs a warm kitchen and patience."),
+            ep("alice", "Bike", "The bicycle chain was oiled on Sunday."),
+        ]
+    )
     report = mem.index()
     assert report.episodes == 2 and report.vectors >= 2 and report.pending_after == 0
     response = mem.search("alice", "sourdough kitchen")
@@ -73,7 +92,9 @@ def test_index_search_and_unknown_memory_names_the_existing_ones(mem, model):
 
 
 def test_memories_and_status(mem, db_url):
-    mem.add([ep("alice", "A", "one"), ep("alice", "B", "two", "2026-04-02"), ep("bob", "C", "three")])
+    mem.add(
+        [ep("alice", "A", "one"), ep("alice", "B", "two", "2026-04-02"), ep("bob", "C", "three")]
+    )
     rows = {m.name: m for m in mem.memories()}
     assert (rows["alice"].episodes, rows["bob"].episodes) == (2, 1)
     assert rows["alice"].first_at.date().isoformat() == "2026-03-01"
@@ -86,12 +107,19 @@ def test_memories_and_status(mem, db_url):
 
 def test_forget_episode_removes_every_derived_row_and_search_never_returns_it(mem):
     shared = "The weekly market sells apples, pears and cheese from the valley farms."
-    report = mem.add([
-        ep("alice", "Secret", "Zanzibar vacation plan with Lucinda Okonkwo.\n\n" + shared),
-        ep("alice", "Other", "Lucinda Okonkwo called about the garden.\n\n" + shared, "2026-03-02"),
-        ep("alice", "Third", "Lucinda Okonkwo brought cheese.", "2026-03-03"),
-        ep("bob", "Bob's", "Zanzibar vacation plan with Lucinda Okonkwo."),
-    ])
+    report = mem.add(
+        [
+            ep("alice", "Secret", "Zanzibar vacation plan with Lucinda Okonkwo.\n\n" + shared),
+            ep(
+                "alice",
+                "Other",
+                "Lucinda Okonkwo called about the garden.\n\n" + shared,
+                "2026-03-02",
+            ),
+            ep("alice", "Third", "Lucinda Okonkwo brought cheese.", "2026-03-03"),
+            ep("bob", "Bob's", "Zanzibar vacation plan with Lucinda Okonkwo."),
+        ]
+    )
     secret = report.inserted_ids[0]
     mem.index()
     from memory_pipeline.storage import entities_store
@@ -101,13 +129,21 @@ def test_forget_episode_removes_every_derived_row_and_search_never_returns_it(me
     assert mem.search("alice", "Zanzibar vacation").results[0].episode_id == secret
     before_alice, before_bob = rows_of(mem, "alice"), rows_of(mem, "bob")
     chunks_of_secret = count(mem.db, "SELECT count(*) FROM chunks WHERE episode_id = %s", secret)
-    mentions_of_secret = count(mem.db, "SELECT count(*) FROM entity_mentions WHERE episode_id = %s", secret)
-    assert chunks_of_secret >= 1 and mentions_of_secret >= 1 and before_alice["search_telemetry"] == 1
+    mentions_of_secret = count(
+        mem.db, "SELECT count(*) FROM entity_mentions WHERE episode_id = %s", secret
+    )
+    assert (
+        chunks_of_secret >= 1 and mentions_of_secret >= 1 and before_alice["search_telemetry"] == 1
+    )
 
     counts = mem.forget("alice", episode_id=secret)
 
     assert (counts.episodes, counts.chunks, counts.mentions, counts.telemetry) == (
-        1, chunks_of_secret, mentions_of_secret, 1)
+        1,
+        chunks_of_secret,
+        mentions_of_secret,
+        1,
+    )
     after = rows_of(mem, "alice")
     assert after["episodes"] == before_alice["episodes"] - 1
     assert after["chunks"] == before_alice["chunks"] - chunks_of_secret
@@ -115,14 +151,24 @@ def test_forget_episode_removes_every_derived_row_and_search_never_returns_it(me
     assert after["search_telemetry"] == 0
     # The shared paragraph's vector stays only if another chunk has the same text; the
     # episode's own chunk vectors are gone.
-    assert after["embeddings"] == before_alice["embeddings"] - counts.vectors and counts.vectors >= 1
-    assert count(mem.db, "SELECT count(*) FROM embeddings v WHERE v.memory = 'alice' AND NOT EXISTS "
-                 "(SELECT 1 FROM chunks c WHERE c.memory = v.memory AND c.chunk_id = v.chunk_id)") == 0
+    assert (
+        after["embeddings"] == before_alice["embeddings"] - counts.vectors and counts.vectors >= 1
+    )
+    assert (
+        count(
+            mem.db,
+            "SELECT count(*) FROM embeddings v WHERE v.memory = 'alice' AND NOT EXISTS "
+            "(SELECT 1 FROM chunks c WHERE c.memory = v.memory AND c.chunk_id = v.chunk_id)",
+        )
+        == 0
+    )
     # Keyword statistics equal a recount of what is left.
     from memory_pipeline.storage import keyword_store
 
     with mem.db.connection() as conn:
-        assert keyword_store.stored_stats(conn, "alice") == keyword_store.counted_stats(conn, "alice")
+        assert keyword_store.stored_stats(conn, "alice") == keyword_store.counted_stats(
+            conn, "alice"
+        )
         assert "zanzibar" not in keyword_store.stored_stats(conn, "alice")[1]
     for query in ("Zanzibar vacation", "zanzibar"):
         assert all(r.episode_id != secret for r in mem.search("alice", query).results)
@@ -142,8 +188,13 @@ def test_forget_episode_of_another_memory_is_not_found(mem):
 
 
 def test_forget_memory_removes_it_and_nothing_else(mem):
-    mem.add([ep("alice", "A", "apples and pears"), ep("alice", "B", "pears and plums"),
-             ep("bob", "C", "apples and pears")])
+    mem.add(
+        [
+            ep("alice", "A", "apples and pears"),
+            ep("alice", "B", "pears and plums"),
+            ep("bob", "C", "apples and pears"),
+        ]
+    )
     mem.index()
     mem.search("alice", "pears")
     mem.search("bob", "pears")
@@ -159,8 +210,13 @@ def test_forget_memory_removes_it_and_nothing_else(mem):
 
 
 def test_telemetry_opt_out_and_retention(db_url, model):
-    with Memory.open(url=db_url, embed_provider="ollama", embed_url=model.url, telemetry=False,
-                     record_in_dagster=False) as mem:
+    with Memory.open(
+        url=db_url,
+        embed_provider="ollama",
+        embed_url=model.url,
+        telemetry=False,
+        record_in_dagster=False,
+    ) as mem:
         mem.add([ep("alice", "A", "apples")])
         mem.search("alice", "apples", channels=("keyword",))
         assert count(mem.db, "SELECT count(*) FROM search_telemetry") == 0

@@ -17,7 +17,10 @@ from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer, hash
 
 def swapped_model(flavour: str, texts: list[str]) -> dict:
     """Same name, different weights: vectors of other texts."""
-    return {"model": "qwen3-embedding:0.6b", "embeddings": [hashing_vector(t[::-1] + " v2", 1024) for t in texts]}
+    return {
+        "model": "qwen3-embedding:0.6b",
+        "embeddings": [hashing_vector(t[::-1] + " v2", 1024) for t in texts],
+    }
 
 
 @pytest.fixture
@@ -87,12 +90,18 @@ def test_reindex_builds_a_new_generation_while_search_serves_the_old_one(db, ind
         stored, resumed = profiles_store.start_reindex(conn, embedder.profile)
     assert resumed and stored.building_generation == 2
     report = indexing.index_until_done(db, embedder)
-    assert report.switched == "search now uses ollama/qwen3-embedding:0.6b@512 generation 2 (was generation 1)"
+    assert (
+        report.switched
+        == "search now uses ollama/qwen3-embedding:0.6b@512 generation 2 (was generation 1)"
+    )
     profile, generation = serving(db)
     assert (profile.generation, profile.building_generation, generation.state) == (2, None, "ready")
     assert count(db, "SELECT count(*) FROM embeddings") == 2 * old_vectors  # the old ones stay
     with db.connection() as conn:
-        assert profiles_store.rollback(conn) == "search now uses ollama/qwen3-embedding:0.6b@512 generation 1 (was generation 2)"
+        assert (
+            profiles_store.rollback(conn)
+            == "search now uses ollama/qwen3-embedding:0.6b@512 generation 1 (was generation 2)"
+        )
         with pytest.raises(LookupError):
             profiles_store.rollback(conn)
     assert serving(db)[0].generation == 1
@@ -116,15 +125,23 @@ def test_reindex_and_rollback_jobs_from_the_launchpad(db, db_url, indexed):
     from memory_pipeline.resources import MemoryResource
 
     server, embedder, _ = indexed
-    resources = {"memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)}
+    resources = {
+        "memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)
+    }
     started = start_reindex_job.execute_in_process(resources=resources)
     assert started.output_for_node("start_reindex_op") == {
-        "profile": "ollama/qwen3-embedding:0.6b@512", "generation": 2, "resumed": False}
-    assert indexing.index_until_done(db, embedder).switched.endswith("generation 2 (was generation 1)")
+        "profile": "ollama/qwen3-embedding:0.6b@512",
+        "generation": 2,
+        "resumed": False,
+    }
+    assert indexing.index_until_done(db, embedder).switched.endswith(
+        "generation 2 (was generation 1)"
+    )
     rolled = rollback_generation_job.execute_in_process(resources=resources)
-    assert rolled.output_for_node("rollback_generation_op").endswith("generation 1 (was generation 2)")
-    nothing = rollback_generation_job.execute_in_process(resources=resources,
-                                                         raise_on_error=False)
+    assert rolled.output_for_node("rollback_generation_op").endswith(
+        "generation 1 (was generation 2)"
+    )
+    nothing = rollback_generation_job.execute_in_process(resources=resources, raise_on_error=False)
     assert not nothing.success
 
 

@@ -37,10 +37,20 @@ def test_ci_runs_the_readmes_test_command():
 def test_the_python_api_example_runs_as_written(tmp_path):
     """The README's Python example, unchanged, in a fresh process with a fresh data folder."""
     example = re.search(r"### Python API.*?```python\n(.*?)```", README, flags=re.S).group(1)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_PIPELINE_", "DAGSTER_HOME"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORY_PIPELINE_", "DAGSTER_HOME"))
+    }
     env["MEMORY_PIPELINE_HOME"] = str(tmp_path / "home")
-    done = subprocess.run([sys.executable, "-c", example], env=env, cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", example],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     first = done.stdout.splitlines()[0].split()
     assert first[1] == "Bread" and float(first[2]) > 0

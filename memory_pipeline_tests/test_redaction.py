@@ -15,10 +15,14 @@ from memory_pipeline.redaction import mask_secrets
         ("postgresql://bob:hun@ter2@db/x", "postgresql://bob:***@db/x"),
         ("postgresql://bob:pa:ss@db/x", "postgresql://bob:***@db/x"),
         ("postgresql://bob@db/x", "postgresql://bob@db/x"),
-        ("postgresql://db/x?user=bob&password=hunter2&sslmode=require",
-         "postgresql://db/x?user=bob&password=***&sslmode=require"),
-        ("cannot connect to host=db user=bob password=hunter2 dbname=x",
-         "cannot connect to host=db user=bob password=*** dbname=x"),
+        (
+            "postgresql://db/x?user=bob&password=hunter2&sslmode=require",
+            "postgresql://db/x?user=bob&password=***&sslmode=require",
+        ),
+        (
+            "cannot connect to host=db user=bob password=hunter2 dbname=x",
+            "cannot connect to host=db user=bob password=*** dbname=x",
+        ),
         ("host=db password='hun ter\\'2' dbname=x", "host=db password=*** dbname=x"),
         ("PASSWORD = hunter2", "PASSWORD = ***"),
         ("no secrets here: a=b", "no secrets here: a=b"),
@@ -37,6 +41,8 @@ def test_warnings_on_stderr_are_masked_too(capsys):
     from memory_pipeline.cli.common import err
 
     # e.g. Dagster's storage refusing a connection string it was given (an ingest warning).
-    err("memory-pipeline: warning: stored, but could not record the ingest in Dagster: "
-        "could not connect to postgresql://bob:hunter2@db/dagster")
+    err(
+        "memory-pipeline: warning: stored, but could not record the ingest in Dagster: "
+        "could not connect to postgresql://bob:hunter2@db/dagster"
+    )
     assert "hunter2" not in capsys.readouterr().err

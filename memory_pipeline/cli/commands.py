@@ -21,7 +21,11 @@ from memory_pipeline.ingest import ingest_paths
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "sample_corpus"
 # The corpus's episodes; beside them live its README, the demo's queries and the labelled
 # questions, which are about the corpus, not part of it.
-SAMPLE_EPISODES = [SAMPLE_CORPUS / "journal.jsonl", SAMPLE_CORPUS / "chats.jsonl", SAMPLE_CORPUS / "notes"]
+SAMPLE_EPISODES = [
+    SAMPLE_CORPUS / "journal.jsonl",
+    SAMPLE_CORPUS / "chats.jsonl",
+    SAMPLE_CORPUS / "notes",
+]
 
 
 def _validated(value: str | None, validate, flag: str) -> str | None:
@@ -50,7 +54,9 @@ def cmd_ingest(args) -> int:
                 "inserted": report.inserted,
                 "episodeIds": report.inserted_ids,
                 "duplicates": report.duplicates,
-                "rejected": [{"location": r.location, "reason": r.reason} for r in report.rejections],
+                "rejected": [
+                    {"location": r.location, "reason": r.reason} for r in report.rejections
+                ],
             }
         )
     else:
@@ -73,8 +79,12 @@ def record_index_in_dagster(days: list[str], opening) -> None:
         if days:
             from memory_pipeline.defs.instance import report_indexed_days
 
-            report_indexed_days(instance, days, "memory-pipeline index",
-                                assets=("chunks", "embeddings", "entity_mentions"))
+            report_indexed_days(
+                instance,
+                days,
+                "memory-pipeline index",
+                assets=("chunks", "embeddings", "entity_mentions"),
+            )
     except Exception as exc:  # noqa: BLE001 - reported, never fatal
         err(f"memory-pipeline: warning: indexed, but could not record it in Dagster: {exc}")
     finally:
@@ -100,10 +110,16 @@ def cmd_index(args) -> int:
         # The entity_mentions work too (in a worker process beside the pass), so the days' three
         # partitions recorded below are all true; and, where users only run the CLI, this is
         # where a memory's keyword lists get built (beside the pass's last part).
-        report = mem.index_and_link(day=args.day, on_progress=progress,
-                                    keyword_lists=not args.no_keyword_lists, planned=planned)
+        report = mem.index_and_link(
+            day=args.day,
+            on_progress=progress,
+            keyword_lists=not args.no_keyword_lists,
+            planned=planned,
+        )
         after = report.pending_days  # counted by the run once it was done
-        finished = [d for d in before if d not in after and (args.day is None or d == args.day.isoformat())]
+        finished = [
+            d for d in before if d not in after and (args.day is None or d == args.day.isoformat())
+        ]
         builds = report.keyword_lists
     record_index_in_dagster(finished, dagster)
     if args.json:
@@ -140,8 +156,10 @@ def cmd_memories(args) -> int:
     if not rows:
         print("no memories yet (memory-pipeline ingest FILE --memory NAME)")
     for r in rows:
-        print(f"{r.name}: {r.episodes} episode(s), {r.chunks} chunk(s), "
-              f"{r.first_at.date().isoformat()} to {r.last_at.date().isoformat()}")
+        print(
+            f"{r.name}: {r.episodes} episode(s), {r.chunks} chunk(s), "
+            f"{r.first_at.date().isoformat()} to {r.last_at.date().isoformat()}"
+        )
     return ExitCode.OK
 
 
@@ -156,10 +174,16 @@ def cmd_forget(args) -> int:
     if args.json:
         print_json({"memory": args.memory, "episodeId": args.episode, "deleted": counts.to_json()})
     else:
-        what = f"episode {args.episode} of {args.memory!r}" if args.episode is not None else f"memory {args.memory!r}"
-        print(f"forgot {what}: {counts.episodes} episode(s), {counts.chunks} chunk(s), {counts.vectors} vector(s), "
-              f"{counts.mentions} entity mention(s), {counts.entities} entit(ies), "
-              f"{counts.telemetry} telemetry row(s)")
+        what = (
+            f"episode {args.episode} of {args.memory!r}"
+            if args.episode is not None
+            else f"memory {args.memory!r}"
+        )
+        print(
+            f"forgot {what}: {counts.episodes} episode(s), {counts.chunks} chunk(s), {counts.vectors} vector(s), "
+            f"{counts.mentions} entity mention(s), {counts.entities} entit(ies), "
+            f"{counts.telemetry} telemetry row(s)"
+        )
     return ExitCode.OK
 
 
@@ -177,7 +201,9 @@ def last_nightly_run() -> dict | None:
 
         instance = open_instance()
         try:
-            records = instance.get_run_records(dg.RunsFilter(job_name="nightly_maintenance_job"), limit=1)
+            records = instance.get_run_records(
+                dg.RunsFilter(job_name="nightly_maintenance_job"), limit=1
+            )
         finally:
             instance.dispose()
     except Exception as exc:  # noqa: BLE001 - status must still print the data it has
@@ -189,7 +215,7 @@ def last_nightly_run() -> dict | None:
     return {
         "status": record.dagster_run.status.value,
         "runId": record.dagster_run.run_id,
-        "endedAt": dt.datetime.fromtimestamp(ended, dt.timezone.utc).isoformat() if ended else None,
+        "endedAt": dt.datetime.fromtimestamp(ended, dt.UTC).isoformat() if ended else None,
     }
 
 
@@ -205,23 +231,38 @@ def cmd_status(args) -> int:
     print(f"memories:         {doc['memories']} (memory-pipeline memories lists them)")
     print(f"episodes:         {doc['episodes']}")
     print(f"chunks:           {doc['chunks']}")
-    print(f"vectors:          {doc['vectors']} (active profile; {doc['vectorsWithWindows']} with paragraph windows)")
+    print(
+        f"vectors:          {doc['vectors']} (active profile; {doc['vectorsWithWindows']} with paragraph windows)"
+    )
     print(f"pending episodes: {doc['pendingEpisodes']}")
-    print(f"active profile:   {profile['name'] + ' generation ' + str(profile['generation']) if profile else 'none yet (run memory-pipeline index)'}")
+    print(
+        f"active profile:   {profile['name'] + ' generation ' + str(profile['generation']) if profile else 'none yet (run memory-pipeline index)'}"
+    )
     if doc["configuredProfile"] != (profile or {}).get("name"):
-        print(f"configured:       {doc['configuredProfile']} (search switches to it when it is fully indexed)")
+        print(
+            f"configured:       {doc['configuredProfile']} (search switches to it when it is fully indexed)"
+        )
     if doc["building"]:
         b = doc["building"]
         print(f"reindexing:       {b['profile']} generation {b['generation']} ({b['state']})")
     canary = doc["canary"]
     if canary:
-        print(f"canary:           {canary['state']}" + (f" ({canary['reason']})" if canary["reason"] else ""))
+        print(
+            f"canary:           {canary['state']}"
+            + (f" ({canary['reason']})" if canary["reason"] else "")
+        )
     index = doc["index"]
     if index:
-        print(f"hnsw index:       {index['name']} {'valid' if index['valid'] else 'INVALID'}, "
-              f"{index['size_bytes'] / 1e6:.2f} MB" if index["exists"] else "hnsw index:       not built yet")
+        print(
+            f"hnsw index:       {index['name']} {'valid' if index['valid'] else 'INVALID'}, "
+            f"{index['size_bytes'] / 1e6:.2f} MB"
+            if index["exists"]
+            else "hnsw index:       not built yet"
+        )
     nightly = doc["lastNightlyRun"]
-    print(f"last nightly run: {nightly['status'] + ' ' + (nightly.get('endedAt') or '') if nightly else 'never'}")
+    print(
+        f"last nightly run: {nightly['status'] + ' ' + (nightly.get('endedAt') or '') if nightly else 'never'}"
+    )
     for day, n in doc["pendingByDay"].items():
         print(f"  pending on {day}: {n}")
     return ExitCode.OK
@@ -245,15 +286,21 @@ def cmd_demo(args) -> int:
         instance = open_instance()
         day = report.ingest_day.isoformat()
         add_partitions(instance, [day])
-        print(f"index_day_job, partition {day} (episodes -> chunks -> embeddings, entity_mentions);"
-              " the bundled model embeds a few chunks a second ...")
+        print(
+            f"index_day_job, partition {day} (episodes -> chunks -> embeddings, entity_mentions);"
+            " the bundled model embeds a few chunks a second ..."
+        )
         defs = load()
         quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
         try:
             for job, partition in (("index_day_job", day), ("nightly_maintenance_job", None)):
                 result = defs.resolve_job_def(job).execute_in_process(
-                    instance=instance, partition_key=partition, run_config=quiet, raise_on_error=False,
-                    tags={"memory_pipeline/trigger": "memory-pipeline demo"})
+                    instance=instance,
+                    partition_key=partition,
+                    run_config=quiet,
+                    raise_on_error=False,
+                    tags={"memory_pipeline/trigger": "memory-pipeline demo"},
+                )
                 _print_run(job, result)
                 if not result.success:
                     err(f"memory-pipeline: {job} failed; see run {result.run_id} in the UI")
@@ -271,9 +318,15 @@ def _print_run(job: str, result) -> None:
         rows = meta["dagster/row_count"].value if "dagster/row_count" in meta else "?"
         seconds = f" ({meta['seconds'].value}s)" if "seconds" in meta else ""
         print(f"  {event.asset_key.to_user_string()}: {rows} rows{seconds}")
-    checks = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    checks = [
+        e.event_specific_data
+        for e in result.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+    ]
     passed = sum(1 for c in checks if c.passed)
-    print(f"{job}: {'success' if result.success else 'FAILED'}, {passed} of {len(checks)} check(s) passed")
+    print(
+        f"{job}: {'success' if result.success else 'FAILED'}, {passed} of {len(checks)} check(s) passed"
+    )
 
 
 def _demo_searches(mem) -> None:
@@ -296,12 +349,25 @@ def cmd_ui(args) -> int:
     pool_limit = apply_pool_limits(instance, env)
     instance.dispose()
     dagster = Path(sys.executable).with_name("dagster")
-    command = [str(dagster), "dev", "-w", str(WORKSPACE_YAML), "-h", args.host, "-p", str(args.port)]
-    print(f"Dagster UI on http://{args.host}:{args.port} (Ctrl-C to stop); DAGSTER_HOME={env['DAGSTER_HOME']}; "
-          f"embedding pool limit {pool_limit}")
+    command = [
+        str(dagster),
+        "dev",
+        "-w",
+        str(WORKSPACE_YAML),
+        "-h",
+        args.host,
+        "-p",
+        str(args.port),
+    ]
+    print(
+        f"Dagster UI on http://{args.host}:{args.port} (Ctrl-C to stop); DAGSTER_HOME={env['DAGSTER_HOME']}; "
+        f"embedding pool limit {pool_limit}"
+    )
     # dagster dev ignores SIGINT/SIGTERM from a non-interactive parent (ENVIRONMENT.md): give it
     # its own process group and end the whole group ourselves.
-    proc = subprocess.Popen(command, env=env, start_new_session=True, cwd=str(WORKSPACE_YAML.parent))
+    proc = subprocess.Popen(
+        command, env=env, start_new_session=True, cwd=str(WORKSPACE_YAML.parent)
+    )
     try:
         return proc.wait()
     finally:

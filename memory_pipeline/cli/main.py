@@ -45,16 +45,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("ingest", help="store episodes from JSONL, Markdown and text files or folders")
+    p = sub.add_parser(
+        "ingest", help="store episodes from JSONL, Markdown and text files or folders"
+    )
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--memory", help="memory for files that do not name one")
     p.add_argument("--kind", help="kind for files that do not name one (default: note)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
 
-    p = sub.add_parser("index", help="chunk and embed everything pending, until done or something fails")
+    p = sub.add_parser(
+        "index", help="chunk and embed everything pending, until done or something fails"
+    )
     p.add_argument("--day", type=_date, help="only episodes ingested on this UTC day (YYYY-MM-DD)")
-    p.add_argument("--no-keyword-lists", action="store_true",
-                   help="do not build keyword champion lists that are missing or stale (built beside the pass by default)")
+    p.add_argument(
+        "--no-keyword-lists",
+        action="store_true",
+        help="do not build keyword champion lists that are missing or stale (built beside the pass by default)",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON report")
 
     p = sub.add_parser("status", help="counts, pending work per day, the active profile")
@@ -63,21 +70,36 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("memories", help="the memories with their episode and chunk counts")
     p.add_argument("--json", action="store_true", help="print a JSON document")
 
-    p = sub.add_parser("forget", help="delete an episode or a whole memory with everything derived from it")
-    p.add_argument("--memory", required=True, help="the memory the episode belongs to (or to forget whole)")
-    p.add_argument("--episode", type=_int, metavar="ID", help="the episode id (from search results or ingest --json)")
+    p = sub.add_parser(
+        "forget", help="delete an episode or a whole memory with everything derived from it"
+    )
+    p.add_argument(
+        "--memory", required=True, help="the memory the episode belongs to (or to forget whole)"
+    )
+    p.add_argument(
+        "--episode",
+        type=_int,
+        metavar="ID",
+        help="the episode id (from search results or ingest --json)",
+    )
     p.add_argument("--all", action="store_true", help="forget every episode of the memory")
     p.add_argument("--json", action="store_true", help="print what was deleted as JSON")
 
     p = sub.add_parser("serve", help="the HTTP API (OpenAPI docs at /docs)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (off loopback only with tokens)")
+    p.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (off loopback only with tokens)"
+    )
     p.add_argument("--port", type=_port_or_zero, default=8765)
 
     p = sub.add_parser("mcp", help="the MCP server: stdio (default) or streamable HTTP")
-    p.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
+    p.add_argument(
+        "--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio"
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=_port_or_zero, default=8766)
-    p.add_argument("--token", help="stdio: act with this token's scope (default: every memory, read and write)")
+    p.add_argument(
+        "--token", help="stdio: act with this token's scope (default: every memory, read and write)"
+    )
 
     p = sub.add_parser("tokens", help="bearer tokens of the HTTP and MCP servers")
     tok = p.add_subparsers(dest="tokens_command", required=True, metavar="ACTION")
@@ -85,7 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("name")
     q.add_argument("--memory", action="append", help="a memory it opens (repeatable)")
     q.add_argument("--all-memories", action="store_true", help="every memory, present and future")
-    q.add_argument("--write", action="store_true", help="may add, index and forget (default: read only)")
+    q.add_argument(
+        "--write", action="store_true", help="may add, index and forget (default: read only)"
+    )
     q.add_argument("--json", action="store_true")
     q = tok.add_parser("list", help="the tokens (names and scopes; never the tokens themselves)")
     q.add_argument("--json", action="store_true")
@@ -97,13 +121,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory", help="the memory to search (required unless --batch)")
     p.add_argument("--policy", help="a named policy from the policies file (default: default)")
     p.add_argument("--limit", type=_int, help="number of results (1-50)")
-    p.add_argument("--channels", help="comma-separated subset of vector,keyword,graph,date,observation,belief")
-    p.add_argument("--contested", action=argparse.BooleanOptionalAction, default=None,
-                   help="include beliefs marked contested (--no-contested leaves them out; default: the policy's)")
+    p.add_argument(
+        "--channels", help="comma-separated subset of vector,keyword,graph,date,observation,belief"
+    )
+    p.add_argument(
+        "--contested",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="include beliefs marked contested (--no-contested leaves them out; default: the policy's)",
+    )
     p.add_argument("--json", action="store_true", help="print the stable JSON document")
-    p.add_argument("--batch", metavar="FILE",
-                   help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?, "contested"?} ("-" = stdin); '
-                        "one JSON result document a line on stdout")
+    p.add_argument(
+        "--batch",
+        metavar="FILE",
+        help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?, "contested"?} ("-" = stdin); '
+        "one JSON result document a line on stdout",
+    )
 
     p = sub.add_parser("entities", help="import and list the entities the graph channel follows")
     ent = p.add_subparsers(dest="entities_command", required=True, metavar="ACTION")
@@ -115,17 +148,34 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--memory", required=True)
     q.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("observe", help="save an observation or a belief (close existing ones are shown first)")
-    p.add_argument("text", help="the statement, e.g. \"Mara's running coach is Inês\"")
+    p = sub.add_parser(
+        "observe", help="save an observation or a belief (close existing ones are shown first)"
+    )
+    p.add_argument("text", help='the statement, e.g. "Mara\'s running coach is Inês"')
     p.add_argument("--memory", required=True)
     p.add_argument("--kind", choices=("observation", "belief"), default="observation")
     p.add_argument("--contested", action="store_true", help="save a belief as contested")
     p.add_argument("--confidence", type=float, default=1.0, help="0..1 (default 1)")
-    p.add_argument("--episode", type=_int, action="append", metavar="ID", help="an episode it came from (repeatable)")
-    p.add_argument("--passage", action="append", metavar="REF", help="a chunk id or reference it came from (repeatable)")
+    p.add_argument(
+        "--episode",
+        type=_int,
+        action="append",
+        metavar="ID",
+        help="an episode it came from (repeatable)",
+    )
+    p.add_argument(
+        "--passage",
+        action="append",
+        metavar="REF",
+        help="a chunk id or reference it came from (repeatable)",
+    )
     p.add_argument("--author", help="who wrote it (a person or an agent)")
-    p.add_argument("--add-anyway", action="store_true", help="save it even though close statements exist")
-    p.add_argument("--revise", type=_int, metavar="ID", help="replace statement ID (kept as history, retired)")
+    p.add_argument(
+        "--add-anyway", action="store_true", help="save it even though close statements exist"
+    )
+    p.add_argument(
+        "--revise", type=_int, metavar="ID", help="replace statement ID (kept as history, retired)"
+    )
     p.add_argument("--force", action="store_true", help="save even a near-exact duplicate")
     p.add_argument("--json", action="store_true")
 
@@ -134,10 +184,14 @@ def build_parser() -> argparse.ArgumentParser:
     q = obs.add_parser("list", help="a memory's statements, newest first")
     q.add_argument("--memory", required=True)
     q.add_argument("--kind", choices=("observation", "belief"))
-    q.add_argument("--all", action="store_true", help="retired versions too (the history of revisions)")
+    q.add_argument(
+        "--all", action="store_true", help="retired versions too (the history of revisions)"
+    )
     q.add_argument("--limit", type=_int, default=100)
     q.add_argument("--json", action="store_true")
-    q = obs.add_parser("import", help='save JSONL statements {"memory", "text", "kind"?, "episode_ids"?, ...}')
+    q = obs.add_parser(
+        "import", help='save JSONL statements {"memory", "text", "kind"?, "episode_ids"?, ...}'
+    )
     q.add_argument("file")
     q.add_argument("--memory", help="memory for lines that do not name one")
     q.add_argument("--force", action="store_true", help="save near-exact duplicates too")
@@ -147,25 +201,49 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--memory", required=True)
     q.add_argument("--set", required=True, choices=("active", "contested", "retired"))
 
-    p = sub.add_parser("reindex", help="re-embed everything as a new generation (search switches when done)")
-    p.add_argument("--no-wait", action="store_true", help="only start it; the sensor or a backfill builds it")
+    p = sub.add_parser(
+        "reindex", help="re-embed everything as a new generation (search switches when done)"
+    )
+    p.add_argument(
+        "--no-wait", action="store_true", help="only start it; the sensor or a backfill builds it"
+    )
     p.add_argument("--rollback", action="store_true", help="serve the previous generation again")
 
-    p = sub.add_parser("backfill", help="launch a Dagster backfill of index_day_job over a range of ingest days")
+    p = sub.add_parser(
+        "backfill", help="launch a Dagster backfill of index_day_job over a range of ingest days"
+    )
     p.add_argument("--from", dest="start", type=_date, required=True, metavar="YYYY-MM-DD")
     p.add_argument("--to", dest="end", type=_date, required=True, metavar="YYYY-MM-DD")
-    p.add_argument("--rechunk", action="store_true", help="delete and recompute the days' chunks first")
-    p.add_argument("--no-wait", action="store_true", help="launch it and return (follow it on the Backfills page)")
-    p.add_argument("--dagster-url", metavar="URL",
-                   help="the running Dagster web server (default MEMORY_PIPELINE_DAGSTER_UI, else http://127.0.0.1:3000)")
+    p.add_argument(
+        "--rechunk", action="store_true", help="delete and recompute the days' chunks first"
+    )
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="launch it and return (follow it on the Backfills page)",
+    )
+    p.add_argument(
+        "--dagster-url",
+        metavar="URL",
+        help="the running Dagster web server (default MEMORY_PIPELINE_DAGSTER_UI, else http://127.0.0.1:3000)",
+    )
 
-    p = sub.add_parser("maintain", help="rebuild the keyword champion lists (as the nightly maintenance job does)")
-    p.add_argument("--memory", help="only this memory (default: every memory of more than 500 chunks)")
-    p.add_argument("--stale-only", action="store_true",
-                   help="only lists that are missing or stale (what index builds beside its pass)")
+    p = sub.add_parser(
+        "maintain", help="rebuild the keyword champion lists (as the nightly maintenance job does)"
+    )
+    p.add_argument(
+        "--memory", help="only this memory (default: every memory of more than 500 chunks)"
+    )
+    p.add_argument(
+        "--stale-only",
+        action="store_true",
+        help="only lists that are missing or stale (what index builds beside its pass)",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON report")
 
-    sub.add_parser("demo", help="ingest the bundled sample corpus, index it with Dagster, run searches")
+    sub.add_parser(
+        "demo", help="ingest the bundled sample corpus, index it with Dagster, run searches"
+    )
 
     p = sub.add_parser("ui", help="start Dagster's web UI and daemon for this project")
     p.add_argument("--port", type=_port, default=3000)
@@ -175,7 +253,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from memory_pipeline.cli import commands, observation_commands, ops_commands, search_commands, service_commands
+    from memory_pipeline.cli import (
+        commands,
+        observation_commands,
+        ops_commands,
+        search_commands,
+        service_commands,
+    )
 
     handler = {
         "ingest": commands.cmd_ingest,

@@ -20,24 +20,42 @@ def cmd_observe(args) -> int:
     decision = "revise" if args.revise is not None else "add" if args.add_anyway else "ask"
     with open_memory() as mem:
         outcome = mem.observe(
-            args.memory, args.text, kind=args.kind, status="contested" if args.contested else "active",
-            confidence=args.confidence, episode_ids=args.episode or (), passages=args.passage or (),
-            author=args.author or "", decision=decision, revise_id=args.revise, force=args.force,
+            args.memory,
+            args.text,
+            kind=args.kind,
+            status="contested" if args.contested else "active",
+            confidence=args.confidence,
+            episode_ids=args.episode or (),
+            passages=args.passage or (),
+            author=args.author or "",
+            decision=decision,
+            revise_id=args.revise,
+            force=args.force,
         )
         print_warnings(mem)
     if args.json:
         print_json(outcome.to_json())
     elif outcome.action == "refused":
-        print(f"not saved: a near-exact duplicate of #{outcome.duplicate_of} (--force saves it anyway)")
+        print(
+            f"not saved: a near-exact duplicate of #{outcome.duplicate_of} (--force saves it anyway)"
+        )
         _show_close(outcome)
     elif outcome.action == "undecided":
         print(f"not saved: {len(outcome.close)} close statement(s) already exist:")
         _show_close(outcome)
-        print("save it next to them with --add-anyway, replace one with --revise ID, or leave it (dropped)")
+        print(
+            "save it next to them with --add-anyway, replace one with --revise ID, or leave it (dropped)"
+        )
     else:
-        print(f"{outcome.action} {args.kind} #{outcome.saved_id}"
-              + (f" (replaces #{args.revise}, kept as history)" if args.revise is not None else "")
-              + ("; its vector is written by the next index pass" if outcome.vector == "pending" else ""))
+        print(
+            f"{outcome.action} {args.kind} #{outcome.saved_id}"
+            + (f" (replaces #{args.revise}, kept as history)" if args.revise is not None else "")
+            + (
+                "; its vector is written by the next index pass"
+                if outcome.vector == "pending"
+                else ""
+            )
+        )
         if outcome.close:
             print("close statements:")
             _show_close(outcome)
@@ -47,7 +65,9 @@ def cmd_observe(args) -> int:
 def cmd_observations(args) -> int:
     with open_memory() as mem:
         if args.observations_command == "import":
-            outcomes, rejections = mem.import_observations(args.file, memory=args.memory, force=args.force)
+            outcomes, rejections = mem.import_observations(
+                args.file, memory=args.memory, force=args.force
+            )
             print_warnings(mem)
             saved = [o for o in outcomes if o.saved_id is not None]
             for rejection in rejections:
@@ -61,7 +81,9 @@ def cmd_observations(args) -> int:
             mem.set_observation_status(args.memory, args.id, args.set)
             print(f"#{args.id} is now {args.set}")
             return ExitCode.OK
-        rows = mem.observations(args.memory, kind=args.kind, with_retired=args.all, limit=args.limit)
+        rows = mem.observations(
+            args.memory, kind=args.kind, with_retired=args.all, limit=args.limit
+        )
     if args.json:
         print_json([o.to_json() for o in rows])
         return ExitCode.OK
@@ -69,5 +91,7 @@ def cmd_observations(args) -> int:
         print(f"no statements in {args.memory!r}")
     for o in rows:
         source = f" [episodes {', '.join(map(str, o.episode_ids))}]" if o.episode_ids else ""
-        print(f"#{o.id} {o.kind} {o.status} {o.confidence:.2f} {o.observed_at.date()}{source}: {o.text}")
+        print(
+            f"#{o.id} {o.kind} {o.status} {o.confidence:.2f} {o.observed_at.date()}{source}: {o.text}"
+        )
     return ExitCode.OK

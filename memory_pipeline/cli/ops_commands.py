@@ -29,17 +29,26 @@ def cmd_reindex(args) -> int:
         with db.connection() as conn:
             stored, resumed = profiles_store.start_reindex(conn, embedder.profile)
         generation = stored.building_generation
-        print(f"{'resuming' if resumed else 'started'} generation {generation} of {stored.name}; "
-              "search keeps serving the current vectors until it is complete")
+        print(
+            f"{'resuming' if resumed else 'started'} generation {generation} of {stored.name}; "
+            "search keeps serving the current vectors until it is complete"
+        )
         if args.no_wait:
-            print("the unindexed_episodes sensor (or a backfill of index_day_job) builds it; "
-                  "search switches when nothing is pending")
+            print(
+                "the unindexed_episodes sensor (or a backfill of index_day_job) builds it; "
+                "search switches when nothing is pending"
+            )
             return ExitCode.OK
         report = indexing.index_until_done(db, embedder, on_progress=lambda r: None)
     finally:
         embedder.close()
-    print(f"embedded {report.vectors} vector(s) for {report.episodes} episode(s) in {report.seconds:.1f}s")
-    print(report.switched or f"{report.pending_after} episode(s) still pending; search has not switched yet")
+    print(
+        f"embedded {report.vectors} vector(s) for {report.episodes} episode(s) in {report.seconds:.1f}s"
+    )
+    print(
+        report.switched
+        or f"{report.pending_after} episode(s) still pending; search has not switched yet"
+    )
     return ExitCode.OK
 
 
@@ -52,8 +61,11 @@ def _days(start: dt.date, end: dt.date) -> list[str]:
 
 
 def dagster_url(args) -> str:
-    return (getattr(args, "dagster_url", None) or os.environ.get("MEMORY_PIPELINE_DAGSTER_UI", "").strip()
-            or "http://127.0.0.1:3000")
+    return (
+        getattr(args, "dagster_url", None)
+        or os.environ.get("MEMORY_PIPELINE_DAGSTER_UI", "").strip()
+        or "http://127.0.0.1:3000"
+    )
 
 
 def cmd_backfill(args) -> int:
@@ -67,7 +79,11 @@ def cmd_backfill(args) -> int:
     days = _days(args.start, args.end)
     db = open_database()
     with db.connection() as conn:
-        holding = [d for d in partition_store.days_with_episodes(conn) if args.start.isoformat() <= d <= args.end.isoformat()]
+        holding = [
+            d
+            for d in partition_store.days_with_episodes(conn)
+            if args.start.isoformat() <= d <= args.end.isoformat()
+        ]
     if not holding:
         print(f"no ingest day from {args.start} to {args.end} holds episodes: nothing to backfill")
         return ExitCode.OK
@@ -77,7 +93,9 @@ def cmd_backfill(args) -> int:
         with db.connection() as conn:
             deleted = index_store.delete_chunks_of_days(conn, args.start, args.end)
         # Vectors are keyed by content address: unchanged chunk texts find theirs again.
-        print(f"deleted {deleted} chunk row(s) of {len(holding)} day(s); vectors are kept and reused by content")
+        print(
+            f"deleted {deleted} chunk row(s) of {len(holding)} day(s); vectors are kept and reused by content"
+        )
     instance = open_instance()
     try:
         add_partitions(instance, holding)
@@ -88,9 +106,11 @@ def cmd_backfill(args) -> int:
         tags["memory_pipeline/rechunk"] = "true"
     backfill_id = api.launch_backfill("index_day_job", holding, tags)
     empty = len(days) - len(holding)
-    print(f"backfill {backfill_id}: index_day_job over {len(holding)} day(s) that hold episodes"
-          + (f" ({empty} day(s) in the range received nothing)" if empty else "")
-          + f"; {api.url}/overview/backfills/{backfill_id}")
+    print(
+        f"backfill {backfill_id}: index_day_job over {len(holding)} day(s) that hold episodes"
+        + (f" ({empty} day(s) in the range received nothing)" if empty else "")
+        + f"; {api.url}/overview/backfills/{backfill_id}"
+    )
     if args.no_wait:
         return ExitCode.OK
     started = time.monotonic()
@@ -109,14 +129,20 @@ def cmd_backfill(args) -> int:
         err(f"memory-pipeline: interrupted; backfill {backfill_id} cancelled")
         return 130
     failed = sorted(d for d, s in state.runs.items() if s != "SUCCESS")
-    print(f"backfill {backfill_id} {state.status.lower()}: {state.count('SUCCESS')} of {len(holding)} day(s) "
-          f"succeeded in {time.monotonic() - started:.1f}s")
+    print(
+        f"backfill {backfill_id} {state.status.lower()}: {state.count('SUCCESS')} of {len(holding)} day(s) "
+        f"succeeded in {time.monotonic() - started:.1f}s"
+    )
     if state.status == "CANCELED":
-        err(f"memory-pipeline: backfill {backfill_id} was cancelled (in the UI or through its API); "
-            f"{len(failed)} day(s) not done: {', '.join(failed) or 'none'}")
+        err(
+            f"memory-pipeline: backfill {backfill_id} was cancelled (in the UI or through its API); "
+            f"{len(failed)} day(s) not done: {', '.join(failed) or 'none'}"
+        )
         return ExitCode.BACKFILL_CANCELED
     if failed:
-        err(f"memory-pipeline: {len(failed)} day(s) did not succeed: {', '.join(failed)} (see the backfill in the UI)")
+        err(
+            f"memory-pipeline: {len(failed)} day(s) did not succeed: {', '.join(failed)} (see the backfill in the UI)"
+        )
         return ExitCode.RUNS_FAILED
     return ExitCode.OK
 
@@ -126,15 +152,32 @@ def keyword_list_lines(builds) -> list[tuple[str, bool]]:
     lines = []
     for b in builds:
         if b.outcome == "built":
-            lines.append((f"keyword lists of {b.memory}: {b.lists} lists, {b.rows} rows, rebuilt in {b.seconds:.1f}s; "
-                          f"its writers waited at most {b.lock_seconds:.2f}s (the swap)", False))
+            lines.append(
+                (
+                    f"keyword lists of {b.memory}: {b.lists} lists, {b.rows} rows, rebuilt in {b.seconds:.1f}s; "
+                    f"its writers waited at most {b.lock_seconds:.2f}s (the swap)",
+                    False,
+                )
+            )
         elif b.outcome == "busy":
-            lines.append((f"keyword lists of {b.memory}: another process is rebuilding them; skipped", True))
+            lines.append(
+                (f"keyword lists of {b.memory}: another process is rebuilding them; skipped", True)
+            )
         elif b.outcome == "locked":
-            lines.append((f"keyword lists of {b.memory}: not rebuilt, deletions kept their rows locked through "
-                          f"{b.attempts} attempts; the current lists stay right, run maintain again", True))
+            lines.append(
+                (
+                    f"keyword lists of {b.memory}: not rebuilt, deletions kept their rows locked through "
+                    f"{b.attempts} attempts; the current lists stay right, run maintain again",
+                    True,
+                )
+            )
         else:  # gone
-            lines.append((f"keyword lists of {b.memory}: the memory has no chunks any more; lists dropped", False))
+            lines.append(
+                (
+                    f"keyword lists of {b.memory}: the memory has no chunks any more; lists dropped",
+                    False,
+                )
+            )
     return lines
 
 
@@ -148,7 +191,9 @@ def cmd_maintain(args) -> int:
     for line, warning in keyword_list_lines(builds):
         (err if warning else print)(("memory-pipeline: warning: " if warning else "") + line)
     if not builds:
-        print(f"nothing to rebuild: {f'memory {args.memory!r} does not have' if args.memory else 'no memory has'} "
-              f"more than {keyword_store.CAP} chunks{' and missing or stale lists' if args.stale_only else ''} "
-              "(a smaller memory's keyword queries are exact, without lists)")
+        print(
+            f"nothing to rebuild: {f'memory {args.memory!r} does not have' if args.memory else 'no memory has'} "
+            f"more than {keyword_store.CAP} chunks{' and missing or stale lists' if args.stale_only else ''} "
+            "(a smaller memory's keyword queries are exact, without lists)"
+        )
     return ExitCode.OK

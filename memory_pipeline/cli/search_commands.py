@@ -8,7 +8,12 @@ import sys
 from memory_pipeline.cli.common import err, open_memory, print_json
 from memory_pipeline.domain.entities import parse_entity_import
 from memory_pipeline.domain.episodes import validate_memory_name
-from memory_pipeline.domain.jsonl import LineRejected, json_type, parse_object_line, reject_unknown_fields
+from memory_pipeline.domain.jsonl import (
+    LineRejected,
+    json_type,
+    parse_object_line,
+    reject_unknown_fields,
+)
 from memory_pipeline.domain.policies import PolicyError, parse_channels
 from memory_pipeline.errors import ExitCode, InputError
 from memory_pipeline.search.render import human_table
@@ -27,8 +32,10 @@ def _channels(text: str | None) -> tuple[str, ...] | None:
 def cmd_search(args) -> int:
     if args.batch:
         if args.query or args.memory or args.contested is not None:
-            raise InputError("--batch reads memory, query and contested from the file; give none of them on the "
-                             "command line")
+            raise InputError(
+                "--batch reads memory, query and contested from the file; give none of them on the "
+                "command line"
+            )
         return _batch(args.batch)
     if args.query is None:
         raise InputError("give a query (or --batch FILE)")
@@ -36,7 +43,11 @@ def cmd_search(args) -> int:
         raise InputError("--memory is required: every search is inside one memory")
     with open_memory() as mem:
         response = mem.search(
-            args.memory, args.query, policy=args.policy, limit=args.limit, channels=_channels(args.channels),
+            args.memory,
+            args.query,
+            policy=args.policy,
+            limit=args.limit,
+            channels=_channels(args.channels),
             contested_beliefs=args.contested,
         )
     if args.json:
@@ -75,7 +86,7 @@ def _batch(path: str) -> int:
             sys.stdout.write(_json_line(document))
             sys.stdout.flush()
     if failures:
-        err(f"memory-pipeline: {failures} query line(s) failed; see their \"error\" documents")
+        err(f'memory-pipeline: {failures} query line(s) failed; see their "error" documents')
     return ExitCode.INPUT_REJECTED if failures else ExitCode.OK
 
 
@@ -91,15 +102,23 @@ def _batch_search(mem, raw: bytes):
     if isinstance(channels, list) and all(isinstance(c, str) for c in channels):
         channels = ",".join(channels)
     elif channels is not None and not isinstance(channels, str):
-        raise InputError(f"'channels' must be a name or a list of names, got {json.dumps(channels)[:60]}")
+        raise InputError(
+            f"'channels' must be a name or a list of names, got {json.dumps(channels)[:60]}"
+        )
     limit = item.get("limit")
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
         raise InputError("'limit' must be a whole number")
     contested = item.get("contested")
     if contested is not None and not isinstance(contested, bool):
         raise InputError(f"'contested' must be true or false, got {json_type(contested)}")
-    return mem.search(item["memory"], item["query"], policy=item.get("policy"), limit=limit,
-                      channels=_channels(channels), contested_beliefs=contested)
+    return mem.search(
+        item["memory"],
+        item["query"],
+        policy=item.get("policy"),
+        limit=limit,
+        channels=_channels(channels),
+        contested_beliefs=contested,
+    )
 
 
 def _json_line(document: dict) -> str:
@@ -127,13 +146,19 @@ def cmd_entities(args) -> int:
             touched = entities_store.import_entities(conn, pairs, report)
             for m in sorted(touched):
                 entities_store.link_mentions(conn, m, report)
-        summary = {"imported": report.imported, "merged": report.merged, "mentionsAdded": report.mentions_added,
-                   "rejected": [str(r) for r in rejections]}
+        summary = {
+            "imported": report.imported,
+            "merged": report.merged,
+            "mentionsAdded": report.mentions_added,
+            "rejected": [str(r) for r in rejections],
+        }
         if args.json:
             print_json(summary)
         else:
-            print(f"{report.imported} new entit(ies), {report.merged} merged, {report.mentions_added} new mention "
-                  f"link(s), {len(rejections)} rejected")
+            print(
+                f"{report.imported} new entit(ies), {report.merged} merged, {report.mentions_added} new mention "
+                f"link(s), {len(rejections)} rejected"
+            )
         return ExitCode.INPUT_REJECTED if rejections else ExitCode.OK
     with open_memory() as mem:
         memory = mem.require_memory(args.memory)

@@ -56,8 +56,15 @@ def cmd_serve(args) -> int:
         sock = listening_socket(args.host, args.port)
         host, port = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
-        access = "bearer tokens required" if mem.tokens_configured() else "no tokens configured: loopback only"
-        print(f"memory_pipeline API on http://{shown}:{port} (docs at /docs; {access}); Ctrl-C stops it", flush=True)
+        access = (
+            "bearer tokens required"
+            if mem.tokens_configured()
+            else "no tokens configured: loopback only"
+        )
+        print(
+            f"memory_pipeline API on http://{shown}:{port} (docs at /docs; {access}); Ctrl-C stops it",
+            flush=True,
+        )
         _serve_asgi(create_app(mem), sock)
     return ExitCode.OK
 
@@ -71,8 +78,10 @@ def cmd_mcp(args) -> int:
             _require_tokens_off_loopback(mem, args.host)
             sock = listening_socket(args.host, args.port)
             host, port = sock.getsockname()[:2]
-            print(f"memory_pipeline MCP server on http://{host}:{port}/mcp (streamable HTTP); Ctrl-C stops it",
-                  flush=True)
+            print(
+                f"memory_pipeline MCP server on http://{host}:{port}/mcp (streamable HTTP); Ctrl-C stops it",
+                flush=True,
+            )
             _serve_asgi(streamable_http_app(mem), sock)
             return ExitCode.OK
         access = Access.everything()
@@ -90,20 +99,26 @@ def cmd_tokens(args) -> int:
         if args.tokens_command == "create":
             memories = ["*"] if args.all_memories else (args.memory or [])
             if not memories:
-                raise InputError("say which memories the token opens: --memory NAME (repeatable) or --all-memories")
+                raise InputError(
+                    "say which memories the token opens: --memory NAME (repeatable) or --all-memories"
+                )
             token, stored = mem.create_token(args.name, memories, "write" if args.write else "read")
             if args.json:
                 print_json({"token": token, **stored.to_json()})
             else:
                 print(token)
-                err(f"token {stored.name!r}: {stored.access} access to {', '.join(stored.memories)}; "
-                    "shown once, only its hash is stored")
+                err(
+                    f"token {stored.name!r}: {stored.access} access to {', '.join(stored.memories)}; "
+                    "shown once, only its hash is stored"
+                )
         elif args.tokens_command == "list":
             rows = mem.tokens()
             if args.json:
                 print_json([t.to_json() for t in rows])
             for t in rows if not args.json else []:
-                print(f"{t.name}: {t.access} {', '.join(t.memories)} (created {t.created_at:%Y-%m-%d %H:%M} UTC)")
+                print(
+                    f"{t.name}: {t.access} {', '.join(t.memories)} (created {t.created_at:%Y-%m-%d %H:%M} UTC)"
+                )
             if not rows and not args.json:
                 print("no tokens: `serve` and `mcp --http` listen on loopback only and need none")
         else:

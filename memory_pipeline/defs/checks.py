@@ -15,7 +15,10 @@ from memory_pipeline.storage.profiles_store import active_profile, writing_targe
 MIN_INDEX_RECALL = 0.95
 
 
-@dg.asset_check(asset=hnsw_index, description=f"Recall@10 of the HNSW index against exact search is at least {MIN_INDEX_RECALL}.")
+@dg.asset_check(
+    asset=hnsw_index,
+    description=f"Recall@10 of the HNSW index against exact search is at least {MIN_INDEX_RECALL}.",
+)
 def hnsw_index_recall(memory: MemoryResource) -> dg.AssetCheckResult:
     with memory.db.connection() as conn:
         profile = active_profile(conn)
@@ -25,11 +28,18 @@ def hnsw_index_recall(memory: MemoryResource) -> dg.AssetCheckResult:
     return dg.AssetCheckResult(
         passed=recall >= MIN_INDEX_RECALL,
         severity=dg.AssetCheckSeverity.WARN,
-        metadata={"recall_at_10": round(recall, 4), "threshold": MIN_INDEX_RECALL, "sample_queries": 50},
+        metadata={
+            "recall_at_10": round(recall, 4),
+            "threshold": MIN_INDEX_RECALL,
+            "sample_queries": 50,
+        },
     )
 
 
-@dg.asset_check(asset=backlog, description="The oldest pending episode is younger than MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS (24 h).")
+@dg.asset_check(
+    asset=backlog,
+    description="The oldest pending episode is younger than MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS (24 h).",
+)
 def backlog_is_fresh(memory: MemoryResource) -> dg.AssetCheckResult:
     limit_h = backlog_max_age_hours()
     with memory.db.connection() as conn:
@@ -37,10 +47,15 @@ def backlog_is_fresh(memory: MemoryResource) -> dg.AssetCheckResult:
         target = writing_target(conn, memory.profile)
         oldest = health_store.oldest_pending(conn, target)
     if oldest is None:
-        return dg.AssetCheckResult(passed=True, metadata={"oldest_pending_hours": 0.0, "limit_hours": limit_h})
-    age_h = (dt.datetime.now(dt.timezone.utc) - oldest).total_seconds() / 3600
+        return dg.AssetCheckResult(
+            passed=True, metadata={"oldest_pending_hours": 0.0, "limit_hours": limit_h}
+        )
+    age_h = (dt.datetime.now(dt.UTC) - oldest).total_seconds() / 3600
     return dg.AssetCheckResult(
         passed=age_h < limit_h,
-        metadata={"oldest_pending_hours": round(age_h, 2), "limit_hours": limit_h,
-                  "oldest_pending_ingested_at": oldest.isoformat()},
+        metadata={
+            "oldest_pending_hours": round(age_h, 2),
+            "limit_hours": limit_h,
+            "oldest_pending_ingested_at": oldest.isoformat(),
+        },
     )

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
-from typing import Iterable, Mapping
 
 from memory_pipeline import config
 from memory_pipeline.storage.paths import PROJECT_ROOT
@@ -83,7 +83,9 @@ def report_episodes_partition(instance, day: str, metadata: dict) -> None:
     )
 
 
-def report_indexed_days(instance, days: Iterable[str], by: str, assets=("chunks", "embeddings")) -> None:
+def report_indexed_days(
+    instance, days: Iterable[str], by: str, assets=("chunks", "embeddings")
+) -> None:
     """Record the days an index pass outside Dagster completed as materializations of the
     ``assets`` partitions it did the work of (``memory-pipeline index``: chunks, vectors and
     entity mentions)."""
@@ -94,14 +96,18 @@ def report_indexed_days(instance, days: Iterable[str], by: str, assets=("chunks"
     for day in days:
         for asset in assets:
             instance.report_runless_asset_event(
-                dg.AssetMaterialization(asset_key=asset, partition=day, metadata={"materialized_by": by})
+                dg.AssetMaterialization(
+                    asset_key=asset, partition=day, metadata={"materialized_by": by}
+                )
             )
 
 
 def embed_concurrency(environ: Mapping[str, str] | None = None) -> int:
     from memory_pipeline.config import env_int
 
-    return env_int(os.environ if environ is None else environ, "MEMORY_PIPELINE_EMBED_CONCURRENCY", 1)
+    return env_int(
+        os.environ if environ is None else environ, "MEMORY_PIPELINE_EMBED_CONCURRENCY", 1
+    )
 
 
 def apply_pool_limits(instance, environ: Mapping[str, str] | None = None) -> int:

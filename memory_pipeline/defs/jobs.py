@@ -41,7 +41,11 @@ index_day_distributed_job = dg.define_asset_job(
     executor_def=celery_executor,
     # The Launchpad's preset: a Redis on this machine. Point both at the broker the workers
     # (`celery -A dagster_celery.app worker -Q dagster`) listen to.
-    config={"execution": {"config": {"broker": "redis://127.0.0.1:6379/0", "backend": "redis://127.0.0.1:6379/1"}}},
+    config={
+        "execution": {
+            "config": {"broker": "redis://127.0.0.1:6379/0", "backend": "redis://127.0.0.1:6379/1"}
+        }
+    },
     tags={"memory_pipeline/kind": "partition"},
     description="index_day_job with each step run by a Celery worker (Redis broker): for backfills "
     "bigger than one machine (one partition).",
@@ -73,8 +77,15 @@ build_hnsw_index_job = dg.define_asset_job(
 
 nightly_maintenance_job = dg.define_asset_job(
     "nightly_maintenance_job",
-    selection=dg.AssetSelection.assets(backlog, entities, keyword_champions, statement_vectors, serving_generation,
-                                       hnsw_index, pipeline_stats),
+    selection=dg.AssetSelection.assets(
+        backlog,
+        entities,
+        keyword_champions,
+        statement_vectors,
+        serving_generation,
+        hnsw_index,
+        pipeline_stats,
+    ),
     executor_def=dg.in_process_executor,
     description="Index everything pending (canary first), promote recurring names, rebuild the keyword "
     "champion lists, embed pending "

@@ -6,20 +6,30 @@ from memory_pipeline.resources import MemoryResource
 from memory_pipeline.storage import profiles_store
 
 
-@dg.op(description="Start (or resume) a new generation of the configured embedding profile. The "
-                   "unindexed_episodes_sensor (or a backfill of index_day_job) then builds it; once nothing is "
-                   "pending for it, switch_generation_job (requested by the sensor) makes search serve it.")
+@dg.op(
+    description="Start (or resume) a new generation of the configured embedding profile. The "
+    "unindexed_episodes_sensor (or a backfill of index_day_job) then builds it; once nothing is "
+    "pending for it, switch_generation_job (requested by the sensor) makes search serve it."
+)
 def start_reindex_op(context: dg.OpExecutionContext, memory: MemoryResource) -> dict:
     with memory.db.connection() as conn:
         stored, resumed = profiles_store.start_reindex(conn, memory.profile)
     verb = "resumed" if resumed else "started"
     context.log.info(f"{verb} generation {stored.building_generation} of {stored.name}")
-    context.add_output_metadata({"profile": stored.name, "building_generation": stored.building_generation,
-                                 "serving_generation": stored.generation, "resumed": resumed})
+    context.add_output_metadata(
+        {
+            "profile": stored.name,
+            "building_generation": stored.building_generation,
+            "serving_generation": stored.generation,
+            "resumed": resumed,
+        }
+    )
     return {"profile": stored.name, "generation": stored.building_generation, "resumed": resumed}
 
 
-@dg.op(description="Serve the previous generation of the active profile again (its vectors were kept).")
+@dg.op(
+    description="Serve the previous generation of the active profile again (its vectors were kept)."
+)
 def rollback_generation_op(context: dg.OpExecutionContext, memory: MemoryResource) -> str:
     with memory.db.connection() as conn:
         try:
@@ -31,13 +41,17 @@ def rollback_generation_op(context: dg.OpExecutionContext, memory: MemoryResourc
     return message
 
 
-@dg.job(description="Re-embed everything as a new generation while search keeps serving the current one.",
-        executor_def=dg.in_process_executor)
+@dg.job(
+    description="Re-embed everything as a new generation while search keeps serving the current one.",
+    executor_def=dg.in_process_executor,
+)
 def start_reindex_job():
     start_reindex_op()
 
 
-@dg.job(description="Roll search back to the previous generation of the active profile.",
-        executor_def=dg.in_process_executor)
+@dg.job(
+    description="Roll search back to the previous generation of the active profile.",
+    executor_def=dg.in_process_executor,
+)
 def rollback_generation_job():
     rollback_generation_op()

@@ -10,8 +10,6 @@ same answer). Dagster 1.13 still attaches the raising frames to any step failure
 them under "Stack Trace" below the description); the line above it is the whole message.
 """
 
-from typing import Optional
-
 import dagster as dg
 
 from memory_pipeline.domain.policies import parse_channels
@@ -27,21 +25,27 @@ class SearchConfig(dg.Config):
     memory: str = EXAMPLE_MEMORY
     query: str = EXAMPLE_QUERY
     policy: str = "default"
-    limit: Optional[int] = None
-    channels: Optional[str] = None  # e.g. "vector,keyword"
+    limit: int | None = None
+    channels: str | None = None  # e.g. "vector,keyword"
 
 
-@dg.op(description="Fused search in one memory; the results appear as a Markdown table in the run's metadata.")
+@dg.op(
+    description="Fused search in one memory; the results appear as a Markdown table in the run's metadata."
+)
 def search_op(context: dg.OpExecutionContext, config: SearchConfig, memory: MemoryResource) -> dict:
     try:
         channels = parse_channels(config.channels) if config.channels else None
-        response = memory.search(config.memory, config.query, policy=config.policy, limit=config.limit,
-                                 channels=channels)
+        response = memory.search(
+            config.memory, config.query, policy=config.policy, limit=config.limit, channels=channels
+        )
     except (MemoryPipelineError, ValueError) as exc:
         line = f"search failed: {exc}"
         context.log.error(line)
-        raise dg.Failure(description=line, allow_retries=False,
-                         metadata={"memory": config.memory, "query": config.query, "error": str(exc)}) from None
+        raise dg.Failure(
+            description=line,
+            allow_retries=False,
+            metadata={"memory": config.memory, "query": config.query, "error": str(exc)},
+        ) from None
     context.add_output_metadata(
         {
             "results": dg.MetadataValue.md(markdown_table(response)),
@@ -57,7 +61,9 @@ def search_op(context: dg.OpExecutionContext, config: SearchConfig, memory: Memo
 @dg.job(
     description="Search one memory: set memory, query (and optionally policy, limit, channels) in the Launchpad.",
     executor_def=dg.in_process_executor,
-    config=dg.RunConfig(ops={"search_op": SearchConfig(memory=EXAMPLE_MEMORY, query=EXAMPLE_QUERY)}),
+    config=dg.RunConfig(
+        ops={"search_op": SearchConfig(memory=EXAMPLE_MEMORY, query=EXAMPLE_QUERY)}
+    ),
     tags={"memory_pipeline/kind": "search"},
 )
 def search_memory_job():

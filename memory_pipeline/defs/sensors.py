@@ -16,8 +16,8 @@ import hashlib
 import json
 import shutil
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import dagster as dg
 
@@ -54,7 +54,9 @@ def days_in_flight(instance: dg.DagsterInstance, days: Iterable[str]) -> set[str
             covered.add(tags[PARTITION_TAG])
         elif RANGE_START_TAG in tags and RANGE_END_TAG in tags:
             ranges.append((tags[RANGE_START_TAG], tags[RANGE_END_TAG]))
-    return {day for day in days if day in covered or any(start <= day <= end for start, end in ranges)}
+    return {
+        day for day in days if day in covered or any(start <= day <= end for start, end in ranges)
+    }
 
 
 def in_flight(instance: dg.DagsterInstance, job: str) -> bool:
@@ -65,8 +67,13 @@ def missing_partitions(instance: dg.DagsterInstance, days: set[str]) -> list[str
     return sorted(days - set(instance.get_dynamic_partitions(ingest_days.name)))
 
 
-def plan_requests(pending: dict[str, tuple[int, int]], in_flight: set[str], cursor: dict, now: float,
-                  valid_days: set[str] | None = None) -> tuple[list[dg.RunRequest], dict]:
+def plan_requests(
+    pending: dict[str, tuple[int, int]],
+    in_flight: set[str],
+    cursor: dict,
+    now: float,
+    valid_days: set[str] | None = None,
+) -> tuple[list[dg.RunRequest], dict]:
     """Pure decision: which days to request, and the next cursor."""
     requests, next_cursor = [], {}
     for day, (count, signature) in pending.items():
@@ -84,7 +91,10 @@ def plan_requests(pending: dict[str, tuple[int, int]], in_flight: set[str], curs
                 run_key=f"{day}:{signature}:{attempt}",
                 job_name=index_day_job.name,
                 partition_key=day,
-                tags={"memory_pipeline/trigger": "unindexed_episodes_sensor", "memory_pipeline/pending": str(count)},
+                tags={
+                    "memory_pipeline/trigger": "unindexed_episodes_sensor",
+                    "memory_pipeline/pending": str(count),
+                },
             )
         )
         next_cursor[day] = {"sig": signature, "attempt": attempt, "at": now}
@@ -102,13 +112,14 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
         "pending and a new generation is complete, requests switch_generation_job; else, when "
         "observations or beliefs lack a vector, embed_statements_job.",
     )
-    def unindexed_episodes_sensor(
-        context: dg.SensorEvaluationContext, memory: MemoryResource
-    ):
+    def unindexed_episodes_sensor(context: dg.SensorEvaluationContext, memory: MemoryResource):
         configured = memory.profile
         with memory.db.connection() as conn:
             target = writing_target(conn, configured)
-            pending = {day: (p.count, p.newest_id) for day, p in index_store.pending_days(conn, target).items()}
+            pending = {
+                day: (p.count, p.newest_id)
+                for day, p in index_store.pending_days(conn, target).items()
+            }
             days = set(partition_store.days_with_episodes(conn))
             stored, serving = get_profile(conn, configured), active_profile(conn)
             statements = observations_store.pending_count(conn, target) if target else 0
@@ -117,28 +128,50 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
         total = sum(n for n, _ in pending.values())
         if not pending:
             to_switch = stored is not None and (
-                stored.building_generation is not None or serving is None or serving.id != stored.id)
+                stored.building_generation is not None or serving is None or serving.id != stored.id
+            )
             if to_switch and not in_flight(context.instance, switch_generation_job.name):
                 return dg.SensorResult(
-                    run_requests=[dg.RunRequest(job_name=switch_generation_job.name,
-                                                tags={"memory_pipeline/trigger": "unindexed_episodes_sensor"})],
-                    dynamic_partitions_requests=partition_requests, cursor="{}")
-            if statements and not to_switch and not in_flight(context.instance, embed_statements_job.name):
+                    run_requests=[
+                        dg.RunRequest(
+                            job_name=switch_generation_job.name,
+                            tags={"memory_pipeline/trigger": "unindexed_episodes_sensor"},
+                        )
+                    ],
+                    dynamic_partitions_requests=partition_requests,
+                    cursor="{}",
+                )
+            if (
+                statements
+                and not to_switch
+                and not in_flight(context.instance, embed_statements_job.name)
+            ):
                 # The same pending statements are asked for again only after RETRY_AFTER_S.
                 window = int(time.time() // RETRY_AFTER_S)
                 return dg.SensorResult(
-                    run_requests=[dg.RunRequest(
-                        run_key=f"statements:{target.id}:{target.generation}:{statements}:{window}",
-                        job_name=embed_statements_job.name,
-                        tags={"memory_pipeline/trigger": "unindexed_episodes_sensor",
-                              "memory_pipeline/pending_statements": str(statements)})],
-                    dynamic_partitions_requests=partition_requests, cursor="{}")
-            return dg.SensorResult(skip_reason=dg.SkipReason("nothing to index: 0 pending episodes"), cursor="{}",
-                                   dynamic_partitions_requests=partition_requests)
+                    run_requests=[
+                        dg.RunRequest(
+                            run_key=f"statements:{target.id}:{target.generation}:{statements}:{window}",
+                            job_name=embed_statements_job.name,
+                            tags={
+                                "memory_pipeline/trigger": "unindexed_episodes_sensor",
+                                "memory_pipeline/pending_statements": str(statements),
+                            },
+                        )
+                    ],
+                    dynamic_partitions_requests=partition_requests,
+                    cursor="{}",
+                )
+            return dg.SensorResult(
+                skip_reason=dg.SkipReason("nothing to index: 0 pending episodes"),
+                cursor="{}",
+                dynamic_partitions_requests=partition_requests,
+            )
         cursor = json.loads(context.cursor) if context.cursor else {}
         valid = set(context.instance.get_dynamic_partitions(ingest_days.name)) | set(new_days)
-        requests, next_cursor = plan_requests(pending, days_in_flight(context.instance, pending), cursor, time.time(),
-                                               valid)
+        requests, next_cursor = plan_requests(
+            pending, days_in_flight(context.instance, pending), cursor, time.time(), valid
+        )
         if not requests:
             return dg.SensorResult(
                 skip_reason=dg.SkipReason(
@@ -148,8 +181,11 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
                 cursor=json.dumps(next_cursor),
                 dynamic_partitions_requests=partition_requests,
             )
-        return dg.SensorResult(run_requests=requests, cursor=json.dumps(next_cursor),
-                               dynamic_partitions_requests=partition_requests)
+        return dg.SensorResult(
+            run_requests=requests,
+            cursor=json.dumps(next_cursor),
+            dynamic_partitions_requests=partition_requests,
+        )
 
     @dg.sensor(
         name="inbox_sensor",
@@ -171,14 +207,26 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
         for day, signature in day_folder_signatures(inbox).items():
             seen[day] = signature
             if cursor.get(day) != signature:
-                requests.append(dg.RunRequest(run_key=f"inbox:{day}:{signature}", partition_key=day,
-                                              tags={"memory_pipeline/trigger": "inbox_sensor"}))
+                requests.append(
+                    dg.RunRequest(
+                        run_key=f"inbox:{day}:{signature}",
+                        partition_key=day,
+                        tags={"memory_pipeline/trigger": "inbox_sensor"},
+                    )
+                )
         if not requests:
-            return dg.SensorResult(skip_reason=dg.SkipReason(f"no new files in {inbox}"), cursor=json.dumps(seen))
+            return dg.SensorResult(
+                skip_reason=dg.SkipReason(f"no new files in {inbox}"), cursor=json.dumps(seen)
+            )
         # A day folder is a day that receives episodes: its partition exists from now on.
         new_days = missing_partitions(context.instance, {r.partition_key for r in requests})
-        return dg.SensorResult(run_requests=requests, cursor=json.dumps(seen),
-                               dynamic_partitions_requests=[ingest_days.build_add_request(new_days)] if new_days else [])
+        return dg.SensorResult(
+            run_requests=requests,
+            cursor=json.dumps(seen),
+            dynamic_partitions_requests=[ingest_days.build_add_request(new_days)]
+            if new_days
+            else [],
+        )
 
     return [unindexed_episodes_sensor, inbox_sensor]
 
@@ -197,7 +245,11 @@ def file_loose_files(inbox: Path, day: str) -> list[Path]:
     """Move supported files lying directly in the inbox into its folder for ``day``."""
     moved = []
     for path in sorted(inbox.iterdir()):
-        if path.is_file() and not path.name.startswith(".") and path.suffix.lower() in SUPPORTED_SUFFIXES:
+        if (
+            path.is_file()
+            and not path.name.startswith(".")
+            and path.suffix.lower() in SUPPORTED_SUFFIXES
+        ):
             target_dir = inbox / day
             target_dir.mkdir(exist_ok=True)
             target = target_dir / path.name
@@ -218,6 +270,8 @@ def day_folder_signatures(inbox: Path) -> dict[str, str]:
         for path in sorted(folder.rglob("*")):
             if path.is_file() and not path.name.startswith("."):
                 stat = path.stat()
-                digest.update(f"{path.relative_to(folder)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+                digest.update(
+                    f"{path.relative_to(folder)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode()
+                )
         signatures[folder.name] = digest.hexdigest()[:16]
     return signatures

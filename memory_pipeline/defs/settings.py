@@ -8,8 +8,8 @@ imported. Every other setting is read by the resources when a run starts.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import dagster as dg
@@ -25,19 +25,25 @@ class OpsSettings:
     nightly_timezone: str = "UTC"
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> "OpsSettings":
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> OpsSettings:
         environ = os.environ if environ is None else environ
-        interval = env_int(environ, "MEMORY_PIPELINE_SENSOR_INTERVAL", cls.sensor_interval_s, maximum=86400)
+        interval = env_int(
+            environ, "MEMORY_PIPELINE_SENSOR_INTERVAL", cls.sensor_interval_s, maximum=86400
+        )
         cron = environ.get("MEMORY_PIPELINE_NIGHTLY_CRON", "").strip() or cls.nightly_cron
         try:  # Dagster's own validation, through its public API
             dg.ScheduleDefinition(name="cron_probe", job_name="cron_probe", cron_schedule=cron)
         except dg.DagsterInvalidDefinitionError:
-            raise ConfigurationError(f"MEMORY_PIPELINE_NIGHTLY_CRON={cron!r}: not a cron expression (e.g. '0 3 * * *')") from None
+            raise ConfigurationError(
+                f"MEMORY_PIPELINE_NIGHTLY_CRON={cron!r}: not a cron expression (e.g. '0 3 * * *')"
+            ) from None
         tz = environ.get("MEMORY_PIPELINE_NIGHTLY_TIMEZONE", "").strip() or cls.nightly_timezone
         try:
             ZoneInfo(tz)
         except (ZoneInfoNotFoundError, ValueError):
-            raise ConfigurationError(f"MEMORY_PIPELINE_NIGHTLY_TIMEZONE={tz!r}: not a time zone (e.g. Europe/Lisbon)") from None
+            raise ConfigurationError(
+                f"MEMORY_PIPELINE_NIGHTLY_TIMEZONE={tz!r}: not a time zone (e.g. Europe/Lisbon)"
+            ) from None
         return cls(interval, cron, tz)
 
 

@@ -22,8 +22,8 @@ different headings, the vector is embedded with the first one's anchor.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from memory_pipeline.domain.chunking import Chunk, split_paragraphs
 
@@ -79,7 +79,9 @@ def chunk_anchors(body: str, chunks: Sequence[Chunk]) -> list[str]:
                 break
             stack = [item for item in stack if item[0] < level] + [(level, text)]
         anchor = SEPARATOR.join(text for _, text in stack)
-        anchors.append(anchor[: MAX_ANCHOR_CHARS - 1] + "…" if len(anchor) > MAX_ANCHOR_CHARS else anchor)
+        anchors.append(
+            anchor[: MAX_ANCHOR_CHARS - 1] + "…" if len(anchor) > MAX_ANCHOR_CHARS else anchor
+        )
     return anchors
 
 

@@ -20,10 +20,25 @@ import datetime as dt
 import re
 from typing import NamedTuple
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
-           "october", "november", "december")
-MONTH_NUMBERS = {**{name: i for i, name in enumerate(_MONTHS, 1)},
-                 **{name[:3]: i for i, name in enumerate(_MONTHS, 1)}, "sept": 9}
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+MONTH_NUMBERS = {
+    **{name: i for i, name in enumerate(_MONTHS, 1)},
+    **{name[:3]: i for i, name in enumerate(_MONTHS, 1)},
+    "sept": 9,
+}
 _MONTH = "(?P<month>" + "|".join(sorted(MONTH_NUMBERS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>\d{4})"
@@ -50,9 +65,9 @@ def _period(kind: str, match: re.Match) -> Period | None:
     year = int(match.group("year"))
     try:
         if kind == "day":
-            start = dt.datetime(year, month, int(match.group("day")), tzinfo=dt.timezone.utc)
+            start = dt.datetime(year, month, int(match.group("day")), tzinfo=dt.UTC)
             return Period(start, start + dt.timedelta(days=1))
-        start = dt.datetime(year, month, 1, tzinfo=dt.timezone.utc)
+        start = dt.datetime(year, month, 1, tzinfo=dt.UTC)
     except ValueError:  # no such day or month
         return None
     return Period(start, start + dt.timedelta(days=calendar.monthrange(year, month)[1]))

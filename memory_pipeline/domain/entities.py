@@ -164,8 +164,11 @@ class EntityMatcher(Generic[K]):
         # marks only, and ``_matches`` skips a match after an astral mark: the same matches as
         # the full guard (test_entities compares them).
         self._pattern = (
-            re.compile(rf"(?<![\w{_marks(bmp=True)}])(?:{_trie_pattern(self._keys)})(?![\w{_marks()}])")
-            if self._keys else None
+            re.compile(
+                rf"(?<![\w{_marks(bmp=True)}])(?:{_trie_pattern(self._keys)})(?![\w{_marks()}])"
+            )
+            if self._keys
+            else None
         )
 
     def find(self, text: str) -> list[K]:
@@ -180,7 +183,9 @@ class EntityMatcher(Generic[K]):
 
     def mentions(self, text: str) -> bool:
         """Whether ``text`` mentions any of the entities."""
-        return self._pattern is not None and next(self._matches(_match_form(text)), None) is not None
+        return (
+            self._pattern is not None and next(self._matches(_match_form(text)), None) is not None
+        )
 
     def _matches(self, text: str) -> Iterator[re.Match[str]]:
         """``finditer`` of the pattern with the whole guard before a name (``__init__``)."""
@@ -214,7 +219,8 @@ def _trie_pattern(names: Iterable[str]) -> str:
     def pattern(node: dict) -> str:
         branches = [
             (r"\s+" if char == " " else re.escape(char)) + pattern(child)
-            for char, child in sorted(node.items()) if char
+            for char, child in sorted(node.items())
+            if char
         ]
         if not branches:
             return ""
@@ -323,13 +329,21 @@ def _capitalised_word_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.P
     capitals = _char_ranges(lambda c: (c.isupper() or c.istitle()) and _is_word_char(c))
     bmp = _class_ranges((low, min(high, 0xFFFF)) for low, high in capitals if low <= 0xFFFF)
     astral = _class_ranges((max(low, 0x10000), high) for low, high in capitals if high > 0xFFFF)
-    capitalised = (rf"[{bmp}\U00010000-\U0010ffff](?:(?<=[{bmp}])|(?<=[{astral}]))"
-                   rf"(?<!{char}.)(?<!{char}['’].){char}*(?:['’]{char}+)*")
-    particle = ("(?:" + "|".join(sorted(_CONNECTORS, key=len, reverse=True))
-                + rf")(?:['’][sS])?(?!{char}|['’]{char})")
+    capitalised = (
+        rf"[{bmp}\U00010000-\U0010ffff](?:(?<=[{bmp}])|(?<=[{astral}]))"
+        rf"(?<!{char}.)(?<!{char}['’].){char}*(?:['’]{char}+)*"
+    )
+    particle = (
+        "(?:"
+        + "|".join(sorted(_CONNECTORS, key=len, reverse=True))
+        + rf")(?:['’][sS])?(?!{char}|['’]{char})"
+    )
     gap = rf"[^\w{_marks()}]*"
-    return (re.compile(capitalised), re.compile(rf"(?:{gap}(?<!{char}){particle})*{gap}"),
-            re.compile(rf"(?<!{char}){particle}"))
+    return (
+        re.compile(capitalised),
+        re.compile(rf"(?:{gap}(?<!{char}){particle})*{gap}"),
+        re.compile(rf"(?<!{char}){particle}"),
+    )
 
 
 def _word_before(text: str, start: int, floor: int) -> tuple[int, int] | None:
@@ -342,7 +356,9 @@ def _word_before(text: str, start: int, floor: int) -> tuple[int, int] | None:
     begin = end
     while begin > floor:
         char = text[begin - 1]
-        if _is_word_char(char) or (char in "'’" and begin - 2 >= floor and _is_word_char(text[begin - 2])):
+        if _is_word_char(char) or (
+            char in "'’" and begin - 2 >= floor and _is_word_char(text[begin - 2])
+        ):
             begin -= 1
         else:
             break
@@ -404,12 +420,22 @@ def _tokens(text: str) -> list[_Token]:
             previous_text = last.text if last is not None else None
         else:
             previous, previous_end = None, before[1]
-            previous_text = _strip_possessive(text[before[0]:before[1]])
+            previous_text = _strip_possessive(text[before[0] : before[1]])
             if last is not None and only_particles.fullmatch(text, last.end, start):
                 for found in particle.finditer(text, last.end, start):
                     possessive = _is_possessive(found.group())
-                    tokens.append(_Token(_strip_possessive(found.group()), *found.span(), False, True, False,
-                                         possessive, False, False))
+                    tokens.append(
+                        _Token(
+                            _strip_possessive(found.group()),
+                            *found.span(),
+                            False,
+                            True,
+                            False,
+                            possessive,
+                            False,
+                            False,
+                        )
+                    )
         gap = text[previous_end:start]
         # A hyphen between two capitalised parts joins them ("Jean-Luc", "Ana-Marija").
         if (
@@ -420,7 +446,11 @@ def _tokens(text: str) -> list[_Token]:
             and _is_capitalised(word)
         ):
             tokens[-1] = last = _make_token(
-                previous.text + gap + word, previous.start, end, previous.sentence_start, previous.line_start
+                previous.text + gap + word,
+                previous.start,
+                end,
+                previous.sentence_start,
+                previous.line_start,
             )
             continue
         sentence_start, line_start = _position(gap, previous_text)
@@ -453,8 +483,7 @@ def _position(gap: str, previous: str | None) -> tuple[bool, bool]:
         return False, False
     # "Dr. Rocha", "Tomás R. Rocha": the period closes an abbreviation, not the sentence.
     if gap.strip() == "." and (
-        previous.casefold() in _ABBREVIATIONS
-        or (len(previous) == 1 and previous.isupper())
+        previous.casefold() in _ABBREVIATIONS or (len(previous) == 1 and previous.isupper())
     ):
         return False, False
     return True, False
@@ -559,8 +588,12 @@ def extract_proper_names(text: str) -> set[str]:
     for run in runs:
         if sum(1 for token in run if not token.connector) > MAX_CAPITALISED_WORDS:
             continue
-        if len(run) == 1 and run[0].sentence_start and not _is_label(text, run) \
-                and run[0].text not in evidence:
+        if (
+            len(run) == 1
+            and run[0].sentence_start
+            and not _is_label(text, run)
+            and run[0].text not in evidence
+        ):
             continue
         names.add(" ".join(token.text for token in run))
     return names
@@ -608,7 +641,7 @@ def parse_entity_import(
     except OSError as error:
         return [], [f"{display}:0: cannot read: {error.strerror or error}"]
     if data.startswith(_UTF8_BOM):
-        data = data[len(_UTF8_BOM):]
+        data = data[len(_UTF8_BOM) :]
     elif data.startswith(_UTF16_BOMS):
         return [], [f"{display}:1: the file is UTF-16 text; save it as UTF-8"]
 

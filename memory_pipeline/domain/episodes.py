@@ -7,7 +7,7 @@ import math
 import numbers
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any
 
 from memory_pipeline.domain.chunking import content_hash as _content_hash
@@ -73,7 +73,9 @@ def _show(value: Any, limit: int = 60) -> str:
 def _printable(text: str) -> str:
     # A reason is printed on one line and may be logged or stored: no raw newlines or NULs in it.
     return "".join(
-        char if char.isprintable() else char.encode("unicode_escape", "backslashreplace").decode("ascii")
+        char
+        if char.isprintable()
+        else char.encode("unicode_escape", "backslashreplace").decode("ascii")
         for char in text
     )
 
@@ -149,9 +151,9 @@ def parse_timestamp(value: Any) -> datetime:
     else:
         raise InvalidEpisode("occurred_at", f"unparseable date: {_show(value)}")
     if parsed.tzinfo is None or parsed.tzinfo.utcoffset(parsed) is None:
-        return parsed.replace(tzinfo=timezone.utc)
+        return parsed.replace(tzinfo=UTC)
     try:
-        return parsed.astimezone(timezone.utc)
+        return parsed.astimezone(UTC)
     except OverflowError:  # e.g. 0001-01-01T00:00+03:00 lies before year 1 in UTC
         raise InvalidEpisode("occurred_at", f"unparseable date: {_quoted(str(value))}") from None
 
@@ -161,7 +163,9 @@ def _check_salience(salience: Any) -> float:
         return DEFAULT_SALIENCE
     # bool is an int subclass; "salience": true is a mistake, not 1.0.
     if isinstance(salience, bool) or not isinstance(salience, numbers.Real):
-        raise InvalidEpisode("salience", f"salience must be a number in [0, 1], got {_show(salience)}")
+        raise InvalidEpisode(
+            "salience", f"salience must be a number in [0, 1], got {_show(salience)}"
+        )
     # Compared before float(): an integer too large for a float (1 and 400 zeros) is simply out
     # of range, not an OverflowError that would cost the rest of the file.
     if not 0 <= salience <= 1:
@@ -180,7 +184,8 @@ def _clean_metadata(value: Any, path: str, top_key: str | None, depth: int) -> A
     """A plain-JSON deep copy of ``value``, or InvalidEpisode naming the path that breaks JSON."""
     if depth > MAX_METADATA_DEPTH:
         raise InvalidEpisode(
-            "metadata", f"metadata nested too deeply (more than {MAX_METADATA_DEPTH} levels)",
+            "metadata",
+            f"metadata nested too deeply (more than {MAX_METADATA_DEPTH} levels)",
             metadata_key=top_key,
         )
     if value is None or isinstance(value, (bool, int)):
@@ -197,14 +202,16 @@ def _clean_metadata(value: Any, path: str, top_key: str | None, depth: int) -> A
         return value
     if isinstance(value, (list, tuple)):
         return [
-            _clean_metadata(item, f"{path}[{i}]", top_key, depth + 1) for i, item in enumerate(value)
+            _clean_metadata(item, f"{path}[{i}]", top_key, depth + 1)
+            for i, item in enumerate(value)
         ]
     if isinstance(value, dict):
         cleaned = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidEpisode(
-                    "metadata", f"metadata keys must be strings, got {_show(key)} in '{path}'",
+                    "metadata",
+                    f"metadata keys must be strings, got {_show(key)} in '{path}'",
                     metadata_key=top_key,
                 )
             key_path = f"{path}.{key}"
@@ -224,7 +231,9 @@ def _check_external_id(external_id: Any) -> str | None:
     if isinstance(external_id, int) and not isinstance(external_id, bool):
         return str(external_id)
     if not isinstance(external_id, str):
-        raise InvalidEpisode("id", f"'id' must be a string or an integer, got {json_type(external_id)}")
+        raise InvalidEpisode(
+            "id", f"'id' must be a string or an integer, got {json_type(external_id)}"
+        )
     _check_storable("id", external_id)
     if not external_id.strip():
         raise InvalidEpisode("id", "empty 'id'")
@@ -276,7 +285,9 @@ def make_episode(
     if metadata is None:
         metadata = {}
     if not isinstance(metadata, dict):
-        raise InvalidEpisode("metadata", f"metadata must be a JSON object, got {json_type(metadata)}")
+        raise InvalidEpisode(
+            "metadata", f"metadata must be a JSON object, got {json_type(metadata)}"
+        )
     cleaned_metadata = _clean_metadata(metadata, "metadata", None, 0)
 
     return EpisodeDraft(

@@ -79,16 +79,21 @@ the input cannot change a score by even the last bit.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Generic, Hashable, TypeVar
+from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
 RRF_K = 60
 CHANNEL_WEIGHTS: Mapping[str, float] = {
-    "vector": 1.0, "keyword": 1.0, "graph": 0.0, "date": 1.5, "observation": 0.5, "belief": 0.5,
+    "vector": 1.0,
+    "keyword": 1.0,
+    "graph": 0.0,
+    "date": 1.5,
+    "observation": 0.5,
+    "belief": 0.5,
 }
 # Channels whose list is a set, not an order: equal scores count as equal (1.0 each), not as
 # places. The date channel lists every chunk of the named days alike; graph's equal scores are
@@ -165,7 +170,9 @@ def _check_weights(weights: Mapping[str, float]) -> None:
             )
 
 
-def _alone_counts(ranked: Mapping[str, Sequence], weights: Mapping[str, float]) -> Mapping[str, float]:
+def _alone_counts(
+    ranked: Mapping[str, Sequence], weights: Mapping[str, float]
+) -> Mapping[str, float]:
     """``weights``, except that when no channel that returned something has a positive weight
     (a policy of only the graph channel, whose default weight is 0), those channels weigh 1.0:
     a channel searched alone is ordered by its own ranks, not by salience and recency."""
@@ -221,8 +228,11 @@ def recency_factor(
 
 def salience_factor(salience: float, weight: float) -> float:
     """``1 + weight * (salience - 0.5)``: 1.0 at salience 0.5 or weight 0, in [0.5, 1.5] always."""
-    if isinstance(salience, bool) or not isinstance(salience, (int, float)) \
-            or not 0 <= salience <= 1:
+    if (
+        isinstance(salience, bool)
+        or not isinstance(salience, (int, float))
+        or not 0 <= salience <= 1
+    ):
         raise ValueError(f"salience must be a number in [0, 1], got {salience!r}")
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
         raise ValueError(f"salience weight must be a number in [0, 1], got {weight!r}")
@@ -268,26 +278,36 @@ def normalized_scores(scores: Sequence[float], *, flat: bool = False) -> list[fl
     return [(value - low) / (high - low) for value in values]
 
 
-def _combsum(ranked: Mapping[str, Sequence[K]], scores: Mapping[str, Sequence[float]],
-             weights: Mapping[str, float]) -> dict[K, float]:
+def _combsum(
+    ranked: Mapping[str, Sequence[K]],
+    scores: Mapping[str, Sequence[float]],
+    weights: Mapping[str, float],
+) -> dict[K, float]:
     """key -> Σ weight_c × normalized score_c(key) over the channels that returned it (a key
     listed twice by one channel counts once, at its first place)."""
     sums: dict[K, list[float]] = {}
     for channel in weights:  # the weights' order, so the input's order cannot change a sum
         keys = ranked.get(channel, ())
         if len(scores.get(channel, ())) != len(keys):
-            raise ValueError(f"channel {channel!r} has {len(keys)} keys but "
-                             f"{len(scores.get(channel, ()))} scores")
+            raise ValueError(
+                f"channel {channel!r} has {len(keys)} keys but "
+                f"{len(scores.get(channel, ()))} scores"
+            )
         seen: set[K] = set()
-        for key, value in zip(keys, normalized_scores(scores.get(channel, ()), flat=channel in FLAT_CHANNELS)):
+        for key, value in zip(
+            keys, normalized_scores(scores.get(channel, ()), flat=channel in FLAT_CHANNELS)
+        ):
             if key not in seen:
                 seen.add(key)
                 sums.setdefault(key, []).append(weights[channel] * value)
     return {key: math.fsum(parts) for key, parts in sums.items()}
 
 
-def combsum(ranked: Mapping[str, Sequence[K]], scores: Mapping[str, Sequence[float]],
-            weights: Mapping[str, float]) -> dict[K, float]:
+def combsum(
+    ranked: Mapping[str, Sequence[K]],
+    scores: Mapping[str, Sequence[float]],
+    weights: Mapping[str, float],
+) -> dict[K, float]:
     """key -> Σ weight_c × min-max normalized score_c(key) over the channels that returned it
     (``scores``: each channel's scores in the order of its keys); no salience or recency."""
     _check_weights(weights)
@@ -339,12 +359,20 @@ def fuse(
     results: list[Fused[K]] = []
     for key, ranks in best.items():
         rrf = sums[key] if sums is not None else _rrf(ranks, weights, k)
-        nudge = tie_nudge(facts[key], now, salience_weight=salience_weight, half_life_days=half_life_days)
+        nudge = tie_nudge(
+            facts[key], now, salience_weight=salience_weight, half_life_days=half_life_days
+        )
         results.append(Fused(key=key, score=rrf + band * nudge, rrf=rrf, ranks=ranks))
     # Scores have no smallest step, so a nudge could lift a near-equal key past the one every
     # channel put first; agreement of every channel is the strongest evidence a search has.
-    results.sort(key=lambda fused: (not _first_everywhere(fused.ranks, ran), -fused.score,
-                                    fused.best_rank, fused.key))
+    results.sort(
+        key=lambda fused: (
+            not _first_everywhere(fused.ranks, ran),
+            -fused.score,
+            fused.best_rank,
+            fused.key,
+        )
+    )
     return results
 
 

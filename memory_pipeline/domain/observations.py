@@ -13,9 +13,10 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from memory_pipeline.domain import fusion
 from memory_pipeline.domain.episodes import InvalidEpisode, parse_timestamp, validate_memory_name
@@ -41,7 +42,17 @@ NEAR_DUPLICATE_COSINE = 0.97
 # (multilingual-e5 puts unrelated sentences near 0.75-0.8), not a measured optimum.
 CLOSE_COSINE = 0.85
 CLOSE_WORD_SHARE = 0.5
-JSONL_FIELDS = ("memory", "kind", "text", "status", "confidence", "episode_ids", "passages", "author", "observed_at")
+JSONL_FIELDS = (
+    "memory",
+    "kind",
+    "text",
+    "status",
+    "confidence",
+    "episode_ids",
+    "passages",
+    "author",
+    "observed_at",
+)
 
 _UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
 
@@ -77,20 +88,26 @@ def _text(field: str, value: Any, *, limit: int, required: bool) -> str:
     if required and not value.strip():
         raise InvalidObservation(field, f"'{field}' is empty")
     if len(value) > limit:
-        raise InvalidObservation(field, f"'{field}' is {len(value)} characters long (at most {limit})")
+        raise InvalidObservation(
+            field, f"'{field}' is {len(value)} characters long (at most {limit})"
+        )
     return value
 
 
 def _choice(field: str, value: Any, allowed: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in allowed:
         shown = repr(value) if isinstance(value, str) else json_type(value)
-        raise InvalidObservation(field, f"invalid {field} {shown} (expected {' or '.join(allowed)})")
+        raise InvalidObservation(
+            field, f"invalid {field} {shown} (expected {' or '.join(allowed)})"
+        )
     return value
 
 
 def _confidence(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidObservation("confidence", f"'confidence' must be a number in [0, 1], got {json_type(value)}")
+        raise InvalidObservation(
+            "confidence", f"'confidence' must be a number in [0, 1], got {json_type(value)}"
+        )
     if not (math.isfinite(value) and 0 <= value <= 1):
         raise InvalidObservation("confidence", f"'confidence' must be in [0, 1], got {value}")
     return float(value)
@@ -98,22 +115,32 @@ def _confidence(value: Any) -> float:
 
 def _episode_ids(value: Any) -> tuple[int, ...]:
     if not isinstance(value, (list, tuple)):
-        raise InvalidObservation("episode_ids", f"'episode_ids' must be an array of episode ids, got {json_type(value)}")
+        raise InvalidObservation(
+            "episode_ids", f"'episode_ids' must be an array of episode ids, got {json_type(value)}"
+        )
     if len(value) > MAX_SOURCES:
-        raise InvalidObservation("episode_ids", f"'episode_ids' lists {len(value)} episodes (at most {MAX_SOURCES})")
+        raise InvalidObservation(
+            "episode_ids", f"'episode_ids' lists {len(value)} episodes (at most {MAX_SOURCES})"
+        )
     out = []
     for item in value:
         if isinstance(item, bool) or not isinstance(item, int) or not 0 < item < 2**63:
-            raise InvalidObservation("episode_ids", f"'episode_ids' holds {item!r}, not a positive episode id")
+            raise InvalidObservation(
+                "episode_ids", f"'episode_ids' holds {item!r}, not a positive episode id"
+            )
         out.append(item)
     return tuple(dict.fromkeys(out))
 
 
 def _passages(value: Any) -> tuple[str, ...]:
     if not isinstance(value, (list, tuple)):
-        raise InvalidObservation("passages", f"'passages' must be an array of strings, got {json_type(value)}")
+        raise InvalidObservation(
+            "passages", f"'passages' must be an array of strings, got {json_type(value)}"
+        )
     if len(value) > MAX_SOURCES:
-        raise InvalidObservation("passages", f"'passages' lists {len(value)} passages (at most {MAX_SOURCES})")
+        raise InvalidObservation(
+            "passages", f"'passages' lists {len(value)} passages (at most {MAX_SOURCES})"
+        )
     return tuple(dict.fromkeys(_text("passages", item, limit=200, required=True) for item in value))
 
 
@@ -135,10 +162,14 @@ def make_observation(
         when = parse_timestamp(observed_at) if observed_at is not None else None
     except InvalidEpisode as error:
         field = "observed_at" if error.field == "occurred_at" else error.field
-        raise InvalidObservation(field, error.reason.replace("occurred_at", "observed_at")) from None
+        raise InvalidObservation(
+            field, error.reason.replace("occurred_at", "observed_at")
+        ) from None
     status = _choice("status", status, STATUSES)
     if status == "retired":
-        raise InvalidObservation("status", "a new statement cannot be 'retired' (revise or retire an existing one)")
+        raise InvalidObservation(
+            "status", "a new statement cannot be 'retired' (revise or retire an existing one)"
+        )
     return ObservationDraft(
         memory=memory,
         kind=_choice("kind", kind, KINDS),
@@ -165,7 +196,9 @@ def parse_observation_lines(
     for number, raw in iter_lines(data):
         try:
             value = parse_object_line(raw)
-            reject_unknown_fields(value, JSONL_FIELDS, f" (expected some of {', '.join(JSONL_FIELDS)})")
+            reject_unknown_fields(
+                value, JSONL_FIELDS, f" (expected some of {', '.join(JSONL_FIELDS)})"
+            )
             fields = dict(value)
             if memory is not None:
                 fields.setdefault("memory", memory)
@@ -188,7 +221,9 @@ def normalized(text: str) -> str:
 
 def shares_words(new_lexemes: set[str], old_lexemes: set[str]) -> bool:
     """Whether the old statement holds at least ``CLOSE_WORD_SHARE`` of the new one's lexemes."""
-    return bool(new_lexemes) and len(new_lexemes & old_lexemes) >= CLOSE_WORD_SHARE * len(new_lexemes)
+    return bool(new_lexemes) and len(new_lexemes & old_lexemes) >= CLOSE_WORD_SHARE * len(
+        new_lexemes
+    )
 
 
 def is_close(cosine: float | None, new_lexemes: set[str], old_lexemes: set[str]) -> bool:
@@ -208,7 +243,9 @@ def is_near_duplicate(new_text: str, old_text: str, cosine: float | None = None)
 STATEMENT_MERGE = "combsum"
 
 
-def merged_statements(lists: Mapping[str, Sequence[tuple[int, float]]], method: str | None = None) -> dict[int, float]:
+def merged_statements(
+    lists: Mapping[str, Sequence[tuple[int, float]]], method: str | None = None
+) -> dict[int, float]:
     """Statement id -> its score in a statement channel: its ``lists`` (name -> (id, score) best
     first: "vector", "keyword") merged with equal weights by ``method`` (default
     ``STATEMENT_MERGE``)."""
@@ -218,7 +255,9 @@ def merged_statements(lists: Mapping[str, Sequence[tuple[int, float]]], method: 
     if method == "rrf":
         return fusion.reciprocal_rank_fusion(ranked, weights=weights)
     if method == "combsum":
-        return fusion.combsum(ranked, {name: [s for _, s in hits] for name, hits in lists.items()}, weights)
+        return fusion.combsum(
+            ranked, {name: [s for _, s in hits] for name, hits in lists.items()}, weights
+        )
     raise ValueError(f"unknown statement merge {method!r} (expected rrf or combsum)")
 
 
@@ -270,7 +309,10 @@ def join_chunk_channel(
     def joins(score: float) -> bool:
         return floor is None or score > floor or (score == floor and not alike)
 
-    joining = sorted(((key, score) for key, score in statements if joins(score)), key=lambda hit: (-hit[1], hit[0]))
+    joining = sorted(
+        ((key, score) for key, score in statements if joins(score)),
+        key=lambda hit: (-hit[1], hit[0]),
+    )
     out: list[tuple[str, float]] = []
     i = 0
     for key, score in chunks:

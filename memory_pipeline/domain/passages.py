@@ -13,8 +13,8 @@ the passages come out in the order of their best hits; the limit counts passages
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Hashable, Iterable
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,11 @@ def sew(hits: Iterable[Hit], limit: int, *, join: bool = True) -> list[Passage]:
         if span in seen:  # the same text reached twice (identical chunks share an id)
             continue
         touching = [
-            p for p in passages
-            if join and p.episode_id == hit.episode_id and (p.end == hit.start or hit.end == p.start)
+            p
+            for p in passages
+            if join
+            and p.episode_id == hit.episode_id
+            and (p.end == hit.start or hit.end == p.start)
         ]
         if not touching:
             if len(passages) >= limit:

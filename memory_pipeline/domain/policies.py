@@ -23,9 +23,10 @@ import dataclasses
 import math
 import os
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import yaml
 
@@ -42,15 +43,29 @@ DEFAULT_POLICY = "default"
 # Policy names are typed after --policy and shown in logs: the same shape as episode kinds.
 POLICY_NAME_RE = KIND_RE
 
-_FIELDS = ("kinds", "window_days", "salience_weight", "channels", "contested_beliefs", "rerank", "limit")
+_FIELDS = (
+    "kinds",
+    "window_days",
+    "salience_weight",
+    "channels",
+    "contested_beliefs",
+    "rerank",
+    "limit",
+)
 _EXPECTED_CHANNELS = ", ".join(CHANNELS)
 
 
 class PolicyError(ValueError):
     """A policy file or override breaks a rule; ``str(error)`` is the located message."""
 
-    def __init__(self, message: str, *, reason: str | None = None, line: int | None = None,
-                 policy: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str | None = None,
+        line: int | None = None,
+        policy: str | None = None,
+    ):
         super().__init__(message)
         self.reason = reason if reason is not None else message
         self.line = line  # 1-based line in the file, None when not from a file
@@ -89,8 +104,12 @@ def _check_limit(value: Any) -> int:
 
 
 def _check_salience_weight(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) \
-            or not 0 <= value <= 1:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or math.isnan(value)
+        or not 0 <= value <= 1
+    ):
         raise _Invalid(f"salience_weight must be a number between 0 and 1, got {_show(value)}")
     return float(value)
 
@@ -206,12 +225,16 @@ class Policy:
             _check_limit(self.limit)
         except _Invalid as error:
             raise PolicyError(
-                f"policy {_show(self.name)}: {error.reason}", reason=error.reason,
+                f"policy {_show(self.name)}: {error.reason}",
+                reason=error.reason,
                 policy=self.name if isinstance(self.name, str) else None,
             ) from None
 
     def with_overrides(
-        self, *, channels: str | Sequence[str] | None = None, limit: int | None = None,
+        self,
+        *,
+        channels: str | Sequence[str] | None = None,
+        limit: int | None = None,
         contested_beliefs: bool | None = None,
     ) -> Policy:
         """This policy with the command line's ``--channels`` and ``--limit`` applied (and the
@@ -240,7 +263,9 @@ class Policy:
         if contested_beliefs is not None:
             _check_flag("contested_beliefs", contested_beliefs)
             contested = contested_beliefs
-        return dataclasses.replace(self, channels=new_channels, limit=new_limit, contested_beliefs=contested)
+        return dataclasses.replace(
+            self, channels=new_channels, limit=new_limit, contested_beliefs=contested
+        )
 
 
 def _override_channels(text: str, names: list[Any]) -> tuple[str, ...]:
@@ -323,7 +348,8 @@ class _Loader:
                 f"{self.display}:{mark.line + 1}: "
                 + (f"policy {_show(policy)}: " if policy is not None else "")
                 + f"invalid value: {getattr(error, 'problem', None) or error}",
-                line=mark.line + 1, policy=policy,
+                line=mark.line + 1,
+                policy=policy,
             ) from None
 
     def check_tag(self, node: yaml.CollectionNode, policy: str | None) -> None:

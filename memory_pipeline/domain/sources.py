@@ -15,10 +15,11 @@ import math
 import os
 import re
 import stat
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import yaml
 
@@ -108,11 +109,11 @@ def parse_paths(
     if kind is not None:
         validate_kind(kind)
     if now is None:
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
     elif now.tzinfo is None:
-        now = now.replace(tzinfo=timezone.utc)
+        now = now.replace(tzinfo=UTC)
     else:
-        now = now.astimezone(timezone.utc)
+        now = now.astimezone(UTC)
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
 
@@ -123,8 +124,14 @@ def parse_paths(
 
 
 class _Parser:
-    def __init__(self, *, memory: str | None, kind: str | None, now: datetime,
-                 sink: Callable[[EpisodeDraft], None] | None = None):
+    def __init__(
+        self,
+        *,
+        memory: str | None,
+        kind: str | None,
+        now: datetime,
+        sink: Callable[[EpisodeDraft], None] | None = None,
+    ):
         self.memory = memory
         self.kind = kind
         self.now = now
@@ -190,8 +197,9 @@ class _Parser:
             if suffix in DOCUMENT_SUFFIXES and info.st_size > MAX_DOCUMENT_BYTES:
                 self._seen.add((info.st_dev, info.st_ino))
                 self.reject_document(
-                    display, f"{info.st_size / 2**20:,.0f} MiB is larger than the {MAX_DOCUMENT_BYTES // 2**20} MiB "
-                             "a document may be; split it or extract its text first"
+                    display,
+                    f"{info.st_size / 2**20:,.0f} MiB is larger than the {MAX_DOCUMENT_BYTES // 2**20} MiB "
+                    "a document may be; split it or extract its text first",
                 )
                 return
             with open(display, "rb") as handle:
@@ -211,7 +219,7 @@ class _Parser:
             self._parse_document(display, data, info.st_mtime, suffix)
             return
         if data.startswith(_UTF8_BOM):
-            data = data[len(_UTF8_BOM):]
+            data = data[len(_UTF8_BOM) :]
         elif data.startswith(_UTF16_BOMS):
             self.reject(display, 1, "the file is UTF-16 text; save it as UTF-8")
             return
@@ -237,7 +245,11 @@ class _Parser:
 
     def _jsonl_episode(self, location: str, raw: bytes) -> EpisodeDraft:
         return episode_from_object(
-            parse_object_line(raw), location, memory=self.memory, kind=self.kind, memory_hint=" (or pass --memory)"
+            parse_object_line(raw),
+            location,
+            memory=self.memory,
+            kind=self.kind,
+            memory_hint=" (or pass --memory)",
         )
 
     # -- Documents (HTML, PDF, DOCX) -------------------------------------------------------------
@@ -245,7 +257,12 @@ class _Parser:
     def _parse_document(self, display: str, data: bytes, mtime: float, suffix: str) -> None:
         try:
             episode = episode_from_document(
-                data, suffix, os.path.basename(display), source=display, memory=self.memory, kind=self.kind,
+                data,
+                suffix,
+                os.path.basename(display),
+                source=display,
+                memory=self.memory,
+                kind=self.kind,
                 modified_at=self._modified_at(mtime),
             )
         except DocumentRejected as rejected:
@@ -281,7 +298,9 @@ class _Parser:
                 (i for i in range(1, len(lines)) if lines[i].rstrip() == _FRONT_MATTER_FENCE), None
             )
             if close is None:
-                self.reject(display, 1, "front matter opened on line 1 is never closed by a '---' line")
+                self.reject(
+                    display, 1, "front matter opened on line 1 is never closed by a '---' line"
+                )
                 return
             nul_line = _nul_line(lines[: close + 1])
             if nul_line:
@@ -299,7 +318,9 @@ class _Parser:
 
         nul_line = _nul_line(lines)
         if nul_line:
-            self.reject(display, nul_line, "NUL character in 'body' (PostgreSQL text cannot hold it)")
+            self.reject(
+                display, nul_line, "NUL character in 'body' (PostgreSQL text cannot hold it)"
+            )
             return
 
         stem = os.path.splitext(os.path.basename(shown_path(display)))[0]
@@ -356,7 +377,7 @@ class _Parser:
 
     def _modified_at(self, mtime: float) -> datetime:
         try:
-            modified = datetime.fromtimestamp(mtime, tz=timezone.utc)
+            modified = datetime.fromtimestamp(mtime, tz=UTC)
         except (OverflowError, OSError, ValueError):
             return self.now
         return min(modified, self.now)
@@ -405,9 +426,16 @@ class _FrontMatter:
             lines[key] = first_line + key_node.start_mark.line
             # Names and titles are text as written: YAML would read `title: 1984` as a number
             # and `memory: yes` as true.
-            if isinstance(value_node, yaml.ScalarNode) and value_node.tag != "tag:yaml.org,2002:null":
+            if (
+                isinstance(value_node, yaml.ScalarNode)
+                and value_node.tag != "tag:yaml.org,2002:null"
+            ):
                 raw[key] = value_node.value
-                if key == "salience" and value_node.style is None and value_node.tag.endswith(":str"):
+                if (
+                    key == "salience"
+                    and value_node.style is None
+                    and value_node.tag.endswith(":str")
+                ):
                     plain_numbers[key] = value_node.value
 
         if "occurred_at" in data and "date" in data:
@@ -482,9 +510,13 @@ def _check_expansion(node: yaml.Node, first_line: int) -> None:
     for key_node, value_node in pairs:
         line = first_line + key_node.start_mark.line
         try:
-            total += _expanded_size(key_node, sizes, set()) + _expanded_size(value_node, sizes, set())
+            total += _expanded_size(key_node, sizes, set()) + _expanded_size(
+                value_node, sizes, set()
+            )
         except _SelfReference:
-            raise _FrontMatterRejected("front matter refers to itself through a YAML alias", line) from None
+            raise _FrontMatterRejected(
+                "front matter refers to itself through a YAML alias", line
+            ) from None
         except RecursionError:
             raise _FrontMatterRejected("malformed front matter: nested too deeply", line) from None
         if total > MAX_FRONT_MATTER_VALUES:

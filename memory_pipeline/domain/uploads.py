@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from memory_pipeline.domain.documents import DOCUMENT_SUFFIXES, MAX_DOCUMENT_BYTES, DocumentRejected
@@ -42,38 +42,59 @@ def document_suffix(name: str, content_type: str | None) -> str:
         media = content_type.split(";", 1)[0].strip().lower()
         declared = CONTENT_TYPES.get(media)
         if declared is None and media != "application/octet-stream":
-            raise DocumentRejected(f"unsupported content type {media!r} (expected one of {', '.join(CONTENT_TYPES)})")
+            raise DocumentRejected(
+                f"unsupported content type {media!r} (expected one of {', '.join(CONTENT_TYPES)})"
+            )
     if suffix in DOCUMENT_SUFFIXES:
         if declared is not None and declared != (".html" if suffix == ".htm" else suffix):
             raise DocumentRejected(f"the name says {suffix} but the content type says {declared}")
         return suffix
     if declared is None:
-        raise DocumentRejected(f"cannot tell the format: name the file with one of {', '.join(DOCUMENT_SUFFIXES)} "
-                               "or give its content type")
+        raise DocumentRejected(
+            f"cannot tell the format: name the file with one of {', '.join(DOCUMENT_SUFFIXES)} "
+            "or give its content type"
+        )
     return declared
 
 
-def episode_from_upload(data: bytes, name: str, *, memory: str | None, kind: str | None = None,
-                        content_type: str | None = None, modified_at: Any = None,
-                        now: datetime | None = None) -> EpisodeDraft:
+def episode_from_upload(
+    data: bytes,
+    name: str,
+    *,
+    memory: str | None,
+    kind: str | None = None,
+    content_type: str | None = None,
+    modified_at: Any = None,
+    now: datetime | None = None,
+) -> EpisodeDraft:
     """The episode of an uploaded document (as ``ingest FILE`` would make it), or DocumentRejected."""
     if memory is None:
         raise DocumentRejected("no memory: pass memory")
     if len(data) > MAX_DOCUMENT_BYTES:
-        raise DocumentRejected(f"{len(data) / 2**20:,.0f} MiB is larger than the {MAX_DOCUMENT_BYTES // 2**20} MiB "
-                               "a document may be; split it or extract its text first")
+        raise DocumentRejected(
+            f"{len(data) / 2**20:,.0f} MiB is larger than the {MAX_DOCUMENT_BYTES // 2**20} MiB "
+            "a document may be; split it or extract its text first"
+        )
     suffix = document_suffix(name, content_type)
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     try:
         fallback = now if modified_at is None else min(parse_timestamp(modified_at), now)
     except InvalidEpisode as error:
         raise DocumentRejected(f"modifiedAt: {error}") from None
-    return episode_from_document(data, suffix, name or "document", source=name or "upload", memory=memory,
-                                 kind=kind, modified_at=fallback)
+    return episode_from_document(
+        data,
+        suffix,
+        name or "document",
+        source=name or "upload",
+        memory=memory,
+        kind=kind,
+        modified_at=fallback,
+    )
 
 
-def episode_from_document_item(value: dict[str, Any], *, memory: str | None = None,
-                               kind: str | None = None) -> EpisodeDraft:
+def episode_from_document_item(
+    value: dict[str, Any], *, memory: str | None = None, kind: str | None = None
+) -> EpisodeDraft:
     """A ``{"document": {...}}`` item of a list of episodes, or LineRejected ("NAME: reason")."""
     reject_unknown_fields(value, ITEM_FIELDS, " (a document item has memory, kind and document)")
     document = value["document"]
@@ -84,19 +105,31 @@ def episode_from_document_item(value: dict[str, Any], *, memory: str | None = No
     if not isinstance(name, str) or not name.strip() or len(name) > 255:
         raise LineRejected("document.name: expected the file name (1 to 255 characters)")
     if not isinstance(content, str):
-        raise LineRejected(f"{name}: document.content: expected base64 text, got {json_type(content)}")
+        raise LineRejected(
+            f"{name}: document.content: expected base64 text, got {json_type(content)}"
+        )
     # Checked before decoding: base64 is 4 characters for every 3 bytes.
     if len(content) // 4 * 3 > MAX_DOCUMENT_BYTES + 3:
-        raise LineRejected(f"{name}: larger than the {MAX_DOCUMENT_BYTES // 2**20} MiB a document may be")
+        raise LineRejected(
+            f"{name}: larger than the {MAX_DOCUMENT_BYTES // 2**20} MiB a document may be"
+        )
     try:
         data = base64.b64decode(content, validate=True)
     except (binascii.Error, ValueError):
         raise LineRejected(f"{name}: document.content is not valid base64") from None
     content_type = document.get("contentType")
     if content_type is not None and not isinstance(content_type, str):
-        raise LineRejected(f"{name}: document.contentType: expected text, got {json_type(content_type)}")
+        raise LineRejected(
+            f"{name}: document.contentType: expected text, got {json_type(content_type)}"
+        )
     try:
-        return episode_from_upload(data, name, memory=value.get("memory", memory), kind=value.get("kind", kind),
-                                   content_type=content_type, modified_at=document.get("modifiedAt"))
+        return episode_from_upload(
+            data,
+            name,
+            memory=value.get("memory", memory),
+            kind=value.get("kind", kind),
+            content_type=content_type,
+            modified_at=document.get("modifiedAt"),
+        )
     except DocumentRejected as rejected:
         raise LineRejected(f"{name}: {rejected.reason}") from None

@@ -9,8 +9,8 @@ refusing a model that serves fewer dimensions than the profile stores.
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -83,7 +83,7 @@ class Embedder(abc.ABC):
         Raises ``EmbedderUnavailable`` when the service cannot be reached or fails.
         """
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a concrete default, not an abstract hook)
         """Release clients/sockets; the default has nothing to release."""
 
     # -- public API -------------------------------------------------------------------------

@@ -12,7 +12,7 @@ several calls are in flight.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import httpx
 import numpy as np
@@ -80,12 +80,18 @@ class OllamaEmbedder(Embedder):
         except (ValueError, TypeError, httpx.InvalidURL) as exc:
             raise ConfigurationError(f"invalid Ollama host {host!r}: {_short(exc)}") from None
         http = self._client._client  # the client's httpx.Client: its base URL and headers
-        url = str(http.base_url).rstrip("/") + "/api/embed"  # below a base path too, as the client does
+        url = (
+            str(http.base_url).rstrip("/") + "/api/embed"
+        )  # below a base path too, as the client does
         self._httpx = transport.HttpxPoster(http, url, headers={})
         self._poster: transport.LeanPoster | transport.HttpxPoster = self._httpx
         if transport.lean_applies(url):
             # The client's headers but the encodings: the lean transport reads bodies as they come.
-            headers = {k: v for k, v in http.headers.items() if k.lower() not in ("accept-encoding", "connection")}
+            headers = {
+                k: v
+                for k, v in http.headers.items()
+                if k.lower() not in ("accept-encoding", "connection")
+            }
             self._poster = transport.LeanPoster(url, timeout_s=timeout_s, headers=headers)
 
     def close(self) -> None:
@@ -111,7 +117,8 @@ class OllamaEmbedder(Embedder):
         except transport.TransportFailed as exc:
             if exc.connecting:
                 raise EmbedderUnavailable(
-                    self.service_name, f"cannot connect to {self.host}; is `ollama serve` running there?"
+                    self.service_name,
+                    f"cannot connect to {self.host}; is `ollama serve` running there?",
                 ) from None
             raise EmbedderUnavailable(
                 self.service_name, f"cannot talk to {self.host}: {_short(exc, 120)}"
@@ -122,7 +129,9 @@ class OllamaEmbedder(Embedder):
                 f"the Ollama server at {self.host} answered something that is not an embedding "
                 f"response for model {model!r}: {_short(exc, 120)}"
             ) from None
-        return self._vectors(answer.get("embeddings") if isinstance(answer, dict) else None, len(inputs))
+        return self._vectors(
+            answer.get("embeddings") if isinstance(answer, dict) else None, len(inputs)
+        )
 
     def _post(self, body: bytes) -> transport.Answer:
         response = self._poster.post(body)
@@ -144,7 +153,9 @@ class OllamaEmbedder(Embedder):
                 f"{self.host} has no /api/embed (HTTP 404: {message}); is it an Ollama server?",
             )
         if status >= 500 or status in _UNAVAILABLE_STATUSES or status < 0:
-            return EmbedderUnavailable(self.service_name, f"{self.host} answered HTTP {status}: {message}")
+            return EmbedderUnavailable(
+                self.service_name, f"{self.host} answered HTTP {status}: {message}"
+            )
         return ModelRefused(
             f"the Ollama server at {self.host} refused to embed with model {model!r} "
             f"(HTTP {status}): {message}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 import httpx
 import numpy as np
@@ -99,7 +99,9 @@ class OpenAICompatibleEmbedder(Embedder):
         try:
             parsed = httpx.URL(self.url)
         except (httpx.InvalidURL, ValueError, TypeError) as exc:
-            raise ConfigurationError(f"invalid embedding server URL {base_url!r}: {_short(exc)}") from None
+            raise ConfigurationError(
+                f"invalid embedding server URL {base_url!r}: {_short(exc)}"
+            ) from None
         # Otherwise a typo only surfaces at the first batch, looking like a network outage.
         if parsed.scheme not in ("http", "https") or not parsed.host:
             raise ConfigurationError(
@@ -112,7 +114,8 @@ class OpenAICompatibleEmbedder(Embedder):
             self._poster = transport.LeanPoster(self.url, timeout_s=timeout_s, headers=headers)
         else:
             client = httpx.Client(
-                timeout=timeout_s, limits=httpx.Limits(max_connections=None, max_keepalive_connections=64)
+                timeout=timeout_s,
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
             )
             self._poster = transport.HttpxPoster(client, self.url, headers=headers)
         # Vectors asked as base64 float32 (OpenAI's encoding_format): decoded with one numpy call
@@ -172,7 +175,9 @@ class OpenAICompatibleEmbedder(Embedder):
                 "rejected batch was stored)"
             )
         if status >= 500 or status in _UNAVAILABLE_STATUSES:
-            return EmbedderUnavailable(self.service_name, f"{self.url} answered HTTP {status}: {message}")
+            return EmbedderUnavailable(
+                self.service_name, f"{self.url} answered HTTP {status}: {message}"
+            )
         return ModelRefused(
             f"the embedding server at {self.base_url} refused to embed with model {model!r} "
             f"(HTTP {status}): {message}"
@@ -181,7 +186,9 @@ class OpenAICompatibleEmbedder(Embedder):
     def _vectors(self, response: transport.Answer, expected: int) -> np.ndarray:
         try:
             items = _json(response.content)["data"]
-            rows = sorted(((int(item["index"]), item["embedding"]) for item in items), key=lambda r: r[0])
+            rows = sorted(
+                ((int(item["index"]), item["embedding"]) for item in items), key=lambda r: r[0]
+            )
             if [index for index, _ in rows] != list(range(expected)):
                 raise ValueError(f"indices {[index for index, _ in rows]} for {expected} inputs")
             decoded = [_decode(embedding) for _, embedding in rows]

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import http.client
 import select
-import socket
 import threading
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import httpx
 
@@ -60,7 +59,12 @@ def lean_applies(url: str) -> bool:
     """Whether ``url`` can go through ``LeanPoster`` without changing what is sent where: plain
     http, no credentials in it, no proxy from the environment."""
     parts = urllib.parse.urlsplit(url)
-    if parts.scheme != "http" or not parts.hostname or parts.username is not None or parts.password is not None:
+    if (
+        parts.scheme != "http"
+        or not parts.hostname
+        or parts.username is not None
+        or parts.password is not None
+    ):
         return False
     proxies = urllib.request.getproxies_environment()
     return not (proxies.get("http") or proxies.get("all"))
@@ -92,7 +96,7 @@ class LeanPoster:
         conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
         try:
             conn.connect()
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             conn.close()
             raise TransportTimeout(f"connecting to {self.host}:{self.port}") from None
         except OSError as exc:
@@ -111,7 +115,7 @@ class LeanPoster:
             if reused and response is None:
                 raise _Stale() from None
             raise TransportFailed(str(exc) or type(exc).__name__, connecting=False) from None
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             conn.close()
             raise TransportTimeout("reading the answer") from None
         except (http.client.HTTPException, OSError) as exc:
@@ -153,7 +157,12 @@ class LeanPoster:
 
 
 # What a kept-alive connection the server already closed raises before any answer arrives.
-_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+_STALE = (
+    http.client.RemoteDisconnected,
+    ConnectionResetError,
+    BrokenPipeError,
+    ConnectionAbortedError,
+)
 
 
 class _Stale(Exception):

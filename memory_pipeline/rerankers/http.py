@@ -20,7 +20,7 @@ import json
 import math
 import os
 import time
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import httpx
 
@@ -104,7 +104,9 @@ class HttpReranker:
     costs a search at most a few seconds before it falls back to the fused order.
     """
 
-    def __init__(self, url: str, model: str = DEFAULT_RERANK_MODEL, timeout_s: float = DEFAULT_TIMEOUT_S):
+    def __init__(
+        self, url: str, model: str = DEFAULT_RERANK_MODEL, timeout_s: float = DEFAULT_TIMEOUT_S
+    ):
         if not isinstance(url, str) or not url.strip():
             raise ValueError("the reranker URL is empty: expected http(s)://HOST[:PORT][/v1]")
         if not isinstance(model, str) or not model.strip():
@@ -115,7 +117,9 @@ class HttpReranker:
             or not math.isfinite(timeout_s)
             or timeout_s <= 0
         ):
-            raise ValueError(f"the reranker timeout must be a positive number of seconds, got {timeout_s!r}")
+            raise ValueError(
+                f"the reranker timeout must be a positive number of seconds, got {timeout_s!r}"
+            )
         self.base_url = url.strip()
         self.url = rerank_url(url)
         self.model = model.strip()
@@ -131,9 +135,11 @@ class HttpReranker:
         self._client = httpx.Client(timeout=httpx.Timeout(self.timeout_s))
 
     def __repr__(self) -> str:
-        return f"HttpReranker({self.base_url!r}, model={self.model!r}, timeout_s={self.timeout_s!r})"
+        return (
+            f"HttpReranker({self.base_url!r}, model={self.model!r}, timeout_s={self.timeout_s!r})"
+        )
 
-    def __enter__(self) -> "HttpReranker":
+    def __enter__(self) -> HttpReranker:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -190,7 +196,9 @@ class HttpReranker:
         except httpx.ConnectError as exc:
             raise self._failed(_connect_reason(exc)) from None
         except (httpx.HTTPError, httpx.StreamError, OSError) as exc:
-            raise self._failed(f"transport error: {_short(exc, 120) or type(exc).__name__}") from None
+            raise self._failed(
+                f"transport error: {_short(exc, 120) or type(exc).__name__}"
+            ) from None
 
     def _scores(self, raw: bytes, expected: int) -> list[float]:
         try:
@@ -212,9 +220,13 @@ class HttpReranker:
                 raise self._failed(f"malformed answer: result {position} is not an object")
             index = item.get("index")
             if isinstance(index, bool) or not isinstance(index, int):
-                raise self._failed(f"malformed answer: result {position} has index {_short(repr(index), 40)}")
+                raise self._failed(
+                    f"malformed answer: result {position} has index {_short(repr(index), 40)}"
+                )
             if not 0 <= index < expected:
-                raise self._failed(f"malformed answer: index {index} out of range for {expected} documents")
+                raise self._failed(
+                    f"malformed answer: index {index} out of range for {expected} documents"
+                )
             if scores[index] is not None:
                 raise self._failed(f"malformed answer: index {index} appears twice")
             score = item.get("relevance_score")

@@ -5,7 +5,9 @@ from __future__ import annotations
 from memory_pipeline.search.service import SearchService
 
 
-def print_demo_searches(service: SearchService, queries: list[dict], memory: str = "mara", top: int = 3) -> None:
+def print_demo_searches(
+    service: SearchService, queries: list[dict], memory: str = "mara", top: int = 3
+) -> None:
     for item in queries:
         response = service.search(memory, item["query"], limit=top)
         print(f"\nsearch: {item['query']}   ({response.latency_ms:.0f} ms)")

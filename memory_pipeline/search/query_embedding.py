@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -31,7 +31,9 @@ class QueryEmbeddingSkipped(MemoryPipelineError):
 class QueryEmbeddingBreaker:
     """Embeds queries with a deadline; remembers a failing model for ``cooldown_s`` seconds."""
 
-    def __init__(self, *, cooldown_s: float = COOLDOWN_S, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, *, cooldown_s: float = COOLDOWN_S, clock: Callable[[], float] = time.monotonic
+    ):
         self.cooldown_s = cooldown_s
         self.clock = clock
         self._lock = threading.Lock()
@@ -70,9 +72,11 @@ class QueryEmbeddingBreaker:
         # (a ThreadPoolExecutor's workers are joined at exit).
         threading.Thread(target=run, name="query-embedding", daemon=True).start()
         if not done.wait(timeout_s):
-            raise QueryEmbeddingSkipped(self._trip(
-                f"the query embedding took longer than {timeout_s:g}s (MEMORY_PIPELINE_QUERY_EMBED_TIMEOUT)"
-            ))
+            raise QueryEmbeddingSkipped(
+                self._trip(
+                    f"the query embedding took longer than {timeout_s:g}s (MEMORY_PIPELINE_QUERY_EMBED_TIMEOUT)"
+                )
+            )
         error = outcome.get("error")
         if isinstance(error, EmbedderUnavailable):
             raise QueryEmbeddingSkipped(self._trip(str(error)))

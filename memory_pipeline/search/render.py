@@ -6,7 +6,14 @@ import shutil
 
 from memory_pipeline.search.results import SearchResponse
 
-CHANNEL_LETTERS = {"vector": "v", "keyword": "k", "graph": "g", "date": "d", "observation": "o", "belief": "b"}
+CHANNEL_LETTERS = {
+    "vector": "v",
+    "keyword": "k",
+    "graph": "g",
+    "date": "d",
+    "observation": "o",
+    "belief": "b",
+}
 
 
 def _ranks(ranks: dict) -> str:
@@ -19,8 +26,12 @@ def _title(result) -> str:
     n = len(result.chunk_ids)
     anchor = result.anchor
     if anchor == result.title or anchor.startswith(result.title + " > "):
-        anchor = anchor[len(result.title) + 3:]
-    return result.title + (f" § {anchor}" if anchor else "") + (f" ({n} adjacent chunks)" if n > 1 else "")
+        anchor = anchor[len(result.title) + 3 :]
+    return (
+        result.title
+        + (f" § {anchor}" if anchor else "")
+        + (f" ({n} adjacent chunks)" if n > 1 else "")
+    )
 
 
 def notes(response: SearchResponse) -> list[str]:
@@ -38,8 +49,10 @@ def notes(response: SearchResponse) -> list[str]:
 
 def human_table(response: SearchResponse) -> str:
     width = shutil.get_terminal_size((120, 24)).columns
-    head = f"{len(response.results)} result(s) in {response.memory!r} for {response.query!r} " \
-           f"(policy {response.policy}, {response.latency_ms:.0f} ms)"
+    head = (
+        f"{len(response.results)} result(s) in {response.memory!r} for {response.query!r} "
+        f"(policy {response.policy}, {response.latency_ms:.0f} ms)"
+    )
     lines = [head, *notes(response)]
     if not response.results:
         lines.append("no matching chunks")
@@ -61,7 +74,11 @@ def markdown_table(response: SearchResponse) -> str:
 
     lines = [f"**{cell(response.query)}** in `{response.memory}` (policy `{response.policy}`)", ""]
     lines += [f"_{cell(n)}_" for n in notes(response)]
-    lines += ["", "| # | score | date | kind | ranks | title | snippet |", "|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| # | score | date | kind | ranks | title | snippet |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for i, r in enumerate(response.results, 1):
         lines.append(
             f"| {i} | {r.score:.4f} | {r.occurred_at.date()} | {r.kind} | {_ranks(r.ranks)} | "

@@ -35,7 +35,9 @@ class SearchResult:
     chunk_ids: tuple[str, ...] = ()  # the passage's chunks in text order (default: chunk_id alone)
     status: str | None = None  # statements only: active or contested
     sources: dict | None = None  # statements only: {"episodeIds": [...], "passages": [...]}
-    anchor: str = ""  # the headings above the passage's first chunk ("Title > Section"), "" for none
+    anchor: str = (
+        ""  # the headings above the passage's first chunk ("Title > Section"), "" for none
+    )
 
     def __post_init__(self):
         if not self.chunk_ids:
@@ -69,10 +71,10 @@ class SearchResponse:
     limit: int
     channels: tuple[str, ...]
     results: list[SearchResult] = field(default_factory=list)
-    vector_status: str = "off"         # "ok", "off", or "unavailable: <reason>"
+    vector_status: str = "off"  # "ok", "off", or "unavailable: <reason>"
     keyword_method: str | None = None  # "full_text" or "substring" when the channel ran
     entities: list[str] = field(default_factory=list)
-    reranker: str = "off"              # "off", "not needed", "ran", "fallback: <reason>"
+    reranker: str = "off"  # "off", "not needed", "ran", "fallback: <reason>"
     latency_ms: float = 0.0
 
     @property
@@ -96,7 +98,9 @@ class SearchResponse:
         }
 
 
-def make_snippet(text: str, query: str, width: int = SNIPPET_CHARS, *, focus: int | None = None) -> str:
+def make_snippet(
+    text: str, query: str, width: int = SNIPPET_CHARS, *, focus: int | None = None
+) -> str:
     """About ``width`` characters of the chunk, whitespace collapsed.
 
     With ``focus`` (a character offset in ``text``: where the vector channel's best paragraph

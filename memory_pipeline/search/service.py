@@ -35,18 +35,28 @@ import re
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
 
 from memory_pipeline.domain import fusion, passages
 from memory_pipeline.domain.dates import named_periods
 from memory_pipeline.domain.entities import EntityMatcher, entity_matcher
 from memory_pipeline.domain.episodes import validate_memory_name
-from memory_pipeline.domain.observations import join_chunk_channel, merged_statements, ranked_with_sources
+from memory_pipeline.domain.observations import (
+    join_chunk_channel,
+    merged_statements,
+    ranked_with_sources,
+)
 from memory_pipeline.domain.policies import Policy, PolicyError
 from memory_pipeline.domain.windows import window_focus
 from memory_pipeline.embedders.base import Embedder
-from memory_pipeline.errors import EmbedderUnavailable, InputError, MemoryPipelineError, ModelRefused, UnknownMemory
+from memory_pipeline.errors import (
+    EmbedderUnavailable,
+    InputError,
+    MemoryPipelineError,
+    ModelRefused,
+    UnknownMemory,
+)
 from memory_pipeline.rerankers.http import HttpReranker, RerankerFailed
 from memory_pipeline.search.query_embedding import QueryEmbeddingBreaker, QueryEmbeddingSkipped
 from memory_pipeline.search.results import SearchResponse, SearchResult, make_snippet
@@ -92,15 +102,21 @@ def validate_query(query: object) -> str:
         char = surrogate.group()
         if "\udc80" <= char <= "\udcff":  # how Python carries a byte of invalid UTF-8 (argv, files)
             raise InputError(f"the query is not valid UTF-8 (byte 0x{ord(char) - 0xDC00:02x})")
-        raise InputError(f"the query contains a lone surrogate (\\u{ord(char):04x}), which is not text")
+        raise InputError(
+            f"the query contains a lone surrogate (\\u{ord(char):04x}), which is not text"
+        )
     if not query.strip():
         raise InputError("the query is empty")
     if len(query) > MAX_QUERY_CHARS:
-        raise InputError(f"the query is {len(query)} characters long; at most {MAX_QUERY_CHARS} are searched")
+        raise InputError(
+            f"the query is {len(query)} characters long; at most {MAX_QUERY_CHARS} are searched"
+        )
     return query
 
 
-def followed_entities(conn, memory: str, query: str, matcher: EntityMatcher) -> tuple[list[int], int, int]:
+def followed_entities(
+    conn, memory: str, query: str, matcher: EntityMatcher
+) -> tuple[list[int], int, int]:
     """The graph channel's rule: the ids of the entities ``query`` names (``matcher``: the
     ``entity_matcher`` of the memory's entities) that it follows, with their mentions summed
     and the memory's indexed episodes (these two pick the graph query's plan)."""
@@ -113,7 +129,8 @@ def followed_entities(conn, memory: str, query: str, matcher: EntityMatcher) -> 
     # channel): names are linked in indexed episodes, so those are the share's denominator.
     counts, episodes = search_store.graph_rule_counts(conn, memory, named)
     followed = [
-        i for i in named
+        i
+        for i in named
         if counts[i] > 0 and (episodes < 4 or counts[i] <= GRAPH_MAX_EPISODE_SHARE * episodes)
     ]
     return followed, sum(counts[i] for i in followed), episodes
@@ -167,7 +184,7 @@ class SearchService:
         *,
         embedder: Callable[[], Embedder] | Embedder | None = None,
         reranker: HttpReranker | None = None,
-        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
+        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
         record: bool = True,
         breaker_clock: Callable[[], float] = time.monotonic,
     ):
@@ -179,15 +196,25 @@ class SearchService:
         self.record = record
         # One per service: a model that stopped answering is remembered across its searches.
         self._query_breaker = QueryEmbeddingBreaker(clock=breaker_clock)
-        self._executor = ThreadPoolExecutor(max_workers=POOL_SIZE, thread_name_prefix="search-channel")
+        self._executor = ThreadPoolExecutor(
+            max_workers=POOL_SIZE, thread_name_prefix="search-channel"
+        )
         # memory -> (entities_version, matcher, id -> name): building the matcher of thousands of
         # entities took longer than the rest of the graph channel; it is rebuilt when they change.
-        self._matchers: OrderedDict[str, tuple[int | None, EntityMatcher, dict[int, str]]] = OrderedDict()
+        self._matchers: OrderedDict[str, tuple[int | None, EntityMatcher, dict[int, str]]] = (
+            OrderedDict()
+        )
         self._matchers_lock = threading.Lock()
 
     # -- input ------------------------------------------------------------------------------
-    def resolve_policy(self, name: str | None, *, limit: int | None, channels: tuple[str, ...] | None,
-                       contested_beliefs: bool | None = None) -> Policy:
+    def resolve_policy(
+        self,
+        name: str | None,
+        *,
+        limit: int | None,
+        channels: tuple[str, ...] | None,
+        contested_beliefs: bool | None = None,
+    ) -> Policy:
         # Only a missing name means the default: "" is a mistake to report, not a request.
         name = "default" if name is None else name
         if not isinstance(name, str):
@@ -196,8 +223,9 @@ class SearchService:
             known = ", ".join(sorted(self.policies))
             raise InputError(f"unknown policy {name!r} (known: {known})")
         try:
-            return self.policies[name].with_overrides(channels=channels, limit=limit,
-                                                      contested_beliefs=contested_beliefs)
+            return self.policies[name].with_overrides(
+                channels=channels, limit=limit, contested_beliefs=contested_beliefs
+            )
         except PolicyError as exc:
             raise InputError(str(exc)) from None
 
@@ -207,8 +235,14 @@ class SearchService:
         return self._embedder  # type: ignore[return-value]
 
     # -- the search -------------------------------------------------------------------------
-    def candidates(self, memory: str, query: str, *, policy: str | None = None,
-                   channels: tuple[str, ...] | None = None) -> dict[str, list[tuple[str, float]]]:
+    def candidates(
+        self,
+        memory: str,
+        query: str,
+        *,
+        policy: str | None = None,
+        channels: tuple[str, ...] | None = None,
+    ) -> dict[str, list[tuple[str, float]]]:
         """Each channel's ranked (key, score) candidates for ``query``, as ``search`` would fuse
         them (the benchmark tunes fusion on these); statements are keyed ``"<kind>:<id>"``.
         ``channels``: only these (default: the policy's). The vector and keyword lists hold the
@@ -216,8 +250,12 @@ class SearchService:
         asked for alone can differ from the same channel's list in a full run."""
         memory = validate_memory_name(memory)
         chosen = self.resolve_policy(policy, limit=None, channels=channels)
-        response = SearchResponse(memory, validate_query(query), chosen.name, chosen.limit, chosen.channels)
-        ranked, _, _, _ = self._run_channels(chosen, memory, query, Filters(), response, with_rows=False)
+        response = SearchResponse(
+            memory, validate_query(query), chosen.name, chosen.limit, chosen.channels
+        )
+        ranked, _, _, _ = self._run_channels(
+            chosen, memory, query, Filters(), response, with_rows=False
+        )
         return ranked
 
     def search(
@@ -240,14 +278,18 @@ class SearchService:
         except ValueError as exc:
             raise InputError(f"memory {memory!r}: {exc}") from None
         query = validate_query(query)
-        chosen = self.resolve_policy(policy, limit=limit, channels=channels, contested_beliefs=contested_beliefs)
+        chosen = self.resolve_policy(
+            policy, limit=limit, channels=channels, contested_beliefs=contested_beliefs
+        )
         now = self.clock()
         filters = Filters(
             kinds=list(chosen.kinds) if chosen.kinds else None,
             since=now - dt.timedelta(days=chosen.window_days) if chosen.window_days else None,
         )
         response = SearchResponse(memory, query, chosen.name, chosen.limit, chosen.channels)
-        ranked, best_window, rows, statements = self._run_channels(chosen, memory, query, filters, response)
+        ranked, best_window, rows, statements = self._run_channels(
+            chosen, memory, query, filters, response
+        )
         with self.db.connection() as conn:
             # Only a search that found nothing asks whether the memory exists (one round trip
             # fewer for every other search); the channels find nothing in a memory that does not.
@@ -256,10 +298,20 @@ class SearchService:
             # Every channel read its candidates' rows itself (a statement channel: those of the
             # chunks its statements cite). A chunk deleted after its channel listed it has no
             # row, so no facts: fusion leaves it out (``kept`` below).
-            facts = {cid: fusion.ChunkFacts(salience=r.salience, occurred_at=r.occurred_at) for cid, r in rows.items()}
-            facts.update({key: fusion.ChunkFacts(salience=o.confidence, occurred_at=o.observed_at)
-                          for key, o in statements.items()})
-            kept = {ch: [(cid, score) for cid, score in hits if cid in facts] for ch, hits in ranked.items()}
+            facts = {
+                cid: fusion.ChunkFacts(salience=r.salience, occurred_at=r.occurred_at)
+                for cid, r in rows.items()
+            }
+            facts.update(
+                {
+                    key: fusion.ChunkFacts(salience=o.confidence, occurred_at=o.observed_at)
+                    for key, o in statements.items()
+                }
+            )
+            kept = {
+                ch: [(cid, score) for cid, score in hits if cid in facts]
+                for ch, hits in ranked.items()
+            }
             fused = fusion.fuse(
                 {ch: [cid for cid, _ in hits] for ch, hits in kept.items()},
                 facts,
@@ -267,26 +319,46 @@ class SearchService:
                 salience_weight=chosen.salience_weight,
                 scores={ch: [score for _, score in hits] for ch, hits in kept.items()},
             )
+
             def texts(keys: list[str]) -> dict[str, str]:
-                return {**search_store.chunk_texts(conn, memory, sorted({k for k in keys if k in rows})),
-                        **{k: statements[k].text for k in keys if k in statements}}
+                return {
+                    **search_store.chunk_texts(
+                        conn, memory, sorted({k for k in keys if k in rows})
+                    ),
+                    **{k: statements[k].text for k in keys if k in statements},
+                }
 
             final, scores, response.reranker = self._rerank(chosen, query, fused, texts)
-            response.results = self._passages(final, scores, rows, statements, best_window, query, chosen, texts,
-                                              sew=sew)
+            response.results = self._passages(
+                final, scores, rows, statements, best_window, query, chosen, texts, sew=sew
+            )
             response.latency_ms = (time.perf_counter() - started) * 1000
             if self.record:
                 search_store.record_telemetry(conn, self._telemetry(response, ranked))
         return response
 
     @staticmethod
-    def _passages(final, scores, rows, statements, best_window, query: str, chosen: Policy,
-                  texts: Callable[[list[str]], dict[str, str]], *, sew: bool = True) -> list[SearchResult]:
+    def _passages(
+        final,
+        scores,
+        rows,
+        statements,
+        best_window,
+        query: str,
+        chosen: Policy,
+        texts: Callable[[list[str]], dict[str, str]],
+        *,
+        sew: bool = True,
+    ) -> list[SearchResult]:
         """The ranked chunks sewn into at most ``chosen.limit`` passages (``domain.passages``);
         a statement is a result of its own (its own negative "episode": adjacent to nothing).
         ``texts`` reads the texts of the passages' chunks (only theirs: one query)."""
-        hits = (passages.Hit(f.key, rows[f.key].episode_id, rows[f.key].start, rows[f.key].end) if f.key in rows
-                else passages.Hit(f.key, -statements[f.key].id, 0, len(statements[f.key].text)) for f in final)
+        hits = (
+            passages.Hit(f.key, rows[f.key].episode_id, rows[f.key].start, rows[f.key].end)
+            if f.key in rows
+            else passages.Hit(f.key, -statements[f.key].id, 0, len(statements[f.key].text))
+            for f in final
+        )
         ranks = {f.key: f.ranks for f in final}
         sewn = passages.sew(hits, chosen.limit, join=sew)
         text = texts([key for passage in sewn for key in passage.keys if key not in statements])
@@ -294,24 +366,34 @@ class SearchService:
         for passage in sewn:
             key = passage.best.key
             if key in statements:
-                results.append(SearchService._statement_result(key, statements[key], ranks[key], scores, chosen))
+                results.append(
+                    SearchService._statement_result(
+                        key, statements[key], ranks[key], scores, chosen
+                    )
+                )
                 continue
             best = rows[key]
-            results.append(SearchResult(
-                episode_id=best.episode_id,
-                chunk_id=best.chunk_id,
-                title=best.title,
-                kind=best.kind,
-                occurred_at=best.occurred_at,
-                snippet=make_snippet(text[key], query, focus=window_focus(text[key], best_window.get(best.chunk_id))),
-                start=passage.start,
-                end=passage.end,
-                text="".join(text[k] for k in passage.keys),
-                score=scores[best.chunk_id],
-                ranks={ch: ranks[best.chunk_id].get(ch) for ch in chosen.channels},
-                chunk_ids=tuple(passage.keys),
-                anchor=rows[passage.keys[0]].anchor,
-            ))
+            results.append(
+                SearchResult(
+                    episode_id=best.episode_id,
+                    chunk_id=best.chunk_id,
+                    title=best.title,
+                    kind=best.kind,
+                    occurred_at=best.occurred_at,
+                    snippet=make_snippet(
+                        text[key],
+                        query,
+                        focus=window_focus(text[key], best_window.get(best.chunk_id)),
+                    ),
+                    start=passage.start,
+                    end=passage.end,
+                    text="".join(text[k] for k in passage.keys),
+                    score=scores[best.chunk_id],
+                    ranks={ch: ranks[best.chunk_id].get(ch) for ch in chosen.channels},
+                    chunk_ids=tuple(passage.keys),
+                    anchor=rows[passage.keys[0]].anchor,
+                )
+            )
         return results
 
     @staticmethod
@@ -333,10 +415,21 @@ class SearchService:
         )
 
     # -- channels ---------------------------------------------------------------------------
-    def _run_channels(self, policy: Policy, memory: str, query: str, filters: Filters, response: SearchResponse,
-                      *, with_rows: bool = True,
-                      ) -> tuple[dict[str, list[tuple[str, float]]], dict[str, int], dict[str, search_store.ChunkRow],
-                                 dict[str, StoredObservation]]:
+    def _run_channels(
+        self,
+        policy: Policy,
+        memory: str,
+        query: str,
+        filters: Filters,
+        response: SearchResponse,
+        *,
+        with_rows: bool = True,
+    ) -> tuple[
+        dict[str, list[tuple[str, float]]],
+        dict[str, int],
+        dict[str, search_store.ChunkRow],
+        dict[str, StoredObservation],
+    ]:
         """Run the channels at the same time, vector, keyword and graph each on its own pooled
         connection, the statement channels on one; also return each vector candidate's best
         paragraph window (for its snippet), ``with_rows`` the rows of the channels' candidate
@@ -352,7 +445,11 @@ class SearchService:
 
         # Through the breaker: its own short deadline, and no wait at all while the model is known
         # to be down (search.query_embedding).
-        query_vector = _Once(lambda: self._query_breaker.embed(self.embedder(), query, self.embedder().query_timeout_s))
+        query_vector = _Once(
+            lambda: self._query_breaker.embed(
+                self.embedder(), query, self.embedder().query_timeout_s
+            )
+        )
 
         def vector(conn):
             hits, status = self._vector(conn, memory, query_vector, filters)
@@ -360,7 +457,9 @@ class SearchService:
             return [(h.chunk_id, 1.0 - h.distance) for h in hits], (status, windows)
 
         def keyword(conn):
-            return search_store.keyword_candidates(conn, memory, query, filters, limit=KEYWORD_CANDIDATES)
+            return search_store.keyword_candidates(
+                conn, memory, query, filters, limit=KEYWORD_CANDIDATES
+            )
 
         def graph(conn):
             return self._graph(conn, memory, query, filters)
@@ -368,36 +467,63 @@ class SearchService:
         periods = named_periods(query)
 
         def date(conn):
-            return search_store.date_candidates(conn, memory, periods, filters, limit=DATE_CANDIDATES), None
+            return search_store.date_candidates(
+                conn, memory, periods, filters, limit=DATE_CANDIDATES
+            ), None
 
-        statuses = {"observation": ("active",),
-                    "belief": ("active", "contested") if policy.contested_beliefs else ("active",)}
+        statuses = {
+            "observation": ("active",),
+            "belief": ("active", "contested") if policy.contested_beliefs else ("active",),
+        }
 
         def statements(channels: tuple[str, ...]):
             with self.db.connection() as conn:
                 # Most memories hold no statements: one round trip says so for every channel.
                 if len(channels) > 1 and not observations_store.any_statements(
-                        conn, memory, kinds=[STATEMENT_CHANNELS[ch] for ch in channels],
-                        statuses=sorted({status for ch in channels for status in statuses[ch]})):
+                    conn,
+                    memory,
+                    kinds=[STATEMENT_CHANNELS[ch] for ch in channels],
+                    statuses=sorted({status for ch in channels for status in statuses[ch]}),
+                ):
                     return {ch: ([], ({}, {}), {}) for ch in channels}
-                return {ch: self._statements(conn, memory, query, query_vector, STATEMENT_CHANNELS[ch], statuses[ch],
-                                             filters, chunk_channels) for ch in channels}
+                return {
+                    ch: self._statements(
+                        conn,
+                        memory,
+                        query,
+                        query_vector,
+                        STATEMENT_CHANNELS[ch],
+                        statuses[ch],
+                        filters,
+                        chunk_channels,
+                    )
+                    for ch in channels
+                }
 
         jobs = {"vector": vector, "keyword": keyword, "graph": graph, "date": date}
         wanted = [ch for ch in policy.channels if ch in jobs or ch in STATEMENT_CHANNELS]
-        chunk_channels = tuple(ch for ch in ("vector", "keyword") if ch in wanted)  # what statements may join
+        chunk_channels = tuple(
+            ch for ch in ("vector", "keyword") if ch in wanted
+        )  # what statements may join
         groups = channel_groups(wanted)
 
         def run(group: tuple[str, ...]) -> dict:
             if group[0] in STATEMENT_CHANNELS:
                 return statements(group)
             channel = group[0]
-            if channel == "date" and not periods:  # most queries name no date: no connection, no round trip
+            if (
+                channel == "date" and not periods
+            ):  # most queries name no date: no connection, no round trip
                 return {channel: ([], None, {})}
             with self.db.connection() as conn:
                 hits, extra = jobs[channel](conn)
-                rows = (search_store.chunk_rows(conn, memory, sorted({cid for cid, _ in hits}), texts=False)
-                        if with_rows and hits else {})
+                rows = (
+                    search_store.chunk_rows(
+                        conn, memory, sorted({cid for cid, _ in hits}), texts=False
+                    )
+                    if with_rows and hits
+                    else {}
+                )
             return {channel: (hits, extra, rows)}
 
         outcomes: dict = {}
@@ -438,7 +564,9 @@ class SearchService:
             ranked[target] = join_chunk_channel(ranked[target], hits)
         return ranked, best_window, rows, statement_rows
 
-    def _vector(self, conn, memory: str, query_vector: _Once, filters: Filters) -> tuple[list[VectorHit], str]:
+    def _vector(
+        self, conn, memory: str, query_vector: _Once, filters: Filters
+    ) -> tuple[list[VectorHit], str]:
         profile, state = serving_profile(conn)
         if profile is None:
             return [], "unavailable: nothing has been embedded yet (run memory-pipeline index)"
@@ -463,18 +591,32 @@ class SearchService:
         except MemoryPipelineError as exc:  # e.g. a configuration error in the embedder's settings
             return [], f"unavailable: {exc}"
         hits = nearest_chunks(
-            conn, profile, memory, vector, limit=VECTOR_RESCORE_POOL, kinds=filters.kinds, since=filters.since,
+            conn,
+            profile,
+            memory,
+            vector,
+            limit=VECTOR_RESCORE_POOL,
+            kinds=filters.kinds,
+            since=filters.since,
             by_windows=True,
         )
         return hits[:VECTOR_CANDIDATES], "ok"
 
-    def _graph(self, conn, memory: str, query: str, filters: Filters) -> tuple[list[tuple[str, float]], list[str]]:
+    def _graph(
+        self, conn, memory: str, query: str, filters: Filters
+    ) -> tuple[list[tuple[str, float]], list[str]]:
         matcher, by_id = self._entity_matcher(conn, memory)
         followed, mentions, episodes = followed_entities(conn, memory, query, matcher)
         if not followed:
             return [], []
         hits = search_store.graph_candidates(
-            conn, memory, followed, filters, limit=GRAPH_CANDIDATES, mentions=mentions, episodes=episodes,
+            conn,
+            memory,
+            followed,
+            filters,
+            limit=GRAPH_CANDIDATES,
+            mentions=mentions,
+            episodes=episodes,
         )
         return hits, [by_id[i] for i in followed]
 
@@ -498,11 +640,21 @@ class SearchService:
                 self._matchers.popitem(last=False)
         return matcher, by_id
 
-    def _statements(self, conn, memory: str, query: str, query_vector: _Once, kind: str, statuses: tuple[str, ...],
-                    filters: Filters, chunk_channels: tuple[str, ...],
-                    ) -> tuple[list[tuple[str, float]],
-                               tuple[dict[str, StoredObservation], dict[str, list[tuple[str, float]]]],
-                               dict[str, search_store.ChunkRow]]:
+    def _statements(
+        self,
+        conn,
+        memory: str,
+        query: str,
+        query_vector: _Once,
+        kind: str,
+        statuses: tuple[str, ...],
+        filters: Filters,
+        chunk_channels: tuple[str, ...],
+    ) -> tuple[
+        list[tuple[str, float]],
+        tuple[dict[str, StoredObservation], dict[str, list[tuple[str, float]]]],
+        dict[str, search_store.ChunkRow],
+    ]:
         """One statement channel, as ``_run_channels`` returns a channel: the memory's statements
         of ``kind`` ranked by vector (when the serving profile's embedder is usable) and by words,
         the two lists merged by ``domain.observations.merged_statements``, keys ``"<kind>:<id>"``,
@@ -514,20 +666,36 @@ class SearchService:
             return [], ({}, {}), {}
         lists: dict[str, list[tuple[int, float]]] = {}
         profile, state = serving_profile(conn)
-        if profile is not None and self._embedder is not None and (state is None or state[0] != "stale"):
+        if (
+            profile is not None
+            and self._embedder is not None
+            and (state is None or state[0] != "stale")
+        ):
             try:
                 if self.embedder().profile.name == profile.name:
                     vector = query_vector.get()
                     lists["vector"] = observations_store.by_vector(
-                        conn, profile, memory, vector, kinds=(kind,), statuses=statuses, limit=STATEMENT_CANDIDATES)
+                        conn,
+                        profile,
+                        memory,
+                        vector,
+                        kinds=(kind,),
+                        statuses=statuses,
+                        limit=STATEMENT_CANDIDATES,
+                    )
             except MemoryPipelineError:
                 pass  # the vector channel reports the embedder's state; words still find statements
         lists["keyword"] = observations_store.by_words(
-            conn, memory, query, kinds=(kind,), statuses=statuses, limit=STATEMENT_CANDIDATES)
+            conn, memory, query, kinds=(kind,), statuses=statuses, limit=STATEMENT_CANDIDATES
+        )
         merged = merged_statements(lists)
         order = sorted(merged, key=lambda i: (-merged[i], i))[:STATEMENT_CANDIDATES]
         keys = [f"{kind}:{i}" for i in order]
-        stored = {f"{kind}:{i}": o for i, o in observations_store.rows(conn, memory, order).items()} if order else {}
+        stored = (
+            {f"{kind}:{i}": o for i, o in observations_store.rows(conn, memory, order).items()}
+            if order
+            else {}
+        )
         cited, rows = self._cited_chunks(conn, memory, stored, filters)
         ranked = ranked_with_sources(keys, cited, STATEMENT_CANDIDATES)
         # A source chunk takes the score of the best statement that cited it.
@@ -540,9 +708,14 @@ class SearchService:
         return [(key, score_of[key]) for key in ranked], (alone, as_chunks), rows
 
     @staticmethod
-    def _as_chunks(conn, memory: str, query: str, alone: dict[str, StoredObservation],
-                   lists: dict[str, list[tuple[int, float]]], chunk_channels: tuple[str, ...],
-                   ) -> dict[str, list[tuple[str, float]]]:
+    def _as_chunks(
+        conn,
+        memory: str,
+        query: str,
+        alone: dict[str, StoredObservation],
+        lists: dict[str, list[tuple[int, float]]],
+        chunk_channels: tuple[str, ...],
+    ) -> dict[str, list[tuple[str, float]]]:
         """The statements that are results of their own, scored as the vector and keyword channels
         score chunks: their cosine to the query (the statement channel's own vector list, same
         profile) and their BM25 on the memory's chunk statistics; ``_run_channels`` places them
@@ -561,21 +734,32 @@ class SearchService:
         return out
 
     @staticmethod
-    def _cited_chunks(conn, memory: str, stored: dict[str, StoredObservation], filters: Filters,
-                      ) -> tuple[dict[str, tuple[str, ...]], dict[str, search_store.ChunkRow]]:
+    def _cited_chunks(
+        conn,
+        memory: str,
+        stored: dict[str, StoredObservation],
+        filters: Filters,
+    ) -> tuple[dict[str, tuple[str, ...]], dict[str, search_store.ChunkRow]]:
         """Statement key -> the chunks of this memory it cites among its passages (those the
         policy's kinds and time window allow), in the order it cites them; and those chunks' rows."""
         if not stored:
             return {}, {}
-        rows = search_store.chunk_rows(conn, memory, sorted({p for o in stored.values() for p in o.passages}),
-                                       texts=False)
-        allowed = {cid: r for cid, r in rows.items()
-                   if (not filters.kinds or r.kind in filters.kinds)
-                   and (filters.since is None or r.occurred_at >= filters.since)}
-        return {key: tuple(p for p in o.passages if p in allowed) for key, o in stored.items()}, allowed
+        rows = search_store.chunk_rows(
+            conn, memory, sorted({p for o in stored.values() for p in o.passages}), texts=False
+        )
+        allowed = {
+            cid: r
+            for cid, r in rows.items()
+            if (not filters.kinds or r.kind in filters.kinds)
+            and (filters.since is None or r.occurred_at >= filters.since)
+        }
+        return {
+            key: tuple(p for p in o.passages if p in allowed) for key, o in stored.items()
+        }, allowed
 
-    def _rerank(self, policy: Policy, query: str, fused: list,
-                texts: Callable[[list[str]], dict[str, str]]) -> tuple[list, dict[str, float], str]:
+    def _rerank(
+        self, policy: Policy, query: str, fused: list, texts: Callable[[list[str]], dict[str, str]]
+    ) -> tuple[list, dict[str, float], str]:
         scores = {f.key: f.score for f in fused}
         if not policy.rerank or self.reranker is None:
             return fused, scores, "off"
@@ -603,11 +787,19 @@ class SearchService:
             "vector_status": response.vector_status,
             "reranker": response.reranker,
             "candidates": {
-                ch: [{"chunk_id": c, "rank": i + 1, "score": round(s, 6)} for i, (c, s) in enumerate(hits)]
+                ch: [
+                    {"chunk_id": c, "rank": i + 1, "score": round(s, 6)}
+                    for i, (c, s) in enumerate(hits)
+                ]
                 for ch, hits in ranked.items()
             },
             "results": [
-                {"chunk_id": r.chunk_id, "chunk_ids": list(r.chunk_ids), "rank": i + 1, "score": round(r.score, 6)}
+                {
+                    "chunk_id": r.chunk_id,
+                    "chunk_ids": list(r.chunk_ids),
+                    "rank": i + 1,
+                    "score": round(r.score, 6),
+                }
                 for i, r in enumerate(response.results)
             ],
         }

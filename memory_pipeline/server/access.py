@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ipaddress
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from memory_pipeline.errors import InputError, unknown_memory_message
 
@@ -40,12 +40,12 @@ class Access:
     write: bool
 
     @classmethod
-    def everything(cls) -> "Access":
+    def everything(cls) -> Access:
         """No tokens configured (loopback only), or a local stdio client: all memories, read and write."""
         return cls(None, None, True)
 
     @classmethod
-    def of_token(cls, name: str, memories: Iterable[str], access: str) -> "Access":
+    def of_token(cls, name: str, memories: Iterable[str], access: str) -> Access:
         names = frozenset(memories)
         return cls(name, None if ALL_MEMORIES in names else names, access == "write")
 
@@ -65,7 +65,9 @@ class Access:
     def require_write(self, memory: str | None = None) -> None:
         if not self.write:
             what = f"memory {memory!r}" if memory else "this service"
-            raise Forbidden(f"this token may only read {what}; writing needs a token with write access")
+            raise Forbidden(
+                f"this token may only read {what}; writing needs a token with write access"
+            )
 
 
 def is_loopback(host: str) -> bool:
@@ -121,7 +123,11 @@ def visible_episode(memory, access: Access, episode_id: int) -> dict:
     words either way)."""
     from memory_pipeline.memory import UnknownEpisode
 
-    if isinstance(episode_id, bool) or not isinstance(episode_id, int) or not 1 <= episode_id <= MAX_EPISODE_ID:
+    if (
+        isinstance(episode_id, bool)
+        or not isinstance(episode_id, int)
+        or not 1 <= episode_id <= MAX_EPISODE_ID
+    ):
         raise NotFound(f"no episode {episode_id}")
     try:
         document = memory.episode(episode_id)
@@ -196,8 +202,17 @@ def readable_memory(memory, access: Access, name: object) -> str:
     return name
 
 
-def visible_search(memory, access: Access, name: object, query: str, *, policy: str | None = None,
-                   limit: int | None = None, channels: str | None = None, contested: bool | None = None):
+def visible_search(
+    memory,
+    access: Access,
+    name: object,
+    query: str,
+    *,
+    policy: str | None = None,
+    limit: int | None = None,
+    channels: str | None = None,
+    contested: bool | None = None,
+):
     """``Memory.search`` in a memory ``access`` sees; ``channels`` as the comma-separated text a
     request carries. An unknown memory names only the visible ones."""
     from memory_pipeline.domain.policies import PolicyError, parse_channels
@@ -211,6 +226,8 @@ def visible_search(memory, access: Access, name: object, query: str, *, policy: 
         except PolicyError as exc:
             raise InputError(f"channels {channels!r}: {exc}") from None
     try:
-        return memory.search(name, query, policy=policy, limit=limit, channels=parsed, contested_beliefs=contested)
+        return memory.search(
+            name, query, policy=policy, limit=limit, channels=parsed, contested_beliefs=contested
+        )
     except UnknownMemory as exc:  # forgotten between the check and the search
         raise access.unknown_memory(name, exc.known) from None

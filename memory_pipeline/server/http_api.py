@@ -73,10 +73,19 @@ def error(status: int, message: str, headers: dict | None = None) -> JSONRespons
 
 def status_of(exc: MemoryPipelineError) -> int:
     for kind, status in (
-        (Unauthorized, 401), (Forbidden, 403), (NotFound, 404), (UnknownMemory, 404), (UnknownEpisode, 404),
+        (Unauthorized, 401),
+        (Forbidden, 403),
+        (NotFound, 404),
+        (UnknownMemory, 404),
+        (UnknownEpisode, 404),
         (UnknownStatement, 404),
-        (TooLarge, 413), (BadRequest, 400), (InputError, 422),
-        (EmbedderUnavailable, 502), (ModelRefused, 502), (DatabaseUnavailable, 503), (ConfigurationError, 503),
+        (TooLarge, 413),
+        (BadRequest, 400),
+        (InputError, 422),
+        (EmbedderUnavailable, 502),
+        (ModelRefused, 502),
+        (DatabaseUnavailable, 503),
+        (ConfigurationError, 503),
     ):
         if isinstance(exc, kind):
             return status
@@ -114,7 +123,7 @@ def create_app(memory: Memory) -> FastAPI:
         title="memory_pipeline",
         version="1",
         description="Episodes in, fused search out, and forgetting. Authorization: Bearer <token> "
-                    "when tokens are configured (memory-pipeline tokens create).",
+        "when tokens are configured (memory-pipeline tokens create).",
     )
 
     @app.exception_handler(MemoryPipelineError)
@@ -130,14 +139,19 @@ def create_app(memory: Memory) -> FastAPI:
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = []
         for item in exc.errors()[:5]:
-            where = " ".join(str(part) for part in item.get("loc", ()) if part not in ("query", "path", "body"))
-            problems.append(f"{item.get('loc', ('?',))[0]} parameter {where!r}: {item.get('msg', 'invalid')}")
+            where = " ".join(
+                str(part) for part in item.get("loc", ()) if part not in ("query", "path", "body")
+            )
+            problems.append(
+                f"{item.get('loc', ('?',))[0]} parameter {where!r}: {item.get('msg', 'invalid')}"
+            )
         return error(422, "; ".join(problems) or "invalid request")
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         message = {404: "no such route", 405: f"method {request.method} is not allowed here"}.get(
-            exc.status_code, str(exc.detail))
+            exc.status_code, str(exc.detail)
+        )
         return error(exc.status_code, message, getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)
@@ -166,7 +180,9 @@ def create_app(memory: Memory) -> FastAPI:
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise BadRequest(f"the body is not UTF-8 (invalid byte at offset {exc.start})") from None
+            raise BadRequest(
+                f"the body is not UTF-8 (invalid byte at offset {exc.start})"
+            ) from None
         if not text.strip():
             raise BadRequest("the body is empty; expected JSON")
         try:
@@ -174,7 +190,9 @@ def create_app(memory: Memory) -> FastAPI:
         except RecursionError:
             raise BadRequest("the JSON body is nested too deeply") from None
         except json.JSONDecodeError as exc:
-            raise BadRequest(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+            raise BadRequest(
+                f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            ) from None
 
     # -- reading ------------------------------------------------------------------------------
     @app.get("/v1/search", summary="Fused search inside one memory (the document of search --json)")
@@ -191,8 +209,16 @@ def create_app(memory: Memory) -> FastAPI:
         name = memory_name
         if name is None or q is None:
             raise InputError("'memory' and 'q' are required query parameters")
-        response = visible_search(memory, access, name, q, policy=policy, limit=limit, channels=channels,
-                                  contested=contested)
+        response = visible_search(
+            memory,
+            access,
+            name,
+            q,
+            policy=policy,
+            limit=limit,
+            channels=channels,
+            contested=contested,
+        )
         return search_document(response)
 
     @app.get("/v1/memories", summary="The memories this caller can see, with their counts")
@@ -204,28 +230,39 @@ def create_app(memory: Memory) -> FastAPI:
     def get_episode(request: Request, episode_id: int) -> dict:
         return visible_episode(memory, access_of(request), episode_id)
 
-    @app.get("/v1/status", summary="Counts, pending work, the serving profile (this caller's memories)")
+    @app.get(
+        "/v1/status", summary="Counts, pending work, the serving profile (this caller's memories)"
+    )
     def status(request: Request) -> dict:
         return visible_status(memory, access_of(request))
 
     # -- writing ------------------------------------------------------------------------------
-    @app.post("/v1/episodes", summary="Store one or many episodes, or one document (the rules of ingest; "
-                                      "rejections located)")
-    async def add_episodes(request: Request, memory_name: str | None = Query(None, alias="memory"),
-                           kind: str | None = None, name: str | None = None,
-                           modified_at: str | None = None) -> JSONResponse:
+    @app.post(
+        "/v1/episodes",
+        summary="Store one or many episodes, or one document (the rules of ingest; "
+        "rejections located)",
+    )
+    async def add_episodes(
+        request: Request,
+        memory_name: str | None = Query(None, alias="memory"),
+        kind: str | None = None,
+        name: str | None = None,
+        modified_at: str | None = None,
+    ) -> JSONResponse:
         access = access_of(request)
         access.require_write()
         media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if media in CONTENT_TYPES or media == "application/octet-stream":
-            return await add_raw_document(request, access, memory_name, kind, name, media, modified_at)
+            return await add_raw_document(
+                request, access, memory_name, kind, name, media, modified_at
+            )
         default_memory = memory_name
         body = await read_json(request)
         items = body.get("episodes") if isinstance(body, dict) and "episodes" in body else body
         if isinstance(items, dict):
             items = [items]
         if not isinstance(items, list):
-            raise InputError("expected an episode object, a list of them, or {\"episodes\": [...]}")
+            raise InputError('expected an episode object, a list of them, or {"episodes": [...]}')
         if len(items) > MAX_ADD_ITEMS:
             raise TooLarge(f"{len(items)} episodes in one request; at most {MAX_ADD_ITEMS}")
         if default_memory is not None:
@@ -242,34 +279,57 @@ def create_app(memory: Memory) -> FastAPI:
         # words whether or not such a memory exists.
         allowed, refused = [], []
         for i, item in enumerate(items):
-            target = item.get("memory", default_memory) if isinstance(item, dict) else default_memory
+            target = (
+                item.get("memory", default_memory) if isinstance(item, dict) else default_memory
+            )
             if isinstance(target, str) and not access.sees(target):
-                refused.append({"location": f"episodes[{i}]",
-                                "reason": f"this token cannot write to memory {target!r}"})
+                refused.append(
+                    {
+                        "location": f"episodes[{i}]",
+                        "reason": f"this token cannot write to memory {target!r}",
+                    }
+                )
                 allowed.append(None)
             else:
                 allowed.append(item)
         kept = [(i, item) for i, item in enumerate(allowed) if item is not None]
-        report = await run_in_threadpool(memory.add, [item for _, item in kept], memory=default_memory, kind=kind)
+        report = await run_in_threadpool(
+            memory.add, [item for _, item in kept], memory=default_memory, kind=kind
+        )
         document = report.to_json()
         # add() locates items by their place in what it was given: map back to the request's.
         for rejection in document["rejected"]:
-            index = int(rejection["location"][len("episodes["):-1])
+            index = int(rejection["location"][len("episodes[") : -1])
             rejection["location"] = f"episodes[{kept[index][0]}]"
-        document["rejected"] = sorted(document["rejected"] + refused,
-                                      key=lambda r: int(r["location"][len("episodes["):-1]))
+        document["rejected"] = sorted(
+            document["rejected"] + refused, key=lambda r: int(r["location"][len("episodes[") : -1])
+        )
         return added(document, report)
 
-    async def add_raw_document(request: Request, access: Access, memory_name: str | None, kind: str | None,
-                               name: str | None, media: str, modified_at: str | None) -> JSONResponse:
+    async def add_raw_document(
+        request: Request,
+        access: Access,
+        memory_name: str | None,
+        kind: str | None,
+        name: str | None,
+        media: str,
+        modified_at: str | None,
+    ) -> JSONResponse:
         """One document as the raw body (``Content-Type`` its type, ``?memory=&name=``): its bytes
         as they are (no base64), up to the document size limit of ``ingest``."""
         if memory_name is None:
             raise InputError("'memory' is a required query parameter for a document upload")
         memory_name = writable_memory(access, memory_name)
         data = await read_body(request, MAX_DOCUMENT_BYTES)
-        report = await run_in_threadpool(memory.add_document, data, name or "document", memory=memory_name,
-                                         kind=kind, content_type=media, modified_at=modified_at)
+        report = await run_in_threadpool(
+            memory.add_document,
+            data,
+            name or "document",
+            memory=memory_name,
+            kind=kind,
+            content_type=media,
+            modified_at=modified_at,
+        )
         return added(report.to_json(), report)
 
     add_observation_routes(app, memory, access_of, read_json)
@@ -281,11 +341,18 @@ def create_app(memory: Memory) -> FastAPI:
         report = memory.index()
         document = {"profile": report.profile, "seconds": round(report.seconds, 3)}
         if access.all_memories:  # counts span every memory
-            document.update(episodes=report.episodes, chunks=report.chunks, vectors=report.vectors,
-                            windowVectors=report.windows, pendingEpisodes=report.pending_after)
+            document.update(
+                episodes=report.episodes,
+                chunks=report.chunks,
+                vectors=report.vectors,
+                windowVectors=report.windows,
+                pendingEpisodes=report.pending_after,
+            )
         return document
 
-    @app.delete("/v1/episodes/{episode_id}", summary="Forget one episode and everything derived from it")
+    @app.delete(
+        "/v1/episodes/{episode_id}", summary="Forget one episode and everything derived from it"
+    )
     def forget_episode(request: Request, episode_id: int) -> dict:
         return forget_visible(memory, access_of(request), None, episode_id)
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -24,8 +25,8 @@ from memory_pipeline.server.access import (
     access_of_token,
     bearer,
     forget_visible,
-    visible_episode,
     readable_memory,
+    visible_episode,
     visible_search,
     visible_status,
     writable_memory,
@@ -56,7 +57,9 @@ def _hit(result) -> dict:
     return hit
 
 
-def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.everything) -> MCPServer:
+def build_mcp_server(
+    mem: Memory, stdio_access: Callable[[], Access] = Access.everything
+) -> MCPServer:
     """The server; ``stdio_access`` is the access of a client without HTTP headers (stdio)."""
     server = MCPServer("memory_pipeline", instructions=INSTRUCTIONS, log_level="WARNING")
 
@@ -78,9 +81,15 @@ def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.ev
             raise ToolError("internal error") from None
 
     @server.tool()
-    def search_memory(memory: str, query: str, ctx: Context, limit: int = 8,
-                      policy: str | None = None, channels: str | None = None,
-                      contested: bool | None = None) -> dict:
+    def search_memory(
+        memory: str,
+        query: str,
+        ctx: Context,
+        limit: int = 8,
+        policy: str | None = None,
+        channels: str | None = None,
+        contested: bool | None = None,
+    ) -> dict:
         """Search one memory for what was written about `query` (in your own words); up to
         `limit` results (1-50), best first, each with episodeId, title, date, score and snippet.
         `channels` (comma-separated: vector, keyword, graph, date, observation, belief) narrows the
@@ -88,15 +97,35 @@ def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.ev
         true also returns beliefs marked contested (default: the policy's choice, usually not)."""
 
         def run(access: Access) -> dict:
-            response = visible_search(mem, access, memory, query, policy=policy, limit=limit, channels=channels,
-                                      contested=contested)
-            return {"memory": response.memory, "query": query, "results": [_hit(r) for r in response.results]}
+            response = visible_search(
+                mem,
+                access,
+                memory,
+                query,
+                policy=policy,
+                limit=limit,
+                channels=channels,
+                contested=contested,
+            )
+            return {
+                "memory": response.memory,
+                "query": query,
+                "results": [_hit(r) for r in response.results],
+            }
 
         return call(ctx, run)
 
     @server.tool()
-    def add_memory(memory: str, title: str, body: str, ctx: Context, kind: str = "note",
-                   occurred_at: str | None = None, salience: float | None = None, index: bool = True) -> dict:
+    def add_memory(
+        memory: str,
+        title: str,
+        body: str,
+        ctx: Context,
+        kind: str = "note",
+        occurred_at: str | None = None,
+        salience: float | None = None,
+        index: bool = True,
+    ) -> dict:
         """Store a new episode (a note, a journal entry, a chat) in a memory; `occurred_at` is an
         ISO 8601 date or date-time (default: now). With `index` (default) it is chunked and embedded
         at once, so search_memory finds it."""
@@ -105,16 +134,29 @@ def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.ev
             if not access.sees(memory):
                 raise ToolError(f"this token cannot write to memory {memory!r}")
             access.require_write(memory)
-            item = {"memory": memory, "kind": kind, "title": title, "body": body,
-                    "occurred_at": occurred_at or dt.datetime.now(dt.timezone.utc).isoformat(),
-                    "salience": salience}
+            item = {
+                "memory": memory,
+                "kind": kind,
+                "title": title,
+                "body": body,
+                "occurred_at": occurred_at or dt.datetime.now(dt.UTC).isoformat(),
+                "salience": salience,
+            }
             return stored(memory, mem.add([item]), index)
 
         return call(ctx, run)
 
     @server.tool()
-    def add_document(memory: str, name: str, content_base64: str, ctx: Context, kind: str | None = None,
-                     content_type: str | None = None, modified_at: str | None = None, index: bool = True) -> dict:
+    def add_document(
+        memory: str,
+        name: str,
+        content_base64: str,
+        ctx: Context,
+        kind: str | None = None,
+        content_type: str | None = None,
+        modified_at: str | None = None,
+        index: bool = True,
+    ) -> dict:
         """Store an HTML, PDF or DOCX document (its bytes in base64; `name` its file name, whose
         suffix or `content_type` gives the format) as one episode, exactly as `memory-pipeline
         ingest FILE` would: title and date from the document, headings kept. With `index`
@@ -124,7 +166,10 @@ def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.ev
             if not access.sees(memory):
                 raise ToolError(f"this token cannot write to memory {memory!r}")
             access.require_write(memory)
-            item: dict[str, Any] = {"memory": memory, "document": {"name": name, "content": content_base64}}
+            item: dict[str, Any] = {
+                "memory": memory,
+                "document": {"name": name, "content": content_base64},
+            }
             if kind is not None:
                 item["kind"] = kind
             for key, value in (("contentType", content_type), ("modifiedAt", modified_at)):
@@ -139,8 +184,11 @@ def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.ev
         with ``index`` the episode is made searchable at once."""
         if report.rejections:
             raise ToolError(f"not stored: {report.rejections[0].reason}")
-        document: dict[str, Any] = {"memory": memory, "episodeId": report.inserted_ids[0] if
-                                    report.inserted_ids else None, "duplicate": bool(report.duplicates)}
+        document: dict[str, Any] = {
+            "memory": memory,
+            "episodeId": report.inserted_ids[0] if report.inserted_ids else None,
+            "duplicate": bool(report.duplicates),
+        }
         if index and report.inserted:
             try:
                 mem.index()
@@ -151,10 +199,19 @@ def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.ev
         return document
 
     @server.tool()
-    def save_observation(memory: str, text: str, ctx: Context, kind: str = "observation",
-                         confidence: float = 1.0, episode_ids: list[int] | None = None,
-                         passages: list[str] | None = None, contested: bool = False, decision: str = "ask",
-                         revise_id: int | None = None, force: bool = False) -> dict:
+    def save_observation(
+        memory: str,
+        text: str,
+        ctx: Context,
+        kind: str = "observation",
+        confidence: float = 1.0,
+        episode_ids: list[int] | None = None,
+        passages: list[str] | None = None,
+        contested: bool = False,
+        decision: str = "ask",
+        revise_id: int | None = None,
+        force: bool = False,
+    ) -> dict:
         """Save a short statement about the person or the world: `kind` "observation" (seen in
         the sources, cite them in `episode_ids`/`passages`) or "belief" (a conclusion;
         `contested` marks it disputed). Close existing statements come back in `close`: with
@@ -165,15 +222,30 @@ def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.ev
 
         def run(access: Access) -> dict:
             name = writable_memory(access, memory)
-            return mem.observe(name, text, kind=kind, status="contested" if contested else "active",
-                               confidence=confidence, episode_ids=episode_ids or (), passages=passages or (),
-                               author="mcp", decision=decision, revise_id=revise_id, force=force).to_json()
+            return mem.observe(
+                name,
+                text,
+                kind=kind,
+                status="contested" if contested else "active",
+                confidence=confidence,
+                episode_ids=episode_ids or (),
+                passages=passages or (),
+                author="mcp",
+                decision=decision,
+                revise_id=revise_id,
+                force=force,
+            ).to_json()
 
         return call(ctx, run)
 
     @server.tool()
-    def list_observations(memory: str, ctx: Context, kind: str | None = None, include_retired: bool = False,
-                          limit: int = 50) -> dict:
+    def list_observations(
+        memory: str,
+        ctx: Context,
+        kind: str | None = None,
+        include_retired: bool = False,
+        limit: int = 50,
+    ) -> dict:
         """A memory's observations and beliefs, newest first (`kind` one of them; retired
         versions only with `include_retired`)."""
 
@@ -199,8 +271,12 @@ def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.ev
     @server.tool()
     def list_memories(ctx: Context) -> dict:
         """The memories you can search, with their episode and chunk counts."""
-        return call(ctx, lambda access: {
-            "memories": [m.to_json() for m in mem.memories() if access.sees(m.name)]})
+        return call(
+            ctx,
+            lambda access: {
+                "memories": [m.to_json() for m in mem.memories() if access.sees(m.name)]
+            },
+        )
 
     @server.tool()
     def get_episode(episode_id: int, ctx: Context) -> dict:
@@ -208,7 +284,9 @@ def build_mcp_server(mem: Memory, stdio_access: Callable[[], Access] = Access.ev
         return call(ctx, lambda access: visible_episode(mem, access, episode_id))
 
     @server.tool()
-    def forget(memory: str, ctx: Context, episode_id: int | None = None, whole_memory: bool = False) -> dict:
+    def forget(
+        memory: str, ctx: Context, episode_id: int | None = None, whole_memory: bool = False
+    ) -> dict:
         """Delete an episode (`episode_id`) for good, with its chunks, vectors and telemetry; with
         `whole_memory` true and no episode_id, the whole mem. It is never found again."""
 

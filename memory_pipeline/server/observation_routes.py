@@ -12,7 +12,8 @@ active, contested or retired. Search them with ``GET /v1/search`` (channels ``ob
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fastapi import FastAPI, Query, Request
 from fastapi.concurrency import run_in_threadpool
@@ -24,8 +25,20 @@ from memory_pipeline.memory import Memory
 from memory_pipeline.server.access import Access, readable_memory, writable_memory
 
 # The fields of a statement (those of the JSONL import) and of the decision about close ones.
-SAVE_FIELDS = ("memory", "text", "kind", "status", "confidence", "episode_ids", "passages", "author",
-               "observed_at", "decision", "revise_id", "force")
+SAVE_FIELDS = (
+    "memory",
+    "text",
+    "kind",
+    "status",
+    "confidence",
+    "episode_ids",
+    "passages",
+    "author",
+    "observed_at",
+    "decision",
+    "revise_id",
+    "force",
+)
 
 
 def save_arguments(body: Any, default_memory: str | None) -> dict:
@@ -50,10 +63,18 @@ def save_arguments(body: Any, default_memory: str | None) -> dict:
     return {**fields, "force": force, "revise_id": revise_id}
 
 
-def add_observation_routes(app: FastAPI, memory: Memory, access_of: Callable[[Request], Access],
-                           read_json: Callable[[Request], Awaitable[Any]]) -> None:
-    @app.post("/v1/observations", summary="Save an observation or a belief; close existing ones come back")
-    async def save(request: Request, memory_name: str | None = Query(None, alias="memory")) -> JSONResponse:
+def add_observation_routes(
+    app: FastAPI,
+    memory: Memory,
+    access_of: Callable[[Request], Access],
+    read_json: Callable[[Request], Awaitable[Any]],
+) -> None:
+    @app.post(
+        "/v1/observations", summary="Save an observation or a belief; close existing ones come back"
+    )
+    async def save(
+        request: Request, memory_name: str | None = Query(None, alias="memory")
+    ) -> JSONResponse:
         access = access_of(request)
         access.require_write()
         arguments = save_arguments(await read_json(request), memory_name)
@@ -62,13 +83,24 @@ def add_observation_routes(app: FastAPI, memory: Memory, access_of: Callable[[Re
         outcome = await run_in_threadpool(memory.observe, name, text, **arguments)
         document = outcome.to_json()
         if outcome.action == "refused":
-            return JSONResponse({"error": f"a near-exact duplicate of statement #{outcome.duplicate_of} "
-                                          "(force: true saves it anyway)", **document}, status_code=409)
+            return JSONResponse(
+                {
+                    "error": f"a near-exact duplicate of statement #{outcome.duplicate_of} "
+                    "(force: true saves it anyway)",
+                    **document,
+                },
+                status_code=409,
+            )
         return JSONResponse(document, status_code=201 if outcome.saved_id is not None else 200)
 
     @app.get("/v1/observations", summary="A memory's observations and beliefs, newest first")
-    def listing(request: Request, memory_name: str | None = Query(None, alias="memory"), kind: str | None = None,
-                all: bool = False, limit: int = 100) -> dict:
+    def listing(
+        request: Request,
+        memory_name: str | None = Query(None, alias="memory"),
+        kind: str | None = None,
+        all: bool = False,
+        limit: int = 100,
+    ) -> dict:
         access = access_of(request)
         if memory_name is None:
             raise InputError("'memory' is a required query parameter")
@@ -76,9 +108,12 @@ def add_observation_routes(app: FastAPI, memory: Memory, access_of: Callable[[Re
         rows = memory.observations(name, kind=kind, with_retired=all, limit=limit)
         return {"memory": name, "observations": [o.to_json() for o in rows]}
 
-    @app.patch("/v1/observations/{observation_id}", summary="Mark a statement active, contested or retired")
-    async def set_status(request: Request, observation_id: int,
-                         memory_name: str | None = Query(None, alias="memory")) -> dict:
+    @app.patch(
+        "/v1/observations/{observation_id}", summary="Mark a statement active, contested or retired"
+    )
+    async def set_status(
+        request: Request, observation_id: int, memory_name: str | None = Query(None, alias="memory")
+    ) -> dict:
         access = access_of(request)
         access.require_write()
         body = await read_json(request)

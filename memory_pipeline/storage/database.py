@@ -15,8 +15,8 @@ import select
 import threading
 import time
 import weakref
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Iterator, Mapping
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -88,8 +88,13 @@ class CheckWhenIdle:
     ``database_errors`` turns into ``DatabaseUnavailable``; the pool then discards it.
     """
 
-    def __init__(self, idle_s: float = CHECK_IDLE_S, *, clock=time.monotonic,
-                 round_trip=ConnectionPool.check_connection):
+    def __init__(
+        self,
+        idle_s: float = CHECK_IDLE_S,
+        *,
+        clock=time.monotonic,
+        round_trip=ConnectionPool.check_connection,
+    ):
         self.idle_s = idle_s
         self._clock = clock
         self._round_trip = round_trip
@@ -140,7 +145,7 @@ class Database:
         home: Path | None = None,
         environ: Mapping[str, str] | None = None,
         max_size: int = POOL_SIZE,
-    ) -> "Database":
+    ) -> Database:
         if url:
             config.check_database_url(url, "the database URL")
         else:
@@ -154,7 +159,9 @@ class Database:
             try:
                 first = psycopg.connect(url, autocommit=True, connect_timeout=10)
             except psycopg.ProgrammingError as exc:  # libpq refused the string itself
-                raise ConfigurationError(f"invalid database URL {where}: {first_line(exc)}") from None
+                raise ConfigurationError(
+                    f"invalid database URL {where}: {first_line(exc)}"
+                ) from None
             with first as conn:
                 check_pgvector(conn, where)
                 apply_migrations(conn)
@@ -172,7 +179,11 @@ class Database:
                 reset=check.returned,
                 # autocommit: every ``conn.transaction()`` block is then a real transaction that
                 # commits on exit, never a savepoint inside an implicit outer one.
-                kwargs={"connect_timeout": 10, "application_name": "memory_pipeline", "autocommit": True},
+                kwargs={
+                    "connect_timeout": 10,
+                    "application_name": "memory_pipeline",
+                    "autocommit": True,
+                },
                 timeout=30,
                 # After a server restart pooled connections are dead; checking on checkout
                 # hands out a fresh one, so the next run works without restarting the process.
@@ -208,7 +219,7 @@ class Database:
     def close(self) -> None:
         self.pool.close()
 
-    def __enter__(self) -> "Database":
+    def __enter__(self) -> Database:
         return self
 
     def __exit__(self, *exc_info) -> None:

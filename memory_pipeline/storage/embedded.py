@@ -38,7 +38,7 @@ DATA_DATABASE = "memory_pipeline"
 DAGSTER_DATABASE = "dagster"
 
 _TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d [\d:.]+ \w+ \[\d+\]\s*")
-_started: dict[Path, "EmbeddedServer"] = {}
+_started: dict[Path, EmbeddedServer] = {}
 _lock = threading.Lock()
 
 
@@ -98,7 +98,12 @@ def _follow_restart(server) -> None:
     PostmasterInfo = _pgserver().utils.PostmasterInfo
     try:
         info = PostmasterInfo.read_from_pgdata(server.pgdata)
-    except (OSError, ValueError, AssertionError, psutil.Error):  # a file being written: keep what we had
+    except (
+        OSError,
+        ValueError,
+        AssertionError,
+        psutil.Error,
+    ):  # a file being written: keep what we had
         return
     if info is not None and _alive(info.pid):
         server._postmaster_info = info
@@ -178,7 +183,7 @@ class _CommandErrors(logging.Handler):
         if str(record.msg).startswith("Failed postgres command") and record.args:
             self.stderr = str(record.args[-1])
 
-    def __enter__(self) -> "_CommandErrors":
+    def __enter__(self) -> _CommandErrors:
         self._level = self._logger.level
         self._logger.setLevel(logging.ERROR)  # quiet otherwise (module top), but not to us
         self._logger.propagate, self._propagate = False, self._logger.propagate
@@ -261,7 +266,11 @@ def wait_for_exit(pid: int | None, timeout: float = 15.0) -> bool:
     try:
         proc = psutil.Process(pid)
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+        while (
+            time.monotonic() < deadline
+            and proc.is_running()
+            and proc.status() != psutil.STATUS_ZOMBIE
+        ):
             time.sleep(0.05)
         if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
             print(f"warning: the embedded PostgreSQL (pid {pid}) is still running", file=sys.stderr)

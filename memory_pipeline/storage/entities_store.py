@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 import orjson
 import psycopg
 
-from memory_pipeline.domain.entities import Entity, EntityMatcher, entity_matcher, extract_proper_names
+from memory_pipeline.domain.entities import (
+    Entity,
+    EntityMatcher,
+    entity_matcher,
+    extract_proper_names,
+)
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.search_store import entities_version, memory_entities
 
@@ -26,13 +31,16 @@ class EntityReport:
     memories: int = 0
 
 
-def import_entities(conn: psycopg.Connection, pairs: Iterable[tuple[str, Entity]], report: EntityReport) -> set[str]:
+def import_entities(
+    conn: psycopg.Connection, pairs: Iterable[tuple[str, Entity]], report: EntityReport
+) -> set[str]:
     """Upsert imported entities; an existing name gains the new aliases. Returns the memories touched."""
     touched: set[str] = set()
     with conn.transaction():
         for memory, entity in pairs:
             row = conn.execute(
-                query("entity_import_upsert"), {"memory": memory, "name": entity.name, "aliases": list(entity.aliases)}
+                query("entity_import_upsert"),
+                {"memory": memory, "name": entity.name, "aliases": list(entity.aliases)},
             ).fetchone()
             if row[0]:
                 report.imported += 1
@@ -42,37 +50,56 @@ def import_entities(conn: psycopg.Connection, pairs: Iterable[tuple[str, Entity]
     return touched
 
 
-def extract_episode_names(conn: psycopg.Connection, episode_ids: list[int], report: EntityReport) -> None:
+def extract_episode_names(
+    conn: psycopg.Connection, episode_ids: list[int], report: EntityReport
+) -> None:
     """Store proper-name candidates for episodes that have none yet (bodies never change).
 
     A page of bodies at a time, so a memory of any size never sits in memory at once."""
     for page in _pages(episode_ids):
         rows = conn.execute(query("entity_episode_bodies"), {"episode_ids": page}).fetchall()
         with conn.transaction():
-            _insert_names(conn, [(episode_id, memory, body) for episode_id, memory, body in rows], report)
+            _insert_names(
+                conn, [(episode_id, memory, body) for episode_id, memory, body in rows], report
+            )
 
 
-def _insert_names(conn: psycopg.Connection, bodies: list[tuple[int, str, str]], report: EntityReport) -> None:
+def _insert_names(
+    conn: psycopg.Connection, bodies: list[tuple[int, str, str]], report: EntityReport
+) -> None:
     """Store the name candidates of these (episode id, memory, body) rows, in one statement."""
     if bodies:
-        conn.execute(query("episode_names_insert"), {
-            "episode_ids": [episode_id for episode_id, _, _ in bodies],
-            "memories": [memory for _, memory, _ in bodies],
-            "names": [orjson.dumps(sorted(extract_proper_names(body))).decode() for _, _, body in bodies],
-        })
+        conn.execute(
+            query("episode_names_insert"),
+            {
+                "episode_ids": [episode_id for episode_id, _, _ in bodies],
+                "memories": [memory for _, memory, _ in bodies],
+                "names": [
+                    orjson.dumps(sorted(extract_proper_names(body))).decode()
+                    for _, _, body in bodies
+                ],
+            },
+        )
     report.extracted_episodes += len(bodies)
 
 
-def promote_recurring(conn: psycopg.Connection, memory: str, report: EntityReport, *, min_episodes: int = 2) -> None:
+def promote_recurring(
+    conn: psycopg.Connection, memory: str, report: EntityReport, *, min_episodes: int = 2
+) -> None:
     """Names found in at least ``min_episodes`` episodes become entities (unless already known).
 
     The counting is SQL (``recurring_names``' rule), so the memory's names are not loaded."""
     recurring = sorted(
-        name for (name,) in conn.execute(query("entity_recurring_names"), {"memory": memory, "min_episodes": min_episodes})
+        name
+        for (name,) in conn.execute(
+            query("entity_recurring_names"), {"memory": memory, "min_episodes": min_episodes}
+        )
     )
     known = {
         n.lower()
-        for name, aliases in conn.execute("SELECT name, aliases FROM entities WHERE memory = %s", (memory,))
+        for name, aliases in conn.execute(
+            "SELECT name, aliases FROM entities WHERE memory = %s", (memory,)
+        )
         for n in (name, *aliases)
     }
     new = []
@@ -104,7 +131,9 @@ def link_mentions(conn: psycopg.Connection, memory: str, report: EntityReport, *
         )
     ]
     for page in _pages(episode_ids):
-        entity_ids, linked = _found_links(matcher, conn.execute(query("entity_link_texts"), {"episode_ids": page}))
+        entity_ids, linked = _found_links(
+            matcher, conn.execute(query("entity_link_texts"), {"episode_ids": page})
+        )
         if entity_ids:
             with conn.transaction():
                 _insert_mentions(conn, memory, entity_ids, linked, report)
@@ -116,7 +145,9 @@ def _matcher(conn: psycopg.Connection, memory: str) -> EntityMatcher | None:
     return entity_matcher(entities) if entities else None
 
 
-def _found_links(matcher: EntityMatcher, texts: Iterable[tuple[int, str, str]]) -> tuple[list[int], list[int]]:
+def _found_links(
+    matcher: EntityMatcher, texts: Iterable[tuple[int, str, str]]
+) -> tuple[list[int], list[int]]:
     """(entity ids, episode ids), one pair per link: each entity ``matcher`` finds in an
     episode's title or body, for these (episode id, title, body) rows."""
     entity_ids, linked = [], []
@@ -127,10 +158,17 @@ def _found_links(matcher: EntityMatcher, texts: Iterable[tuple[int, str, str]]) 
     return entity_ids, linked
 
 
-def _insert_mentions(conn: psycopg.Connection, memory: str, entity_ids: list[int], episode_ids: list[int],
-                     report: EntityReport) -> None:
-    cur = conn.execute(query("entity_mentions_insert"),
-                       {"memory": memory, "entity_ids": entity_ids, "episode_ids": episode_ids})
+def _insert_mentions(
+    conn: psycopg.Connection,
+    memory: str,
+    entity_ids: list[int],
+    episode_ids: list[int],
+    report: EntityReport,
+) -> None:
+    cur = conn.execute(
+        query("entity_mentions_insert"),
+        {"memory": memory, "entity_ids": entity_ids, "episode_ids": episode_ids},
+    )
     report.mentions_added += cur.rowcount
 
 
@@ -149,7 +187,9 @@ class Matchers:
         return built[1]
 
 
-def link_episodes(conn: psycopg.Connection, episode_ids: list[int], matchers: Matchers, report: EntityReport) -> None:
+def link_episodes(
+    conn: psycopg.Connection, episode_ids: list[int], matchers: Matchers, report: EntityReport
+) -> None:
     """What ``refresh_day`` does for its episodes, for these episodes only: extract the names of
     those that have none yet, link each to its memory's entities that it names. A page at a time,
     its names and links in one transaction, so an episode that has names is linked too (which
@@ -157,12 +197,16 @@ def link_episodes(conn: psycopg.Connection, episode_ids: list[int], matchers: Ma
     for page in _pages(episode_ids):
         with conn.transaction():
             rows = conn.execute(query("entity_link_episodes"), {"episode_ids": page}).fetchall()
-            _insert_names(conn, [(i, memory, body) for i, memory, _, body, named in rows if not named], report)
+            _insert_names(
+                conn, [(i, memory, body) for i, memory, _, body, named in rows if not named], report
+            )
             for memory in sorted({row[1] for row in rows}):
                 matcher = matchers.of(conn, memory)
                 if matcher is None:
                     continue
-                entity_ids, linked = _found_links(matcher, [(i, title, body) for i, m, title, body, _ in rows if m == memory])
+                entity_ids, linked = _found_links(
+                    matcher, [(i, title, body) for i, m, title, body, _ in rows if m == memory]
+                )
                 if entity_ids:
                     _insert_mentions(conn, memory, entity_ids, linked, report)
 
@@ -185,10 +229,17 @@ def unlinked_episodes(conn: psycopg.Connection) -> list[int]:
     return [episode_id for (episode_id,) in conn.execute(query("entity_unlinked_episodes"))]
 
 
-def refresh_memories(conn: psycopg.Connection, memories: Iterable[str], report: EntityReport) -> None:
+def refresh_memories(
+    conn: psycopg.Connection, memories: Iterable[str], report: EntityReport
+) -> None:
     """Extract, promote and link for whole memories (the entity_mentions stage's work)."""
     for memory in sorted(set(memories)):
-        ids = [r[0] for r in conn.execute("SELECT id FROM episodes WHERE memory = %s ORDER BY id", (memory,))]
+        ids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM episodes WHERE memory = %s ORDER BY id", (memory,)
+            )
+        ]
         extract_episode_names(conn, ids, report)
         promote_recurring(conn, memory, report)
         link_mentions(conn, memory, report)
@@ -197,7 +248,7 @@ def refresh_memories(conn: psycopg.Connection, memories: Iterable[str], report: 
 
 def _pages(ids: list[int]) -> Iterator[list[int]]:
     for start in range(0, len(ids), PAGE_EPISODES):
-        yield ids[start:start + PAGE_EPISODES]
+        yield ids[start : start + PAGE_EPISODES]
 
 
 def refresh_day(conn: psycopg.Connection, day, report: EntityReport) -> list[str]:
@@ -205,7 +256,9 @@ def refresh_day(conn: psycopg.Connection, day, report: EntityReport) -> list[str
     link them to the entities their memories already have. Writes only rows of the day's
     episodes; promoting names that recur across a memory is ``promote_memories``' job (global).
     Returns the memories that received episodes that day."""
-    rows = conn.execute("SELECT id, memory FROM episodes WHERE ingest_day = %s ORDER BY id", (day,)).fetchall()
+    rows = conn.execute(
+        "SELECT id, memory FROM episodes WHERE ingest_day = %s ORDER BY id", (day,)
+    ).fetchall()
     extract_episode_names(conn, [episode_id for episode_id, _ in rows], report)
     memories = sorted({memory for _, memory in rows})
     for memory in memories:
@@ -232,4 +285,7 @@ def count_entities(conn: psycopg.Connection) -> int:
 
 def top_entities(conn: psycopg.Connection, memories: list[str], limit: int = 10) -> list[dict]:
     rows = conn.execute(query("entity_top"), {"memories": memories, "limit": limit}).fetchall()
-    return [{"memory": m, "entity": n, "source": s, "aliases": a, "episodes": c} for m, n, s, a, c in rows]
+    return [
+        {"memory": m, "entity": n, "source": s, "aliases": a, "episodes": c}
+        for m, n, s, a, c in rows
+    ]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -23,7 +23,9 @@ class StoreReport:
         return len(self.inserted_ids)
 
 
-def store_episodes(conn: psycopg.Connection, drafts: Iterable[EpisodeDraft], ingest_day: dt.date) -> StoreReport:
+def store_episodes(
+    conn: psycopg.Connection, drafts: Iterable[EpisodeDraft], ingest_day: dt.date
+) -> StoreReport:
     """Insert drafts in one transaction; bodies already in their memory count as duplicates.
 
     One transaction for the set: a database failure stores none of it (``ingest`` calls this a
@@ -94,8 +96,13 @@ class MemoryCounts:
     last_at: dt.datetime
 
     def to_json(self) -> dict:
-        return {"name": self.name, "episodes": self.episodes, "chunks": self.chunks,
-                "firstAt": self.first_at.isoformat(), "lastAt": self.last_at.isoformat()}
+        return {
+            "name": self.name,
+            "episodes": self.episodes,
+            "chunks": self.chunks,
+            "firstAt": self.first_at.isoformat(),
+            "lastAt": self.last_at.isoformat(),
+        }
 
 
 def memory_counts(conn: psycopg.Connection) -> list[MemoryCounts]:
@@ -105,8 +112,12 @@ def memory_counts(conn: psycopg.Connection) -> list[MemoryCounts]:
 
 def memory_names(conn: psycopg.Connection) -> list[str]:
     """Every memory holding an episode or a statement (``search_store.memory_exists``)."""
-    return [r[0] for r in conn.execute(
-        "SELECT memory FROM episodes UNION SELECT memory FROM observations ORDER BY memory").fetchall()]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT memory FROM episodes UNION SELECT memory FROM observations ORDER BY memory"
+        ).fetchall()
+    ]
 
 
 def get_episode(conn: psycopg.Connection, episode_id: int) -> dict | None:
@@ -120,8 +131,21 @@ def get_episode(conn: psycopg.Connection, episode_id: int) -> dict | None:
     ).fetchone()
     if row is None:
         return None
-    keys = ("id", "memory", "kind", "title", "occurredAt", "ingestedAt", "ingestDay", "salience",
-            "source", "externalId", "metadata", "body", "chunks")
+    keys = (
+        "id",
+        "memory",
+        "kind",
+        "title",
+        "occurredAt",
+        "ingestedAt",
+        "ingestDay",
+        "salience",
+        "source",
+        "externalId",
+        "metadata",
+        "body",
+        "chunks",
+    )
     document = dict(zip(keys, row))
     for key in ("occurredAt", "ingestedAt", "ingestDay"):
         document[key] = document[key].isoformat()

@@ -33,13 +33,19 @@ class ForgetCounts:
 
     def to_json(self) -> dict:
         return {
-            "episodes": self.episodes, "chunks": self.chunks, "vectors": self.vectors,
-            "mentions": self.mentions, "entities": self.entities, "telemetry": self.telemetry,
+            "episodes": self.episodes,
+            "chunks": self.chunks,
+            "vectors": self.vectors,
+            "mentions": self.mentions,
+            "entities": self.entities,
+            "telemetry": self.telemetry,
             "ingestDays": [d.isoformat() for d in self.ingest_days],
         }
 
 
-def forget(conn: psycopg.Connection, memory: str, episode_ids: list[int] | None = None) -> ForgetCounts:
+def forget(
+    conn: psycopg.Connection, memory: str, episode_ids: list[int] | None = None
+) -> ForgetCounts:
     """Delete ``episode_ids`` of ``memory`` (None: every episode of it) and what derives from them.
 
     Ids of other memories are not touched. The episodes' rows are locked first: an index pass
@@ -50,21 +56,29 @@ def forget(conn: psycopg.Connection, memory: str, episode_ids: list[int] | None 
     counts = ForgetCounts()
     with conn.transaction():
         rows = conn.execute(
-            query("forget_lock_episodes"), {"memory": memory, "whole": whole, "ids": list(episode_ids or [])}
+            query("forget_lock_episodes"),
+            {"memory": memory, "whole": whole, "ids": list(episode_ids or [])},
         ).fetchall()
         if not rows:
             return counts
         ids = [r[0] for r in rows]
         counts.ingest_days = sorted({r[1] for r in rows})
-        chunk_ids = [r[0] for r in conn.execute(
-            "SELECT DISTINCT chunk_id FROM chunks WHERE episode_id = ANY(%s)", (ids,)
-        ).fetchall()]
-        counts.chunks = conn.execute("SELECT count(*) FROM chunks WHERE episode_id = ANY(%s)", (ids,)).fetchone()[0]
+        chunk_ids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT chunk_id FROM chunks WHERE episode_id = ANY(%s)", (ids,)
+            ).fetchall()
+        ]
+        counts.chunks = conn.execute(
+            "SELECT count(*) FROM chunks WHERE episode_id = ANY(%s)", (ids,)
+        ).fetchone()[0]
         counts.mentions = conn.execute(
             "SELECT count(*) FROM entity_mentions WHERE episode_id = ANY(%s)", (ids,)
         ).fetchone()[0]
         if whole:
-            counts.telemetry = conn.execute("DELETE FROM search_telemetry WHERE memory = %s", (memory,)).rowcount
+            counts.telemetry = conn.execute(
+                "DELETE FROM search_telemetry WHERE memory = %s", (memory,)
+            ).rowcount
             # The memory's observations and beliefs go with it (their vectors by cascade).
             conn.execute(query("observation_forget_memory"), {"memory": memory})
         else:
@@ -80,8 +94,12 @@ def forget(conn: psycopg.Connection, memory: str, episode_ids: list[int] | None 
         # chunks, episode_names and entity_mentions go with their episode (ON DELETE CASCADE).
         counts.episodes = conn.execute("DELETE FROM episodes WHERE id = ANY(%s)", (ids,)).rowcount
         if whole:
-            counts.vectors = conn.execute("DELETE FROM embeddings WHERE memory = %s", (memory,)).rowcount
-            counts.entities = conn.execute("DELETE FROM entities WHERE memory = %s", (memory,)).rowcount
+            counts.vectors = conn.execute(
+                "DELETE FROM embeddings WHERE memory = %s", (memory,)
+            ).rowcount
+            counts.entities = conn.execute(
+                "DELETE FROM entities WHERE memory = %s", (memory,)
+            ).rowcount
             conn.execute("DELETE FROM keyword_stats WHERE memory = %s", (memory,))
             conn.execute("DELETE FROM keyword_memory_stats WHERE memory = %s", (memory,))
             # Its lists go with the state; their rows went with the chunks.
@@ -91,6 +109,8 @@ def forget(conn: psycopg.Connection, memory: str, episode_ids: list[int] | None 
                 counts.vectors = conn.execute(
                     query("forget_vectors"), {"memory": memory, "chunk_ids": chunk_ids}
                 ).rowcount
-            counts.entities = conn.execute(query("forget_orphan_entities"), {"memory": memory}).rowcount
+            counts.entities = conn.execute(
+                query("forget_orphan_entities"), {"memory": memory}
+            ).rowcount
             keyword_store.recompute(conn, [memory])
     return counts

@@ -34,11 +34,18 @@ def vector_integrity(conn: psycopg.Connection, profile: StoredProfile) -> dict:
            WHERE v.profile_id = %s AND v.generation = %s""",
         (profile.dim, profile.id, profile.generation),
     ).fetchone()
-    return {"vectors": rows, "window_vectors": windows, "missing": missing, "wrong_dimension": wrong_dim,
-            "not_normalized": not_unit}
+    return {
+        "vectors": rows,
+        "window_vectors": windows,
+        "missing": missing,
+        "wrong_dimension": wrong_dim,
+        "not_normalized": not_unit,
+    }
 
 
-def index_recall(conn: psycopg.Connection, profile: StoredProfile, *, sample: int = 50, k: int = 10) -> float | None:
+def index_recall(
+    conn: psycopg.Connection, profile: StoredProfile, *, sample: int = 50, k: int = 10
+) -> float | None:
     """Recall@k of the HNSW index against exact search, with stored vectors as queries.
 
     The approximate side is ``vector_store.nearest_chunks`` itself (the ef_search search uses);
@@ -58,8 +65,13 @@ def index_recall(conn: psycopg.Connection, profile: StoredProfile, *, sample: in
         approx = {h.chunk_id for h in nearest_chunks(conn, profile, memory, query_vector, limit=k)}
         with conn.transaction():
             conn.execute("SET LOCAL enable_indexscan = off")
-            exact = {r[1] for r in conn.execute(
-                exact_statement, {"q": vector, "memory": memory, "limit": k, "kinds": None, "since": None})}
+            exact = {
+                r[1]
+                for r in conn.execute(
+                    exact_statement,
+                    {"q": vector, "memory": memory, "limit": k, "kinds": None, "since": None},
+                )
+            }
         found += len(approx & exact)
         total += len(exact)
     return found / total if total else None
@@ -73,7 +85,9 @@ def oldest_pending(conn: psycopg.Connection, profile: StoredProfile | None) -> d
 
 def daily_stats(conn: psycopg.Connection, since: dt.datetime) -> dict:
     counts = count_summary(conn, None)
-    per_kind = dict(conn.execute("SELECT kind, count(*) FROM episodes GROUP BY kind ORDER BY kind").fetchall())
+    per_kind = dict(
+        conn.execute("SELECT kind, count(*) FROM episodes GROUP BY kind ORDER BY kind").fetchall()
+    )
     searches, p50, p95, fallbacks, vector_down = conn.execute(
         """SELECT count(*),
                   percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms),
@@ -104,4 +118,6 @@ def save_daily_stats(conn: psycopg.Connection, day: dt.date, stats: dict) -> Non
 
 
 def analyze(conn: psycopg.Connection) -> None:
-    conn.execute("ANALYZE episodes, chunks, embeddings, entities, entity_mentions, keyword_stats, keyword_memory_stats")
+    conn.execute(
+        "ANALYZE episodes, chunks, embeddings, entities, entity_mentions, keyword_stats, keyword_memory_stats"
+    )

@@ -68,7 +68,9 @@ def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> IndexState
         exists = False
     if not exists:
         started = time.perf_counter()
-        conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(BUILD_MAINTENANCE_WORK_MEM)))
+        conn.execute(
+            sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(BUILD_MAINTENANCE_WORK_MEM))
+        )
         conn.execute(
             sql.SQL(
                 "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON embeddings USING hnsw "
@@ -91,8 +93,16 @@ def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> IndexState
         (profile.id, profile.generation),
     ).fetchone()[0]
     # The index's own parameters: one built before a change of the constants keeps its own.
-    return IndexState(name, exists, valid, rows, size, build_seconds,
-                      m=options.get("m", HNSW_M), ef_construction=options.get("ef_construction", HNSW_EF_CONSTRUCTION))
+    return IndexState(
+        name,
+        exists,
+        valid,
+        rows,
+        size,
+        build_seconds,
+        m=options.get("m", HNSW_M),
+        ef_construction=options.get("ef_construction", HNSW_EF_CONSTRUCTION),
+    )
 
 
 def inspect(conn: psycopg.Connection, profile: StoredProfile) -> dict:

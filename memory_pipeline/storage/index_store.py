@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 import psycopg
@@ -40,8 +40,8 @@ class EpisodeWork:
     episode: PendingEpisode
     chunks: list[Chunk]
     has_stored_chunks: bool
-    missing: list[str]                 # chunk ids (unique, in chunk order) that need a vector
-    vectors: dict[str, ChunkVectors]   # filled as model batches come back
+    missing: list[str]  # chunk ids (unique, in chunk order) that need a vector
+    vectors: dict[str, ChunkVectors]  # filled as model batches come back
 
     @property
     def complete(self) -> bool:
@@ -57,17 +57,28 @@ class PendingDay:
 
 def _target(profile: StoredProfile | None) -> dict:
     # No stored profile yet: nothing has a vector, so every episode is pending.
-    return {"profile_id": profile.id if profile else -1, "generation": profile.generation if profile else -1}
+    return {
+        "profile_id": profile.id if profile else -1,
+        "generation": profile.generation if profile else -1,
+    }
 
 
 def pending_episodes(
-    conn: psycopg.Connection, profile: StoredProfile | None, *, limit: int, day: dt.date | None = None
+    conn: psycopg.Connection,
+    profile: StoredProfile | None,
+    *,
+    limit: int,
+    day: dt.date | None = None,
 ) -> list[PendingEpisode]:
-    rows = conn.execute(query("pending_episodes"), {**_target(profile), "limit": limit, "day": day}).fetchall()
+    rows = conn.execute(
+        query("pending_episodes"), {**_target(profile), "limit": limit, "day": day}
+    ).fetchall()
     return [PendingEpisode(*row) for row in rows]
 
 
-def unchunked_episodes(conn: psycopg.Connection, *, limit: int, day: dt.date | None = None) -> list[PendingEpisode]:
+def unchunked_episodes(
+    conn: psycopg.Connection, *, limit: int, day: dt.date | None = None
+) -> list[PendingEpisode]:
     """Up to ``limit`` episodes without any chunk yet (optionally of one ingest day), oldest
     occurrence first: the ``chunks`` stage's work."""
     rows = conn.execute(query("unchunked_episodes"), {"limit": limit, "day": day}).fetchall()
@@ -79,11 +90,18 @@ CLAIM_LOCK_CLASS = 0x4D506978
 
 
 def pending_ids(
-    conn: psycopg.Connection, profile: StoredProfile | None, *, limit: int, day: dt.date | None = None
+    conn: psycopg.Connection,
+    profile: StoredProfile | None,
+    *,
+    limit: int,
+    day: dt.date | None = None,
 ) -> list[int]:
     """Up to ``limit`` pending episode ids, oldest occurrence first (one scan of the episodes)."""
-    rows = conn.execute(query("pending_episode_ids"), {**_target(profile), "limit": limit, "day": day},
-                        prepare=False)
+    rows = conn.execute(
+        query("pending_episode_ids"),
+        {**_target(profile), "limit": limit, "day": day},
+        prepare=False,
+    )
     return [row[0] for row in rows]
 
 
@@ -96,8 +114,11 @@ def claim_episodes(
     The claim is a session advisory lock per episode on ``conn``: hold that connection until
     ``release_claims``; a process that dies releases its claims with its connection.
     """
-    rows = conn.execute(query("claim_episodes"), {**_target(profile), "ids": list(episode_ids),
-                                                  "lock_class": CLAIM_LOCK_CLASS}, prepare=False)
+    rows = conn.execute(
+        query("claim_episodes"),
+        {**_target(profile), "ids": list(episode_ids), "lock_class": CLAIM_LOCK_CLASS},
+        prepare=False,
+    )
     pending, done = [], []
     for *fields, still_pending in rows:
         if still_pending:
@@ -109,7 +130,9 @@ def claim_episodes(
 
 def release_claims(conn: psycopg.Connection, episode_ids: Sequence[int]) -> None:
     if episode_ids:
-        conn.execute(query("release_claims"), {"ids": list(episode_ids), "lock_class": CLAIM_LOCK_CLASS})
+        conn.execute(
+            query("release_claims"), {"ids": list(episode_ids), "lock_class": CLAIM_LOCK_CLASS}
+        )
 
 
 def pending_days(conn: psycopg.Connection, profile: StoredProfile | None) -> dict[str, PendingDay]:
@@ -141,8 +164,12 @@ def existing_vectors(
     # per key whatever the statistics; this keeps each call planned with its real arrays).
     rows = conn.execute(
         query("existing_vectors"),
-        {"memories": [m for m, _ in keys], "chunk_ids": [c for _, c in keys],
-         "profile_id": profile.id, "generation": profile.generation},
+        {
+            "memories": [m for m, _ in keys],
+            "chunk_ids": [c for _, c in keys],
+            "profile_id": profile.id,
+            "generation": profile.generation,
+        },
         prepare=False,
     )
     return {(m, c) for m, c in rows}
@@ -158,7 +185,19 @@ def _copy_chunks(cur: psycopg.Cursor, works: Sequence[EpisodeWork]) -> int:
         for work in works:
             ep = work.episode
             for c in work.chunks:
-                copy.write_row((ep.id, c.ordinal, ep.memory, c.chunk_id, c.start, c.end, c.token_estimate, c.text, c.anchor))
+                copy.write_row(
+                    (
+                        ep.id,
+                        c.ordinal,
+                        ep.memory,
+                        c.chunk_id,
+                        c.start,
+                        c.end,
+                        c.token_estimate,
+                        c.text,
+                        c.anchor,
+                    )
+                )
                 written += 1
     return written
 
@@ -180,7 +219,9 @@ def halfvec_array_binary(matrix: np.ndarray, halfvec_oid: int) -> bytes:
     return np.array([1, 0, halfvec_oid, n, 1], dtype=">u4").tobytes() + out.tobytes()
 
 
-def _copy_vectors(cur: psycopg.Cursor, profile: StoredProfile, rows: Sequence[tuple[str, str, ChunkVectors]]) -> int:
+def _copy_vectors(
+    cur: psycopg.Cursor, profile: StoredProfile, rows: Sequence[tuple[str, str, ChunkVectors]]
+) -> int:
     halfvec_oid = cur.adapters.types["halfvec"].oid
     with cur.copy(
         "COPY embeddings (profile_id, generation, memory, chunk_id, embedding, windows)"
@@ -190,8 +231,21 @@ def _copy_vectors(cur: psycopg.Cursor, profile: StoredProfile, rows: Sequence[tu
         # windows go as pre-built halfvec[] bytes (declared bytea so psycopg passes them through).
         copy.set_types(["int4", "int4", "text", "text", "halfvec", "bytea"])
         for memory, chunk_id, vectors in rows:
-            windows = None if vectors.windows is None else halfvec_array_binary(vectors.windows, halfvec_oid)
-            copy.write_row((profile.id, profile.generation, memory, chunk_id, HalfVector(vectors.chunk), windows))
+            windows = (
+                None
+                if vectors.windows is None
+                else halfvec_array_binary(vectors.windows, halfvec_oid)
+            )
+            copy.write_row(
+                (
+                    profile.id,
+                    profile.generation,
+                    memory,
+                    chunk_id,
+                    HalfVector(vectors.chunk),
+                    windows,
+                )
+            )
     return len(rows)
 
 
@@ -203,7 +257,9 @@ class WriteReport:
     skipped_locked: int = 0
 
 
-def write_episodes(conn: psycopg.Connection, profile: StoredProfile | None, works: Sequence[EpisodeWork]) -> WriteReport:
+def write_episodes(
+    conn: psycopg.Connection, profile: StoredProfile | None, works: Sequence[EpisodeWork]
+) -> WriteReport:
     """Commit the chunks and vectors of complete episodes, all of each episode or none of it.
 
     Episodes another worker is writing right now (row locked) are skipped and stay pending for
@@ -234,10 +290,14 @@ def write_episodes(conn: psycopg.Connection, profile: StoredProfile | None, work
         report.chunks = _copy_chunks(cur, unchunked)
         touched = {w.episode.id for w in unchunked}
         if profile is not None:
-            wanted = [(w, cid, w.vectors[cid]) for w in mine for cid in w.missing if cid in w.vectors]
+            wanted = [
+                (w, cid, w.vectors[cid]) for w in mine for cid in w.missing if cid in w.vectors
+            ]
             present = existing_vectors(conn, profile, ((w.episode.memory, c) for w, c, _ in wanted))
             new = [(w, c, v) for w, c, v in wanted if (w.episode.memory, c) not in present]
-            report.vectors = _copy_vectors(cur, profile, [(w.episode.memory, c, v) for w, c, v in new])
+            report.vectors = _copy_vectors(
+                cur, profile, [(w.episode.memory, c, v) for w, c, v in new]
+            )
             touched.update(w.episode.id for w, _, _ in new)
         keyword_store.record_chunks(cur, [w.episode.id for w in unchunked])
         # Only what this call wrote: an episode another pass finished meanwhile is not ours.
@@ -277,4 +337,9 @@ def count_summary(conn: psycopg.Connection, profile: StoredProfile | None) -> di
             "WHERE profile_id = %s AND generation = %s",
             (profile.id, profile.generation),
         ).fetchone()
-    return {"episodes": episodes, "chunks": chunks, "vectors": vectors, "vectors_with_windows": windowed}
+    return {
+        "episodes": episodes,
+        "chunks": chunks,
+        "vectors": vectors,
+        "vectors_with_windows": windowed,
+    }

@@ -45,9 +45,9 @@ generation is deleted after, in batches.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Iterable, Sequence
 
 import psycopg
 
@@ -117,27 +117,37 @@ class ChampionBuild:
     """What one rebuild of a memory's champion lists did (``refresh_champions``)."""
 
     memory: str
-    outcome: str = "built"       # "built"; "busy": another rebuild of it runs; "gone": no chunks any more;
-                                 # "locked": deleters kept its rows, the lists stay as they were
-    generation: int = 0          # the generation made current
-    rows: int = 0                # the lists' rows after the swap
+    outcome: str = (
+        "built"  # "built"; "busy": another rebuild of it runs; "gone": no chunks any more;
+    )
+    # "locked": deleters kept its rows, the lists stay as they were
+    generation: int = 0  # the generation made current
+    rows: int = 0  # the lists' rows after the swap
     lists: int = 0
-    backlog: int = 0             # episodes written during the build, weighed again in the swap
-    seconds: float = 0.0         # the whole rebuild
-    read_seconds: float = 0.0    # the snapshot read into the staging tables, beside the writers
-    load_seconds: float = 0.0    # loading the new generation, beside the writers (every attempt)
-    drop_seconds: float = 0.0    # deleting the old generation, after the swap
+    backlog: int = 0  # episodes written during the build, weighed again in the swap
+    seconds: float = 0.0  # the whole rebuild
+    read_seconds: float = 0.0  # the snapshot read into the staging tables, beside the writers
+    load_seconds: float = 0.0  # loading the new generation, beside the writers (every attempt)
+    drop_seconds: float = 0.0  # deleting the old generation, after the swap
     lock_wait_seconds: float = 0.0  # waiting for the memory's writers before each swap attempt
-    lock_seconds: float = 0.0    # the memory's stats row held (every attempt): writers of it waited at most this
-    attempts: int = 0            # swap attempts
-    gave_way: int = 0            # load and swap attempts that found a deleter's rows locked
+    lock_seconds: float = (
+        0.0  # the memory's stats row held (every attempt): writers of it waited at most this
+    )
+    attempts: int = 0  # swap attempts
+    gave_way: int = 0  # load and swap attempts that found a deleter's rows locked
 
     def to_json(self) -> dict:
         return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
 
 
-def refresh_champions(conn: psycopg.Connection, memory: str, *, min_df: int = CAP, size: int = CHAMPIONS,
-                      bm25: Bm25 | None = None) -> ChampionBuild:
+def refresh_champions(
+    conn: psycopg.Connection,
+    memory: str,
+    *,
+    min_df: int = CAP,
+    size: int = CHAMPIONS,
+    bm25: Bm25 | None = None,
+) -> ChampionBuild:
     """Rebuild ``memory``'s champion lists from its chunks (the lexemes held by more than
     ``min_df`` chunk rows, ``size`` rows each), beside its writers.
 
@@ -152,7 +162,9 @@ def refresh_champions(conn: psycopg.Connection, memory: str, *, min_df: int = CA
     """
     report = ChampionBuild(memory)
     started = time.perf_counter()
-    if not conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", (BUILD_LOCK_CLASS, memory)).fetchone()[0]:
+    if not conn.execute(
+        "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (BUILD_LOCK_CLASS, memory)
+    ).fetchone()[0]:
         report.outcome = "busy"
         return report
     try:
@@ -179,8 +191,12 @@ def _lock_stats_row(conn: psycopg.Connection, memory: str) -> bool:
     """Lock ``memory``'s statistics row for the rest of the transaction: its chunk writers that
     already counted their chunks (``record_chunks``) have committed, the others wait at that
     statement. False: the memory has no chunks (no row)."""
-    return conn.execute(
-        "SELECT 1 FROM keyword_memory_stats WHERE memory = %s FOR UPDATE", (memory,)).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM keyword_memory_stats WHERE memory = %s FOR UPDATE", (memory,)
+        ).fetchone()
+        is not None
+    )
 
 
 def start_build(conn: psycopg.Connection, memory: str) -> bool:
@@ -204,15 +220,29 @@ SAMPLE_EVERY = 10
 SAMPLE_DEPTH = 3
 
 
-def stage_build(conn: psycopg.Connection, memory: str, *, min_df: int = CAP, size: int = CHAMPIONS,
-                bm25: Bm25 | None = None, sample_every: int = SAMPLE_EVERY, sample_rank: int | None = None) -> int:
+def stage_build(
+    conn: psycopg.Connection,
+    memory: str,
+    *,
+    min_df: int = CAP,
+    size: int = CHAMPIONS,
+    bm25: Bm25 | None = None,
+    sample_every: int = SAMPLE_EVERY,
+    sample_rank: int | None = None,
+) -> int:
     """The registered rebuild's long read (``keyword_champions_stage.sql``): the lists as the
     current snapshot has them, into the staging tables; their row count. ``sample_every`` and
     ``sample_rank`` set the sample that spares ranking most postings (see SAMPLE_EVERY)."""
     if sample_rank is None:
         sample_rank = max(1, SAMPLE_DEPTH * (size + 1) // sample_every)
-    params = {"memory": memory, "min_df": min_df, "size": size, "sample_every": sample_every,
-              "sample_rank": sample_rank, **(bm25 or BM25).params()}
+    params = {
+        "memory": memory,
+        "min_df": min_df,
+        "size": size,
+        "sample_every": sample_every,
+        "sample_rank": sample_rank,
+        **(bm25 or BM25).params(),
+    }
     with conn.transaction():
         rows = conn.execute(query("keyword_champions_stage"), params).rowcount
     # Fresh statistics for the load's joins (the staging tables start empty every build).
@@ -256,7 +286,9 @@ def load_build(conn: psycopg.Connection, memory: str, report: ChampionBuild | No
         report.load_seconds += time.perf_counter() - t0
 
 
-def swap_build(conn: psycopg.Connection, memory: str, report: ChampionBuild | None = None) -> ChampionBuild:
+def swap_build(
+    conn: psycopg.Connection, memory: str, report: ChampionBuild | None = None
+) -> ChampionBuild:
     """Make the loaded generation of ``memory`` (``load_build``) current in one transaction under
     its statistics row lock: the episodes writers logged meanwhile are weighed into it through its
     floors (``keyword_champions_flip.sql``, then ``keyword_champions_record.sql``), so the lists'
@@ -279,9 +311,16 @@ def swap_build(conn: psycopg.Connection, memory: str, report: ChampionBuild | No
                     conn.execute(query("keyword_champions_clear"), {"memory": memory})
                     return
                 conn.execute(query("keyword_champions_swap_lock"), {"memory": memory})
-                logged = [r[0] for r in conn.execute(
-                    "SELECT episode_id FROM keyword_champion_backlog WHERE memory = %s", (memory,))]
-                flipped = conn.execute(query("keyword_champions_flip"), {"memory": memory}).fetchone()
+                logged = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT episode_id FROM keyword_champion_backlog WHERE memory = %s",
+                        (memory,),
+                    )
+                ]
+                flipped = conn.execute(
+                    query("keyword_champions_flip"), {"memory": memory}
+                ).fetchone()
                 _unregister(conn, memory)  # before the record: it logs no more
                 if logged:
                     conn.execute(query("keyword_champions_record"), {"episode_ids": logged})
@@ -302,7 +341,8 @@ def swap_build(conn: psycopg.Connection, memory: str, report: ChampionBuild | No
         report.rows, report.lists = conn.execute(
             "SELECT (SELECT count(*) FROM keyword_champions WHERE memory = %(m)s AND generation = %(g)s),"
             " (SELECT count(*) FROM keyword_champion_lists WHERE memory = %(m)s AND generation = %(g)s)",
-            {"m": memory, "g": report.generation}).fetchone()
+            {"m": memory, "g": report.generation},
+        ).fetchone()
     return report
 
 
@@ -320,13 +360,17 @@ def drop_old_generations(conn: psycopg.Connection, memory: str, *, batch: int = 
     deleted, retries = 0, 0
     while True:
         with conn.transaction():
-            n = conn.execute(query("keyword_champions_drop_old"), {"memory": memory, "batch": batch}).rowcount
+            n = conn.execute(
+                query("keyword_champions_drop_old"), {"memory": memory, "batch": batch}
+            ).rowcount
         deleted += n
         if n:
             continue
         left = conn.execute(
             "SELECT EXISTS (SELECT 1 FROM keyword_champions k JOIN keyword_champion_state s USING (memory)"
-            " WHERE k.memory = %s AND k.generation <> s.generation)", (memory,)).fetchone()[0]
+            " WHERE k.memory = %s AND k.generation <> s.generation)",
+            (memory,),
+        ).fetchone()[0]
         if not left or retries >= DROP_RETRIES:
             break
         retries += 1  # rows a deleter holds: its cascade deletes them, or its rollback frees them
@@ -351,14 +395,22 @@ def end_build(conn: psycopg.Connection, memory: str) -> None:
     drop_old_generations(conn, memory)
 
 
-def refresh_all_champions(conn: psycopg.Connection, *, min_df: int = CAP, size: int = CHAMPIONS,
-                          stale_only: bool = False, memories: Sequence[str] | None = None) -> list[ChampionBuild]:
+def refresh_all_champions(
+    conn: psycopg.Connection,
+    *,
+    min_df: int = CAP,
+    size: int = CHAMPIONS,
+    stale_only: bool = False,
+    memories: Sequence[str] | None = None,
+) -> list[ChampionBuild]:
     """``refresh_champions`` for every memory of more than ``min_df`` chunk rows (only those ever
     take the capped path; ``stale_only``: only those whose lists are missing or stale, see
     ``STALE_CHANGE``; ``memories``: only these), one after the other. Lists of memories now
     small are dropped with their state."""
-    rows = conn.execute(query("keyword_champion_memories"),
-                        {"min_df": min_df, "stale_change": STALE_CHANGE if stale_only else None}).fetchall()
+    rows = conn.execute(
+        query("keyword_champion_memories"),
+        {"min_df": min_df, "stale_change": STALE_CHANGE if stale_only else None},
+    ).fetchall()
     builds = []
     for memory, large in rows:
         if memories is not None and memory not in memories:
@@ -395,20 +447,28 @@ class MemoryStats:
     episodes: int  # episodes with chunk rows (migration 0028)
 
 
-def stored_stats(conn: psycopg.Connection, memory: str) -> tuple[MemoryStats | None, dict[str, int]]:
+def stored_stats(
+    conn: psycopg.Connection, memory: str
+) -> tuple[MemoryStats | None, dict[str, int]]:
     """The statistics as stored for ``memory`` (None: no row)."""
     row = conn.execute(
-        "SELECT chunks, total_lexemes, episodes FROM keyword_memory_stats WHERE memory = %s", (memory,)
+        "SELECT chunks, total_lexemes, episodes FROM keyword_memory_stats WHERE memory = %s",
+        (memory,),
     ).fetchone()
-    df = dict(conn.execute("SELECT lexeme, df FROM keyword_stats WHERE memory = %s", (memory,)).fetchall())
+    df = dict(
+        conn.execute("SELECT lexeme, df FROM keyword_stats WHERE memory = %s", (memory,)).fetchall()
+    )
     return (MemoryStats(*row) if row else None), df
 
 
-def counted_stats(conn: psycopg.Connection, memory: str) -> tuple[MemoryStats | None, dict[str, int]]:
+def counted_stats(
+    conn: psycopg.Connection, memory: str
+) -> tuple[MemoryStats | None, dict[str, int]]:
     """The statistics of ``memory`` counted from its chunks now (what ``recompute`` would store)."""
     row = conn.execute(
         "SELECT count(*), sum(length(tsv)), count(DISTINCT episode_id) FROM chunks WHERE memory = %s"
-        " HAVING count(*) > 0", (memory,)
+        " HAVING count(*) > 0",
+        (memory,),
     ).fetchone()
     df = dict(
         conn.execute(
@@ -429,14 +489,14 @@ COMMON_TERMS = 6
 class Plan:
     """How one query is scored: the path, the lexemes kept (rarest first), the gates (tsquery)."""
 
-    path: str                       # "none" (no lexeme), "unmatched", "exact", "capped", "counted"
+    path: str  # "none" (no lexeme), "unmatched", "exact", "capped", "counted"
     lexemes: tuple[str, ...] = ()
     dfs: tuple[int, ...] = ()
-    gate: str | None = None         # tsqueries of the tiers (see keyword_capped.sql)
+    gate: str | None = None  # tsqueries of the tiers (see keyword_capped.sql)
     common: tuple[str, ...] | None = None  # any of them (see _at_least_led)
     common_limit: int = 0
     fill: str | None = None
-    champion: str | None = None     # the one common lexeme, read from its champion list
+    champion: str | None = None  # the one common lexeme, read from its champion list
     chunks: int = 0
     total_lexemes: int = 0
 
@@ -449,7 +509,9 @@ def _at_least(m: int, lexemes: Sequence[str]) -> str:
     """A tsquery matching chunks holding at least ``m`` of ``lexemes``."""
     if m <= 1:
         return search_store.or_tsquery(list(lexemes))
-    return " | ".join("(" + " & ".join(_quote(l) for l in combo) + ")" for combo in combinations(lexemes, m))
+    return " | ".join(
+        "(" + " & ".join(_quote(lex) for lex in combo) + ")" for combo in combinations(lexemes, m)
+    )
 
 
 def _at_least_led(m: int, lexemes: Sequence[str]) -> tuple[str, ...]:
@@ -473,9 +535,9 @@ def _with_rarest(m: int, lexemes: Sequence[str]) -> str:
     return f"{_quote(lexemes[0])} & ({_at_least(m - 1, lexemes[1:])})"
 
 
-def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int,
-           listed: frozenset[str] = frozenset()
-           ) -> tuple[str | None, tuple[str, ...] | None, int, str | None, str | None]:
+def _gates(
+    kept: Sequence[tuple[str, int]], n: int, cap: int, listed: frozenset[str] = frozenset()
+) -> tuple[str | None, tuple[str, ...] | None, int, str | None, str | None]:
     """(gate, common, its limit, fill, champion) of the capped path for ``kept`` (lexeme, df),
     rarest first; ``listed``: the lexemes with a champion list.
 
@@ -500,19 +562,25 @@ def _gates(kept: Sequence[tuple[str, int]], n: int, cap: int,
             break
         rare.append(lexeme)
         used += df
-    common = kept[len(rare):][:COMMON_TERMS]
+    common = kept[len(rare) :][:COMMON_TERMS]
     names = [lexeme for lexeme, _ in common]
     gate = search_store.or_tsquery(rare) if rare else None
     left = cap - used
     if len(names) == 1:
         if names[0] in listed:
             return gate, None, left, _quote(names[0]), names[0]
-        return (gate, None, 0, _quote(names[0]), None) if rare else (None, _at_least_led(1, names), cap, None, None)
+        return (
+            (gate, None, 0, _quote(names[0]), None)
+            if rare
+            else (None, _at_least_led(1, names), cap, None, None)
+        )
     exactly = [1.0]  # exactly[j]: probability that a chunk holds j of the common lexemes
     for _, df in common:
         p = min(df / max(n, 1), 1.0)
-        exactly = [(exactly[j] if j < len(exactly) else 0.0) * (1 - p) + (exactly[j - 1] * p if j else 0.0)
-                   for j in range(len(exactly) + 1)]
+        exactly = [
+            (exactly[j] if j < len(exactly) else 0.0) * (1 - p) + (exactly[j - 1] * p if j else 0.0)
+            for j in range(len(exactly) + 1)
+        ]
     m = next((m for m in range(2, len(names)) if n * sum(exactly[m:]) <= left), len(names))
     return gate, (_at_least_led(m, names) if left else None), left, _with_rarest(m - 1, names), None
 
@@ -527,16 +595,29 @@ def plan(conn: psycopg.Connection, memory: str, text: str, *, cap: int = CAP) ->
     kept = [(lexeme, df) for lexeme, df, _, _, _ in rows if df]  # rarest first
     if not kept:
         return Plan("unmatched", chunks=chunks, total_lexemes=total)
-    lexemes, dfs = tuple(l for l, _ in kept), tuple(d for _, d in kept)
+    lexemes, dfs = tuple(lex for lex, _ in kept), tuple(d for _, d in kept)
     if sum(dfs) <= cap or chunks <= cap:  # at most cap chunks match: score them all
-        return Plan("exact", lexemes, dfs, search_store.or_tsquery(list(lexemes)), chunks=chunks, total_lexemes=total)
+        return Plan(
+            "exact",
+            lexemes,
+            dfs,
+            search_store.or_tsquery(list(lexemes)),
+            chunks=chunks,
+            total_lexemes=total,
+        )
     listed = frozenset(lexeme for lexeme, _, _, _, has_list in rows if has_list)
     gate, common, common_limit, fill, champion = _gates(kept, chunks, cap, listed)
     return Plan("capped", lexemes, dfs, gate, common, common_limit, fill, champion, chunks, total)
 
 
 def statement(
-    conn: psycopg.Connection, memory: str, text: str, filters, *, limit: int = 50, cap: int = CAP,
+    conn: psycopg.Connection,
+    memory: str,
+    text: str,
+    filters,
+    *,
+    limit: int = 50,
+    cap: int = CAP,
     bm25: Bm25 | None = None,
 ) -> tuple[str, str | None, dict]:
     """The path full-text search takes for ``text`` and the named query and parameters it runs
@@ -544,19 +625,47 @@ def statement(
     p = plan(conn, memory, text, cap=cap)
     if p.path in ("none", "unmatched"):
         return p.path, None, {}
-    params = {"memory": memory, "lexemes": list(p.lexemes), "limit": limit, **filters.params(), **(bm25 or BM25).params()}
+    params = {
+        "memory": memory,
+        "lexemes": list(p.lexemes),
+        "limit": limit,
+        **filters.params(),
+        **(bm25 or BM25).params(),
+    }
     if p.path == "counted":
-        return p.path, "keyword_bm25", {**params, "tsquery": search_store.or_tsquery(list(p.lexemes))}
+        return (
+            p.path,
+            "keyword_bm25",
+            {**params, "tsquery": search_store.or_tsquery(list(p.lexemes))},
+        )
     if p.path == "exact":
         return p.path, "keyword_exact", {**params, "tsquery": p.gate, "n": p.chunks}
-    return p.path, "keyword_capped", {
-        **params, "dfs": list(p.dfs), "gate": p.gate, "common": list(p.common) if p.common else None, "common_limit": p.common_limit,
-        "fill": p.fill, "champion": p.champion, "cap": cap, "n": p.chunks, "avgdl": max(p.total_lexemes / p.chunks, 1.0),
-    }
+    return (
+        p.path,
+        "keyword_capped",
+        {
+            **params,
+            "dfs": list(p.dfs),
+            "gate": p.gate,
+            "common": list(p.common) if p.common else None,
+            "common_limit": p.common_limit,
+            "fill": p.fill,
+            "champion": p.champion,
+            "cap": cap,
+            "n": p.chunks,
+            "avgdl": max(p.total_lexemes / p.chunks, 1.0),
+        },
+    )
 
 
 def ranked(
-    conn: psycopg.Connection, memory: str, text: str, filters, *, limit: int = 50, cap: int = CAP,
+    conn: psycopg.Connection,
+    memory: str,
+    text: str,
+    filters,
+    *,
+    limit: int = 50,
+    cap: int = CAP,
     bm25: Bm25 | None = None,
 ) -> tuple[list[tuple[str, float]], str]:
     """Full-text BM25 only: ((chunk_id, score) best first, the path taken)."""
@@ -567,7 +676,13 @@ def ranked(
 
 
 def candidates(
-    conn: psycopg.Connection, memory: str, text: str, filters, limit: int = 50, *, cap: int = CAP,
+    conn: psycopg.Connection,
+    memory: str,
+    text: str,
+    filters,
+    limit: int = 50,
+    *,
+    cap: int = CAP,
     bm25: Bm25 | None = None,
 ) -> tuple[list[tuple[str, float]], str]:
     """(ranked (chunk_id, score) list, method): BM25 full text, else the literal substring."""
@@ -576,6 +691,7 @@ def candidates(
         return rows, "full_text"
     needle = text.strip()
     found = conn.execute(
-        query("keyword_substring"), {"memory": memory, "needle": needle, "limit": limit, **filters.params()}
+        query("keyword_substring"),
+        {"memory": memory, "needle": needle, "limit": limit, **filters.params()},
     ).fetchall()
     return [(c, float(s)) for c, s in found], "substring"

@@ -26,7 +26,9 @@ def migration_files(directory: Path = SQL_DIR / "migrations") -> list[tuple[int,
     return found
 
 
-def apply_migrations(conn: psycopg.Connection, directory: Path = SQL_DIR / "migrations") -> list[str]:
+def apply_migrations(
+    conn: psycopg.Connection, directory: Path = SQL_DIR / "migrations"
+) -> list[str]:
     """Apply pending migrations in one transaction; return the names applied now.
 
     The advisory lock is taken before anything else, including creating the bookkeeping table,

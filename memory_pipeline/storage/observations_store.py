@@ -9,8 +9,8 @@ whose predicate must repeat the profile id and generation as constants (as ``hns
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import psycopg
@@ -57,24 +57,52 @@ class StoredObservation:
 
 def _stored(row) -> StoredObservation:
     i, memory, kind, status, text, confidence, episodes, passages, author, revises, at = row
-    return StoredObservation(i, memory, kind, status, text, float(confidence), tuple(episodes), tuple(passages),
-                             author, revises, at)
+    return StoredObservation(
+        i,
+        memory,
+        kind,
+        status,
+        text,
+        float(confidence),
+        tuple(episodes),
+        tuple(passages),
+        author,
+        revises,
+        at,
+    )
 
 
 def insert(conn: psycopg.Connection, draft: ObservationDraft, *, revises: int | None = None) -> int:
-    return conn.execute(query("observation_insert"), {
-        "memory": draft.memory, "kind": draft.kind, "status": draft.status, "text": draft.text,
-        "confidence": draft.confidence, "episode_ids": list(draft.episode_ids), "passages": list(draft.passages),
-        "author": draft.author, "revises": revises, "observed_at": draft.observed_at,
-    }).fetchone()[0]
+    return conn.execute(
+        query("observation_insert"),
+        {
+            "memory": draft.memory,
+            "kind": draft.kind,
+            "status": draft.status,
+            "text": draft.text,
+            "confidence": draft.confidence,
+            "episode_ids": list(draft.episode_ids),
+            "passages": list(draft.passages),
+            "author": draft.author,
+            "revises": revises,
+            "observed_at": draft.observed_at,
+        },
+    ).fetchone()[0]
 
 
-def foreign_episodes(conn: psycopg.Connection, memory: str, episode_ids: Sequence[int]) -> list[int]:
+def foreign_episodes(
+    conn: psycopg.Connection, memory: str, episode_ids: Sequence[int]
+) -> list[int]:
     """Those of ``episode_ids`` that are not episodes of ``memory`` (in the order given)."""
     if not episode_ids:
         return []
-    found = {i for (i,) in conn.execute("SELECT id FROM episodes WHERE memory = %s AND id = ANY(%s)",
-                                        (memory, list(episode_ids)))}
+    found = {
+        i
+        for (i,) in conn.execute(
+            "SELECT id FROM episodes WHERE memory = %s AND id = ANY(%s)",
+            (memory, list(episode_ids)),
+        )
+    }
     return [i for i in episode_ids if i not in found]
 
 
@@ -82,13 +110,20 @@ def revise(conn: psycopg.Connection, old_id: int, draft: ObservationDraft) -> in
     """Retire ``old_id`` and store ``draft`` as its successor, in one transaction; None when
     ``old_id`` is not a live statement of the draft's memory (nothing is written then)."""
     with conn.transaction():
-        if conn.execute(query("observation_retire"), {"id": old_id, "memory": draft.memory}).fetchone() is None:
+        if (
+            conn.execute(
+                query("observation_retire"), {"id": old_id, "memory": draft.memory}
+            ).fetchone()
+            is None
+        ):
             return None
         return insert(conn, draft, revises=old_id)
 
 
 def set_status(conn: psycopg.Connection, memory: str, observation_id: int, status: str) -> bool:
-    row = conn.execute(query("observation_set_status"), {"id": observation_id, "memory": memory, "status": status})
+    row = conn.execute(
+        query("observation_set_status"), {"id": observation_id, "memory": memory, "status": status}
+    )
     return row.fetchone() is not None
 
 
@@ -97,15 +132,29 @@ def rows(conn: psycopg.Connection, memory: str, ids: Sequence[int]) -> dict[int,
     return {r[0]: _stored(r) for r in found}
 
 
-def listing(conn: psycopg.Connection, memory: str, *, kind: str | None = None, with_retired: bool = False,
-            limit: int = 100) -> list[StoredObservation]:
-    found = conn.execute(query("observation_list"), {
-        "memory": memory, "kind": kind, "with_retired": with_retired, "limit": limit,
-    }).fetchall()
+def listing(
+    conn: psycopg.Connection,
+    memory: str,
+    *,
+    kind: str | None = None,
+    with_retired: bool = False,
+    limit: int = 100,
+) -> list[StoredObservation]:
+    found = conn.execute(
+        query("observation_list"),
+        {
+            "memory": memory,
+            "kind": kind,
+            "with_retired": with_retired,
+            "limit": limit,
+        },
+    ).fetchall()
     return [_stored(r) for r in found]
 
 
-def any_statements(conn: psycopg.Connection, memory: str, *, kinds: Sequence[str], statuses: Sequence[str]) -> bool:
+def any_statements(
+    conn: psycopg.Connection, memory: str, *, kinds: Sequence[str], statuses: Sequence[str]
+) -> bool:
     """Whether the memory holds a statement of these kinds and statuses (a statement channel
     with none has nothing to rank and need not wait for the query's vector)."""
     return conn.execute(
@@ -114,29 +163,52 @@ def any_statements(conn: psycopg.Connection, memory: str, *, kinds: Sequence[str
     ).fetchone()[0]
 
 
-def by_words(conn: psycopg.Connection, memory: str, text: str, *, kinds: Sequence[str], statuses: Sequence[str],
-             limit: int) -> list[tuple[int, float]]:
+def by_words(
+    conn: psycopg.Connection,
+    memory: str,
+    text: str,
+    *,
+    kinds: Sequence[str],
+    statuses: Sequence[str],
+    limit: int,
+) -> list[tuple[int, float]]:
     """(id, BM25 score) of the statements sharing words with ``text``, best first."""
     lexemes = search_store.query_lexemes(conn, text)
     if not lexemes:
         return []
-    found = conn.execute(query("observation_keyword"), {
-        "memory": memory, "kinds": list(kinds), "statuses": list(statuses), "lexemes": lexemes,
-        "tsquery": search_store.or_tsquery(lexemes), "limit": limit, **keyword_store.BM25.params(),
-    }).fetchall()
+    found = conn.execute(
+        query("observation_keyword"),
+        {
+            "memory": memory,
+            "kinds": list(kinds),
+            "statuses": list(statuses),
+            "lexemes": lexemes,
+            "tsquery": search_store.or_tsquery(lexemes),
+            "limit": limit,
+            **keyword_store.BM25.params(),
+        },
+    ).fetchall()
     return [(i, float(s)) for i, s in found]
 
 
-def on_chunk_scale(conn: psycopg.Connection, memory: str, text: str, ids: Sequence[int]) -> dict[int, float]:
+def on_chunk_scale(
+    conn: psycopg.Connection, memory: str, text: str, ids: Sequence[int]
+) -> dict[int, float]:
     """id -> BM25 score against ``text`` of the statements ``ids`` that share a word with it,
     each scored as one more chunk of ``memory`` (its chunk statistics, ``keyword_store.BM25``),
     so the scores compare with the keyword channel's. Empty for a memory without chunk
     statistics."""
     if not ids:
         return {}
-    found = conn.execute(query("observation_keyword_chunk_scale"), {
-        "memory": memory, "text": text, "ids": list(ids), **keyword_store.BM25.params(),
-    }).fetchall()
+    found = conn.execute(
+        query("observation_keyword_chunk_scale"),
+        {
+            "memory": memory,
+            "text": text,
+            "ids": list(ids),
+            **keyword_store.BM25.params(),
+        },
+    ).fetchall()
     return {i: float(s) for i, s in found}
 
 
@@ -149,37 +221,63 @@ def _expression(profile: StoredProfile) -> sql.Composable:
     return sql.SQL("(embedding::halfvec({dim}))").format(dim=sql.Literal(profile.dim))
 
 
-def pending(conn: psycopg.Connection, profile: StoredProfile, *, limit: int) -> list[tuple[int, str, str]]:
+def pending(
+    conn: psycopg.Connection, profile: StoredProfile, *, limit: int
+) -> list[tuple[int, str, str]]:
     """(id, memory, text) of statements without a vector for ``profile``'s generation."""
-    return conn.execute(query("observation_pending"), {
-        "profile_id": profile.id, "generation": profile.generation, "limit": limit,
-    }).fetchall()
+    return conn.execute(
+        query("observation_pending"),
+        {
+            "profile_id": profile.id,
+            "generation": profile.generation,
+            "limit": limit,
+        },
+    ).fetchall()
 
 
 def pending_count(conn: psycopg.Connection, profile: StoredProfile) -> int:
-    return conn.execute(query("observation_pending_count"), {
-        "profile_id": profile.id, "generation": profile.generation,
-    }).fetchone()[0]
+    return conn.execute(
+        query("observation_pending_count"),
+        {
+            "profile_id": profile.id,
+            "generation": profile.generation,
+        },
+    ).fetchone()[0]
 
 
 def vector_integrity(conn: psycopg.Connection, profile: StoredProfile) -> dict:
     """Live statements, those without a vector, and mis-sized or non-unit vectors for
     ``profile``'s generation (the statement_vectors asset's check)."""
-    row = conn.execute(query("observation_vector_integrity"), {
-        "profile_id": profile.id, "generation": profile.generation, "dim": profile.dim,
-    }).fetchone()
+    row = conn.execute(
+        query("observation_vector_integrity"),
+        {
+            "profile_id": profile.id,
+            "generation": profile.generation,
+            "dim": profile.dim,
+        },
+    ).fetchone()
     return dict(zip(("statements", "missing", "vectors", "wrong_dimension", "not_normalized"), row))
 
 
-def write_vectors(conn: psycopg.Connection, profile: StoredProfile, items: Sequence[tuple[int, str]],
-                  vectors: np.ndarray) -> int:
+def write_vectors(
+    conn: psycopg.Connection,
+    profile: StoredProfile,
+    items: Sequence[tuple[int, str]],
+    vectors: np.ndarray,
+) -> int:
     """Store one vector per (id, memory) of ``items``, in one transaction."""
     with conn.transaction():
         for (observation_id, memory), vector in zip(items, vectors):
-            conn.execute(query("observation_vector_insert"), {
-                "profile_id": profile.id, "generation": profile.generation, "observation_id": observation_id,
-                "memory": memory, "embedding": HalfVector(vector),
-            })
+            conn.execute(
+                query("observation_vector_insert"),
+                {
+                    "profile_id": profile.id,
+                    "generation": profile.generation,
+                    "observation_id": observation_id,
+                    "memory": memory,
+                    "embedding": HalfVector(vector),
+                },
+            )
     return len(items)
 
 
@@ -187,32 +285,61 @@ def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> bool:
     """Build the profile generation's HNSW index over statement vectors if it is missing or
     invalid; True when it was built now. ``conn`` must be in autocommit mode (CONCURRENTLY)."""
     name = index_name(profile)
-    row = conn.execute("SELECT i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid "
-                       "WHERE c.relname = %s", (name,)).fetchone()
+    row = conn.execute(
+        "SELECT i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid "
+        "WHERE c.relname = %s",
+        (name,),
+    ).fetchone()
     if row is not None and row[0]:
         return False
     if row is not None:
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
-    conn.execute(sql.SQL(
-        "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON observation_embeddings USING hnsw "
-        "({expr} halfvec_cosine_ops) WITH (m = {m}, ef_construction = {efc}) "
-        "WHERE profile_id = {pid} AND generation = {gen}"
-    ).format(name=sql.Identifier(name), expr=_expression(profile), m=sql.Literal(HNSW_M),
-             efc=sql.Literal(HNSW_EF_CONSTRUCTION), pid=sql.Literal(profile.id), gen=sql.Literal(profile.generation)))
+    conn.execute(
+        sql.SQL(
+            "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON observation_embeddings USING hnsw "
+            "({expr} halfvec_cosine_ops) WITH (m = {m}, ef_construction = {efc}) "
+            "WHERE profile_id = {pid} AND generation = {gen}"
+        ).format(
+            name=sql.Identifier(name),
+            expr=_expression(profile),
+            m=sql.Literal(HNSW_M),
+            efc=sql.Literal(HNSW_EF_CONSTRUCTION),
+            pid=sql.Literal(profile.id),
+            gen=sql.Literal(profile.generation),
+        )
+    )
     return True
 
 
 def index_state(conn: psycopg.Connection, profile: StoredProfile) -> dict:
-    row = conn.execute("SELECT i.indisvalid, pg_relation_size(c.oid) FROM pg_class c "
-                       "JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = %s", (index_name(profile),)).fetchone()
-    vectors = conn.execute("SELECT count(*) FROM observation_embeddings WHERE profile_id = %s AND generation = %s",
-                           (profile.id, profile.generation)).fetchone()[0]
-    return {"name": index_name(profile), "exists": row is not None, "valid": bool(row and row[0]),
-            "size_bytes": int(row[1]) if row else 0, "vectors": vectors}
+    row = conn.execute(
+        "SELECT i.indisvalid, pg_relation_size(c.oid) FROM pg_class c "
+        "JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = %s",
+        (index_name(profile),),
+    ).fetchone()
+    vectors = conn.execute(
+        "SELECT count(*) FROM observation_embeddings WHERE profile_id = %s AND generation = %s",
+        (profile.id, profile.generation),
+    ).fetchone()[0]
+    return {
+        "name": index_name(profile),
+        "exists": row is not None,
+        "valid": bool(row and row[0]),
+        "size_bytes": int(row[1]) if row else 0,
+        "vectors": vectors,
+    }
 
 
-def by_vector(conn: psycopg.Connection, profile: StoredProfile, memory: str, vector: np.ndarray, *,
-              kinds: Sequence[str], statuses: Sequence[str], limit: int) -> list[tuple[int, float]]:
+def by_vector(
+    conn: psycopg.Connection,
+    profile: StoredProfile,
+    memory: str,
+    vector: np.ndarray,
+    *,
+    kinds: Sequence[str],
+    statuses: Sequence[str],
+    limit: int,
+) -> list[tuple[int, float]]:
     """(id, cosine similarity) of the nearest statements of ``memory`` of the given kinds and
     statuses, through the profile generation's HNSW index, best first."""
     expr = _expression(profile)
@@ -222,8 +349,22 @@ def by_vector(conn: psycopg.Connection, profile: StoredProfile, memory: str, vec
         "WHERE v.profile_id = {pid} AND v.generation = {gen} AND v.memory = %(memory)s "
         "AND o.kind = ANY(%(kinds)s::text[]) AND o.status = ANY(%(statuses)s::text[]) "
         "ORDER BY {expr} <=> %(q)s::halfvec({dim}) LIMIT %(limit)s"
-    ).format(expr=expr, dim=sql.Literal(profile.dim), pid=sql.Literal(profile.id), gen=sql.Literal(profile.generation))
-    found = hnsw_rows(conn, statement, {"q": HalfVector(vector), "memory": memory, "kinds": list(kinds),
-                                        "statuses": list(statuses), "limit": limit},
-                      ef_search=max(limit, MIN_EF_SEARCH))
+    ).format(
+        expr=expr,
+        dim=sql.Literal(profile.dim),
+        pid=sql.Literal(profile.id),
+        gen=sql.Literal(profile.generation),
+    )
+    found = hnsw_rows(
+        conn,
+        statement,
+        {
+            "q": HalfVector(vector),
+            "memory": memory,
+            "kinds": list(kinds),
+            "statuses": list(statuses),
+            "limit": limit,
+        },
+        ef_search=max(limit, MIN_EF_SEARCH),
+    )
     return sorted(((i, 1.0 - float(d)) for i, d in found), key=lambda hit: (-hit[1], hit[0]))

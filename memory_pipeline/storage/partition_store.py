@@ -12,15 +12,27 @@ from memory_pipeline.storage.profiles_store import StoredProfile
 
 def chunk_stats(conn: psycopg.Connection, day: dt.date) -> dict:
     """The day's chunks, their characters, and its episodes still without a chunk."""
-    chunks, chars, unchunked, episodes = conn.execute(query("day_chunk_stats"), {"day": day}).fetchone()
-    return {"chunks": chunks, "characters": int(chars), "episodes_without_chunks": unchunked, "episodes": episodes}
+    chunks, chars, unchunked, episodes = conn.execute(
+        query("day_chunk_stats"), {"day": day}
+    ).fetchone()
+    return {
+        "chunks": chunks,
+        "characters": int(chars),
+        "episodes_without_chunks": unchunked,
+        "episodes": episodes,
+    }
 
 
 def vector_integrity(conn: psycopg.Connection, day: dt.date, profile: StoredProfile) -> dict:
     """Missing, mis-sized and non-unit vectors among the day's chunks for ``profile``'s generation."""
     row = conn.execute(
         query("day_vector_integrity"),
-        {"day": day, "profile_id": profile.id, "generation": profile.generation, "dim": profile.dim},
+        {
+            "day": day,
+            "profile_id": profile.id,
+            "generation": profile.generation,
+            "dim": profile.dim,
+        },
     ).fetchone()
     names = ("chunks", "missing", "vectors", "window_vectors", "wrong_dimension", "not_normalized")
     return dict(zip(names, row))
@@ -29,8 +41,14 @@ def vector_integrity(conn: psycopg.Connection, day: dt.date, profile: StoredProf
 def no_vectors(conn: psycopg.Connection, day: dt.date) -> dict:
     """``vector_integrity`` before any profile exists: every chunk of the day is missing."""
     stats = chunk_stats(conn, day)
-    return {"chunks": stats["chunks"], "missing": stats["chunks"], "vectors": 0, "window_vectors": 0,
-            "wrong_dimension": 0, "not_normalized": 0}
+    return {
+        "chunks": stats["chunks"],
+        "missing": stats["chunks"],
+        "vectors": 0,
+        "window_vectors": 0,
+        "wrong_dimension": 0,
+        "not_normalized": 0,
+    }
 
 
 def entity_stats(conn: psycopg.Connection, day: dt.date) -> dict:
@@ -40,4 +58,7 @@ def entity_stats(conn: psycopg.Connection, day: dt.date) -> dict:
 
 def days_with_episodes(conn: psycopg.Connection) -> list[str]:
     """Every ingest day that holds episodes (ISO dates, oldest first): the partitions that should exist."""
-    return [d.isoformat() for (d,) in conn.execute("SELECT DISTINCT ingest_day FROM episodes ORDER BY 1")]
+    return [
+        d.isoformat()
+        for (d,) in conn.execute("SELECT DISTINCT ingest_day FROM episodes ORDER BY 1")
+    ]

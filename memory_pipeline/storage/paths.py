@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SQL_DIR = PROJECT_ROOT / "sql"
 
 
-@lru_cache(maxsize=None)
+@cache
 def query(name: str) -> str:
     """The text of ``sql/queries/<name>.sql``, read once per process, without its whole-line
     comments: they are for readers, not the server, and psycopg converts a statement's
     placeholders once and keeps the result only for statements of up to 4 KiB (a commented
     keyword query was converted again on every search)."""
     text = (SQL_DIR / "queries" / f"{name}.sql").read_text(encoding="utf-8")
-    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--")) + "\n"
+    return (
+        "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--")) + "\n"
+    )

@@ -40,7 +40,7 @@ class StoredProfile:
     def write_generation(self) -> int:
         return self.building_generation or self.generation
 
-    def writing(self) -> "StoredProfile":
+    def writing(self) -> StoredProfile:
         """This profile as index passes see it: ``generation`` is the one being written."""
         return dataclasses.replace(self, generation=self.write_generation)
 
@@ -63,7 +63,11 @@ def _profile(row) -> StoredProfile | None:
 
 
 def get_profile(conn: psycopg.Connection, profile: EmbeddingProfile) -> StoredProfile | None:
-    return _profile(conn.execute(f"SELECT {_COLUMNS} FROM embedding_profiles WHERE name = %s", (profile.name,)).fetchone())
+    return _profile(
+        conn.execute(
+            f"SELECT {_COLUMNS} FROM embedding_profiles WHERE name = %s", (profile.name,)
+        ).fetchone()
+    )
 
 
 def writing_target(conn: psycopg.Connection, profile: EmbeddingProfile) -> StoredProfile | None:
@@ -74,10 +78,14 @@ def writing_target(conn: psycopg.Connection, profile: EmbeddingProfile) -> Store
 
 
 def active_profile(conn: psycopg.Connection) -> StoredProfile | None:
-    return _profile(conn.execute(f"SELECT {_COLUMNS} FROM embedding_profiles WHERE is_active").fetchone())
+    return _profile(
+        conn.execute(f"SELECT {_COLUMNS} FROM embedding_profiles WHERE is_active").fetchone()
+    )
 
 
-def serving_profile(conn: psycopg.Connection) -> tuple[StoredProfile | None, tuple[str, str | None] | None]:
+def serving_profile(
+    conn: psycopg.Connection,
+) -> tuple[StoredProfile | None, tuple[str, str | None] | None]:
     """``active_profile`` and its ``generation_state`` in one round trip (every search asks)."""
     row = conn.execute(
         f"SELECT {_COLUMNS}, g.state, g.stale_reason FROM embedding_profiles p LEFT JOIN LATERAL ("
@@ -89,7 +97,9 @@ def serving_profile(conn: psycopg.Connection) -> tuple[StoredProfile | None, tup
     return _profile(row[:-2]), (None if row[-2] is None else (row[-2], row[-1]))
 
 
-def generation_state(conn: psycopg.Connection, profile_id: int, generation: int) -> tuple[str, str | None] | None:
+def generation_state(
+    conn: psycopg.Connection, profile_id: int, generation: int
+) -> tuple[str, str | None] | None:
     """(state, stale reason) of one generation, without its canary: what every search checks."""
     return conn.execute(
         "SELECT state, stale_reason FROM embedding_generations WHERE profile_id = %s AND generation = %s",
@@ -130,7 +140,9 @@ def register_profile(conn: psycopg.Connection, profile: EmbeddingProfile) -> Sto
     return stored
 
 
-def record_canary(conn: psycopg.Connection, profile_id: int, generation: int, text: str, vector: np.ndarray) -> None:
+def record_canary(
+    conn: psycopg.Connection, profile_id: int, generation: int, text: str, vector: np.ndarray
+) -> None:
     conn.execute(
         """UPDATE embedding_generations SET canary_text = %s, canary_vector = %s
            WHERE profile_id = %s AND generation = %s AND canary_vector IS NULL""",
@@ -145,7 +157,9 @@ def mark_stale(conn: psycopg.Connection, profile_id: int, generation: int, reaso
     )
 
 
-def clear_stale(conn: psycopg.Connection, profile_id: int, generation: int, *, building: bool) -> None:
+def clear_stale(
+    conn: psycopg.Connection, profile_id: int, generation: int, *, building: bool
+) -> None:
     """The original model is back: a stale generation's vectors are comparable again."""
     conn.execute(
         "UPDATE embedding_generations SET state = %s, stale_reason = NULL "
@@ -163,7 +177,9 @@ def mark_built(conn: psycopg.Connection, profile_id: int, generation: int) -> No
     )
 
 
-def start_reindex(conn: psycopg.Connection, profile: EmbeddingProfile) -> tuple[StoredProfile, bool]:
+def start_reindex(
+    conn: psycopg.Connection, profile: EmbeddingProfile
+) -> tuple[StoredProfile, bool]:
     """Begin (or resume) building a new generation of ``profile``; returns (profile, resumed)."""
     register_profile(conn, profile)
     with conn.transaction():
@@ -174,10 +190,12 @@ def start_reindex(conn: psycopg.Connection, profile: EmbeddingProfile) -> tuple[
         if stored.building_generation is not None:
             return stored, True
         next_generation = conn.execute(
-            "SELECT coalesce(max(generation), 0) + 1 FROM embedding_generations WHERE profile_id = %s", (stored.id,)
+            "SELECT coalesce(max(generation), 0) + 1 FROM embedding_generations WHERE profile_id = %s",
+            (stored.id,),
         ).fetchone()[0]
         conn.execute(
-            "UPDATE embedding_profiles SET building_generation = %s WHERE id = %s", (next_generation, stored.id)
+            "UPDATE embedding_profiles SET building_generation = %s WHERE id = %s",
+            (next_generation, stored.id),
         )
         conn.execute(
             "INSERT INTO embedding_generations (profile_id, generation, state) VALUES (%s, %s, 'building')",
@@ -201,7 +219,8 @@ def promote(conn: psycopg.Connection, stored: StoredProfile) -> str | None:
         if stored.write_generation != target:
             return None  # someone else switched meanwhile
         state = conn.execute(
-            "SELECT state FROM embedding_generations WHERE profile_id = %s AND generation = %s", (stored.id, target)
+            "SELECT state FROM embedding_generations WHERE profile_id = %s AND generation = %s",
+            (stored.id, target),
         ).fetchone()
         if state and state[0] == "stale":
             return None
@@ -220,7 +239,9 @@ def promote(conn: psycopg.Connection, stored: StoredProfile) -> str | None:
         changed_profile = not stored.is_active
         if changed_profile:
             conn.execute("UPDATE embedding_profiles SET is_active = false WHERE is_active")
-            conn.execute("UPDATE embedding_profiles SET is_active = true WHERE id = %s", (stored.id,))
+            conn.execute(
+                "UPDATE embedding_profiles SET is_active = true WHERE id = %s", (stored.id,)
+            )
     if changed_profile:
         before = f"{previous.name} generation {previous.generation}" if previous else "nothing"
         return f"search now uses {stored.name} generation {target} (was {before})"

@@ -6,8 +6,8 @@ The vector channel lives in ``vector_store`` (it shares the HNSW index expressio
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -28,8 +28,11 @@ class Filters:
 
 def memory_exists(conn: psycopg.Connection, memory: str) -> bool:
     """A memory exists once it holds an episode or a statement (an agent may write only those)."""
-    return conn.execute("SELECT EXISTS (SELECT 1 FROM episodes WHERE memory = %(m)s)"
-                        " OR EXISTS (SELECT 1 FROM observations WHERE memory = %(m)s)", {"m": memory}).fetchone()[0]
+    return conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM episodes WHERE memory = %(m)s)"
+        " OR EXISTS (SELECT 1 FROM observations WHERE memory = %(m)s)",
+        {"m": memory},
+    ).fetchone()[0]
 
 
 def query_lexemes(conn: psycopg.Connection, text: str) -> list[str]:
@@ -74,16 +77,22 @@ def memory_entities(conn: psycopg.Connection, memory: str) -> list[StoredEntity]
 def entities_version(conn: psycopg.Connection, memory: str) -> int | None:
     """Changes whenever the memory's entities change (``entity_versions``, kept by triggers on
     ``entities``: migration 0019); None for a memory that never had entities."""
-    row = conn.execute("SELECT version FROM entity_versions WHERE memory = %s", (memory,)).fetchone()
+    row = conn.execute(
+        "SELECT version FROM entity_versions WHERE memory = %s", (memory,)
+    ).fetchone()
     return row[0] if row else None
 
 
-def graph_rule_counts(conn: psycopg.Connection, memory: str, entity_ids: list[int]) -> tuple[dict[int, int], int]:
+def graph_rule_counts(
+    conn: psycopg.Connection, memory: str, entity_ids: list[int]
+) -> tuple[dict[int, int], int]:
     """What the graph channel's rule weighs, in one round trip (``graph_rule_counts.sql``): for
     the given entities of ``memory`` only, how many episodes mention each, as kept by the
     triggers on ``entity_mentions`` (``entity_mention_deltas``, migration 0022); and how many of
     its episodes have chunks (0 when none has, or none of them is mentioned)."""
-    rows = conn.execute(query("graph_rule_counts"), {"memory": memory, "entity_ids": entity_ids}).fetchall()
+    rows = conn.execute(
+        query("graph_rule_counts"), {"memory": memory, "entity_ids": entity_ids}
+    ).fetchall()
     counts = {entity_id: mentions for entity_id, mentions, _ in rows}
     return {i: counts.get(i, 0) for i in entity_ids}, (rows[0][2] if rows else 0)
 
@@ -94,8 +103,14 @@ RECENCY_WALK_SHARE = 0.02
 
 
 def graph_candidates(
-    conn: psycopg.Connection, memory: str, entity_ids: list[int], filters: Filters, *, limit: int = 25,
-    mentions: int = 0, episodes: int = 0,
+    conn: psycopg.Connection,
+    memory: str,
+    entity_ids: list[int],
+    filters: Filters,
+    *,
+    limit: int = 25,
+    mentions: int = 0,
+    episodes: int = 0,
 ) -> list[tuple[str, float]]:
     if not entity_ids:
         return []
@@ -108,17 +123,27 @@ def graph_candidates(
 
 
 def date_candidates(
-    conn: psycopg.Connection, memory: str, periods: Sequence[tuple[dt.datetime, dt.datetime]], filters: Filters,
-    *, limit: int = 50,
+    conn: psycopg.Connection,
+    memory: str,
+    periods: Sequence[tuple[dt.datetime, dt.datetime]],
+    filters: Filters,
+    *,
+    limit: int = 50,
 ) -> list[tuple[str, float]]:
     """(chunk_id, 1.0) for the chunks of episodes that occurred within any of ``periods``
     ([start, end)), newest episode first (``date_chunks.sql``)."""
     if not periods:
         return []
-    rows = conn.execute(query("date_chunks"), {
-        "memory": memory, "starts": [s for s, _ in periods], "ends": [e for _, e in periods], "limit": limit,
-        **filters.params(),
-    }).fetchall()
+    rows = conn.execute(
+        query("date_chunks"),
+        {
+            "memory": memory,
+            "starts": [s for s, _ in periods],
+            "ends": [e for _, e in periods],
+            "limit": limit,
+            **filters.params(),
+        },
+    ).fetchall()
     return [(c, float(s)) for c, s in rows]
 
 
@@ -136,14 +161,17 @@ class ChunkRow:
     anchor: str  # the headings above the chunk, "" for none (domain.anchors)
 
 
-def chunk_rows(conn: psycopg.Connection, memory: str, chunk_ids: list[str], *,
-               texts: bool = True) -> dict[str, ChunkRow]:
+def chunk_rows(
+    conn: psycopg.Connection, memory: str, chunk_ids: list[str], *, texts: bool = True
+) -> dict[str, ChunkRow]:
     """The rows of ``chunk_ids`` in ``memory``; ``texts=False`` leaves the texts unread (None): a
     search fuses ~125 candidates and shows a few (``chunk_texts``), and reading a text costs
     more than the rest of its row."""
     if not chunk_ids:
         return {}
-    rows = conn.execute(query("search_results"), {"memory": memory, "chunk_ids": chunk_ids, "texts": texts}).fetchall()
+    rows = conn.execute(
+        query("search_results"), {"memory": memory, "chunk_ids": chunk_ids, "texts": texts}
+    ).fetchall()
     return {r[0]: ChunkRow(*r) for r in rows}
 
 
@@ -170,5 +198,6 @@ def record_telemetry(conn: psycopg.Connection, row: dict) -> None:
 def purge_telemetry(conn: psycopg.Connection, older_than_days: int) -> int:
     """Delete telemetry rows older than the retention; how many went."""
     return conn.execute(
-        "DELETE FROM search_telemetry WHERE searched_at < now() - make_interval(days => %s)", (older_than_days,)
+        "DELETE FROM search_telemetry WHERE searched_at < now() - make_interval(days => %s)",
+        (older_than_days,),
     ).rowcount

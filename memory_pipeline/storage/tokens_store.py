@@ -17,15 +17,21 @@ def token_hash(token: str) -> str:
 class StoredToken:
     name: str
     memories: tuple[str, ...]  # ("*",): every memory
-    access: str                # "read" or "write"
+    access: str  # "read" or "write"
     created_at: dt.datetime
 
     def to_json(self) -> dict:
-        return {"name": self.name, "memories": list(self.memories), "access": self.access,
-                "createdAt": self.created_at.isoformat()}
+        return {
+            "name": self.name,
+            "memories": list(self.memories),
+            "access": self.access,
+            "createdAt": self.created_at.isoformat(),
+        }
 
 
-def create(conn: psycopg.Connection, name: str, token: str, memories: list[str], access: str) -> StoredToken:
+def create(
+    conn: psycopg.Connection, name: str, token: str, memories: list[str], access: str
+) -> StoredToken:
     """Store a new token (its hash); psycopg.errors.UniqueViolation when the name is taken."""
     row = conn.execute(
         "INSERT INTO api_tokens (name, token_hash, memories, access) VALUES (%s, %s, %s, %s) "
@@ -37,13 +43,16 @@ def create(conn: psycopg.Connection, name: str, token: str, memories: list[str],
 
 def find(conn: psycopg.Connection, token: str) -> StoredToken | None:
     row = conn.execute(
-        "SELECT name, memories, access, created_at FROM api_tokens WHERE token_hash = %s", (token_hash(token),)
+        "SELECT name, memories, access, created_at FROM api_tokens WHERE token_hash = %s",
+        (token_hash(token),),
     ).fetchone()
     return StoredToken(row[0], tuple(row[1]), row[2], row[3]) if row else None
 
 
 def list_tokens(conn: psycopg.Connection) -> list[StoredToken]:
-    rows = conn.execute("SELECT name, memories, access, created_at FROM api_tokens ORDER BY name").fetchall()
+    rows = conn.execute(
+        "SELECT name, memories, access, created_at FROM api_tokens ORDER BY name"
+    ).fetchall()
     return [StoredToken(r[0], tuple(r[1]), r[2], r[3]) for r in rows]
 
 

@@ -28,7 +28,9 @@ POLICY_FILTER = (
 MIN_EF_SEARCH = 100
 
 
-def hnsw_rows(conn: psycopg.Connection, statement: sql.Composable, params: dict, *, ef_search: int) -> list[tuple]:
+def hnsw_rows(
+    conn: psycopg.Connection, statement: sql.Composable, params: dict, *, ef_search: int
+) -> list[tuple]:
     """The rows of one HNSW ``statement`` with ``hnsw.ef_search`` and pgvector's relaxed iterative
     scan set for it alone (a transaction's local settings).
 
@@ -37,8 +39,11 @@ def hnsw_rows(conn: psycopg.Connection, statement: sql.Composable, params: dict,
     """
     with conn.pipeline():
         with conn.transaction():
-            conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
-                         "set_config('hnsw.iterative_scan', 'relaxed_order', true)", (str(ef_search),))
+            conn.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true), "
+                "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                (str(ef_search),),
+            )
             cursor = conn.execute(statement, params)
     return cursor.fetchall()
 
@@ -48,7 +53,9 @@ class VectorHit:
     memory: str
     chunk_id: str
     distance: float
-    window: int | None = None  # by_windows: the nearest paragraph window (0-based), None = the chunk
+    window: int | None = (
+        None  # by_windows: the nearest paragraph window (0-based), None = the chunk
+    )
 
 
 def nearest_statement(profile: StoredProfile, *, filtered: bool, by_windows: bool) -> sql.Composed:
@@ -68,7 +75,9 @@ def nearest_statement(profile: StoredProfile, *, filtered: bool, by_windows: boo
         windows=sql.SQL(", windows" if by_windows else ""),
     )
     if not by_windows:
-        return sql.SQL("SELECT memory, chunk_id, distance, NULL::int FROM ({near}) AS near").format(near=statement)
+        return sql.SQL("SELECT memory, chunk_id, distance, NULL::int FROM ({near}) AS near").format(
+            near=statement
+        )
     # MATERIALIZED: the LIMIT applies first, so only the candidates' windows are read.
     return sql.SQL(
         "WITH near AS MATERIALIZED ({near}) "
@@ -105,8 +114,17 @@ def nearest_chunks(
     the windows only re-score them, in the same statement.
     """
     statement = nearest_statement(profile, filtered=bool(kinds or since), by_windows=by_windows)
-    rows = hnsw_rows(conn, statement,
-                     {"q": HalfVector(query_vector), "memory": memory, "limit": limit, "kinds": kinds, "since": since},
-                     ef_search=max(ef_search or 0, limit, MIN_EF_SEARCH))
+    rows = hnsw_rows(
+        conn,
+        statement,
+        {
+            "q": HalfVector(query_vector),
+            "memory": memory,
+            "limit": limit,
+            "kinds": kinds,
+            "since": since,
+        },
+        ef_search=max(ef_search or 0, limit, MIN_EF_SEARCH),
+    )
     # relaxed_order may return rows slightly out of order, and windows re-score them: sort.
     return sorted((VectorHit(m, c, float(d), w) for m, c, d, w in rows), key=lambda h: h.distance)

@@ -50,8 +50,14 @@ def cli(tmp_path, db_url):
     """``cli(*args, env={...})``: the command against the test database, home in tmp_path."""
 
     def environment(env: dict | None) -> dict:
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))}
-        base.update({"MEMORY_PIPELINE_HOME": str(tmp_path / "home"), "MEMORY_PIPELINE_DATABASE_URL": db_url})
+        base = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))
+        }
+        base.update(
+            {"MEMORY_PIPELINE_HOME": str(tmp_path / "home"), "MEMORY_PIPELINE_DATABASE_URL": db_url}
+        )
         for key, value in (env or {}).items():
             if value is None:
                 base.pop(key, None)
@@ -60,14 +66,25 @@ def cli(tmp_path, db_url):
         return base
 
     def run(*args: str, env: dict | None = None, timeout: float = 180) -> Result:
-        proc = subprocess.run([str(SCRIPT), *args], env=environment(env), capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [str(SCRIPT), *args],
+            env=environment(env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         return Result(proc.returncode, proc.stdout, proc.stderr)
 
     def start(*args: str, env: dict | None = None) -> subprocess.Popen:
         """The command started, not waited for (``cli.start``): signals, timing."""
         with sigint_default_for_children():
-            return subprocess.Popen([str(SCRIPT), *args], env=environment(env), stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True)
+            return subprocess.Popen(
+                [str(SCRIPT), *args],
+                env=environment(env),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
 
     run.start = start
     return run

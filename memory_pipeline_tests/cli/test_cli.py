@@ -23,9 +23,15 @@ def _ollama_env(url: str) -> dict:
 
 def test_ingest_stores_valid_lines_and_locates_every_rejection(cli, tmp_path):
     good = [episode(i) for i in range(3)]
-    lines = [json.dumps(good[0]), "{not json", json.dumps(good[1]),
-             json.dumps({**good[2], "body": "  "}), json.dumps({**good[2], "salience": 2}),
-             json.dumps({**good[2], "body": "nul \u0000 here"}), json.dumps(good[2])]
+    lines = [
+        json.dumps(good[0]),
+        "{not json",
+        json.dumps(good[1]),
+        json.dumps({**good[2], "body": "  "}),
+        json.dumps({**good[2], "salience": 2}),
+        json.dumps({**good[2], "body": "nul \u0000 here"}),
+        json.dumps(good[2]),
+    ]
     path = tmp_path / "mixed.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with path.open("ab") as f:
@@ -66,15 +72,23 @@ def test_index_then_status_json(cli, tmp_path):
     write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(4)])
     assert cli("ingest", str(tmp_path / "e.jsonl")).code == 0
     before = cli("status", "--json").json()
-    assert before["episodes"] == 4 and before["pendingEpisodes"] == 4 and before["activeProfile"] is None
-    today = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    assert (
+        before["episodes"] == 4
+        and before["pendingEpisodes"] == 4
+        and before["activeProfile"] is None
+    )
+    today = dt.datetime.now(dt.UTC).date().isoformat()
     assert before["pendingByDay"] == {today: 4}
     with LoopbackEmbeddingServer(dim=1024) as server:
         indexed = cli("index", "--json", env=_ollama_env(server.url))
     assert indexed.code == 0, indexed.err
     assert indexed.json()["episodes"] == 4 and indexed.json()["pendingEpisodes"] == 0
     texts = {c.chunk_id: c.text for i in range(4) for c in chunk_body(episode(i)["body"])}
-    assert indexed.json()["windowVectors"] == sum(len(paragraph_windows(t)) for t in texts.values()) > 0
+    assert (
+        indexed.json()["windowVectors"]
+        == sum(len(paragraph_windows(t)) for t in texts.values())
+        > 0
+    )
     after = cli("status", "--json").json()
     assert after["pendingEpisodes"] == 0 and after["pendingByDay"] == {}
     assert after["chunks"] == after["vectors"] > 0
@@ -93,20 +107,39 @@ def test_expected_failures_have_their_own_message_and_exit_code(cli, tmp_path):
     cli("ingest", str(tmp_path / "e.jsonl"))
     down = cli("index", env=_ollama_env(unused_port_url()))
     assert down.code == 5 and "the Ollama embedding service is unavailable" in down.err
-    openai_down = cli("index", env={"MEMORY_PIPELINE_EMBED_PROVIDER": "openai", "MEMORY_PIPELINE_EMBED_URL": unused_port_url()})
-    assert openai_down.code == 5 and "the OpenAI-compatible embedding service is unavailable" in openai_down.err
+    openai_down = cli(
+        "index",
+        env={
+            "MEMORY_PIPELINE_EMBED_PROVIDER": "openai",
+            "MEMORY_PIPELINE_EMBED_URL": unused_port_url(),
+        },
+    )
+    assert (
+        openai_down.code == 5
+        and "the OpenAI-compatible embedding service is unavailable" in openai_down.err
+    )
     with LoopbackEmbeddingServer(dim=256) as server:
         wrong = cli("index", env=_ollama_env(server.url))
     assert wrong.code == 6 and "256" in wrong.err
     with LoopbackEmbeddingServer(dim=1024, models={"other"}) as server:
         missing_model = cli("index", env=_ollama_env(server.url))
     assert missing_model.code == 6 and "ollama pull qwen3-embedding:0.6b" in missing_model.err
-    db_down = cli("status", env={"MEMORY_PIPELINE_DATABASE_URL": f"postgresql://u:pw@127.0.0.1:{unused_port_url().rsplit(':', 1)[1]}/x"})
-    assert db_down.code == 4 and db_down.err.startswith("memory-pipeline: the database is unavailable")
+    db_down = cli(
+        "status",
+        env={
+            "MEMORY_PIPELINE_DATABASE_URL": f"postgresql://u:pw@127.0.0.1:{unused_port_url().rsplit(':', 1)[1]}/x"
+        },
+    )
+    assert db_down.code == 4 and db_down.err.startswith(
+        "memory-pipeline: the database is unavailable"
+    )
     bad_config = cli("index", env={"MEMORY_PIPELINE_EMBED_DIM": "lots"})
     assert bad_config.code == 7 and "MEMORY_PIPELINE_EMBED_DIM='lots'" in bad_config.err
     bad_switch = cli("index", env={"MEMORY_PIPELINE_PARAGRAPH_WINDOWS": "maybe"})
-    assert bad_switch.code == 7 and "MEMORY_PIPELINE_PARAGRAPH_WINDOWS='maybe': expected on or off" in bad_switch.err
+    assert (
+        bad_switch.code == 7
+        and "MEMORY_PIPELINE_PARAGRAPH_WINDOWS='maybe': expected on or off" in bad_switch.err
+    )
     for result in (down, openai_down, wrong, missing_model, db_down, bad_config, bad_switch):
         assert "Traceback" not in result.err
 
@@ -114,7 +147,10 @@ def test_expected_failures_have_their_own_message_and_exit_code(cli, tmp_path):
 def test_cli_ingest_and_index_mark_the_days_partitions_in_dagster(cli, tmp_path, db, db_url):
     import dagster as dg
 
-    write_jsonl(tmp_path / "e.jsonl", [episode(i, words="harbour walk with Marta Quintela") for i in range(2)])
+    write_jsonl(
+        tmp_path / "e.jsonl",
+        [episode(i, words="harbour walk with Marta Quintela") for i in range(2)],
+    )
     result = cli("ingest", str(tmp_path / "e.jsonl"))
     assert result.code == 0 and "warning" not in result.err, result.err
     with LoopbackEmbeddingServer(dim=1024) as server:
@@ -123,7 +159,7 @@ def test_cli_ingest_and_index_mark_the_days_partitions_in_dagster(cli, tmp_path,
     # `index` did the entity_mentions partition's work for the day too: its names are extracted.
     assert count(db, "SELECT count(*) FROM episode_names") == 2
     with dagster_instance(db_url, tmp_path / "dagster_home") as instance:
-        today = dt.datetime.now(dt.timezone.utc).date().isoformat()
+        today = dt.datetime.now(dt.UTC).date().isoformat()
         for asset in ("episodes", "chunks", "embeddings", "entity_mentions"):
             assert today in instance.get_materialized_partitions(dg.AssetKey(asset)), asset
         assert instance.get_dynamic_partitions("ingest_days") == [today]
@@ -132,22 +168,33 @@ def test_cli_ingest_and_index_mark_the_days_partitions_in_dagster(cli, tmp_path,
 
 
 @pytest.mark.slow
-def test_index_interrupted_leaves_no_process_behind_and_the_next_run_links_everything(cli, tmp_path, db):
+def test_index_interrupted_leaves_no_process_behind_and_the_next_run_links_everything(
+    cli, tmp_path, db
+):
     # 300 episodes, one call of 16 at a time, half a second each: about 10 s of model work, so a
     # test process starved on a busy machine still interrupts the pass before it ends.
-    write_jsonl(tmp_path / "e.jsonl", [episode(i, paragraphs=1, words="harbour walk with Marta Quintela")
-                                       for i in range(300)])
+    write_jsonl(
+        tmp_path / "e.jsonl",
+        [episode(i, paragraphs=1, words="harbour walk with Marta Quintela") for i in range(300)],
+    )
     assert cli("ingest", str(tmp_path / "e.jsonl")).code == 0
     # The pass commits its first batch and goes on.
     with LoopbackEmbeddingServer(dim=1024, delay_s=0.5, slots=1) as server:
         proc = cli.start("index", env=_ollama_env(server.url))
         deadline = time.monotonic() + 60
-        while count(db, "SELECT count(DISTINCT episode_id) FROM chunks") == 0 and time.monotonic() < deadline:
+        while (
+            count(db, "SELECT count(DISTINCT episode_id) FROM chunks") == 0
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.1)  # the pass has committed a batch: its linking worker is running
         children = psutil.Process(proc.pid).children(recursive=True)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
-        assert proc.returncode == 130 and "memory-pipeline: interrupted" in err and "Traceback" not in err, err
+        assert (
+            proc.returncode == 130
+            and "memory-pipeline: interrupted" in err
+            and "Traceback" not in err
+        ), err
         assert children and psutil.wait_procs(children, timeout=10)[1] == []
         assert 0 < count(db, "SELECT count(DISTINCT episode_id) FROM chunks") < 300
         server.delay_s = 0.0
@@ -158,7 +205,11 @@ def test_index_interrupted_leaves_no_process_behind_and_the_next_run_links_every
 
 def test_embedded_default_starts_and_leaves_no_server_behind(cli, tmp_path):
     home = tmp_path / "embedded_home"
-    result = cli("status", "--json", env={"MEMORY_PIPELINE_DATABASE_URL": None, "MEMORY_PIPELINE_HOME": str(home)})
+    result = cli(
+        "status",
+        "--json",
+        env={"MEMORY_PIPELINE_DATABASE_URL": None, "MEMORY_PIPELINE_HOME": str(home)},
+    )
     assert result.code == 0, result.err
     assert result.json()["episodes"] == 0
     assert (home / "pgdata" / "PG_VERSION").exists()

@@ -18,12 +18,25 @@ pytestmark = pytest.mark.slow
 
 def test_demo_runs_the_day_and_nightly_jobs_and_their_checks_pass():
     home = Path(tempfile.mkdtemp(prefix="mpdemo"))  # short: unix socket paths are limited
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))
+    }
     try:
         with LoopbackEmbeddingServer(dim=1024) as server:
-            env.update(MEMORY_PIPELINE_HOME=str(home), MEMORY_PIPELINE_EMBED_PROVIDER="ollama", OLLAMA_HOST=server.url)
-            done = subprocess.run([str(Path(sys.executable).with_name("memory-pipeline")), "demo"], env=env,
-                                  capture_output=True, text=True, timeout=600)
+            env.update(
+                MEMORY_PIPELINE_HOME=str(home),
+                MEMORY_PIPELINE_EMBED_PROVIDER="ollama",
+                OLLAMA_HOST=server.url,
+            )
+            done = subprocess.run(
+                [str(Path(sys.executable).with_name("memory-pipeline")), "demo"],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
     finally:
         shutil.rmtree(home, ignore_errors=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -34,7 +47,14 @@ def test_demo_runs_the_day_and_nightly_jobs_and_their_checks_pass():
     # Named jobs (not Dagster's ephemeral one), each asset of both with rows, every check passed.
     assert "index_day_job: success, 3 of 3 check(s) passed" in out, out
     assert "nightly_maintenance_job: success, 4 of 4 check(s) passed" in out, out
-    for asset in ("episodes", "chunks", "embeddings", "entities", "serving_generation", "hnsw_index"):
+    for asset in (
+        "episodes",
+        "chunks",
+        "embeddings",
+        "entities",
+        "serving_generation",
+        "hnsw_index",
+    ):
         line = next(line for line in out.splitlines() if line.strip().startswith(f"{asset}:"))
         assert int(line.split(":")[1].split()[0]) > 0, line
     assert "1. Postmortem: duplicate invoices (LDG-4102)" in out

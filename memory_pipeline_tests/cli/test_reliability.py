@@ -90,7 +90,12 @@ def test_json_reports_never_carry_raw_bytes(cli, tmp_path):
 
 
 def test_bad_database_urls_exit_7_naming_the_variable(cli):
-    for url in ("not a url", "http://x", f"postgresql://bob:hunter2@127.0.0.1:port/x", "host=127.0.0.1 port=x"):
+    for url in (
+        "not a url",
+        "http://x",
+        "postgresql://bob:hunter2@127.0.0.1:port/x",
+        "host=127.0.0.1 port=x",
+    ):
         result = cli("status", env={"MEMORY_PIPELINE_DATABASE_URL": url})
         _clean(result)
         assert result.code == 7, (url, result.err)
@@ -109,7 +114,10 @@ def test_an_embedding_dimension_the_index_cannot_hold_exits_7(cli, tmp_path):
 def test_no_password_is_printed_whatever_the_url_form(cli):
     port = _closed_port()
     forms = {  # connection string: (a word of its password, expected exit code)
-        f"host=127.0.0.1 port={port} user=bob password=hunter2 dbname=x connect_timeout=2": ("hunter2", 4),
+        f"host=127.0.0.1 port={port} user=bob password=hunter2 dbname=x connect_timeout=2": (
+            "hunter2",
+            4,
+        ),
         f"host=127.0.0.1 port={port} user=bob password='hun ter2' dbname=x": ("ter2", 4),
         f"postgresql://bob:pa:ss%40word@127.0.0.1:{port}/x": ("ss%40word", 4),
         f"postgresql://127.0.0.1:{port}/x?user=bob&password=hunter2": ("hunter2", 4),
@@ -131,13 +139,21 @@ def test_a_server_that_cannot_start_is_reported_by_its_log_not_pg_ctl_command_li
     env = {"MEMORY_PIPELINE_DATABASE_URL": None, "MEMORY_PIPELINE_HOME": str(home)}
     assert cli("status", "--json", env=env).code == 0  # creates the data folder
     with open(home / "pgdata" / "postgresql.conf", "a", encoding="utf-8") as conf:
-        conf.write("\nshared_buffers = 'a lot'\n")  # what a truncated file on a full disk looks like
+        conf.write(
+            "\nshared_buffers = 'a lot'\n"
+        )  # what a truncated file on a full disk looks like
     result = cli("status", env=env)
     assert result.code == 4, result.err
-    assert "Traceback" not in result.err and "pg_ctl'" not in result.err and "'-w'" not in result.err
+    assert (
+        "Traceback" not in result.err and "pg_ctl'" not in result.err and "'-w'" not in result.err
+    )
     message = [line for line in result.err.splitlines() if line.startswith("memory-pipeline:")]
-    assert message[0].startswith("memory-pipeline: the database is unavailable: the embedded PostgreSQL")
-    assert 'invalid value for parameter "shared_buffers"' in message[0] and "MB free on" in message[0]
+    assert message[0].startswith(
+        "memory-pipeline: the database is unavailable: the embedded PostgreSQL"
+    )
+    assert (
+        'invalid value for parameter "shared_buffers"' in message[0] and "MB free on" in message[0]
+    )
     request_cleanup(home, ignore_errors=True)
 
 
@@ -146,7 +162,9 @@ def test_a_data_folder_initdb_refuses_is_reported_by_initdbs_own_words(cli):
     (home / "pgdata").mkdir()
     (home / "pgdata" / "notes.txt").write_text("not a database\n", encoding="utf-8")
     try:
-        result = cli("status", env={"MEMORY_PIPELINE_DATABASE_URL": None, "MEMORY_PIPELINE_HOME": str(home)})
+        result = cli(
+            "status", env={"MEMORY_PIPELINE_DATABASE_URL": None, "MEMORY_PIPELINE_HOME": str(home)}
+        )
     finally:
         shutil.rmtree(home, ignore_errors=True)
     assert result.code == 4, result.err

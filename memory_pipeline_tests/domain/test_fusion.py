@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -25,7 +25,7 @@ from memory_pipeline.domain.fusion import (
     salience_factor,
 )
 
-NOW = datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
 
 def _facts(*keys: str, salience: float = 0.5, age_days: float = 0.0) -> dict[str, ChunkFacts]:
@@ -37,13 +37,22 @@ def _facts(*keys: str, salience: float = 0.5, age_days: float = 0.0) -> dict[str
 
 # The formula tests use the classic constants (Cormack et al.'s k = 60), not the shipped ones,
 # which leave-one-conversation-out chose on LoCoMo (benchmarks/locomo_loo.py) and may change.
-CLASSIC = {"k": 60, "weights": {"vector": 1.0, "keyword": 1.0, "graph": 0.7, "observation": 1.0, "belief": 0.7}}
+CLASSIC = {
+    "k": 60,
+    "weights": {"vector": 1.0, "keyword": 1.0, "graph": 0.7, "observation": 1.0, "belief": 0.7},
+}
 
 
 def test_constants():
     assert RRF_K == 60
-    assert CHANNEL_WEIGHTS == {"vector": 1.0, "keyword": 1.0, "graph": 0.0, "date": 1.5, "observation": 0.5,
-                               "belief": 0.5}
+    assert CHANNEL_WEIGHTS == {
+        "vector": 1.0,
+        "keyword": 1.0,
+        "graph": 0.0,
+        "date": 1.5,
+        "observation": 0.5,
+        "belief": 0.5,
+    }
     assert rank_step(CHANNEL_WEIGHTS, RRF_K) > 0  # a zero weight is not the lightest channel
     assert RECENCY_HALF_LIFE_DAYS == 180
     assert 0 < RECENCY_FLOOR < 1
@@ -67,14 +76,18 @@ def test_ranks_are_one_based_positions():
 
 
 def test_key_in_one_channel_only_gets_that_channel_alone():
-    scores = reciprocal_rank_fusion({"vector": ["a", "b"], "keyword": ["b"], "graph": ["c"]}, **CLASSIC)
+    scores = reciprocal_rank_fusion(
+        {"vector": ["a", "b"], "keyword": ["b"], "graph": ["c"]}, **CLASSIC
+    )
     assert scores["a"] == 1 / 61
     assert scores["b"] == 1 / 62 + 1 / 61
     assert scores["c"] == 0.7 / 61
 
 
 def test_all_three_channels_sum():
-    scores = reciprocal_rank_fusion({"vector": ["x", "a"], "keyword": ["a"], "graph": ["y", "z", "a"]}, **CLASSIC)
+    scores = reciprocal_rank_fusion(
+        {"vector": ["x", "a"], "keyword": ["a"], "graph": ["y", "z", "a"]}, **CLASSIC
+    )
     assert scores["a"] == pytest.approx(1 / 62 + 1 / 61 + 0.7 / 63, rel=1e-15)
 
 
@@ -144,8 +157,13 @@ def test_future_dates_count_as_new(age):
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"age_days": float("nan")}, {"age_days": 1, "half_life_days": 0}, {"age_days": 1, "floor": 0},
-     {"age_days": 1, "floor": 1.5}, {"age_days": "3"}],
+    [
+        {"age_days": float("nan")},
+        {"age_days": 1, "half_life_days": 0},
+        {"age_days": 1, "floor": 0},
+        {"age_days": 1, "floor": 1.5},
+        {"age_days": "3"},
+    ],
 )
 def test_recency_rejects_bad_arguments(kwargs):
     age = kwargs.pop("age_days")
@@ -168,8 +186,10 @@ def test_salience_weight_zero_disables_salience():
     assert {salience_factor(s, 0.0) for s in (0.0, 0.2, 0.5, 1.0)} == {1.0}
 
 
-@pytest.mark.parametrize("salience, weight", [(1.2, 0.3), (-0.1, 0.3), (float("nan"), 0.3),
-                                               (0.5, 1.1), (0.5, -0.1), (True, 0.3)])
+@pytest.mark.parametrize(
+    "salience, weight",
+    [(1.2, 0.3), (-0.1, 0.3), (float("nan"), 0.3), (0.5, 1.1), (0.5, -0.1), (True, 0.3)],
+)
 def test_salience_factor_rejects_out_of_range(salience, weight):
     with pytest.raises(ValueError):
         salience_factor(salience, weight)
@@ -208,19 +228,31 @@ def test_a_channel_that_returned_nothing_does_not_change_the_near_tie_band():
     light = {"keyword": 1.0, "observation": 0.01}
     for method in ({"scores": scores}, {}):
         with_heavy = fuse(ranked, facts, now=NOW, weights=heavy, **method)
-        with_light = fuse({**ranked, "observation": []}, facts, now=NOW, weights=light,
-                          **({"scores": {**scores, "observation": []}} if method else {}))
+        with_light = fuse(
+            {**ranked, "observation": []},
+            facts,
+            now=NOW,
+            weights=light,
+            **({"scores": {**scores, "observation": []}} if method else {}),
+        )
         assert [(f.key, f.score) for f in with_heavy] == [(f.key, f.score) for f in with_light]
     # Once the light channel does return something, it is the lightest that ran: the band narrows.
-    both = fuse({**ranked, "observation": ["x"]}, {**facts, **_facts("x")}, now=NOW,
-                weights=light, scores={**scores, "observation": [1.0]})
+    both = fuse(
+        {**ranked, "observation": ["x"]},
+        {**facts, **_facts("x")},
+        now=NOW,
+        weights=light,
+        scores={**scores, "observation": [1.0]},
+    )
     alone = fuse(ranked, facts, now=NOW, weights=light, scores=scores)
     assert {f.key: f.score for f in both}["old"] != {f.key: f.score for f in alone}["old"]
 
 
 def test_fuse_uses_the_given_salience_weight_and_half_life():
     facts = {"a": ChunkFacts(1.0, NOW - timedelta(days=30))}
-    (only,) = fuse({"graph": ["a"]}, facts, now=NOW, salience_weight=0.0, half_life_days=30, **CLASSIC)
+    (only,) = fuse(
+        {"graph": ["a"]}, facts, now=NOW, salience_weight=0.0, half_life_days=30, **CLASSIC
+    )
     step = 0.7 * (1 / 61 - 1 / 62)
     nudge = -((1 - RECENCY_FLOOR) / 2) / (1 - RECENCY_FLOOR)
     assert only.score == pytest.approx(0.7 / 61 + NEAR_TIE * step * nudge)
@@ -229,7 +261,11 @@ def test_fuse_uses_the_given_salience_weight_and_half_life():
 def test_salience_and_recency_decide_an_exact_rank_tie():
     # Ranks 1 + 3 against 3 + 1 of two equally weighted channels: the same RRF sum; the newer, more salient chunk comes first.
     ranked = {"vector": ["old", "x", "new"], "keyword": ["new", "x", "old"]}
-    facts = {"old": ChunkFacts(0.5, NOW - timedelta(days=400)), "new": ChunkFacts(0.5, NOW), **_facts("x")}
+    facts = {
+        "old": ChunkFacts(0.5, NOW - timedelta(days=400)),
+        "new": ChunkFacts(0.5, NOW),
+        **_facts("x"),
+    }
     order = [item.key for item in fuse(ranked, facts, now=NOW, **CLASSIC)]
     # 1 + 3 is a hair above x's 2 + 2: today's "new" stays above x, the 400-day-old one drops below.
     assert order == ["new", "x", "old"]
@@ -274,15 +310,21 @@ def test_neighbouring_ranks_of_one_channel_are_not_a_near_tie():
     ranked = {"vector": ["old", "new"]}
     facts = {"old": ChunkFacts(0.0, NOW - timedelta(days=30 * 365)), "new": ChunkFacts(1.0, NOW)}
     for weight in (0.0, 0.1, 1.0):
-        assert [item.key for item in fuse(ranked, facts, now=NOW, salience_weight=weight)] == ["old", "new"]
+        assert [item.key for item in fuse(ranked, facts, now=NOW, salience_weight=weight)] == [
+            "old",
+            "new",
+        ]
 
 
 def test_the_sample_corpus_dentist_case_first_by_both_channels_stays_first():
     # The README's example before this rule: "Dentist" ranks 1 + 1, "1:1 with Tomás" 2 + 4 and
     # newer and more salient; the multiplying factors used to put the 1:1 first.
     ranked = {"vector": ["dentist", "tomas"], "keyword": ["dentist", "a", "b", "tomas"]}
-    facts = {"dentist": ChunkFacts(0.3, NOW - timedelta(days=200)), "tomas": ChunkFacts(0.9, NOW),
-             **_facts("a", "b")}
+    facts = {
+        "dentist": ChunkFacts(0.3, NOW - timedelta(days=200)),
+        "tomas": ChunkFacts(0.9, NOW),
+        **_facts("a", "b"),
+    }
     assert fuse(ranked, facts, now=NOW, salience_weight=1.0)[0].key == "dentist"
 
 
@@ -354,8 +396,9 @@ def _fusion_input(draw):
 def test_fused_order_ignores_channel_order_and_lists_every_key_once(case):
     ranked, facts, order, weight = case
     fused = fuse(ranked, facts, now=NOW, salience_weight=weight)
-    reordered = fuse({channel: ranked[channel] for channel in order}, facts, now=NOW,
-                     salience_weight=weight)
+    reordered = fuse(
+        {channel: ranked[channel] for channel in order}, facts, now=NOW, salience_weight=weight
+    )
     assert fused == reordered
     keys = [item.key for item in fused]
     assert len(keys) == len(set(keys))
@@ -365,7 +408,8 @@ def test_fused_order_ignores_channel_order_and_lists_every_key_once(case):
         # Each rank is the key's first position in that channel's list.
         assert item.ranks == {
             channel: ranked[channel].index(item.key) + 1
-            for channel in ranked if item.key in ranked[channel]
+            for channel in ranked
+            if item.key in ranked[channel]
         }
         assert item.score > 0 or item.rrf == 0
 
@@ -373,7 +417,11 @@ def test_fused_order_ignores_channel_order_and_lists_every_key_once(case):
 @st.composite
 def _first_everywhere(draw):
     """Channels that all put one key first; any ages, saliences, weights and k."""
-    channels = draw(st.lists(st.sampled_from(["vector", "keyword", "graph"]), min_size=1, max_size=3, unique=True))
+    channels = draw(
+        st.lists(
+            st.sampled_from(["vector", "keyword", "graph"]), min_size=1, max_size=3, unique=True
+        )
+    )
     others = [f"k{i}" for i in range(12)]
     ranked = {ch: ["top", *draw(st.lists(st.sampled_from(others), max_size=15))] for ch in channels}
     weights = {ch: draw(st.floats(0.05, 3)) for ch in ("vector", "keyword", "graph")}
@@ -383,8 +431,12 @@ def _first_everywhere(draw):
         for key in keys
     }
     # Each channel's scores, best first as channels return them; ties (even with the top) allowed.
-    scores = {ch: sorted(draw(st.lists(st.floats(-50, 50), min_size=len(keys), max_size=len(keys))), reverse=True)
-              for ch, keys in ranked.items()}
+    scores = {
+        ch: sorted(
+            draw(st.lists(st.floats(-50, 50), min_size=len(keys), max_size=len(keys))), reverse=True
+        )
+        for ch, keys in ranked.items()
+    }
     return ranked, facts, weights, draw(st.floats(0, 1)), draw(st.floats(0, 200)), scores
 
 
@@ -394,7 +446,9 @@ def test_a_key_every_channel_put_first_is_first(case):
     ranked, facts, weights, salience_weight, k, scores = case
     fused = fuse(ranked, facts, now=NOW, salience_weight=salience_weight, weights=weights, k=k)
     assert fused[0].key == "top"
-    by_scores = fuse(ranked, facts, now=NOW, salience_weight=salience_weight, weights=weights, scores=scores)
+    by_scores = fuse(
+        ranked, facts, now=NOW, salience_weight=salience_weight, weights=weights, scores=scores
+    )
     assert by_scores[0].key == "top"
     # And with the default policy's constants, as search fuses (with the channels' scores):
     assert fuse(ranked, facts, now=NOW)[0].key == "top"
@@ -430,15 +484,26 @@ def test_every_chunk_of_the_date_channel_counts_alike_and_graphs_equal_scores_ar
     ranked = {"keyword": ["z", "b", "a"], "date": ["a", "b"], "graph": ["a", "b"]}
     scores = {"keyword": [3.0, 2.0, 1.0], "date": [1.0, 1.0], "graph": [1.0, 1.0]}
     weights = {"keyword": 1.0, "date": 1.0, "graph": 1.0}
-    sums = {f.key: f.rrf for f in fuse(ranked, _facts("a", "b", "z"), now=NOW, weights=weights, scores=scores)}
+    sums = {
+        f.key: f.rrf
+        for f in fuse(ranked, _facts("a", "b", "z"), now=NOW, weights=weights, scores=scores)
+    }
     assert sums == pytest.approx({"z": 1.0, "b": 0.5 + 1.0 + 0.5, "a": 0.0 + 1.0 + 1.0})
 
 
 def test_combsum_adds_weighted_normalized_scores():
     ranked = {"vector": ["a", "b", "c"], "keyword": ["b", "c"]}
     scores = {"vector": [0.9, 0.8, 0.5], "keyword": [12.0, 3.0]}
-    fused = fuse(ranked, _facts("a", "b", "c"), now=NOW, weights={"vector": 0.5, "keyword": 1.0}, scores=scores)
-    assert {f.key: f.rrf for f in fused} == pytest.approx({"a": 0.5, "b": 0.5 * 0.75 + 1.0, "c": 0.0})
+    fused = fuse(
+        ranked,
+        _facts("a", "b", "c"),
+        now=NOW,
+        weights={"vector": 0.5, "keyword": 1.0},
+        scores=scores,
+    )
+    assert {f.key: f.rrf for f in fused} == pytest.approx(
+        {"a": 0.5, "b": 0.5 * 0.75 + 1.0, "c": 0.0}
+    )
     assert [f.key for f in fused] == ["b", "a", "c"]
 
 
@@ -447,7 +512,9 @@ def test_a_confident_channel_outweighs_the_other_channels_rank_one():
     ranked = {"keyword": ["a", "b", "x"], "vector": ["b", "a", "x"]}
     scores = {"keyword": [20.0, 2.0, 1.0], "vector": [0.83, 0.82, 0.70]}
     weights = {"keyword": 1.0, "vector": 1.0}
-    assert [f.key for f in fuse(ranked, _facts("a", "b", "x"), now=NOW, weights=weights, scores=scores)][0] == "a"
+    assert [
+        f.key for f in fuse(ranked, _facts("a", "b", "x"), now=NOW, weights=weights, scores=scores)
+    ][0] == "a"
 
 
 def test_combsum_scores_must_match_the_keys():

@@ -25,11 +25,16 @@ def test_non_adjacent_chunks_and_other_episodes_stay_apart():
 
 def test_a_chunk_between_two_passages_bridges_them_into_the_better_ranked_one():
     out = sew(hits(("c", 1, 20, 30), ("x", 2, 0, 5), ("a", 1, 0, 10), ("b", 1, 10, 20)), limit=8)
-    assert [(p.keys, p.best.key, p.rank) for p in out] == [(["a", "b", "c"], "c", 0), (["x"], "x", 1)]
+    assert [(p.keys, p.best.key, p.rank) for p in out] == [
+        (["a", "b", "c"], "c", 0),
+        (["x"], "x", 1),
+    ]
 
 
 def test_the_limit_counts_passages_and_the_walk_stops_at_the_first_hit_beyond_it():
-    ranked = hits(("a", 1, 0, 10), ("b", 1, 10, 20), ("x", 2, 0, 5), ("y", 3, 0, 5), ("c", 1, 20, 30))
+    ranked = hits(
+        ("a", 1, 0, 10), ("b", 1, 10, 20), ("x", 2, 0, 5), ("y", 3, 0, 5), ("c", 1, 20, 30)
+    )
     out = sew(ranked, limit=2)
     # "y" would open a third passage: the walk ends there, so the later "c" is not taken either.
     assert [p.keys for p in out] == [["a", "b"], ["x"]]
@@ -52,5 +57,5 @@ def test_sewing_every_chunk_of_a_body_gives_the_body_back():
     assert len(chunks) > 3
     order = sorted(chunks, key=lambda c: (c.ordinal * 7) % len(chunks))  # any rank order
     (passage,) = sew([Hit(c.ordinal, 9, c.start, c.end) for c in order], limit=1)
-    assert body[passage.start:passage.end] == body
+    assert body[passage.start : passage.end] == body
     assert "".join(chunks[k].text for k in passage.keys) == body

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from memory_pipeline.domain.sources import SUPPORTED_SUFFIXES, ParseResult, Rejection, parse_paths
 
-UTC = timezone.utc
+UTC = UTC
 MTIME = 1_700_000_000  # 2023-11-14T22:13:20Z
 MTIME_AT = datetime.fromtimestamp(MTIME, tz=UTC)
 
@@ -27,7 +27,9 @@ def line(**fields) -> bytes:
         "body": "A body.",
     }
     base.update(fields)
-    return json.dumps({k: v for k, v in base.items() if v is not _DROP}, ensure_ascii=False).encode()
+    return json.dumps(
+        {k: v for k, v in base.items() if v is not _DROP}, ensure_ascii=False
+    ).encode()
 
 
 _DROP = object()
@@ -111,7 +113,12 @@ def test_jsonl_bad_lines_are_rejected_where_they_are_and_valid_lines_survive(in_
     ]
     assert result.files_read == 1
     first, middle, last = result.episodes
-    assert (first.title, first.body, first.source, first.salience) == ("First", "one", "inbox.jsonl:1", 0.5)
+    assert (first.title, first.body, first.source, first.salience) == (
+        "First",
+        "one",
+        "inbox.jsonl:1",
+        0.5,
+    )
     assert first.occurred_at == datetime(2024, 5, 1, 10, tzinfo=UTC)
     assert first.external_id is None and first.metadata == {}
     assert middle.memory == "alice" and middle.kind == "chat"
@@ -120,7 +127,12 @@ def test_jsonl_bad_lines_are_rejected_where_they_are_and_valid_lines_survive(in_
     assert middle.occurred_at == datetime(2024, 5, 2, 9, tzinfo=UTC)
     assert (middle.salience, middle.source, middle.external_id) == (0.9, "chat:42", "msg-7")
     assert middle.metadata == {"tags": ["работа"], "n": 1}
-    assert (last.title, last.body, last.source, last.salience) == ("Last", "three", "inbox.jsonl:18", 0.0)
+    assert (last.title, last.body, last.source, last.salience) == (
+        "Last",
+        "three",
+        "inbox.jsonl:18",
+        0.0,
+    )
 
 
 def test_jsonl_other_line_problems(in_tmp):
@@ -193,7 +205,11 @@ def test_invalid_default_arguments_are_refused_before_reading(in_tmp):
 def test_jsonl_with_bom_and_crlf_line_ends(in_tmp):
     write(
         in_tmp / "windows.jsonl",
-        b"\xef\xbb\xbf" + line(title="one") + b"\r\n\r\n" + line(title="two", body="x\r\ny") + b"\r\n",
+        b"\xef\xbb\xbf"
+        + line(title="one")
+        + b"\r\n\r\n"
+        + line(title="two", body="x\r\ny")
+        + b"\r\n",
     )
     result = parse_paths(["windows.jsonl"])
     assert result.rejections == []
@@ -206,7 +222,9 @@ def test_jsonl_with_bom_and_crlf_line_ends(in_tmp):
 
 
 def test_utf16_file_is_rejected_whole_with_advice(in_tmp):
-    write(in_tmp / "utf16.jsonl", "\ufeff".encode("utf-16-le") + line().decode().encode("utf-16-le"))
+    write(
+        in_tmp / "utf16.jsonl", "\ufeff".encode("utf-16-le") + line().decode().encode("utf-16-le")
+    )
     assert messages(parse_paths(["utf16.jsonl"])) == [
         "utf16.jsonl:1: the file is UTF-16 text; save it as UTF-8"
     ]
@@ -249,7 +267,16 @@ def test_explicit_paths_missing_or_unsupported_are_rejected_at_line_0(in_tmp):
     # A hidden file named explicitly is read: only folder walks skip hidden files.
     assert [e.source for e in result.episodes] == [".explicit.txt"]
     assert result.files_read == 1
-    assert SUPPORTED_SUFFIXES == (".jsonl", ".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx")
+    assert SUPPORTED_SUFFIXES == (
+        ".jsonl",
+        ".md",
+        ".markdown",
+        ".txt",
+        ".html",
+        ".htm",
+        ".pdf",
+        ".docx",
+    )
 
 
 def test_a_file_named_twice_is_read_once(in_tmp):
@@ -286,7 +313,12 @@ def test_markdown_front_matter_sets_fields_and_the_rest_becomes_metadata(in_tmp)
     (draft,) = result.episodes
     assert draft.title == "Поездка в Казань 🚆"
     assert draft.occurred_at == datetime(2024, 3, 5, tzinfo=UTC)
-    assert (draft.kind, draft.memory, draft.salience, draft.source) == ("journal", "carol", 0.8, "trip.md")
+    assert (draft.kind, draft.memory, draft.salience, draft.source) == (
+        "journal",
+        "carol",
+        0.8,
+        "trip.md",
+    )
     assert draft.metadata == {
         "tags": ["travel", "family"],
         "when": "2024-03-06T10:00:00+03:00",
@@ -296,7 +328,10 @@ def test_markdown_front_matter_sets_fields_and_the_rest_becomes_metadata(in_tmp)
 
 
 def test_front_matter_names_and_titles_are_taken_as_written(in_tmp):
-    write(in_tmp / "n.md", "---\ntitle: 1984\nmemory: yes\noccurred_at: 2024-01-02T03:04:05Z\n---\nbody\n")
+    write(
+        in_tmp / "n.md",
+        "---\ntitle: 1984\nmemory: yes\noccurred_at: 2024-01-02T03:04:05Z\n---\nbody\n",
+    )
     (draft,) = parse_paths(["n.md"]).episodes
     assert (draft.title, draft.memory) == ("1984", "yes")
     assert draft.occurred_at == datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -313,7 +348,9 @@ def test_markdown_title_from_first_heading_and_date_from_mtime(in_tmp):
 
 
 def test_markdown_without_front_matter_or_heading_uses_the_file_stem(in_tmp):
-    write(in_tmp / "my-note.draft.md", "#hashtag is not a heading\nplain text\n", mtime=1_600_000_000)
+    write(
+        in_tmp / "my-note.draft.md", "#hashtag is not a heading\nplain text\n", mtime=1_600_000_000
+    )
     (draft,) = parse_paths(["my-note.draft.md"], memory="alice", kind="doc").episodes
     assert draft.title == "my-note.draft"
     assert draft.kind == "doc"
@@ -429,7 +466,10 @@ def test_an_overflowing_salience_costs_only_its_own_line_or_file(in_tmp):
     write(in_tmp / "ok.md", "---\nmemory: alice\nsalience: 0.75\n---\nfine\n")
     result = parse_paths(["mixed.jsonl", "fm.md", "ok.md"])
     assert [e.body for e in result.episodes] == ["kept one", "kept two", "fine\n"]
-    assert [str(r).split(": salience outside")[0] for r in result.rejections] == ["mixed.jsonl:2", "fm.md:4"]
+    assert [str(r).split(": salience outside")[0] for r in result.rejections] == [
+        "mixed.jsonl:2",
+        "fm.md:4",
+    ]
 
 
 def _laughs(levels: int) -> str:
@@ -485,4 +525,6 @@ def test_front_matter_salience_in_exponent_form_is_a_number(in_tmp):
 def test_a_value_yaml_cannot_build_is_located_at_its_key(in_tmp):
     # Found by the fuzz suite: the rejection pointed at the first front matter line.
     write(in_tmp / "d.md", "---\nmemory: alice\ntitle: t\ndate: 2024-13-45\n---\nbody\n")
-    assert messages(parse_paths(["d.md"])) == ["d.md:4: malformed front matter: month must be in 1..12"]
+    assert messages(parse_paths(["d.md"])) == [
+        "d.md:4: malformed front matter: month must be in 1..12"
+    ]

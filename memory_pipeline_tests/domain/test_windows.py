@@ -64,7 +64,10 @@ def test_windows_are_slices_that_cover_every_paragraph(parts):
 
 def test_window_focus_is_where_the_windows_own_paragraph_starts():
     text = "A: where did you go?\n\nB: to the lake.\n\nA: nice!\n"
-    assert [text[window_focus(text, i):].split("\n")[0] for i in range(3)] == [
-        "A: where did you go?", "B: to the lake.", "A: nice!"]
+    assert [text[window_focus(text, i) :].split("\n")[0] for i in range(3)] == [
+        "A: where did you go?",
+        "B: to the lake.",
+        "A: nice!",
+    ]
     assert window_focus(text, 3) is None and window_focus(text, -1) is None
     assert window_focus("one paragraph", 0) is None

@@ -49,7 +49,10 @@ def pytest_collection_modifyitems(config, items):
     """Browser tests after the other e2e tests (their screenshots then show materialized
     partitions), in the same slots, so the e2e tests stay together around the shared server."""
     slots = [i for i, item in enumerate(items) if "/e2e/" in "/" + item.nodeid.replace("\\", "/")]
-    ordered = sorted((items[i] for i in slots), key=lambda item: "e2e/test_browser" in item.nodeid.replace("\\", "/"))
+    ordered = sorted(
+        (items[i] for i in slots),
+        key=lambda item: "e2e/test_browser" in item.nodeid.replace("\\", "/"),
+    )
     for slot, item in zip(slots, ordered):
         items[slot] = item
 
@@ -64,8 +67,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_for(probe: Callable[[], Any], *, timeout: float, interval: float = 1.0,
-             what: str | Callable[[], str] = "condition") -> Any:
+def wait_for(
+    probe: Callable[[], Any],
+    *,
+    timeout: float,
+    interval: float = 1.0,
+    what: str | Callable[[], str] = "condition",
+) -> Any:
     """Call ``probe`` until it returns something truthy; its last value is in the failure message
     (``what`` may be a callable, evaluated on timeout, to describe the state then)."""
     deadline = time.monotonic() + timeout
@@ -76,7 +84,9 @@ def wait_for(probe: Callable[[], Any], *, timeout: float, interval: float = 1.0,
             return last
         if time.monotonic() >= deadline:
             description = what() if callable(what) else what
-            pytest.fail(f"timed out after {timeout:.0f}s waiting for {description}; last value: {last!r}")
+            pytest.fail(
+                f"timed out after {timeout:.0f}s waiting for {description}; last value: {last!r}"
+            )
         time.sleep(interval)
 
 
@@ -121,17 +131,30 @@ class UiServer:
     proc: subprocess.Popen
 
     def graphql(self, query: str, variables: dict | None = None, timeout: float = 30) -> dict:
-        response = httpx.post(f"{self.url}/graphql", json={"query": query, "variables": variables or {}},
-                              timeout=timeout)
-        assert response.status_code == 200, f"GraphQL HTTP {response.status_code}: {response.text[:2000]}"
+        response = httpx.post(
+            f"{self.url}/graphql",
+            json={"query": query, "variables": variables or {}},
+            timeout=timeout,
+        )
+        assert response.status_code == 200, (
+            f"GraphQL HTTP {response.status_code}: {response.text[:2000]}"
+        )
         body = response.json()
-        assert not body.get("errors"), f"GraphQL errors: {json.dumps(body['errors'], indent=1)[:4000]}"
+        assert not body.get("errors"), (
+            f"GraphQL errors: {json.dumps(body['errors'], indent=1)[:4000]}"
+        )
         return body["data"]
 
     def cli(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         """The console script with the server's environment (same home, same embedder)."""
-        return subprocess.run([str(SCRIPT), *args], env=self.env, capture_output=True, text=True, timeout=timeout,
-                              check=False)
+        return subprocess.run(
+            [str(SCRIPT), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
     def log_tail(self, chars: int = 6000) -> str:
         try:
@@ -160,11 +183,18 @@ class UiServer:
         if node["__typename"] == "AssetNotFoundError":
             return []  # never materialized yet
         assert node["__typename"] == "Asset", node
-        return [{**m, "metadata": metadata_values(m["metadataEntries"])} for m in node["assetMaterializations"]]
+        return [
+            {**m, "metadata": metadata_values(m["metadataEntries"])}
+            for m in node["assetMaterializations"]
+        ]
 
 
 def _clean_env(home: Path, embed_url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))
+    }
     env.update(
         {
             "MEMORY_PIPELINE_HOME": str(home),
@@ -177,7 +207,9 @@ def _clean_env(home: Path, embed_url: str) -> dict[str, str]:
     return env
 
 
-def _stop(proc: subprocess.Popen, home: Path, recover: Callable[[], object] | None = None) -> list[str]:
+def _stop(
+    proc: subprocess.Popen, home: Path, recover: Callable[[], object] | None = None
+) -> list[str]:
     """End the ``ui`` process group; return the processes naming ``home`` that outlived it.
 
     ``recover``, when given, is what the README tells a user to do about a leftover (run any
@@ -232,8 +264,14 @@ def ui() -> UiServer:
     log_path = home / "ui.log"
     log = log_path.open("wb")
     started = time.monotonic()
-    proc = subprocess.Popen([str(SCRIPT), "ui", "--port", str(port)], env=env, stdout=log,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [str(SCRIPT), "ui", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     server = UiServer(f"http://127.0.0.1:{port}", home, env, embed_server, log_path, proc)
 
     def answers() -> bool:
@@ -241,7 +279,9 @@ def ui() -> UiServer:
             return True  # reported below
         try:
             response = httpx.post(f"{server.url}/graphql", json={"query": "{ version }"}, timeout=5)
-            return response.status_code == 200 and bool(response.json().get("data", {}).get("version"))
+            return response.status_code == 200 and bool(
+                response.json().get("data", {}).get("version")
+            )
         except (httpx.HTTPError, ValueError):
             return False
 
@@ -249,16 +289,23 @@ def ui() -> UiServer:
     while not answers() and time.monotonic() < deadline:
         time.sleep(0.5)
     if proc.poll() is not None or not answers():
-        reason = (f"exited with code {proc.returncode}" if proc.poll() is not None
-                  else f"did not answer {{ version }} within {STARTUP_TIMEOUT_S}s")
+        reason = (
+            f"exited with code {proc.returncode}"
+            if proc.poll() is not None
+            else f"did not answer {{ version }} within {STARTUP_TIMEOUT_S}s"
+        )
         leftovers = _stop(proc, home)
         log.close()
         output = server.log_tail(20000)
         print(f"memory-pipeline ui {reason}; its output:\n{output}")
         embed_server.stop()
         shutil.rmtree(home, ignore_errors=True)
-        pytest.fail(f"memory-pipeline ui {reason} (leftover processes: {leftovers}); output:\n{output[-6000:]}")
-    print(f"memory-pipeline ui answered after {time.monotonic() - started:.1f}s on {server.url} (home {home})")
+        pytest.fail(
+            f"memory-pipeline ui {reason} (leftover processes: {leftovers}); output:\n{output[-6000:]}"
+        )
+    print(
+        f"memory-pipeline ui answered after {time.monotonic() - started:.1f}s on {server.url} (home {home})"
+    )
     try:
         yield server
     finally:
@@ -267,7 +314,9 @@ def ui() -> UiServer:
         embed_server.stop()
         tail = server.log_tail(4000)
         shutil.rmtree(home, ignore_errors=True)
-        assert not leftovers, f"processes of {home} outlived `memory-pipeline ui`: {leftovers}\nlog tail:\n{tail}"
+        assert not leftovers, (
+            f"processes of {home} outlived `memory-pipeline ui`: {leftovers}\nlog tail:\n{tail}"
+        )
 
 
 # -- Chromium -----------------------------------------------------------------------------------
@@ -282,7 +331,9 @@ def chromium_path() -> str:
     if found:
         return found
     if os.geteuid() != 0:
-        pytest.skip("chromium is not installable here: not root (install Debian's chromium package)")
+        pytest.skip(
+            "chromium is not installable here: not root (install Debian's chromium package)"
+        )
     if not shutil.which("apt-get"):
         pytest.skip("chromium is not installable here: no apt-get on this machine")
     apt_env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
@@ -290,12 +341,16 @@ def chromium_path() -> str:
     steps.append(["apt-get", "install", "-y", "--no-install-recommends", "chromium"])
     for step in steps:
         try:
-            done = subprocess.run(step, env=apt_env, capture_output=True, text=True, timeout=300, check=False)
+            done = subprocess.run(
+                step, env=apt_env, capture_output=True, text=True, timeout=300, check=False
+            )
         except subprocess.TimeoutExpired:
             pytest.skip(f"chromium is not installable here: `{' '.join(step)}` took over 5 minutes")
         if done.returncode != 0:
-            pytest.skip(f"chromium is not installable here: `{' '.join(step)}` exited {done.returncode}: "
-                        f"{(done.stderr or done.stdout)[-500:]}")
+            pytest.skip(
+                f"chromium is not installable here: `{' '.join(step)}` exited {done.returncode}: "
+                f"{(done.stderr or done.stdout)[-500:]}"
+            )
         if step[1] == "update":
             _APT_UPDATED = True
     found = shutil.which("chromium")

@@ -22,9 +22,17 @@ LAUNCHPAD = "/locations/memory_pipeline/jobs/search_memory_job/playground"
 ASSETS = ("episodes", "chunks", "embeddings", "entity_mentions", "hnsw_index")
 
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--hide-scrollbars", f"--window-size={WINDOW}", "--virtual-time-budget=15000",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    f"--window-size={WINDOW}",
+    "--virtual-time-budget=15000",
 ]
 
 
@@ -42,18 +50,30 @@ def asset_graph_path(ui: UiServer) -> str:
     The UI names a group "global@global:<group>", or "<repo>@<location>:<group>" under a
     feature flag: both spellings are passed, unknown ids are ignored.
     """
-    nodes = ui.graphql("{ assetNodes { groupName repository { name location { name } } } }")["assetNodes"]
+    nodes = ui.graphql("{ assetNodes { groupName repository { name location { name } } } }")[
+        "assetNodes"
+    ]
     ids = set()
     for node in nodes:
         ids.add(f"global@global:{node['groupName']}")
-        ids.add(f"{node['repository']['name']}@{node['repository']['location']['name']}:{node['groupName']}")
+        ids.add(
+            f"{node['repository']['name']}@{node['repository']['location']['name']}:{node['groupName']}"
+        )
     return "/asset-groups?expanded=" + ",".join(sorted(ids))
 
 
-def _chromium(chromium_path: str, tmp_path: Path, url: str, *action: str) -> subprocess.CompletedProcess:
+def _chromium(
+    chromium_path: str, tmp_path: Path, url: str, *action: str
+) -> subprocess.CompletedProcess:
     profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
-    done = subprocess.run([chromium_path, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *action, url],
-                          capture_output=True, text=True, timeout=90, cwd=tmp_path, check=False)
+    done = subprocess.run(
+        [chromium_path, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *action, url],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=tmp_path,
+        check=False,
+    )
     assert done.returncode == 0, f"chromium exited {done.returncode}: {done.stderr[-3000:]}"
     return done
 
@@ -80,10 +100,14 @@ def _assert_real_render(png: Path) -> None:
     with Image.open(png) as image:
         assert image.size == tuple(int(v) for v in WINDOW.split(","))
         colours = image.convert("RGB").getcolors(maxcolors=1_000_000)
-    assert colours is None or len(colours) > 50, f"{png} has only {len(colours)} colour(s): not a rendered page"
+    assert colours is None or len(colours) > 50, (
+        f"{png} has only {len(colours)} colour(s): not a rendered page"
+    )
 
 
-def test_asset_graph_renders_the_lineage_of_all_assets(ui_without_nux: UiServer, chromium_path, tmp_path):
+def test_asset_graph_renders_the_lineage_of_all_assets(
+    ui_without_nux: UiServer, chromium_path, tmp_path
+):
     url = ui_without_nux.url + asset_graph_path(ui_without_nux)
     png = _screenshot(chromium_path, tmp_path, url, "asset-graph.png")
     _assert_real_render(png)

@@ -43,7 +43,11 @@ query($key: AssetKeyInput!) {
 
 
 def _plain_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))}
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))
+    }
 
 
 @pytest.fixture(scope="module")
@@ -55,15 +59,25 @@ def plain_dev():
     port = free_port()
     log_path = folder / "dev.log"
     with log_path.open("wb") as log:
-        proc = subprocess.Popen([str(BIN / "dagster"), "dev", "-p", str(port)], cwd=folder, env=env, stdout=log,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            [str(BIN / "dagster"), "dev", "-p", str(port)],
+            cwd=folder,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     url = f"http://127.0.0.1:{port}"
 
     def answers():
         if proc.poll() is not None:
             return True
         try:
-            return httpx.post(f"{url}/graphql", json={"query": "{ version }"}, timeout=5).status_code == 200
+            return (
+                httpx.post(f"{url}/graphql", json={"query": "{ version }"}, timeout=5).status_code
+                == 200
+            )
         except httpx.HTTPError:
             return False
 
@@ -75,38 +89,74 @@ def plain_dev():
         # SIGTERM ends a Python process without its exit handlers, so pgserver's count of the
         # embedded server's users can miss the last one and leave postgres running; the README's
         # recovery (any command on the same home stops it) is what this judges, not a clean race.
-        leftovers = _stop(proc, folder, recover=lambda: subprocess.run(
-            [str(BIN / "memory-pipeline"), "status"], cwd=folder, env=env, capture_output=True, timeout=120))
+        leftovers = _stop(
+            proc,
+            folder,
+            recover=lambda: subprocess.run(
+                [str(BIN / "memory-pipeline"), "status"],
+                cwd=folder,
+                env=env,
+                capture_output=True,
+                timeout=120,
+            ),
+        )
         tail = log_path.read_text(errors="replace")[-4000:]
         shutil.rmtree(folder, ignore_errors=True)
         assert not leftovers, f"processes of {folder} outlived dagster dev: {leftovers}\n{tail}"
 
 
 def _graphql(url: str, query: str, variables: dict) -> dict:
-    body = httpx.post(f"{url}/graphql", json={"query": query, "variables": variables}, timeout=30).json()
+    body = httpx.post(
+        f"{url}/graphql", json={"query": query, "variables": variables}, timeout=30
+    ).json()
     assert not body.get("errors"), body["errors"]
     return body["data"]
 
 
 def test_plain_dagster_dev_sees_the_cli_data_and_the_sensor_indexes_it(plain_dev, tmp_path):
     folder, url, env, _ = plain_dev
-    path = write_jsonl(tmp_path / "e.jsonl", [
-        {"memory": "plain", "kind": "note", "title": f"Harbour day {i}", "occurred_at": f"2026-06-0{i + 1}",
-         "body": f"Day {i}: Marta Lindqvist fixed the boat engine in Rovinj harbour."} for i in range(2)])
-    ingest = subprocess.run([str(BIN / "memory-pipeline"), "ingest", str(path), "--json"], cwd=folder, env=env,
-                            capture_output=True, text=True, timeout=300)
+    path = write_jsonl(
+        tmp_path / "e.jsonl",
+        [
+            {
+                "memory": "plain",
+                "kind": "note",
+                "title": f"Harbour day {i}",
+                "occurred_at": f"2026-06-0{i + 1}",
+                "body": f"Day {i}: Marta Lindqvist fixed the boat engine in Rovinj harbour.",
+            }
+            for i in range(2)
+        ],
+    )
+    ingest = subprocess.run(
+        [str(BIN / "memory-pipeline"), "ingest", str(path), "--json"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ingest.returncode == 0 and "warning" not in ingest.stderr, ingest.stderr
     day = json.loads(ingest.stdout)["ingestDay"]
     assert day == utc_today()
 
-    def checked(node) -> bool:  # its checks ran to an end (they may still run just after the materialization)
-        return all((c["executionForLatestMaterialization"] or {}).get("status") not in (None, "IN_PROGRESS")
-                   for c in node["assetChecksOrError"]["checks"])
+    def checked(
+        node,
+    ) -> bool:  # its checks ran to an end (they may still run just after the materialization)
+        return all(
+            (c["executionForLatestMaterialization"] or {}).get("status")
+            not in (None, "IN_PROGRESS")
+            for c in node["assetChecksOrError"]["checks"]
+        )
 
     def indexed():
-        nodes = {a: _graphql(url, PARTITIONS, {"key": {"path": [a]}})["assetNodeOrError"] for a in ASSETS}
-        done = all(n["partitionStats"]["numMaterialized"] == 1 and (a == "episodes" or checked(n))
-                   for a, n in nodes.items())
+        nodes = {
+            a: _graphql(url, PARTITIONS, {"key": {"path": [a]}})["assetNodeOrError"] for a in ASSETS
+        }
+        done = all(
+            n["partitionStats"]["numMaterialized"] == 1 and (a == "episodes" or checked(n))
+            for a, n in nodes.items()
+        )
         return nodes if done else None
 
     started = time.monotonic()
@@ -117,10 +167,17 @@ def test_plain_dagster_dev_sees_the_cli_data_and_the_sensor_indexes_it(plain_dev
         assert node["partitionStats"] == {"numMaterialized": 1, "numPartitions": 1}, (asset, node)
         checks = node["assetChecksOrError"]["checks"]
         if asset != "episodes":
-            assert checks and all(c["executionForLatestMaterialization"]["status"] == "SUCCEEDED" for c in checks), \
-                (asset, checks)
-    status = subprocess.run([str(BIN / "memory-pipeline"), "status", "--json"], cwd=folder, env=env,
-                            capture_output=True, text=True, timeout=120)
+            assert checks and all(
+                c["executionForLatestMaterialization"]["status"] == "SUCCEEDED" for c in checks
+            ), (asset, checks)
+    status = subprocess.run(
+        [str(BIN / "memory-pipeline"), "status", "--json"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert status.returncode == 0, status.stderr
     doc = json.loads(status.stdout)
     assert doc["episodes"] == 2 and doc["pendingEpisodes"] == 0 and doc["vectors"] > 0
@@ -129,8 +186,18 @@ def test_plain_dagster_dev_sees_the_cli_data_and_the_sensor_indexes_it(plain_dev
 
 def test_dg_knows_the_project_and_its_definitions_load(tmp_path):
     # From the checkout's root (where dg finds [tool.dg]); its own home, not the developer's data.
-    env = {**_plain_env(), "VIRTUAL_ENV": str(BIN.parent), "MEMORY_PIPELINE_HOME": str(tmp_path / "home")}
-    result = subprocess.run([str(BIN / "dg"), "check", "defs"], cwd=PROJECT_ROOT, env=env, capture_output=True,
-                            text=True, timeout=300)
+    env = {
+        **_plain_env(),
+        "VIRTUAL_ENV": str(BIN.parent),
+        "MEMORY_PIPELINE_HOME": str(tmp_path / "home"),
+    }
+    result = subprocess.run(
+        [str(BIN / "dg"), "check", "defs"],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "All definitions loaded successfully" in result.stdout + result.stderr

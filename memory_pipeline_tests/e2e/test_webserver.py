@@ -92,7 +92,7 @@ def _episodes(memory: str, n: int, word: str = "harbour") -> list[dict]:
             "title": f"Day {i} in Rovinj",
             "occurred_at": f"2026-06-1{i}T08:00:00Z",
             "body": f"Morning {i}: I met Marta Lindqvist at the {word} in Rovinj and we talked about boats.\n\n"
-                    + ("We walked along the old town walls and counted the fishing boats. " * (3 + i)),
+            + ("We walked along the old town walls and counted the fishing boats. " * (3 + i)),
         }
         for i in range(n)
     ]
@@ -103,7 +103,9 @@ def _run_failure_details(ui: UiServer, run_id: str) -> str:
     events = data["logsForRun"].get("events") or []
     lines = []
     for event in events:
-        if event["__typename"] in ("ExecutionStepFailureEvent", "RunFailureEvent") and event.get("error"):
+        if event["__typename"] in ("ExecutionStepFailureEvent", "RunFailureEvent") and event.get(
+            "error"
+        ):
             lines.append(f"{event['__typename']}: {event['error']['message']}")
         elif event.get("level") in ("ERROR", "CRITICAL"):
             lines.append(f"{event['level']} {event.get('stepKey')}: {event['message']}")
@@ -167,8 +169,11 @@ def test_cli_ingest_shows_the_days_episodes_partition_as_materialized(ui: UiServ
 
     # A runless materialization (ingest ran outside Dagster), visible to the web UI at once; the
     # wait only covers a loaded machine's slow GraphQL answers (15 s was seen to fall short).
-    partitions = wait_for(lambda: day in _materialized_partitions(ui, "episodes"), timeout=60,
-                          what=f"episodes partition {day} to show as materialized")
+    partitions = wait_for(
+        lambda: day in _materialized_partitions(ui, "episodes"),
+        timeout=60,
+        what=f"episodes partition {day} to show as materialized",
+    )
     assert partitions
     events = ui.materializations("episodes", day)
     by_cli = [e for e in events if e["metadata"].get("ingested_by") == "memory-pipeline ingest"]
@@ -183,7 +188,9 @@ def test_launched_index_day_run_materializes_the_partition_with_metadata(ui: UiS
     # of the day, while the pending-episodes sensor skips a day whose run is already queued.
     # Counted before the ingest: the sensor's run may embed the new episodes before ours.
     served_before = ui.embed_server.served
-    ingest = ui.cli("ingest", str(write_jsonl(tmp_path / "run.jsonl", _episodes("e2e-run", 4))), "--json")
+    ingest = ui.cli(
+        "ingest", str(write_jsonl(tmp_path / "run.jsonl", _episodes("e2e-run", 4))), "--json"
+    )
     assert ingest.returncode == 0, ingest.stderr
     day = json.loads(ingest.stdout)["ingestDay"]
 
@@ -209,7 +216,10 @@ def test_launched_index_day_run_materializes_the_partition_with_metadata(ui: UiS
         assert mine[0]["partition"] == day
         meta[asset] = mine[0]["metadata"]
         # entity_mentions links to entities the memory already has: none yet for a new memory.
-        assert meta[asset]["dagster/row_count"] > 0 or asset == "entity_mentions", (asset, meta[asset])
+        assert meta[asset]["dagster/row_count"] > 0 or asset == "entity_mentions", (
+            asset,
+            meta[asset],
+        )
 
     assert meta["episodes"]["dagster/row_count"] >= 4, meta["episodes"]
     assert meta["chunks"]["dagster/row_count"] >= 4
@@ -227,7 +237,9 @@ def test_episode_ingested_while_the_ui_runs_becomes_searchable(ui: UiServer, tmp
     assert sensors["__typename"] == "Sensors", sensors
     sensor = {s["name"]: s for s in sensors["results"]}.get("unindexed_episodes_sensor")
     if sensor is None:
-        pytest.skip("waiting for the sensor: unindexed_episodes_sensor is not in the loaded definitions")
+        pytest.skip(
+            "waiting for the sensor: unindexed_episodes_sensor is not in the loaded definitions"
+        )
     assert sensor["sensorState"]["status"] == "RUNNING", (
         f"unindexed_episodes_sensor is {sensor['sensorState']['status']}: new episodes need it running by default"
     )
@@ -250,10 +262,18 @@ def test_episode_ingested_while_the_ui_runs_becomes_searchable(ui: UiServer, tmp
             word in r["text"] and r["ranks"].get("vector") is not None for r in last["results"]
         )
 
-    wait_for(found, timeout=150, interval=3,
-             what=lambda: f"{word!r} to be found by the vector channel; last search: {json.dumps(last)[:3000]}")
-    print(f"searchable {time.monotonic() - started:.1f}s after ingest; last response: "
-          f"vector={last['vector']}, results={len(last['results'])}")
+    wait_for(
+        found,
+        timeout=150,
+        interval=3,
+        what=lambda: (
+            f"{word!r} to be found by the vector channel; last search: {json.dumps(last)[:3000]}"
+        ),
+    )
+    print(
+        f"searchable {time.monotonic() - started:.1f}s after ingest; last response: "
+        f"vector={last['vector']}, results={len(last['results'])}"
+    )
 
 
 ADD_PARTITION = """
@@ -288,24 +308,46 @@ def test_three_day_backfill_launched_through_graphql_runs_its_partition_checks(u
     for i, day in enumerate(BACKFILL_DAYS):
         (inbox / day).mkdir(parents=True, exist_ok=True)
         write_jsonl(inbox / day / "day.jsonl", _episodes(f"e2e-backfill-{i}", 2))
-        added = ui.graphql(ADD_PARTITION, {"key": day, "selector": REPOSITORY})["addDynamicPartition"]
-        assert added["__typename"] in ("AddDynamicPartitionSuccess", "DuplicateDynamicPartitionError"), added
+        added = ui.graphql(ADD_PARTITION, {"key": day, "selector": REPOSITORY})[
+            "addDynamicPartition"
+        ]
+        assert added["__typename"] in (
+            "AddDynamicPartitionSuccess",
+            "DuplicateDynamicPartitionError",
+        ), added
     # What the UI's "Launch backfill" sends (launchPartitionBackfill), through the product's client.
     backfill_id = DagsterApi(ui.url).launch_backfill("index_day_job", BACKFILL_DAYS, {})
 
     def done():
         runs = _backfill_runs(ui, backfill_id)
-        return runs if len(runs) == 3 and all(status in TERMINAL for _, status in runs.values()) else None
+        return (
+            runs
+            if len(runs) == 3 and all(status in TERMINAL for _, status in runs.values())
+            else None
+        )
 
-    runs = wait_for(done, timeout=240, interval=2, what=lambda: f"backfill {backfill_id}: {_backfill_runs(ui, backfill_id)}")
+    runs = wait_for(
+        done,
+        timeout=240,
+        interval=2,
+        what=lambda: f"backfill {backfill_id}: {_backfill_runs(ui, backfill_id)}",
+    )
     assert len({run_id for run_id, _ in runs.values()}) == 1, runs
     for day, (run_id, status) in runs.items():
-        assert status == "SUCCESS", f"{day}: run {run_id} ended {status}:\n{_run_failure_details(ui, run_id)}"
+        assert status == "SUCCESS", (
+            f"{day}: run {run_id} ended {status}:\n{_run_failure_details(ui, run_id)}"
+        )
         events = ui.graphql(RUN_CHECKS, {"runId": run_id})["logsForRun"]["events"]
-        checks = {e["evaluation"]["checkName"]: e["evaluation"]["success"]
-                  for e in events if e["__typename"] == "AssetCheckEvaluationEvent"}
-        assert checks == {"every_episode_chunked": True, "day_vectors_complete_and_normalized": True,
-                          "every_episode_scanned_for_names": True}, (day, checks)
+        checks = {
+            e["evaluation"]["checkName"]: e["evaluation"]["success"]
+            for e in events
+            if e["__typename"] == "AssetCheckEvaluationEvent"
+        }
+        assert checks == {
+            "every_episode_chunked": True,
+            "day_vectors_complete_and_normalized": True,
+            "every_episode_scanned_for_names": True,
+        }, (day, checks)
         assert ui.materializations("embeddings", day)[0]["metadata"]["dagster/row_count"] > 0
     for asset in ("episodes", "chunks", "embeddings", "entity_mentions"):
         assert set(BACKFILL_DAYS) <= set(_materialized_partitions(ui, asset)), asset
@@ -313,13 +355,29 @@ def test_three_day_backfill_launched_through_graphql_runs_its_partition_checks(u
 
 def test_cli_backfill_is_a_dagster_backfill_and_waits_for_it(ui: UiServer):
     if not all(day in _materialized_partitions(ui, "episodes") for day in BACKFILL_DAYS):
-        pytest.skip("needs the days of test_three_day_backfill_launched_through_graphql_runs_its_partition_checks")
-    result = ui.cli("backfill", "--from", "2026-03-01", "--to", BACKFILL_DAYS[-1], "--rechunk",
-                    "--dagster-url", ui.url, timeout=300)
+        pytest.skip(
+            "needs the days of test_three_day_backfill_launched_through_graphql_runs_its_partition_checks"
+        )
+    result = ui.cli(
+        "backfill",
+        "--from",
+        "2026-03-01",
+        "--to",
+        BACKFILL_DAYS[-1],
+        "--rechunk",
+        "--dagster-url",
+        ui.url,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     first = result.stdout.splitlines()
-    assert "index_day_job over 3 day(s) that hold episodes (1 day(s) in the range received nothing)" in result.stdout
-    backfill_id = next(line for line in first if line.startswith("backfill ")).split()[1].rstrip(":")
+    assert (
+        "index_day_job over 3 day(s) that hold episodes (1 day(s) in the range received nothing)"
+        in result.stdout
+    )
+    backfill_id = (
+        next(line for line in first if line.startswith("backfill ")).split()[1].rstrip(":")
+    )
     for day in BACKFILL_DAYS:
         assert f"{day}: success" in result.stdout, result.stdout
     # On the Backfills page, with the run(s) of the named job, tagged as the CLI's.
@@ -340,10 +398,25 @@ def test_a_backfill_cancelled_through_graphql_ends_canceled_and_the_cli_says_so(
     from memory_pipeline_tests.e2e.conftest import SCRIPT
 
     if not all(day in _materialized_partitions(ui, "episodes") for day in BACKFILL_DAYS):
-        pytest.skip("needs the days of test_three_day_backfill_launched_through_graphql_runs_its_partition_checks")
-    proc = subprocess.Popen([str(SCRIPT), "backfill", "--from", BACKFILL_DAYS[0], "--to", BACKFILL_DAYS[-1],
-                             "--dagster-url", ui.url], env={**ui.env, "PYTHONUNBUFFERED": "1"},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        pytest.skip(
+            "needs the days of test_three_day_backfill_launched_through_graphql_runs_its_partition_checks"
+        )
+    proc = subprocess.Popen(
+        [
+            str(SCRIPT),
+            "backfill",
+            "--from",
+            BACKFILL_DAYS[0],
+            "--to",
+            BACKFILL_DAYS[-1],
+            "--dagster-url",
+            ui.url,
+        ],
+        env={**ui.env, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         first = proc.stdout.readline()
         assert first.startswith("backfill "), first + proc.stderr.read()
@@ -356,7 +429,11 @@ def test_a_backfill_cancelled_through_graphql_ends_canceled_and_the_cli_says_so(
             proc.wait()
     assert proc.returncode == 10, first + out + errors
     assert "Traceback" not in errors
-    assert errors.strip().splitlines()[-1].startswith(f"memory-pipeline: backfill {backfill_id} was cancelled"), errors
+    assert (
+        errors.strip()
+        .splitlines()[-1]
+        .startswith(f"memory-pipeline: backfill {backfill_id} was cancelled")
+    ), errors
     assert f"backfill {backfill_id} canceled:" in out, out
     assert DagsterApi(ui.url).backfill(backfill_id).status == "CANCELED"
 
@@ -367,8 +444,19 @@ def test_cli_backfill_without_a_web_server_is_one_plain_line(ui: UiServer):
     if not any(day in _materialized_partitions(ui, "episodes") for day in BACKFILL_DAYS):
         pytest.skip("needs days that hold episodes")
     closed = f"http://127.0.0.1:{free_port()}"
-    result = ui.cli("backfill", "--from", BACKFILL_DAYS[0], "--to", BACKFILL_DAYS[0], "--rechunk", "--dagster-url", closed)
+    result = ui.cli(
+        "backfill",
+        "--from",
+        BACKFILL_DAYS[0],
+        "--to",
+        BACKFILL_DAYS[0],
+        "--rechunk",
+        "--dagster-url",
+        closed,
+    )
     assert result.returncode == 8 and "Traceback" not in result.stderr
     # The only line: platformdirs' warning about an unset XDG_RUNTIME_DIR is silenced (storage/embedded.py).
-    assert result.stderr.strip() == (f"memory-pipeline: no Dagster web server answers at {closed} (ConnectError); "
-                                     "start `memory-pipeline ui` (or `dagster dev` in the project folder), or pass --dagster-url")
+    assert result.stderr.strip() == (
+        f"memory-pipeline: no Dagster web server answers at {closed} (ConnectError); "
+        "start `memory-pipeline ui` (or `dagster dev` in the project folder), or pass --dagster-url"
+    )

@@ -13,11 +13,15 @@ from memory_pipeline_tests.helpers import count
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer, token_count
 
 SHORT = "A short note about the garden gate."
-LONG = "# Manual\n\n## Setup\n\n" + " ".join(f"Step {i} tightens bolt {i} by hand." for i in range(60))
+LONG = "# Manual\n\n## Setup\n\n" + " ".join(
+    f"Step {i} tightens bolt {i} by hand." for i in range(60)
+)
 
 
 def embedder(url: str) -> OpenAICompatibleEmbedder:
-    return OpenAICompatibleEmbedder(EmbeddingProfile("openai", "nomic-embed-text", 384), url, batch_size=1)
+    return OpenAICompatibleEmbedder(
+        EmbeddingProfile("openai", "nomic-embed-text", 384), url, batch_size=1
+    )
 
 
 def test_the_loopback_server_refuses_like_llama_cpp():
@@ -25,8 +29,10 @@ def test_the_loopback_server_refuses_like_llama_cpp():
         with pytest.raises(ModelRefused) as info:
             embedder(server.url).embed_documents([SHORT, LONG])
     message = str(info.value)
-    assert f"input ({token_count(LONG)} tokens) is too large to process. increase the physical batch size " \
-           "(current batch size: 100)" in message
+    assert (
+        f"input ({token_count(LONG)} tokens) is too large to process. increase the physical batch size "
+        "(current batch size: 100)" in message
+    )
     assert "--ubatch-size 2048 --batch-size 2048" in message and "unavailable" not in message
 
 
@@ -39,7 +45,13 @@ def test_an_index_pass_stops_with_the_setting_to_raise_and_keeps_what_fit(db, tm
         with pytest.raises(ModelRefused, match="--ubatch-size"):
             indexing.index_until_done(db, embedder(server.url))
         # The short note fitted and was stored; the long one stays pending, nothing half-written.
-        assert count(db, "SELECT count(DISTINCT c.episode_id) FROM chunks c JOIN embeddings v USING (chunk_id)") == 1
+        assert (
+            count(
+                db,
+                "SELECT count(DISTINCT c.episode_id) FROM chunks c JOIN embeddings v USING (chunk_id)",
+            )
+            == 1
+        )
         server.max_input_tokens = None  # the server restarted with a larger batch
         report = indexing.index_until_done(db, embedder(server.url))
     assert report.pending_after == 0 and report.episodes == 1
@@ -57,4 +69,10 @@ def test_a_refused_call_keeps_the_vectors_of_the_calls_running_beside_it(db, tmp
         model.in_flight = 2
         with pytest.raises(ModelRefused, match="--ubatch-size"):
             indexing.index_until_done(db, model)
-    assert count(db, "SELECT count(DISTINCT c.episode_id) FROM chunks c JOIN embeddings v USING (chunk_id)") == 1
+    assert (
+        count(
+            db,
+            "SELECT count(DISTINCT c.episode_id) FROM chunks c JOIN embeddings v USING (chunk_id)",
+        )
+        == 1
+    )

@@ -46,7 +46,9 @@ def ollama(srv_url: str, model: str = QWEN, dim: int = 512, **kwargs) -> OllamaE
 
 
 def openai(base_url: str, model: str = "multilingual-e5-small", dim: int = 512, **kwargs):
-    return OpenAICompatibleEmbedder(EmbeddingProfile("openai", model, dim), base_url=base_url, **kwargs)
+    return OpenAICompatibleEmbedder(
+        EmbeddingProfile("openai", model, dim), base_url=base_url, **kwargs
+    )
 
 
 # -- loopback support ---------------------------------------------------------------------------
@@ -85,7 +87,9 @@ def test_ollama_qwen3_queries_carry_the_instruction(server):
     assert QWEN3_QUERY_INSTRUCTION.endswith("\nQuery: ")
     assert vector.shape == (512,)
     np.testing.assert_allclose(
-        vector, expected(QWEN3_QUERY_INSTRUCTION + "where did I plant the tomatoes?", 1024, 512), atol=1e-6
+        vector,
+        expected(QWEN3_QUERY_INSTRUCTION + "where did I plant the tomatoes?", 1024, 512),
+        atol=1e-6,
     )
 
 
@@ -227,7 +231,9 @@ def test_openai_http_500_on_a_later_batch_is_unavailable():
     with LoopbackEmbeddingServer(fail_after=1) as flaky:
         with pytest.raises(EmbedderUnavailable) as failed:
             openai(flaky.url).embed_documents(TEXTS)
-        assert str(failed.value).startswith("the OpenAI-compatible embedding service is unavailable")
+        assert str(failed.value).startswith(
+            "the OpenAI-compatible embedding service is unavailable"
+        )
         assert "500" in str(failed.value)
         assert len(flaky.requests) == 2
 
@@ -258,7 +264,12 @@ def test_openai_wrong_route_is_unavailable_not_a_model_problem(server):
         {"data": [{"index": 0, "embedding": [0.1, 0.2]}]},  # one vector for two inputs
         {"data": [{"index": 0, "embedding": [0.1]}, {"index": 0, "embedding": [0.2]}]},
         {"data": [{"index": 0, "embedding": "%%%"}, {"index": 1, "embedding": [0.2]}]},
-        {"data": [{"index": 0, "embedding": [1.0, float("nan")]}, {"index": 1, "embedding": [1.0, 2.0]}]},
+        {
+            "data": [
+                {"index": 0, "embedding": [1.0, float("nan")]},
+                {"index": 1, "embedding": [1.0, 2.0]},
+            ]
+        },
         {"object": "list"},
     ],
 )
@@ -276,7 +287,9 @@ def local(dim: int = 384, **kwargs) -> LocalEmbedder:
 def test_local_embeds_384_unit_vectors_with_distinct_query_and_passage():
     embedder = local()
     assert embedder.probe() == 384
-    passages = embedder.embed_documents(["the tomatoes are ripe", "налоговая декларация до 30 апреля"])
+    passages = embedder.embed_documents(
+        ["the tomatoes are ripe", "налоговая декларация до 30 апреля"]
+    )
     query = embedder.embed_query("the tomatoes are ripe")
     assert passages.shape == (2, 384) and query.shape == (384,)
     np.testing.assert_allclose(np.linalg.norm(passages, axis=1), 1.0, rtol=1e-5)
@@ -287,7 +300,9 @@ def test_local_embeds_384_unit_vectors_with_distinct_query_and_passage():
 
 def test_local_handles_cyrillic_by_meaning():
     embedder = local()
-    docs = embedder.embed_documents(["Кошка спит на диване весь день.", "Срок подачи налоговой декларации."])
+    docs = embedder.embed_documents(
+        ["Кошка спит на диване весь день.", "Срок подачи налоговой декларации."]
+    )
     query = embedder.embed_query("где спит кот?")
     assert np.isfinite(docs).all()
     assert query @ docs[0] > query @ docs[1]
@@ -320,20 +335,27 @@ def test_local_is_safe_from_several_threads():
         np.testing.assert_allclose(vectors, serial, atol=1e-6)
 
 
-@pytest.mark.parametrize(("preset", "policy", "spin"), [
-    ({}, "PASSIVE", "3000"),  # libgomp shows PASSIVE whenever the policy is unset
-    ({"OMP_WAIT_POLICY": "ACTIVE"}, "ACTIVE", None),
-    ({"GOMP_SPINCOUNT": "250"}, "PASSIVE", "250"),
-])
+@pytest.mark.parametrize(
+    ("preset", "policy", "spin"),
+    [
+        ({}, "PASSIVE", "3000"),  # libgomp shows PASSIVE whenever the policy is unset
+        ({"OMP_WAIT_POLICY": "ACTIVE"}, "ACTIVE", None),
+        ({"GOMP_SPINCOUNT": "250"}, "PASSIVE", "250"),
+    ],
+)
 def test_local_engine_threads_spin_briefly_unless_the_user_chose(preset, policy, spin):
     # libgomp prints the settings it started with (OMP_DISPLAY_ENV): the embedder's short spin
     # (local.SPIN_COUNT) unless the user set a wait policy or a spin count of their own.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_"))}
     env.update(preset, OMP_DISPLAY_ENV="VERBOSE")
-    code = ("from memory_pipeline.embedders.base import EmbeddingProfile\n"
-            "from memory_pipeline.embedders.local import LocalEmbedder\n"
-            "LocalEmbedder(EmbeddingProfile('local', 'multilingual-e5-small', 384)).embed_query('hello')\n")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    code = (
+        "from memory_pipeline.embedders.base import EmbeddingProfile\n"
+        "from memory_pipeline.embedders.local import LocalEmbedder\n"
+        "LocalEmbedder(EmbeddingProfile('local', 'multilingual-e5-small', 384)).embed_query('hello')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     shown = dict(re.findall(r"^\s*(\w+) = '([^']*)'", done.stderr, flags=re.M))
     assert shown["OMP_WAIT_POLICY"] == policy
@@ -429,8 +451,10 @@ def test_factory_local_with_a_foreign_model_names_the_variable():
     ("environ", "variable"),
     [
         ({"MEMORY_PIPELINE_EMBED_PROVIDER": "ollama", "OLLAMA_HOST": "ftp://box"}, "OLLAMA_HOST"),
-        ({"MEMORY_PIPELINE_EMBED_PROVIDER": "openai", "MEMORY_PIPELINE_EMBED_URL": "box:8000"},
-         "MEMORY_PIPELINE_EMBED_URL"),
+        (
+            {"MEMORY_PIPELINE_EMBED_PROVIDER": "openai", "MEMORY_PIPELINE_EMBED_URL": "box:8000"},
+            "MEMORY_PIPELINE_EMBED_URL",
+        ),
     ],
 )
 def test_factory_rejects_unusable_urls_naming_the_variable(environ, variable):
@@ -442,5 +466,8 @@ def test_paragraph_windows_switch_reaches_the_embedder_and_rejects_nonsense():
     assert build_embedder(EmbedSettings.from_env({})).paragraph_windows is True
     off = EmbedSettings.from_env({"MEMORY_PIPELINE_PARAGRAPH_WINDOWS": " OFF "})
     assert off.paragraph_windows is False and build_embedder(off).paragraph_windows is False
-    with pytest.raises(ConfigurationError, match="MEMORY_PIPELINE_PARAGRAPH_WINDOWS='sometimes': expected on or off"):
+    with pytest.raises(
+        ConfigurationError,
+        match="MEMORY_PIPELINE_PARAGRAPH_WINDOWS='sometimes': expected on or off",
+    ):
         EmbedSettings.from_env({"MEMORY_PIPELINE_PARAGRAPH_WINDOWS": "sometimes"})

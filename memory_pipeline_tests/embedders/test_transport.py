@@ -54,10 +54,12 @@ def test_openai_falls_back_to_floats_when_base64_is_refused():
 @pytest.fixture(params=["openai", "ollama"])
 def make(request):
     """An embedder of either HTTP provider for a server URL."""
+
     def build(url: str, **kwargs):
         if request.param == "openai":
             return OpenAICompatibleEmbedder(PROFILE, base_url=url, **kwargs)
         return OllamaEmbedder(OLLAMA_PROFILE, host=url, **kwargs)
+
     build.provider = request.param
     return build
 
@@ -138,9 +140,13 @@ def test_ollama_follows_a_redirect_like_its_client():
     with LoopbackEmbeddingServer(dim=1024) as server:
         handler = type("Redirect", (_Redirect,), {"target": server.url})
         front = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=front.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        threading.Thread(
+            target=front.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        ).start()
         try:
-            got = OllamaEmbedder(OLLAMA_PROFILE, host=f"http://127.0.0.1:{front.server_address[1]}").embed_documents(["moved"])
+            got = OllamaEmbedder(
+                OLLAMA_PROFILE, host=f"http://127.0.0.1:{front.server_address[1]}"
+            ).embed_documents(["moved"])
         finally:
             front.shutdown()
             front.server_close()
@@ -148,12 +154,15 @@ def test_ollama_follows_a_redirect_like_its_client():
     np.testing.assert_allclose(got, expected(["moved"]), atol=1e-6)
 
 
-@pytest.mark.parametrize("url, lean", [
-    ("http://127.0.0.1:8080/v1/embeddings", True),
-    ("http://localhost/api/embed", True),
-    ("https://embeddings.example/v1/embeddings", False),  # certificates: httpx's settings
-    ("http://user:pw@127.0.0.1:8080/v1/embeddings", False),  # credentials in the URL
-])
+@pytest.mark.parametrize(
+    "url, lean",
+    [
+        ("http://127.0.0.1:8080/v1/embeddings", True),
+        ("http://localhost/api/embed", True),
+        ("https://embeddings.example/v1/embeddings", False),  # certificates: httpx's settings
+        ("http://user:pw@127.0.0.1:8080/v1/embeddings", False),  # credentials in the URL
+    ],
+)
 def test_plain_http_urls_take_the_lean_transport(url, lean, monkeypatch):
     for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
@@ -174,9 +183,17 @@ def test_a_proxy_in_the_environment_keeps_httpx_and_its_rules(make, monkeypatch)
 
 
 def test_parallel_setting_reaches_the_embedder_and_is_validated():
-    env = {"MEMORY_PIPELINE_EMBED_PROVIDER": "openai", "MEMORY_PIPELINE_EMBED_URL": "http://127.0.0.1:9"}
+    env = {
+        "MEMORY_PIPELINE_EMBED_PROVIDER": "openai",
+        "MEMORY_PIPELINE_EMBED_URL": "http://127.0.0.1:9",
+    }
     assert build_embedder(EmbedSettings.from_env(env)).in_flight == 8
-    assert build_embedder(EmbedSettings.from_env({**env, "MEMORY_PIPELINE_EMBED_PARALLEL": "3"})).in_flight == 3
+    assert (
+        build_embedder(
+            EmbedSettings.from_env({**env, "MEMORY_PIPELINE_EMBED_PARALLEL": "3"})
+        ).in_flight
+        == 3
+    )
     for bad in ("0", "many", "65"):
         with pytest.raises(ConfigurationError, match="MEMORY_PIPELINE_EMBED_PARALLEL"):
             EmbedSettings.from_env({**env, "MEMORY_PIPELINE_EMBED_PARALLEL": bad})

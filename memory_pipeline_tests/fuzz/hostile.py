@@ -40,11 +40,19 @@ MEMORIES = ("fuzz-a", "fuzz-b")
 _storable = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 bodies = st.text(_storable, min_size=1, max_size=300).filter(str.strip)
 titles = st.text(_storable, min_size=1, max_size=80).filter(lambda t: t.strip() and "\n" not in t)
-_json_scalars = (st.none() | st.booleans() | st.integers(-(10**30), 10**30)
-                 | st.floats(allow_nan=False, allow_infinity=False) | st.text(_storable, max_size=20))
+_json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**30), 10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(_storable, max_size=20)
+)
 _json_values = st.recursive(
     _json_scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(_storable, max_size=5), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(_storable, max_size=5), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 metadata = st.dictionaries(st.text(_storable, min_size=1, max_size=10), _json_values, max_size=4)
@@ -79,7 +87,9 @@ def valid_jsonl_record(draw) -> tuple[bytes, Record]:
         record["salience"] = draw(st.floats(0, 1) | st.sampled_from([0, 1]))
     if draw(st.booleans()):
         record["metadata"] = draw(metadata)
-    return json.dumps(record, ensure_ascii=draw(st.booleans())).encode(), Record(record["memory"], record["body"])
+    return json.dumps(record, ensure_ascii=draw(st.booleans())).encode(), Record(
+        record["memory"], record["body"]
+    )
 
 
 _CORRUPTIONS = (
@@ -114,7 +124,11 @@ def hostile_jsonl_line(draw) -> bytes:
         return line.replace('"OVERFLOW"', "1" + "0" * draw(st.integers(309, 4000))).encode()
     if how == len(_CORRUPTIONS):  # an invalid UTF-8 byte inside the body
         cut = raw.index(b'"body"') + 9
-        return raw[:cut] + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x80"])) + raw[cut:]
+        return (
+            raw[:cut]
+            + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x80"]))
+            + raw[cut:]
+        )
     if how == len(_CORRUPTIONS) + 1:  # truncated
         return raw[: draw(st.integers(1, len(raw) - 1))]
     if how == len(_CORRUPTIONS) + 2:  # a duplicated key
@@ -139,12 +153,17 @@ def _stored_body(body: str) -> str:
 def markdown_file(draw, name: bytes) -> SourceFile:
     memory = draw(st.sampled_from(MEMORIES))
     body = draw(bodies)
-    front = [f"memory: {memory}", f"title: {json.dumps(draw(yaml_titles), ensure_ascii=False)}",
-             f"date: {draw(dates)}"]
+    front = [
+        f"memory: {memory}",
+        f"title: {json.dumps(draw(yaml_titles), ensure_ascii=False)}",
+        f"date: {draw(dates)}",
+    ]
     if draw(st.booleans()):
         front.append(f"salience: {draw(st.floats(0, 1))}")
     if draw(st.booleans()):
-        front.append(f"tags: {json.dumps(draw(st.lists(yaml_titles, max_size=3)), ensure_ascii=False)}")
+        front.append(
+            f"tags: {json.dumps(draw(st.lists(yaml_titles, max_size=3)), ensure_ascii=False)}"
+        )
     hostile = draw(st.integers(0, 9))
     bad_line = 0  # 0: valid; -1: rejected at a line the check does not pin down
     if hostile == 1:
@@ -196,9 +215,15 @@ def text_file(draw, name: bytes) -> SourceFile:
 _name_bytes = st.binary(min_size=1, max_size=30).filter(
     lambda b: b"/" not in b and b"\x00" not in b and not b.startswith(b".")
 )
-_name_text = st.text(st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)), min_size=1, max_size=30).filter(
-    lambda t: not t.startswith(".")
-).map(lambda t: t.encode("utf-8"))
+_name_text = (
+    st.text(
+        st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)),
+        min_size=1,
+        max_size=30,
+    )
+    .filter(lambda t: not t.startswith("."))
+    .map(lambda t: t.encode("utf-8"))
+)
 
 
 @st.composite
@@ -245,11 +270,17 @@ def batch_lines(draw) -> list[bytes]:
         kind = draw(st.integers(0, 6))
         item: dict = {"memory": draw(st.sampled_from(MEMORIES)), "query": draw(queries)}
         if kind == 1:
-            item["policy"] = draw(st.sampled_from(["", "default", "recent", "nope"]) | st.lists(st.text(max_size=3), max_size=2))
+            item["policy"] = draw(
+                st.sampled_from(["", "default", "recent", "nope"])
+                | st.lists(st.text(max_size=3), max_size=2)
+            )
         elif kind == 2:
             item["limit"] = draw(st.integers(-3, 80) | st.floats() | st.text(max_size=3))
         elif kind == 3:
-            item["channels"] = draw(st.sampled_from(["keyword", "keyword,graph", "vector,keyword", ""]) | st.lists(st.integers() | st.text(max_size=8), max_size=3))
+            item["channels"] = draw(
+                st.sampled_from(["keyword", "keyword,graph", "vector,keyword", ""])
+                | st.lists(st.integers() | st.text(max_size=8), max_size=3)
+            )
         elif kind == 4:
             item["memory"] = draw(st.text(max_size=10) | st.integers() | st.none())
         line = json.dumps(item, ensure_ascii=draw(st.booleans()))
@@ -296,7 +327,9 @@ def run_main(argv: list[str], env: dict[str, str]) -> Outcome:
 def run_script(argv: list[str], env: dict[str, str]) -> Outcome:
     """The same through the installed console script in a child process (the real exit path)."""
     script = Path(sys.executable).with_name("memory-pipeline")
-    proc = subprocess.run([str(script), *argv], env={**os.environ, **env}, capture_output=True, timeout=300)
+    proc = subprocess.run(
+        [str(script), *argv], env={**os.environ, **env}, capture_output=True, timeout=300
+    )
     # Decoded strictly: a raw byte that is not UTF-8 on stdout is a problem the check reports.
     out = proc.stdout.decode("utf-8", "surrogateescape")
     return Outcome(proc.returncode, out, proc.stderr.decode("utf-8", "replace"))
@@ -316,8 +349,9 @@ def _output_problems(what: str, outcome: Outcome) -> list[str]:
     return problems
 
 
-def check_ingest(files: list[SourceFile], folder: Path, db_url: str, env: dict[str, str],
-                 runner=run_main) -> list[str]:
+def check_ingest(
+    files: list[SourceFile], folder: Path, db_url: str, env: dict[str, str], runner=run_main
+) -> list[str]:
     """Write ``files`` under a fresh ``folder``, ingest it with ``--json``; every problem found."""
     tag = uuid.uuid4().hex[:8]
     suffixed = {m: f"{m}-{tag}" for m in MEMORIES}  # this case's own memories in a shared database
@@ -334,38 +368,58 @@ def check_ingest(files: list[SourceFile], folder: Path, db_url: str, env: dict[s
     expected_bad = sum(len(f.bad_lines) for f in files)
     expected_code = 3 if expected_bad else 0
     if outcome.code != expected_code:
-        problems.append(f"ingest: exit {outcome.code}, expected {expected_code}\n{outcome.err[-2000:]}")
+        problems.append(
+            f"ingest: exit {outcome.code}, expected {expected_code}\n{outcome.err[-2000:]}"
+        )
     if outcome.code in (0, 3):
         try:
             doc = json.loads(outcome.out)
         except ValueError as exc:
             return problems + [f"ingest --json: not JSON ({exc})"]
         if len(doc["rejected"]) != expected_bad:
-            problems.append(f"ingest: {len(doc['rejected'])} rejections, expected {expected_bad}: {doc['rejected']}")
+            problems.append(
+                f"ingest: {len(doc['rejected'])} rejections, expected {expected_bad}: {doc['rejected']}"
+            )
         for source in files:
-            shown = os.fsdecode(source.name).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-            located = sorted(int(r["location"].rsplit(":", 1)[1]) for r in doc["rejected"]
-                             if r["location"].rsplit(":", 1)[0] == str(folder) + "/" + shown)
+            shown = (
+                os.fsdecode(source.name)
+                .encode("utf-8", "surrogateescape")
+                .decode("utf-8", "backslashreplace")
+            )
+            located = sorted(
+                int(r["location"].rsplit(":", 1)[1])
+                for r in doc["rejected"]
+                if r["location"].rsplit(":", 1)[0] == str(folder) + "/" + shown
+            )
             wanted = sorted(line for line in source.bad_lines if line > 0)
-            if len(located) != len(source.bad_lines) or (wanted and [n for n in located if n in wanted] != wanted):
-                problems.append(f"{shown}: rejected at lines {located}, expected {source.bad_lines}")
+            if len(located) != len(source.bad_lines) or (
+                wanted and [n for n in located if n in wanted] != wanted
+            ):
+                problems.append(
+                    f"{shown}: rejected at lines {located}, expected {source.bad_lines}"
+                )
     stored = _stored(db_url, list(suffixed.values()))
     expected = {(suffixed[r.memory], r.body) for f in files for r in f.valid}
     if sorted(stored) != sorted(expected):
         missing = expected - set(stored)
         extra = [s for s in stored if s not in expected or stored.count(s) > 1]
-        problems.append(f"stored episodes differ: {len(missing)} valid record(s) missing, {len(extra)} unexpected or repeated")
+        problems.append(
+            f"stored episodes differ: {len(missing)} valid record(s) missing, {len(extra)} unexpected or repeated"
+        )
     return problems
 
 
 def _stored(db_url: str, memories: list[str]) -> list[tuple[str, str]]:
     with psycopg.connect(db_url) as conn:
-        rows = conn.execute("SELECT memory, body FROM episodes WHERE memory = ANY(%s)", (memories,)).fetchall()
+        rows = conn.execute(
+            "SELECT memory, body FROM episodes WHERE memory = ANY(%s)", (memories,)
+        ).fetchall()
     return [(m, b) for m, b in rows]
 
 
-def check_batch(lines: list[bytes], batch_file: Path, memory_episodes: dict[str, set[int]],
-                env: dict[str, str]) -> list[str]:
+def check_batch(
+    lines: list[bytes], batch_file: Path, memory_episodes: dict[str, set[int]], env: dict[str, str]
+) -> list[str]:
     """Run ``search --batch`` over ``lines``; each non-blank line must be answered once, in order,
     with an error or with results of the memory it named only."""
     batch_file.write_bytes(b"\n".join(lines) + b"\n")
@@ -379,11 +433,15 @@ def check_batch(lines: list[bytes], batch_file: Path, memory_episodes: dict[str,
     except ValueError as exc:
         return problems + [f"search --batch: a line of output is not JSON ({exc})"]
     if [d.get("line") for d in documents] != expected_lines:
-        problems.append(f"search --batch answered lines {[d.get('line') for d in documents]}, expected {expected_lines}")
+        problems.append(
+            f"search --batch answered lines {[d.get('line') for d in documents]}, expected {expected_lines}"
+        )
     failures = sum(1 for d in documents if "error" in d)
     expected_code = 3 if failures else 0
     if outcome.code != expected_code:
-        problems.append(f"search --batch: exit {outcome.code}, expected {expected_code}\n{outcome.err[-1000:]}")
+        problems.append(
+            f"search --batch: exit {outcome.code}, expected {expected_code}\n{outcome.err[-1000:]}"
+        )
     for document in documents:
         if "error" in document:
             if not isinstance(document["error"], str) or not document["error"]:
@@ -392,11 +450,15 @@ def check_batch(lines: list[bytes], batch_file: Path, memory_episodes: dict[str,
         own = memory_episodes.get(document.get("memory"), set())
         foreign = [r["episodeId"] for r in document.get("results", []) if r["episodeId"] not in own]
         if foreign:
-            problems.append(f"line {document['line']}: episodes {foreign} are not in memory {document.get('memory')!r}")
+            problems.append(
+                f"line {document['line']}: episodes {foreign} are not in memory {document.get('memory')!r}"
+            )
     return problems
 
 
-def check_query(query: str, memory: str, memory_episodes: dict[str, set[int]], env: dict[str, str]) -> list[str]:
+def check_query(
+    query: str, memory: str, memory_episodes: dict[str, set[int]], env: dict[str, str]
+) -> list[str]:
     """One ``search QUERY --memory M --json``: exit 0 with results of M only, or exit 2."""
     # After "--": a query that starts with "-" is text, not an option (as a shell user writes it).
     outcome = run_main(["search", "--memory", memory, "--json", "--", query], env)
@@ -405,17 +467,25 @@ def check_query(query: str, memory: str, memory_episodes: dict[str, set[int]], e
         problems.append(f"search {query!r}: exit {outcome.code}\n{outcome.err[-1000:]}")
     if outcome.code == 0:
         doc = json.loads(outcome.out)
-        foreign = [r["episodeId"] for r in doc["results"] if r["episodeId"] not in memory_episodes[memory]]
+        foreign = [
+            r["episodeId"] for r in doc["results"] if r["episodeId"] not in memory_episodes[memory]
+        ]
         if foreign:
             problems.append(f"search {query!r}: episodes {foreign} are not in memory {memory!r}")
-    elif outcome.code == 2 and not outcome.err.startswith("memory-pipeline: ") and "memory-pipeline: error:" not in outcome.err:
+    elif (
+        outcome.code == 2
+        and not outcome.err.startswith("memory-pipeline: ")
+        and "memory-pipeline: error:" not in outcome.err
+    ):
         problems.append(f"search {query!r}: exit 2 without a plain message: {outcome.err[-500:]}")
     return problems
 
 
 def memory_episodes(db_url: str, memories: list[str]) -> dict[str, set[int]]:
     with psycopg.connect(db_url) as conn:
-        rows = conn.execute("SELECT memory, id FROM episodes WHERE memory = ANY(%s)", (memories,)).fetchall()
+        rows = conn.execute(
+            "SELECT memory, id FROM episodes WHERE memory = ANY(%s)", (memories,)
+        ).fetchall()
     found: dict[str, set[int]] = {m: set() for m in memories}
     for memory, episode_id in rows:
         found[memory].add(episode_id)

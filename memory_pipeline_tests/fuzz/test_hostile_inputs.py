@@ -21,7 +21,11 @@ from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
 CI_SETTINGS = settings(
     max_examples=10,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
 )
 
 
@@ -44,7 +48,10 @@ def env(db_url, tmp_path, embed_server):
 @pytest.fixture
 def two_memories(db_url, tmp_path, env):
     """fuzz-a and fuzz-b, indexed, written about the same things: a leak between them would show."""
-    rows = [episode(i, memory=hostile.MEMORIES[i % 2], words="garden bicycle dentist Ana") for i in range(6)]
+    rows = [
+        episode(i, memory=hostile.MEMORIES[i % 2], words="garden bicycle dentist Ana")
+        for i in range(6)
+    ]
     write_jsonl(tmp_path / "world.jsonl", rows)
     for argv in (["ingest", str(tmp_path / "world.jsonl")], ["index"]):
         outcome = hostile.run_main(argv, env)
@@ -63,7 +70,9 @@ def test_hostile_files_lose_no_valid_record(files, db_url, tmp_path, env):
 @given(files=hostile.ingest_cases())
 @pytest.mark.slow
 def test_hostile_files_through_the_console_script(files, db_url, tmp_path, env):
-    problems = hostile.check_ingest(files, tmp_path / uuid.uuid4().hex, db_url, env, runner=hostile.run_script)
+    problems = hostile.check_ingest(
+        files, tmp_path / uuid.uuid4().hex, db_url, env, runner=hostile.run_script
+    )
     assert problems == []
 
 

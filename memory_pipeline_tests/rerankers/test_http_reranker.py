@@ -74,7 +74,12 @@ def test_request_body_carries_model_query_documents_and_full_top_n(server):
 
     first, second = server.requests
     assert first == {"model": "bge-reranker-v2-m3", "query": QUERY, "documents": DOCS, "top_n": 4}
-    assert second == {"model": DEFAULT_RERANK_MODEL, "query": "fox", "documents": ["fox"], "top_n": 1}
+    assert second == {
+        "model": DEFAULT_RERANK_MODEL,
+        "query": "fox",
+        "documents": ["fox"],
+        "top_n": 1,
+    }
 
 
 def test_empty_document_list_needs_no_call(server, reranker):
@@ -167,9 +172,18 @@ def _results(*items):
             _results({"index": -1, "relevance_score": 0.1}),
             "malformed answer: index -1 out of range for 2 documents",
         ),
-        (_results({"index": True, "relevance_score": 0.1}), "malformed answer: result 0 has index True"),
-        (_results({"index": 0.0, "relevance_score": 0.1}), "malformed answer: result 0 has index 0.0"),
-        (_results({"index": "0", "relevance_score": 0.1}), "malformed answer: result 0 has index '0'"),
+        (
+            _results({"index": True, "relevance_score": 0.1}),
+            "malformed answer: result 0 has index True",
+        ),
+        (
+            _results({"index": 0.0, "relevance_score": 0.1}),
+            "malformed answer: result 0 has index 0.0",
+        ),
+        (
+            _results({"index": "0", "relevance_score": 0.1}),
+            "malformed answer: result 0 has index '0'",
+        ),
         (_results({"relevance_score": 0.1}), "malformed answer: result 0 has index None"),
         (
             _results({"index": 0, "relevance_score": True}),
@@ -179,7 +193,10 @@ def _results(*items):
             _results({"index": 0, "relevance_score": "0.9"}),
             "malformed answer: score '0.9' for index 0 is not a number",
         ),
-        (_results({"index": 0, "score": 0.9}), "malformed answer: score None for index 0 is not a number"),
+        (
+            _results({"index": 0, "score": 0.9}),
+            "malformed answer: score None for index 0 is not a number",
+        ),
         (_results({"index": 0, "relevance_score": float("nan")}), "non-finite score"),
         (_results({"index": 0, "relevance_score": float("-inf")}), "non-finite score"),
         (_results({"index": 0, "relevance_score": 10**400}), "non-finite score"),
@@ -252,7 +269,9 @@ def test_down_server_fails_quickly():
 # -- construction --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("url", ["", "   ", "localhost:8080", "ftp://host/", "http://", "http://[::1"])
+@pytest.mark.parametrize(
+    "url", ["", "   ", "localhost:8080", "ftp://host/", "http://", "http://[::1"]
+)
 def test_invalid_url_is_a_plain_value_error(url):
     with pytest.raises(ValueError, match="reranker URL"):
         HttpReranker(url)
@@ -272,9 +291,15 @@ def test_empty_model_is_a_value_error():
 # -- configuration from the environment -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("environ", [{}, {"MEMORY_PIPELINE_RERANK_URL": ""}, {"MEMORY_PIPELINE_RERANK_URL": "  "}])
+@pytest.mark.parametrize(
+    "environ", [{}, {"MEMORY_PIPELINE_RERANK_URL": ""}, {"MEMORY_PIPELINE_RERANK_URL": "  "}]
+)
 def test_no_url_means_no_reranker(environ):
-    environ = {**environ, "MEMORY_PIPELINE_RERANK_MODEL": "x", "MEMORY_PIPELINE_RERANK_TIMEOUT": "junk"}
+    environ = {
+        **environ,
+        "MEMORY_PIPELINE_RERANK_MODEL": "x",
+        "MEMORY_PIPELINE_RERANK_TIMEOUT": "junk",
+    }
     assert reranker_from_env(environ) is None
 
 
@@ -316,7 +341,10 @@ def test_reads_os_environ_by_default(monkeypatch, server):
 
 @pytest.mark.parametrize("raw", ["soon", "0", "-2", "nan", "inf"])
 def test_invalid_timeout_names_the_variable(raw):
-    environ = {"MEMORY_PIPELINE_RERANK_URL": "http://127.0.0.1:8012", "MEMORY_PIPELINE_RERANK_TIMEOUT": raw}
+    environ = {
+        "MEMORY_PIPELINE_RERANK_URL": "http://127.0.0.1:8012",
+        "MEMORY_PIPELINE_RERANK_TIMEOUT": raw,
+    }
     with pytest.raises(ConfigurationError, match="MEMORY_PIPELINE_RERANK_TIMEOUT"):
         reranker_from_env(environ)
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from memory_pipeline.search.results import make_snippet
 
-TEXT = "First line of the chunk.\n\n" + "filler words here " * 20 + "\n\n  The   answer\tis here.  " + "tail " * 60
+TEXT = (
+    "First line of the chunk.\n\n"
+    + "filler words here " * 20
+    + "\n\n  The   answer\tis here.  "
+    + "tail " * 60
+)
 
 
 def test_short_text_is_the_snippet_whitespace_collapsed():

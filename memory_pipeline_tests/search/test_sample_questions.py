@@ -32,10 +32,16 @@ QUESTIONS = json.loads((SAMPLE_CORPUS / "questions.json").read_text(encoding="ut
 
 
 def test_the_labelled_set_is_large_and_points_at_real_episodes():
-    titles = {row["title"] for line in (SAMPLE_CORPUS / "journal.jsonl").read_text(encoding="utf-8").splitlines()
-              for row in [json.loads(line)]}
-    titles |= {row["title"] for line in (SAMPLE_CORPUS / "chats.jsonl").read_text(encoding="utf-8").splitlines()
-               for row in [json.loads(line)]}
+    titles = {
+        row["title"]
+        for line in (SAMPLE_CORPUS / "journal.jsonl").read_text(encoding="utf-8").splitlines()
+        for row in [json.loads(line)]
+    }
+    titles |= {
+        row["title"]
+        for line in (SAMPLE_CORPUS / "chats.jsonl").read_text(encoding="utf-8").splitlines()
+        for row in [json.loads(line)]
+    }
     notes = "\n".join(p.read_text(encoding="utf-8") for p in (SAMPLE_CORPUS / "notes").glob("*.md"))
     assert len(QUESTIONS) >= 20
     assert len({q["query"] for q in QUESTIONS}) == len(QUESTIONS)
@@ -58,7 +64,13 @@ def sample_service(pg_server, template_database):
         with db.connection() as conn:
             entities_store.refresh_memories(conn, ["mara"], entities_store.EntityReport())
             hnsw_store.ensure_index(conn, active_profile(conn))
-        yield SearchService(db, load_policies(default_policies_path()), embedder=embedder, reranker=None, record=False)
+        yield SearchService(
+            db,
+            load_policies(default_policies_path()),
+            embedder=embedder,
+            reranker=None,
+            record=False,
+        )
     finally:
         db.close()
         drop_database(pg_server, name)

@@ -13,12 +13,12 @@ from memory_pipeline import indexing
 from memory_pipeline.domain.entities import Entity
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.errors import InputError
-from memory_pipeline.rerankers.http import HttpReranker
 from memory_pipeline.ingest import ingest_paths
+from memory_pipeline.rerankers.http import HttpReranker
 from memory_pipeline.search.service import SearchService, channel_groups
-from memory_pipeline.storage.profiles_store import active_profile
 from memory_pipeline.storage import entities_store, hnsw_store
 from memory_pipeline.storage.database import POOL_SIZE
+from memory_pipeline.storage.profiles_store import active_profile
 from memory_pipeline.storage.vector_store import nearest_chunks, nearest_statement
 from memory_pipeline_tests.helpers import ollama_embedder, write_jsonl
 from memory_pipeline_tests.search.conftest import ALICE, NOW
@@ -39,15 +39,39 @@ def test_fused_search_finds_by_meaning_and_words_with_provenance(service):
     assert response.vector_status == "ok" and response.keyword_method == "full_text"
     assert len(response.results) <= 8 and response.limit == 8
     doc = response.to_json()
-    assert set(doc["results"][0]) == {"episodeId", "chunkId", "chunkIds", "anchor", "title", "kind", "occurredAt", "snippet",
-                                      "start", "end", "text", "score", "ranks"}
+    assert set(doc["results"][0]) == {
+        "episodeId",
+        "chunkId",
+        "chunkIds",
+        "anchor",
+        "title",
+        "kind",
+        "occurredAt",
+        "snippet",
+        "start",
+        "end",
+        "text",
+        "score",
+        "ranks",
+    }
     assert doc["vector"] == {"status": "ok", "reason": None}
 
 
-@pytest.mark.parametrize("query", [
-    "garden tulips Tomás", "Tomás", "bicycle", "LDG-4102", "garden garden garden", "'; DROP TABLE chunks; --",
-    "Tomás Rocha", "x_y%z", "soil wet garlic", "November 2026",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "garden tulips Tomás",
+        "Tomás",
+        "bicycle",
+        "LDG-4102",
+        "garden garden garden",
+        "'; DROP TABLE chunks; --",
+        "Tomás Rocha",
+        "x_y%z",
+        "soil wet garlic",
+        "November 2026",
+    ],
+)
 def test_no_search_returns_another_memorys_chunk(service, db, query):
     from memory_pipeline_tests.search.conftest import memory_of
 
@@ -59,15 +83,24 @@ def test_no_search_returns_another_memorys_chunk(service, db, query):
 
 
 def test_keyword_channel_treats_the_query_as_data(service):
-    nasty = ["\"quoted\" & | ! ( ) :*", "back\\slash \\\\", "100% _under_", "'; DROP TABLE episodes; --",
-             "<-> & !tulips", "x_y%z"]
+    nasty = [
+        '"quoted" & | ! ( ) :*',
+        "back\\slash \\\\",
+        "100% _under_",
+        "'; DROP TABLE episodes; --",
+        "<-> & !tulips",
+        "x_y%z",
+    ]
     for query in nasty:
         response = service.search("alice", query, channels=("keyword",))
         assert response.channels == ("keyword",)
     literal = service.search("alice", "x_y%z", channels=("keyword",))
     assert titles(literal) == ["Odd identifiers"]
     # '%' and '_' are not wildcards: "x_y%z" does not match "xAyBz"-like text elsewhere.
-    assert service.search("alice", "C:\\temp\\new", channels=("keyword",)).results[0].title == "Odd identifiers"
+    assert (
+        service.search("alice", "C:\\temp\\new", channels=("keyword",)).results[0].title
+        == "Odd identifiers"
+    )
 
 
 def test_keyword_fallback_finds_what_full_text_drops(service):
@@ -100,8 +133,13 @@ def test_date_channel_lists_the_chunks_of_the_days_and_months_a_query_names(serv
     month = service.search("alice", "anything from November 2026", channels=("date",))
     assert titles(month) == ["Bike repair", "Garden plan"]
     assert month.results[0].score == pytest.approx(month.results[1].score, abs=0.01)
-    assert titles(service.search("bob", "November 2026", channels=("date",))) == ["Bob bicycle", "Bob garden"]
-    assert titles(service.search("alice", "November 2026", policy="work", channels=("date",))) == ["Garden plan"]
+    assert titles(service.search("bob", "November 2026", channels=("date",))) == [
+        "Bob bicycle",
+        "Bob garden",
+    ]
+    assert titles(service.search("alice", "November 2026", policy="work", channels=("date",))) == [
+        "Garden plan"
+    ]
     assert service.search("alice", "what did I bake in 2026", channels=("date",)).results == []
     # In the default search the named day lifts its episode above a better match by words.
     fused = service.search("alice", "garden soil on 25 November 2026")
@@ -112,8 +150,13 @@ def test_the_default_policys_channel_groups_each_get_a_pooled_connection_at_once
     # vector, keyword, graph, date (a query naming a date) and the statement channels together:
     # a pool smaller than that made one channel wait for another's connection.
     default = load_policies(default_policies_path())["default"]
-    assert channel_groups(default.channels) == [("vector",), ("keyword",), ("graph",), ("date",),
-                                                ("observation", "belief")]
+    assert channel_groups(default.channels) == [
+        ("vector",),
+        ("keyword",),
+        ("graph",),
+        ("date",),
+        ("observation", "belief"),
+    ]
     assert db.pool.max_size == POOL_SIZE == len(channel_groups(default.channels))
 
 
@@ -123,12 +166,18 @@ def test_graph_channel_sees_entity_changes_made_after_it_cached_the_names(db, se
     assert service.search("alice", "what did grandma say", channels=("graph",)).results == []
     with db.connection() as conn:
         report = entities_store.EntityReport()
-        entities_store.import_entities(conn, [("alice", Entity("Tomás Rocha", ("Grandma",)))], report)
+        entities_store.import_entities(
+            conn, [("alice", Entity("Tomás Rocha", ("Grandma",)))], report
+        )
         entities_store.link_mentions(conn, "alice", report)
-    assert service.search("alice", "what did grandma say", channels=("graph",)).entities == ["Tomás Rocha"]
+    assert service.search("alice", "what did grandma say", channels=("graph",)).entities == [
+        "Tomás Rocha"
+    ]
     assert service.search("alice", "the derailleur", channels=("graph",)).results == []
     with db.connection() as conn:
-        entities_store.import_entities(conn, [("alice", Entity("Derailleur", ()))], entities_store.EntityReport())
+        entities_store.import_entities(
+            conn, [("alice", Entity("Derailleur", ()))], entities_store.EntityReport()
+        )
         entities_store.link_mentions(conn, "alice", entities_store.EntityReport())
     assert titles(service.search("alice", "the derailleur", channels=("graph",))) == ["Bike repair"]
     with db.connection() as conn:
@@ -141,9 +190,13 @@ def test_policy_filters_kinds_and_time_window_in_every_channel(service):
     assert {r.kind for r in journal.results} <= {"journal", "note"} and journal.results
     recent = service.search("alice", "garden tulips roses", policy="recent", limit=50)
     assert "Old garden memory" not in titles(recent) and "Garden plan" in titles(recent)
-    vector_only = service.search("alice", "garden", policy="journal", channels=("vector",), limit=50)
+    vector_only = service.search(
+        "alice", "garden", policy="journal", channels=("vector",), limit=50
+    )
     # Filtering inside the index scan still yields every allowed chunk as a candidate.
-    assert sorted(titles(vector_only)) == sorted(["Garden plan", "Bike repair", "Recipe night", "Odd identifiers"])
+    assert sorted(titles(vector_only)) == sorted(
+        ["Garden plan", "Bike repair", "Recipe night", "Odd identifiers"]
+    )
 
 
 def test_old_memory_can_still_win(service):
@@ -152,12 +205,18 @@ def test_old_memory_can_still_win(service):
 
 
 def test_vector_channel_unavailable_degrades_to_keyword_and_graph(db, world):
-    down = SearchService(db, load_policies(), embedder=ollama_embedder(unused_port_url()), clock=lambda: NOW)
+    down = SearchService(
+        db, load_policies(), embedder=ollama_embedder(unused_port_url()), clock=lambda: NOW
+    )
     response = down.search("alice", "bicycle chain Tomás")
-    assert response.vector_status.startswith("unavailable: the Ollama embedding service is unavailable")
+    assert response.vector_status.startswith(
+        "unavailable: the Ollama embedding service is unavailable"
+    )
     assert response.to_json()["vector"]["status"] == "unavailable"
     assert response.results and all(r.ranks["vector"] is None for r in response.results)
-    other = SearchService(db, load_policies(), embedder=ollama_embedder(unused_port_url(), dim=256), clock=lambda: NOW)
+    other = SearchService(
+        db, load_policies(), embedder=ollama_embedder(unused_port_url(), dim=256), clock=lambda: NOW
+    )
     mismatch = other.search("alice", "bicycle")
     assert "vectors of two models are never compared" in mismatch.vector_status
     assert titles(mismatch)[0] == "Bike repair"
@@ -165,42 +224,66 @@ def test_vector_channel_unavailable_degrades_to_keyword_and_graph(db, world):
 
 def test_reranker_orders_the_pool_and_failures_keep_the_fused_order(db, world):
     policies = load_policies()
-    fused = SearchService(db, policies, embedder=world, clock=lambda: NOW).search("alice", "garden bread pie", limit=2)
+    fused = SearchService(db, policies, embedder=world, clock=lambda: NOW).search(
+        "alice", "garden bread pie", limit=2
+    )
     with LoopbackRerankServer() as server:
-        reranked = SearchService(db, policies, embedder=world, clock=lambda: NOW,
-                                 reranker=HttpReranker(server.url)).search("alice", "cherry pie book club", limit=2)
+        reranked = SearchService(
+            db, policies, embedder=world, clock=lambda: NOW, reranker=HttpReranker(server.url)
+        ).search("alice", "cherry pie book club", limit=2)
         assert reranked.reranker == "ran" and titles(reranked)[0] == "Recipe night"
         assert len(server.requests[0]["documents"]) > 2
         assert reranked.results[0].score == pytest.approx(1.0)
     for mode in ("error500", "nonsense", "garbage", "partial"):
         with LoopbackRerankServer(mode=mode) as server:
-            svc = SearchService(db, policies, embedder=world, clock=lambda: NOW, reranker=HttpReranker(server.url))
+            svc = SearchService(
+                db, policies, embedder=world, clock=lambda: NOW, reranker=HttpReranker(server.url)
+            )
             response = svc.search("alice", "garden bread pie", limit=2)
         assert response.reranker.startswith("fallback: ") and titles(response) == titles(fused)
     with LoopbackRerankServer(delay_s=3) as server:
-        svc = SearchService(db, policies, embedder=world, clock=lambda: NOW,
-                            reranker=HttpReranker(server.url, timeout_s=0.5))
+        svc = SearchService(
+            db,
+            policies,
+            embedder=world,
+            clock=lambda: NOW,
+            reranker=HttpReranker(server.url, timeout_s=0.5),
+        )
         started = time.monotonic()
         slow = svc.search("alice", "garden bread pie", limit=2)
         assert time.monotonic() - started < 2.5
     assert slow.reranker.startswith("fallback: timed out") and titles(slow) == titles(fused)
-    down = SearchService(db, policies, embedder=world, clock=lambda: NOW, reranker=HttpReranker(unused_port_url()))
-    assert down.search("alice", "garden bread pie", limit=2).reranker.startswith("fallback: unreachable")
-    exact = SearchService(db, policies, embedder=world, clock=lambda: NOW, reranker=HttpReranker(unused_port_url()))
-    assert exact.search("alice", "garden", policy="exact").reranker == "off"  # the policy turns it off
+    down = SearchService(
+        db, policies, embedder=world, clock=lambda: NOW, reranker=HttpReranker(unused_port_url())
+    )
+    assert down.search("alice", "garden bread pie", limit=2).reranker.startswith(
+        "fallback: unreachable"
+    )
+    exact = SearchService(
+        db, policies, embedder=world, clock=lambda: NOW, reranker=HttpReranker(unused_port_url())
+    )
+    assert (
+        exact.search("alice", "garden", policy="exact").reranker == "off"
+    )  # the policy turns it off
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"memory": "nobody", "query": "x"}, "unknown memory 'nobody'"),
-    ({"memory": "bad name!", "query": "x"}, "memory 'bad name!'"),
-    ({"memory": "alice", "query": "   "}, "the query is empty"),
-    ({"memory": "alice", "query": "x" * 100_000}, "100000 characters"),
-    ({"memory": "alice", "query": "nul\x00byte"}, "NUL"),
-    ({"memory": "alice", "query": "x", "policy": "nope"}, "unknown policy 'nope'"),
-    ({"memory": "alice", "query": "x", "limit": 0}, "--limit 0"),
-    ({"memory": "alice", "query": "x", "limit": 51}, "--limit 51"),
-    ({"memory": "alice", "query": "x", "channels": ("vector", "smell")}, "unknown channel 'smell'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"memory": "nobody", "query": "x"}, "unknown memory 'nobody'"),
+        ({"memory": "bad name!", "query": "x"}, "memory 'bad name!'"),
+        ({"memory": "alice", "query": "   "}, "the query is empty"),
+        ({"memory": "alice", "query": "x" * 100_000}, "100000 characters"),
+        ({"memory": "alice", "query": "nul\x00byte"}, "NUL"),
+        ({"memory": "alice", "query": "x", "policy": "nope"}, "unknown policy 'nope'"),
+        ({"memory": "alice", "query": "x", "limit": 0}, "--limit 0"),
+        ({"memory": "alice", "query": "x", "limit": 51}, "--limit 51"),
+        (
+            {"memory": "alice", "query": "x", "channels": ("vector", "smell")},
+            "unknown channel 'smell'",
+        ),
+    ],
+)
 def test_bad_input_gets_a_clear_error(service, kwargs, message):
     memory, query = kwargs.pop("memory"), kwargs.pop("query")
     with pytest.raises(InputError) as info:
@@ -215,12 +298,29 @@ def test_every_search_writes_telemetry(service, db):
             """SELECT memory, query, policy, result_limit, channels, latency_ms, vector_status, reranker,
                       candidates, results FROM search_telemetry ORDER BY id DESC LIMIT 1"""
         ).fetchone()
-    memory, query, policy, limit, channels, latency, vector_status, reranker, candidates, results = row
+    (
+        memory,
+        query,
+        policy,
+        limit,
+        channels,
+        latency,
+        vector_status,
+        reranker,
+        candidates,
+        results,
+    ) = row
     assert (memory, query, policy, limit) == ("alice", "bicycle chain Tomás", "default", 3)
-    assert channels == ["vector", "keyword", "graph", "date", "observation", "belief"] and latency > 0 and vector_status == "ok"
+    assert (
+        channels == ["vector", "keyword", "graph", "date", "observation", "belief"]
+        and latency > 0
+        and vector_status == "ok"
+    )
     assert reranker == "off"
     assert candidates["vector"][0]["rank"] == 1 and "score" in candidates["keyword"][0]
-    assert candidates["graph"] and [r["chunk_id"] for r in results] == [r.chunk_id for r in response.results]
+    assert candidates["graph"] and [r["chunk_id"] for r in results] == [
+        r.chunk_id for r in response.results
+    ]
 
 
 def test_telemetry_commits_without_waiting_for_the_disk(service, db):
@@ -235,8 +335,12 @@ def test_telemetry_commits_without_waiting_for_the_disk(service, db):
     try:
         service.search("alice", "bicycle chain", limit=3)
         with db.connection() as conn:
-            mode = conn.execute("SELECT reranker FROM search_telemetry ORDER BY id DESC LIMIT 1").fetchone()[0]
-            assert conn.execute("SHOW synchronous_commit").fetchone()[0] == "on"  # only that transaction
+            mode = conn.execute(
+                "SELECT reranker FROM search_telemetry ORDER BY id DESC LIMIT 1"
+            ).fetchone()[0]
+            assert (
+                conn.execute("SHOW synchronous_commit").fetchone()[0] == "on"
+            )  # only that transaction
         assert mode == "off"
     finally:
         with db.connection() as conn:
@@ -250,9 +354,15 @@ def test_both_graph_query_plans_return_the_same_chunks(db, world):
 
     with db.connection() as conn:
         ids = [r[0] for r in conn.execute("SELECT id FROM entities WHERE memory = 'alice'")]
-        by_mentions = search_store.graph_candidates(conn, "alice", ids, Filters(), mentions=1, episodes=1000)
-        recent_first = search_store.graph_candidates(conn, "alice", ids, Filters(), mentions=999, episodes=1000)
-        limited = search_store.graph_candidates(conn, "alice", ids, Filters(), limit=1, mentions=999, episodes=1000)
+        by_mentions = search_store.graph_candidates(
+            conn, "alice", ids, Filters(), mentions=1, episodes=1000
+        )
+        recent_first = search_store.graph_candidates(
+            conn, "alice", ids, Filters(), mentions=999, episodes=1000
+        )
+        limited = search_store.graph_candidates(
+            conn, "alice", ids, Filters(), limit=1, mentions=999, episodes=1000
+        )
     assert by_mentions == recent_first and len(by_mentions) >= 2
     assert limited == by_mentions[:1]
 
@@ -262,29 +372,49 @@ def test_graph_channel_follows_only_names_that_narrow_the_memory_down(db, world)
     from memory_pipeline.storage import keyword_store, search_store
 
     with db.connection() as conn:
-        conn.execute("INSERT INTO entities (memory, name, source) VALUES ('alice', 'Everyone', 'import')")
+        conn.execute(
+            "INSERT INTO entities (memory, name, source) VALUES ('alice', 'Everyone', 'import')"
+        )
         conn.execute("""INSERT INTO entity_mentions (entity_id, episode_id, memory)
                         SELECT n.id, e.id, 'alice' FROM entities n, episodes e
                         WHERE n.name = 'Everyone' AND e.memory = 'alice'""")
-        tom = conn.execute("SELECT id FROM entities WHERE memory = 'alice' AND name = 'Tomás Rocha'").fetchone()[0]
+        tom = conn.execute(
+            "SELECT id FROM entities WHERE memory = 'alice' AND name = 'Tomás Rocha'"
+        ).fetchone()[0]
         matcher = entity_matcher(search_store.memory_entities(conn, "alice"))
         # In all 6 episodes: singles nothing out. Tomás: 2 of 6 (all 6 indexed).
-        assert followed_entities(conn, "alice", "everyone and tom", matcher) == ([tom], 2, len(ALICE))
+        assert followed_entities(conn, "alice", "everyone and tom", matcher) == (
+            [tom],
+            2,
+            len(ALICE),
+        )
         assert followed_entities(conn, "alice", "nobody", matcher) == ([], 0, 0)
-        everyone = conn.execute("SELECT id FROM entities WHERE memory = 'alice' AND name = 'Everyone'").fetchone()[0]
-        assert search_store.graph_rule_counts(conn, "alice", [everyone, tom]) == ({everyone: 6, tom: 2}, len(ALICE))
+        everyone = conn.execute(
+            "SELECT id FROM entities WHERE memory = 'alice' AND name = 'Everyone'"
+        ).fetchone()[0]
+        assert search_store.graph_rule_counts(conn, "alice", [everyone, tom]) == (
+            {everyone: 6, tom: 2},
+            len(ALICE),
+        )
         # The share is of the indexed episodes, as the keyword statistics keep them: with four of
         # them left (the others' chunks deleted, as a re-chunk does), Tomás's 2 are half, no more.
         conn.execute("""DELETE FROM chunks WHERE episode_id IN
                         (SELECT id FROM episodes WHERE memory = 'alice' ORDER BY id LIMIT 2)""")
         keyword_store.recompute(conn, ["alice"])
-        assert search_store.graph_rule_counts(conn, "alice", [everyone, tom]) == ({everyone: 6, tom: 2}, 4)
+        assert search_store.graph_rule_counts(conn, "alice", [everyone, tom]) == (
+            {everyone: 6, tom: 2},
+            4,
+        )
         assert followed_entities(conn, "alice", "everyone and tom", matcher) == ([tom], 2, 4)
         conn.execute("""DELETE FROM chunks WHERE episode_id IN
                         (SELECT id FROM episodes WHERE memory = 'alice' ORDER BY id LIMIT 3)""")
         keyword_store.recompute(conn, ["alice"])
         # Fewer than four: every mentioned name is followed, as in any small memory.
-        assert followed_entities(conn, "alice", "everyone and tom", matcher) == ([everyone, tom], 8, 3)
+        assert followed_entities(conn, "alice", "everyone and tom", matcher) == (
+            [everyone, tom],
+            8,
+            3,
+        )
 
 
 def test_graph_channel_skips_mentioning_episodes_that_have_no_chunks_yet(db, world):
@@ -293,11 +423,15 @@ def test_graph_channel_skips_mentioning_episodes_that_have_no_chunks_yet(db, wor
 
     with db.connection() as conn:
         ids = [r[0] for r in conn.execute("SELECT id FROM entities WHERE memory = 'alice'")]
-        before = search_store.graph_candidates(conn, "alice", ids, Filters(), mentions=1, episodes=1000)
+        before = search_store.graph_candidates(
+            conn, "alice", ids, Filters(), mentions=1, episodes=1000
+        )
         # The newest mentioning episode loses its chunks (as while it waits for its vectors).
         conn.execute("DELETE FROM chunks WHERE chunk_id = %s", (before[0][0],))
         for mentions in (1, 999):  # both plans
-            after = search_store.graph_candidates(conn, "alice", ids, Filters(), limit=1, mentions=mentions, episodes=1000)
+            after = search_store.graph_candidates(
+                conn, "alice", ids, Filters(), limit=1, mentions=mentions, episodes=1000
+            )
             assert after == [before[1]]
 
 
@@ -315,11 +449,24 @@ FILLER = [
 def test_vector_channel_scores_a_chunk_by_its_best_paragraph_window(db, tmp_path, embed_server):
     # One long chat whose fifth turn is about the question, among unrelated turns (its chunk
     # vector is diluted), and a short note that shares one word with the question.
-    long_chat = "\n\n".join(FILLER[:4] + ["The bicycle chain snapped on the steep climb"] + FILLER[4:])
+    long_chat = "\n\n".join(
+        FILLER[:4] + ["The bicycle chain snapped on the steep climb"] + FILLER[4:]
+    )
     rows = [
-        {"memory": "m", "kind": "chat", "title": "Long chat", "occurred_at": "2026-11-01T09:00:00Z", "body": long_chat},
-        {"memory": "m", "kind": "note", "title": "Shop hours", "occurred_at": "2026-11-01T09:00:00Z",
-         "body": "bicycle shop opens at nine"},
+        {
+            "memory": "m",
+            "kind": "chat",
+            "title": "Long chat",
+            "occurred_at": "2026-11-01T09:00:00Z",
+            "body": long_chat,
+        },
+        {
+            "memory": "m",
+            "kind": "note",
+            "title": "Shop hours",
+            "occurred_at": "2026-11-01T09:00:00Z",
+            "body": "bicycle shop opens at nine",
+        },
     ]
     ingest_paths(db, [write_jsonl(tmp_path / "w.jsonl", rows)])
     embedder = ollama_embedder(embed_server.url)
@@ -328,7 +475,11 @@ def test_vector_channel_scores_a_chunk_by_its_best_paragraph_window(db, tmp_path
     vector = embedder.embed_query(query)
     with db.connection() as conn:
         profile = active_profile(conn)
-        title = dict(conn.execute("SELECT c.chunk_id, e.title FROM chunks c JOIN episodes e ON e.id = c.episode_id"))
+        title = dict(
+            conn.execute(
+                "SELECT c.chunk_id, e.title FROM chunks c JOIN episodes e ON e.id = c.episode_id"
+            )
+        )
         by_chunk = nearest_chunks(conn, profile, "m", vector, limit=5)
         by_window = nearest_chunks(conn, profile, "m", vector, limit=5, by_windows=True)
     assert [title[h.chunk_id] for h in by_chunk] == ["Shop hours", "Long chat"]
@@ -353,8 +504,13 @@ def test_the_window_rescoring_statement_still_walks_the_hnsw_index(db, world, fi
         profile = active_profile(conn)
         index = hnsw_store.ensure_index(conn, profile).name
         statement = nearest_statement(profile, filtered=filtered, by_windows=True)
-        params = {"q": HalfVector(world.embed_query("garden")), "memory": "alice", "limit": 50,
-                  "kinds": ["note"] if filtered else None, "since": None}
+        params = {
+            "q": HalfVector(world.embed_query("garden")),
+            "memory": "alice",
+            "limit": 50,
+            "kinds": ["note"] if filtered else None,
+            "since": None,
+        }
         with conn.transaction():
             conn.execute("SET LOCAL enable_seqscan = off")  # a tiny table: make the choice visible
             plan = "\n".join(r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + statement, params))
@@ -370,8 +526,20 @@ def test_adjacent_chunks_of_one_episode_come_back_as_one_passage(db, tmp_path, e
     paragraphs[4] += "A zebra appeared in a dream."
     body = "\n\n".join(paragraphs)
     rows = [
-        {"memory": "m", "kind": "doc", "title": "Town report", "occurred_at": "2026-11-01T09:00:00Z", "body": body},
-        {"memory": "m", "kind": "note", "title": "Zoo", "occurred_at": "2026-11-02T09:00:00Z", "body": "zebra zebra"},
+        {
+            "memory": "m",
+            "kind": "doc",
+            "title": "Town report",
+            "occurred_at": "2026-11-01T09:00:00Z",
+            "body": body,
+        },
+        {
+            "memory": "m",
+            "kind": "note",
+            "title": "Zoo",
+            "occurred_at": "2026-11-02T09:00:00Z",
+            "body": "zebra zebra",
+        },
     ]
     ingest_paths(db, [write_jsonl(tmp_path / "w.jsonl", rows)])
     indexing.index_until_done(db, ollama_embedder(embed_server.url))
@@ -381,12 +549,16 @@ def test_adjacent_chunks_of_one_episode_come_back_as_one_passage(db, tmp_path, e
     sewn = response.results[0]
     (lone,) = [r for r in response.results[1:] if r.title == "Town report"]
     assert len(sewn.chunk_ids) == 2 and sewn.chunk_id in sewn.chunk_ids
-    assert sewn.text == body[sewn.start:sewn.end] and sewn.text.startswith("Section 1.")
+    assert sewn.text == body[sewn.start : sewn.end] and sewn.text.startswith("Section 1.")
     assert sewn.text.rstrip().endswith("repainted.") and "Section 2." in sewn.text
     assert lone.chunk_ids == (lone.chunk_id,) and lone.text.startswith("Section 4.")
     # The limit counts passages: one passage of two chunks fills a limit of 1.
-    assert [r.chunk_ids for r in service.search("m", "zebra crossing school", channels=("keyword",), limit=1).results] \
-        == [sewn.chunk_ids]
+    assert [
+        r.chunk_ids
+        for r in service.search(
+            "m", "zebra crossing school", channels=("keyword",), limit=1
+        ).results
+    ] == [sewn.chunk_ids]
     assert response.to_json()["results"][0]["chunkIds"] == list(sewn.chunk_ids)
     unsewn = service.search("m", "zebra crossing school", channels=("keyword",), limit=8, sew=False)
     assert len(unsewn.results) == 4 and all(len(r.chunk_ids) == 1 for r in unsewn.results)

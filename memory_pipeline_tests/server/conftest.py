@@ -25,7 +25,9 @@ def env(db_url, model, tmp_path):
 @pytest.fixture
 def local(db_url, model):
     """The same database through the Python API, to arrange data and check tables."""
-    with Memory.open(url=db_url, embed_provider="ollama", embed_url=model.url, record_in_dagster=False) as mem:
+    with Memory.open(
+        url=db_url, embed_provider="ollama", embed_url=model.url, record_in_dagster=False
+    ) as mem:
         yield mem
 
 

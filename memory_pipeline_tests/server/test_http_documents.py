@@ -17,34 +17,55 @@ def item(folder, name: str, memory: str = "web", **document) -> dict:
 
 def stored(local, memory: str) -> dict:
     with local.db.connection() as conn:
-        rows = conn.execute("SELECT title, kind, occurred_at, body, metadata FROM episodes WHERE memory = %s",
-                            (memory,)).fetchall()
+        rows = conn.execute(
+            "SELECT title, kind, occurred_at, body, metadata FROM episodes WHERE memory = %s",
+            (memory,),
+        ).fetchall()
     return {row[0]: row[1:] for row in rows}
 
 
 def test_documents_in_a_json_request_are_stored_as_ingest_stores_them_and_bad_ones_rejected_in_place(
-        api, local, tmp_path):
+    api, local, tmp_path
+):
     docs = tmp_path / "docs"
     expected = document_folder(docs)
     (docs / "huge.pdf").unlink()  # the size limit has its own test below
-    response = api.post("/v1/episodes", json={"episodes": [
-        item(docs, "survey.pdf"),
-        item(docs, "locked.pdf"),
-        item(docs, "minutes.docx", contentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
-        item(docs, "bomb.docx"),
-        {"memory": "web", "kind": "note", "title": "Plain", "occurred_at": "2026-03-01", "body": "A plain note."},
-        item(docs, "scan.pdf"),
-        {"memory": "web", "document": {"name": "notes.txt", "content": "aGVsbG8="}},
-        {"memory": "web", "document": {"name": "page.html", "content": "not base64!"}},
-        item(docs, "page.html", contentType="application/pdf"),
-    ]})
+    response = api.post(
+        "/v1/episodes",
+        json={
+            "episodes": [
+                item(docs, "survey.pdf"),
+                item(docs, "locked.pdf"),
+                item(
+                    docs,
+                    "minutes.docx",
+                    contentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+                ),
+                item(docs, "bomb.docx"),
+                {
+                    "memory": "web",
+                    "kind": "note",
+                    "title": "Plain",
+                    "occurred_at": "2026-03-01",
+                    "body": "A plain note.",
+                },
+                item(docs, "scan.pdf"),
+                {"memory": "web", "document": {"name": "notes.txt", "content": "aGVsbG8="}},
+                {"memory": "web", "document": {"name": "page.html", "content": "not base64!"}},
+                item(docs, "page.html", contentType="application/pdf"),
+            ]
+        },
+    )
     assert response.status_code == 201, response.text
     body = response.json()
     assert body["inserted"] == 3
     reasons = {r["location"]: r["reason"] for r in body["rejected"]}
     assert set(reasons) == {f"episodes[{i}]" for i in (1, 3, 5, 6, 7, 8)}
     for i, name in ((1, "locked.pdf"), (3, "bomb.docx"), (5, "scan.pdf")):
-        assert reasons[f"episodes[{i}]"].startswith(f"{name}: ") and expected[name] in reasons[f"episodes[{i}]"]
+        assert (
+            reasons[f"episodes[{i}]"].startswith(f"{name}: ")
+            and expected[name] in reasons[f"episodes[{i}]"]
+        )
     assert "cannot tell the format" in reasons["episodes[6]"]
     assert reasons["episodes[7]"] == "page.html: document.content is not valid base64"
     assert reasons["episodes[8]"] == "page.html: the name says .html but the content type says .pdf"
@@ -59,20 +80,37 @@ def test_documents_in_a_json_request_are_stored_as_ingest_stores_them_and_bad_on
     assert web["River Survey 2025"][1].isoformat().startswith("2025-06-01")
 
     # A raw body: the bytes as they are, the format from the content type.
-    raw = api.post("/v1/episodes", params={"memory": "web", "name": "page.html"},
-                   content=(docs / "page.html").read_bytes(), headers={"Content-Type": "text/html; charset=utf-8"})
+    raw = api.post(
+        "/v1/episodes",
+        params={"memory": "web", "name": "page.html"},
+        content=(docs / "page.html").read_bytes(),
+        headers={"Content-Type": "text/html; charset=utf-8"},
+    )
     assert raw.status_code == 201 and raw.json()["inserted"] == 1
-    again = api.post("/v1/episodes", params={"memory": "web", "name": "page.html"},
-                     content=(docs / "page.html").read_bytes(), headers={"Content-Type": "text/html"})
+    again = api.post(
+        "/v1/episodes",
+        params={"memory": "web", "name": "page.html"},
+        content=(docs / "page.html").read_bytes(),
+        headers={"Content-Type": "text/html"},
+    )
     assert again.status_code == 200 and again.json()["duplicates"] == 1
-    bad = api.post("/v1/episodes", params={"memory": "web", "name": "app.html"},
-                   content=(docs / "app.html").read_bytes(), headers={"Content-Type": "text/html"})
+    bad = api.post(
+        "/v1/episodes",
+        params={"memory": "web", "name": "app.html"},
+        content=(docs / "app.html").read_bytes(),
+        headers={"Content-Type": "text/html"},
+    )
     assert bad.status_code == 422
-    assert bad.json()["rejected"][0]["location"] == "app.html" and "script and style" in bad.json()["rejected"][0]["reason"]
+    assert (
+        bad.json()["rejected"][0]["location"] == "app.html"
+        and "script and style" in bad.json()["rejected"][0]["reason"]
+    )
 
     # Searched by a phrase from a deep section, each document shows the headings above it.
     assert api.post("/v1/index").status_code == 200
-    found = api.get("/v1/search", params={"memory": "web", "q": DEEP_PHRASE, "channels": "keyword"}).json()
+    found = api.get(
+        "/v1/search", params={"memory": "web", "q": DEEP_PHRASE, "channels": "keyword"}
+    ).json()
     anchors = {r["title"]: r["anchor"] for r in found["results"]}
     assert anchors["Club Minutes"] == "Club Minutes > minutes part 3"
     assert anchors["Riverside Blog"] == "Riverside Blog > blog part 3"
@@ -96,8 +134,12 @@ def test_a_raw_document_is_refused_past_the_size_limit_while_it_streams(api, loc
             yield b"\0" * (1024 * 1024)
         yield b"\0" * 4096
 
-    streamed = api.post("/v1/episodes", params={"memory": "web", "name": "huge.pdf"},
-                        headers={"Content-Type": "application/pdf"}, content=pieces())
+    streamed = api.post(
+        "/v1/episodes",
+        params={"memory": "web", "name": "huge.pdf"},
+        headers={"Content-Type": "application/pdf"},
+        content=pieces(),
+    )
     assert streamed.status_code == 413 and "larger than 33554432" in streamed.json()["error"]
     missing = api.post("/v1/episodes", content=b"%PDF", headers={"Content-Type": "application/pdf"})
     assert missing.status_code == 422 and "'memory'" in missing.json()["error"]

@@ -17,7 +17,13 @@ SHARED = "Lucinda Okonkwo and the Harbor Project: budget review on Tuesday, appl
 
 
 def ep(memory: str, title: str, body: str) -> dict:
-    return {"memory": memory, "kind": "note", "title": title, "occurred_at": "2026-03-01", "body": body}
+    return {
+        "memory": memory,
+        "kind": "note",
+        "title": title,
+        "occurred_at": "2026-03-01",
+        "body": body,
+    }
 
 
 def cli(env, *args) -> subprocess.CompletedProcess:
@@ -32,12 +38,16 @@ def create_token(env, name: str, *args) -> str:
 
 @pytest.fixture
 def two_memories(local):
-    report = local.add([
-        ep("alice", "Alice harbor", SHARED + " Alice-only: the kumquat orchard."),
-        ep("alice", "Alice second", "Lucinda Okonkwo met Alice again about the Harbor Project."),
-        ep("bob", "Bob harbor", SHARED + " Bob-only: the zeppelin hangar."),
-        ep("bob", "Bob second", "Lucinda Okonkwo met Bob again about the Harbor Project."),
-    ])
+    report = local.add(
+        [
+            ep("alice", "Alice harbor", SHARED + " Alice-only: the kumquat orchard."),
+            ep(
+                "alice", "Alice second", "Lucinda Okonkwo met Alice again about the Harbor Project."
+            ),
+            ep("bob", "Bob harbor", SHARED + " Bob-only: the zeppelin hangar."),
+            ep("bob", "Bob second", "Lucinda Okonkwo met Bob again about the Harbor Project."),
+        ]
+    )
     local.index()
     from memory_pipeline.storage import entities_store
 
@@ -54,7 +64,11 @@ def test_tokens_are_stored_hashed_and_managed_with_the_cli(env, local):
     assert rows == [("agent", hashlib.sha256(token.encode()).hexdigest(), ["alice"], "write")]
     assert token not in json.dumps([list(r) for r in rows])
     listed = cli(env, "tokens", "list")
-    assert listed.returncode == 0 and "agent: write alice" in listed.stdout and token not in listed.stdout
+    assert (
+        listed.returncode == 0
+        and "agent: write alice" in listed.stdout
+        and token not in listed.stdout
+    )
     again = cli(env, "tokens", "create", "agent", "--memory", "alice")
     assert again.returncode == 2 and "exists already" in again.stderr
     nothing = cli(env, "tokens", "create", "x")
@@ -80,10 +94,16 @@ def test_a_token_sees_only_its_memories_through_every_endpoint(api, env, local, 
         responses.append((token, response))
         return response
 
-    for token, mine, other, other_ids, other_name in (
-        (alice, "alice", "bob", bob_ids, "bob"), (bob, "bob", "alice", alice_ids, "alice")
+    for token, mine, other, other_ids, _other_name in (
+        (alice, "alice", "bob", bob_ids, "bob"),
+        (bob, "bob", "alice", alice_ids, "alice"),
     ):
-        found = call("GET", "/v1/search", token, params={"memory": mine, "q": "Lucinda Okonkwo Harbor Project apples"})
+        found = call(
+            "GET",
+            "/v1/search",
+            token,
+            params={"memory": mine, "q": "Lucinda Okonkwo Harbor Project apples"},
+        )
         assert found.status_code == 200
         assert {r["episodeId"] for r in found.json()["results"]} <= set(two_memories)
         assert not {r["episodeId"] for r in found.json()["results"]} & set(other_ids)
@@ -96,11 +116,14 @@ def test_a_token_sees_only_its_memories_through_every_endpoint(api, env, local, 
         status = call("GET", "/v1/status", token).json()
         assert [m["name"] for m in status["memories"]] == [mine] and "episodes" not in status
         for episode_id in other_ids:
-            assert call("GET", f"/v1/episodes/{episode_id}", token).json() == {"error": f"no episode {episode_id}"}
+            assert call("GET", f"/v1/episodes/{episode_id}", token).json() == {
+                "error": f"no episode {episode_id}"
+            }
             assert call("DELETE", f"/v1/episodes/{episode_id}", token).status_code == 404
         assert call("GET", "/v1/episodes/999999", token).json() == {"error": "no episode 999999"}
         assert call("DELETE", f"/v1/memories/{other}", token).json() == {
-            "error": f"unknown memory '{other}' (existing: {mine})"}
+            "error": f"unknown memory '{other}' (existing: {mine})"
+        }
         assert call("DELETE", "/v1/memories/carol", token).status_code == 404
         written = call("POST", "/v1/episodes", token, json=[ep(other, "sneak", "sneaky text")])
         assert written.status_code in (403, 422)
@@ -110,9 +133,13 @@ def test_a_token_sees_only_its_memories_through_every_endpoint(api, env, local, 
     assert call("DELETE", f"/v1/episodes/{alice_ids[0]}", alice).status_code == 403
     assert call("POST", "/v1/index", alice).status_code == 403
     # Bob's write token writes to bob only; the item for alice is rejected in place.
-    mixed = call("POST", "/v1/episodes", bob, json=[ep("bob", "new", "new bob text"), ep("alice", "x", "y")])
+    mixed = call(
+        "POST", "/v1/episodes", bob, json=[ep("bob", "new", "new bob text"), ep("alice", "x", "y")]
+    )
     assert mixed.status_code == 201
-    assert mixed.json()["rejected"] == [{"location": "episodes[1]", "reason": "this token cannot write to memory 'alice'"}]
+    assert mixed.json()["rejected"] == [
+        {"location": "episodes[1]", "reason": "this token cannot write to memory 'alice'"}
+    ]
     assert "episodes" not in call("POST", "/v1/index", bob).json()
 
     for token, response in responses:
@@ -120,7 +147,10 @@ def test_a_token_sees_only_its_memories_through_every_endpoint(api, env, local, 
         text = response.text.lower()
         assert other_only not in text, (response.request.url, text)
         assert "traceback" not in text
-        if other_name not in str(response.request.url) and other_name not in (response.request.content or b"").decode():
+        if (
+            other_name not in str(response.request.url)
+            and other_name not in (response.request.content or b"").decode()
+        ):
             assert other_name not in text, (response.request.url, text)
     assert count(local.db, "SELECT count(*) FROM episodes WHERE memory = 'alice'") == 2
     assert count(local.db, "SELECT count(*) FROM episodes WHERE memory = 'bob'") == 3

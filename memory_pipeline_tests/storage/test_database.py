@@ -13,7 +13,6 @@ import pytest
 from memory_pipeline.errors import DatabaseUnavailable, ExitCode
 from memory_pipeline.storage.database import CheckWhenIdle, Database, redact
 from memory_pipeline.storage.migrations import apply_migrations, migration_files
-
 from memory_pipeline_tests.conftest import create_database, drop_database
 
 
@@ -51,7 +50,9 @@ def test_open_fresh_database_migrates_and_registers_vector_types(pg_server):
     name = create_database(pg_server, template=None)
     try:
         with Database.open(pg_server.uri(name)) as db, db.connection() as conn:
-            version = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
+            version = conn.execute(
+                "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+            ).fetchone()[0]
             assert tuple(int(x) for x in version.split(".")[:2]) >= (0, 7)
             value = conn.execute("SELECT '[1,2,3]'::halfvec").fetchone()[0]
             assert list(value.to_list()) == [1.0, 2.0, 3.0]
@@ -77,7 +78,9 @@ def test_unreachable_server_is_a_plain_database_error():
 
 def test_redact_hides_passwords_only():
     assert redact("postgresql://u:pw@h:5432/db") == "postgresql://u:***@h:5432/db"
-    assert redact("postgresql://postgres:@/db?host=/tmp") == "postgresql://postgres:***@/db?host=/tmp"
+    assert (
+        redact("postgresql://postgres:@/db?host=/tmp") == "postgresql://postgres:***@/db?host=/tmp"
+    )
     assert redact("postgresql://h/db") == "postgresql://h/db"
 
 
@@ -90,7 +93,9 @@ def _wait_until_gone(pg_server, pid: int) -> None:
             time.sleep(0.02)
 
 
-def test_a_pooled_connection_the_server_ended_is_replaced_at_checkout_even_when_just_used(db, pg_server):
+def test_a_pooled_connection_the_server_ended_is_replaced_at_checkout_even_when_just_used(
+    db, pg_server
+):
     with db.connection() as conn:
         pid = conn.info.backend_pid
     _wait_until_gone(pg_server, pid)  # well within CheckWhenIdle's idle time
@@ -99,10 +104,14 @@ def test_a_pooled_connection_the_server_ended_is_replaced_at_checkout_even_when_
         assert conn.info.backend_pid != pid
 
 
-def test_checkout_checks_by_round_trip_only_idle_connections_or_ones_the_server_wrote_to(db_url, pg_server):
+def test_checkout_checks_by_round_trip_only_idle_connections_or_ones_the_server_wrote_to(
+    db_url, pg_server
+):
     now = [0.0]
     trips = []
-    check = CheckWhenIdle(5.0, clock=lambda: now[0], round_trip=lambda conn: trips.append(conn.info.backend_pid))
+    check = CheckWhenIdle(
+        5.0, clock=lambda: now[0], round_trip=lambda conn: trips.append(conn.info.backend_pid)
+    )
     with psycopg.connect(db_url, autocommit=True) as conn:
         pid = conn.info.backend_pid
         check(conn)  # never seen: checked

@@ -41,8 +41,12 @@ def test_a_killed_server_leaves_no_exception_at_exit():
     # Not under pytest's basetemp, which other pytest processes of the same user may prune.
     home = Path(tempfile.mkdtemp(prefix="mp-"))
     try:
-        proc = subprocess.run([sys.executable, "-c", KILL_THEN_EXIT, str(home / "home")],
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-c", KILL_THEN_EXIT, str(home / "home")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
         shutil.rmtree(home, ignore_errors=True)
     assert proc.returncode == 0 and proc.stdout.strip() == "leaving"
@@ -53,12 +57,20 @@ def test_a_killed_server_leaves_no_exception_at_exit():
 @pytest.mark.slow
 @pytest.mark.parametrize("leaving", ["release", "exit"])
 def test_the_last_process_to_leave_stops_a_server_that_was_restarted_meanwhile(leaving):
-    from memory_pipeline_tests.support.processes import describe, postmasters_under, stop_postmasters
+    from memory_pipeline_tests.support.processes import (
+        describe,
+        postmasters_under,
+        stop_postmasters,
+    )
 
     home = Path(tempfile.mkdtemp(prefix="mp-"))
     try:
-        proc = subprocess.run([sys.executable, "-c", RESTART_THEN_LEAVE, str(home / "home"), leaving],
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-c", RESTART_THEN_LEAVE, str(home / "home"), leaving],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         left = postmasters_under(home)
         stop_postmasters(left)
     finally:

@@ -54,7 +54,9 @@ def _online_clusters() -> set[tuple[str, str]]:
     """(version, name) of the Debian-managed clusters that are running now."""
     if shutil.which("pg_lsclusters") is None:
         return set()
-    proc = subprocess.run(["pg_lsclusters", "--no-header"], check=False, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["pg_lsclusters", "--no-header"], check=False, capture_output=True, text=True
+    )
     online = set()
     for line in proc.stdout.splitlines():
         fields = line.split()
@@ -72,11 +74,21 @@ def _apt_install() -> str | None:
     try:
         for update_first in (False, True):
             if update_first:
-                subprocess.run(["apt-get", "update"], env=APT_ENV, check=False, capture_output=True, timeout=APT_TIMEOUT)
+                subprocess.run(
+                    ["apt-get", "update"],
+                    env=APT_ENV,
+                    check=False,
+                    capture_output=True,
+                    timeout=APT_TIMEOUT,
+                )
             for package in ("postgresql-15", "postgresql"):
                 proc = subprocess.run(
                     ["apt-get", "install", "-y", "--no-install-recommends", package],
-                    env=APT_ENV, check=False, capture_output=True, text=True, timeout=APT_TIMEOUT,
+                    env=APT_ENV,
+                    check=False,
+                    capture_output=True,
+                    text=True,
+                    timeout=APT_TIMEOUT,
                 )
                 if proc.returncode == 0 and _find_initdb() is not None:
                     return None
@@ -88,7 +100,9 @@ def _apt_install() -> str | None:
         # The package's postinst creates a 'main' cluster and starts it where it can (no
         # policy-rc.d veto, a service manager): stop whatever the install started.
         for ver, name in sorted(_online_clusters() - before):
-            subprocess.run(["pg_ctlcluster", ver, name, "stop"], check=False, capture_output=True, timeout=60)
+            subprocess.run(
+                ["pg_ctlcluster", ver, name, "stop"], check=False, capture_output=True, timeout=60
+            )
     return f"apt-get install postgresql-15 failed: {last}"
 
 
@@ -132,18 +146,43 @@ def plain_postgres_url():
 
     def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         # cwd=root: the postgres user may not be able to read the current directory.
-        return subprocess.run([*prefix, *args], cwd=root, check=False, capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [*prefix, *args], cwd=root, check=False, capture_output=True, text=True, timeout=timeout
+        )
 
     started = False
     try:
-        proc = run(str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust",
-                   "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions")
+        proc = run(
+            str(bindir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-sync",
+            "--no-instructions",
+        )
         assert proc.returncode == 0, f"initdb failed:\n{proc.stdout}\n{proc.stderr}"
         for _attempt in range(3):  # another process may take the free port before we bind it
             port = _free_port()
             options = f"-k {root} -h 127.0.0.1 -p {port} -F"
-            proc = run(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options,
-                       "-w", "-t", "60", "start")
+            proc = run(
+                str(bindir / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(log),
+                "-o",
+                options,
+                "-w",
+                "-t",
+                "60",
+                "start",
+            )
             if proc.returncode == 0:
                 started = True
                 break
@@ -161,7 +200,9 @@ def plain_postgres_url():
         yield url
     finally:
         if started or (data / "postmaster.pid").exists():
-            proc = run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "-t", "60", "stop")
+            proc = run(
+                str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "-t", "60", "stop"
+            )
             if proc.returncode != 0 and (data / "postmaster.pid").exists():
                 pid = int((data / "postmaster.pid").read_text().split()[0])
                 os.kill(pid, 9)
@@ -200,9 +241,17 @@ def test_open_raises_missing_extension(plain_postgres_url):
 
 def test_cli_status_exits_7_with_the_message(plain_postgres_url, tmp_path):
     url = _with_password(plain_postgres_url)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))}
-    env.update({"MEMORY_PIPELINE_HOME": str(tmp_path / "home"), "MEMORY_PIPELINE_DATABASE_URL": url})
-    proc = subprocess.run([str(SCRIPT), "status"], env=env, check=False, capture_output=True, text=True, timeout=180)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))
+    }
+    env.update(
+        {"MEMORY_PIPELINE_HOME": str(tmp_path / "home"), "MEMORY_PIPELINE_DATABASE_URL": url}
+    )
+    proc = subprocess.run(
+        [str(SCRIPT), "status"], env=env, check=False, capture_output=True, text=True, timeout=180
+    )
     assert proc.returncode == 7, (proc.stdout, proc.stderr)
     assert "has no 'vector' extension (pgvector >= 0.7 is required)" in proc.stderr
     assert "the PostgreSQL server at postgresql://postgres:***@127.0.0.1:" in proc.stderr

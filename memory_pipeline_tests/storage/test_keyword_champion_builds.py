@@ -10,11 +10,36 @@ import psycopg
 
 from memory_pipeline.storage import forget_store, index_store, keyword_store
 from memory_pipeline_tests.storage.test_keyword_store import (
-    DAY1, DAY2, add, assert_lists_hold_the_rows_above_their_floor, common_body, index,
+    DAY1,
+    DAY2,
+    add,
+    assert_lists_hold_the_rows_above_their_floor,
+    common_body,
+    index,
 )
 
-FILLER = ["apple", "bread", "candle", "desk", "engine", "fabric", "garnet", "harp", "iris", "jacket", "kettle",
-          "lemon", "marble", "napkin", "orchid", "pepper", "quilt", "ribbon", "saddle", "tulip"]
+FILLER = [
+    "apple",
+    "bread",
+    "candle",
+    "desk",
+    "engine",
+    "fabric",
+    "garnet",
+    "harp",
+    "iris",
+    "jacket",
+    "kettle",
+    "lemon",
+    "marble",
+    "napkin",
+    "orchid",
+    "pepper",
+    "quilt",
+    "ribbon",
+    "saddle",
+    "tulip",
+]
 
 
 def body(i: int) -> str:
@@ -28,34 +53,51 @@ SHORT = ["River river.", "Meadow meadow, forest forest."]  # short, a word twice
 
 def lists(conn, memory: str) -> tuple:
     """(state's avgdl, k1, b, min_floor; {lexeme: floor} of its generation)."""
-    state = conn.execute("SELECT avgdl, k1, b, min_floor FROM keyword_champion_state WHERE memory = %s",
-                         (memory,)).fetchone()
-    floors = dict(conn.execute(
-        "SELECT l.lexeme, l.floor FROM keyword_champion_lists l JOIN keyword_champion_state s"
-        " ON s.memory = l.memory AND s.generation = l.generation WHERE l.memory = %s", (memory,)).fetchall())
+    state = conn.execute(
+        "SELECT avgdl, k1, b, min_floor FROM keyword_champion_state WHERE memory = %s", (memory,)
+    ).fetchone()
+    floors = dict(
+        conn.execute(
+            "SELECT l.lexeme, l.floor FROM keyword_champion_lists l JOIN keyword_champion_state s"
+            " ON s.memory = l.memory AND s.generation = l.generation WHERE l.memory = %s",
+            (memory,),
+        ).fetchall()
+    )
     return state, floors
 
 
 def rows(conn, memory: str) -> set:
     """The rows of the memory's current generation."""
-    return set(conn.execute(
-        "SELECT k.lexeme, k.episode_id, k.ordinal, k.weight FROM keyword_champions k JOIN keyword_champion_state s"
-        " ON s.memory = k.memory AND s.generation = k.generation WHERE k.memory = %s", (memory,)).fetchall())
+    return set(
+        conn.execute(
+            "SELECT k.lexeme, k.episode_id, k.ordinal, k.weight FROM keyword_champions k JOIN keyword_champion_state s"
+            " ON s.memory = k.memory AND s.generation = k.generation WHERE k.memory = %s",
+            (memory,),
+        ).fetchall()
+    )
 
 
 def generations(conn, memory: str) -> tuple:
     """(the current generation, the generations rows and lists exist of)."""
-    current = conn.execute("SELECT generation FROM keyword_champion_state WHERE memory = %s", (memory,)).fetchone()
+    current = conn.execute(
+        "SELECT generation FROM keyword_champion_state WHERE memory = %s", (memory,)
+    ).fetchone()
     held = conn.execute(
         "SELECT array(SELECT DISTINCT generation FROM keyword_champions WHERE memory = %(m)s ORDER BY 1),"
         " array(SELECT DISTINCT generation FROM keyword_champion_lists WHERE memory = %(m)s ORDER BY 1)",
-        {"m": memory}).fetchone()
+        {"m": memory},
+    ).fetchone()
     return (current[0] if current else None), tuple(held)
 
 
 def episodes_of_day(conn, memory: str, day) -> list[int]:
-    return [r[0] for r in conn.execute(
-        "SELECT id FROM episodes WHERE memory = %s AND ingest_day = %s ORDER BY id", (memory, day))]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM episodes WHERE memory = %s AND ingest_day = %s ORDER BY id",
+            (memory, day),
+        )
+    ]
 
 
 def leftovers(conn) -> tuple:
@@ -91,7 +133,9 @@ def waiting_on_a_lock(db, application: str = "memory_pipeline") -> int:
     with db.connection() as conn:
         return conn.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            " AND application_name = %s", (application,)).fetchone()[0]
+            " AND application_name = %s",
+            (application,),
+        ).fetchone()[0]
 
 
 def test_a_writer_commits_during_the_read_and_its_rows_join_the_new_lists(db):
@@ -109,7 +153,9 @@ def test_a_writer_commits_during_the_read_and_its_rows_join_the_new_lists(db):
             keyword_store.stage_build(conn, "big", min_df=5, size=4)
             writer, out = in_thread(index, db)
             writer.join(120)
-            assert not writer.is_alive() and out == [None]  # it committed while the read was still open
+            assert not writer.is_alive() and out == [
+                None
+            ]  # it committed while the read was still open
         assert keyword_store.load_build(conn, "big")
         build = keyword_store.swap_build(conn, "big")
         keyword_store.end_build(conn, "big")
@@ -144,7 +190,9 @@ def test_the_swap_holds_back_only_the_memorys_writers_and_only_while_it_runs(db)
             index(db)  # another memory's writer: not held back
             add(db, "big", SHORT, day=DAY2)
             writer, out = in_thread(index, db)
-            wait_until(lambda: waiting_on_a_lock(db) >= 1, "the big memory's writer waits for the swap")
+            wait_until(
+                lambda: waiting_on_a_lock(db) >= 1, "the big memory's writer waits for the swap"
+            )
             assert writer.is_alive()
         writer.join(120)
         assert out == [None]
@@ -163,7 +211,9 @@ def test_deleters_during_the_build(db):
         keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
         listed = conn.execute(
             "SELECT DISTINCT k.episode_id FROM keyword_champions k JOIN episodes e ON e.id = k.episode_id"
-            " WHERE e.ingest_day = %s ORDER BY 1", (DAY1,)).fetchall()
+            " WHERE e.ingest_day = %s ORDER BY 1",
+            (DAY1,),
+        ).fetchall()
         assert keyword_store.start_build(conn, "big")
         keyword_store.stage_build(conn, "big", min_df=5, size=4)
         # After the snapshot: an episode of listed chunks forgotten, the second day rechunked
@@ -199,7 +249,9 @@ def test_the_load_and_the_swap_give_way_to_a_deleter_instead_of_deadlocking(db):
     index(db)
     with db.connection() as conn:
         keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
-        victim = conn.execute("SELECT episode_id FROM keyword_champions WHERE memory = 'big' LIMIT 1").fetchone()[0]
+        victim = conn.execute(
+            "SELECT episode_id FROM keyword_champions WHERE memory = 'big' LIMIT 1"
+        ).fetchone()[0]
         assert keyword_store.start_build(conn, "big")
         keyword_store.stage_build(conn, "big", min_df=5, size=4)
         report = keyword_store.ChampionBuild("big")
@@ -207,7 +259,9 @@ def test_the_load_and_the_swap_give_way_to_a_deleter_instead_of_deadlocking(db):
             deleter.execute("DELETE FROM episodes WHERE id = %s", (victim,))  # forget's first step
             load, out = in_thread(keyword_store.load_build, conn, "big", report)
             wait_until(lambda: report.gave_way >= 1, "the load finds the deleted rows locked")
-            keyword_store.recompute(deleter, ["big"])  # the deleter's last step: needs the stats row
+            keyword_store.recompute(
+                deleter, ["big"]
+            )  # the deleter's last step: needs the stats row
         load.join(120)
         assert out == [True] and report.gave_way >= 1
     add(db, "big", SHORT, day=DAY2)
@@ -218,13 +272,18 @@ def test_the_load_and_the_swap_give_way_to_a_deleter_instead_of_deadlocking(db):
         with db.connection() as deleter, deleter.transaction():
             deleter.execute("DELETE FROM episodes WHERE id = %s", (logged[0],))
             swap, out = in_thread(keyword_store.swap_build, conn, "big", report)
-            wait_until(lambda: report.gave_way > gave_way, "the swap finds the logged episode's rows locked")
+            wait_until(
+                lambda: report.gave_way > gave_way,
+                "the swap finds the logged episode's rows locked",
+            )
             keyword_store.recompute(deleter, ["big"])
         swap.join(120)
         assert out == [report] and report.outcome == "built" and report.attempts >= 2
         keyword_store.end_build(conn, "big")
         assert not [r for r in rows(conn, "big") if r[1] in (victim, logged[0])]
-        assert [r for r in rows(conn, "big") if r[1] == logged[1]]  # the other logged episode: weighed
+        assert [
+            r for r in rows(conn, "big") if r[1] == logged[1]
+        ]  # the other logged episode: weighed
         assert assert_lists_hold_the_rows_above_their_floor(conn, "big") == report.rows
         assert leftovers(conn) == (0, 0, 0, 0) and generations(conn, "big") == (2, ([2], [2]))
 
@@ -233,12 +292,19 @@ def test_one_rebuild_of_a_memory_at_a_time_and_crashed_ones_are_cleared(db, db_u
     add(db, "big", [body(i) for i in range(60)])
     index(db)
     with db.connection() as conn, psycopg.connect(db_url, autocommit=True) as other:
-        other.execute("SELECT pg_advisory_lock(%s, hashtext('big'))", (keyword_store.BUILD_LOCK_CLASS,))
+        other.execute(
+            "SELECT pg_advisory_lock(%s, hashtext('big'))", (keyword_store.BUILD_LOCK_CLASS,)
+        )
         assert keyword_store.refresh_champions(conn, "big", min_df=5, size=4).outcome == "busy"
-        assert keyword_store.start_build(other, "big")  # then its process dies mid-build, after its load
+        assert keyword_store.start_build(
+            other, "big"
+        )  # then its process dies mid-build, after its load
         keyword_store.stage_build(other, "big", min_df=5, size=4)
         assert keyword_store.load_build(other, "big")
-        assert generations(conn, "big") == (0, ([1], [1]))  # its first build: a state row, no current lists
+        assert generations(conn, "big") == (
+            0,
+            ([1], [1]),
+        )  # its first build: a state row, no current lists
     add(db, "big", SHORT, day=DAY2)
     index(db)  # writers log while the build looks registered
     with db.connection() as conn:
@@ -254,13 +320,26 @@ def test_missing_and_stale_lists(db):
     add(db, "small", [body(i) for i in range(3)])
     index(db)
     with db.connection() as conn:
+
         def stale() -> list[str]:
-            return [b.memory for b in keyword_store.refresh_all_champions(conn, min_df=20, size=4, stale_only=True)]
+            return [
+                b.memory
+                for b in keyword_store.refresh_all_champions(
+                    conn, min_df=20, size=4, stale_only=True
+                )
+            ]
 
         assert stale() == ["big"]  # more than min_df chunks and no lists
         assert stale() == []
-        chunks = conn.execute("SELECT chunks FROM keyword_champion_state WHERE memory = 'big'").fetchone()[0]
-        add(db, "big", [body(i) for i in range(40, 40 + int(chunks * keyword_store.STALE_CHANGE))], day=DAY2)
+        chunks = conn.execute(
+            "SELECT chunks FROM keyword_champion_state WHERE memory = 'big'"
+        ).fetchone()[0]
+        add(
+            db,
+            "big",
+            [body(i) for i in range(40, 40 + int(chunks * keyword_store.STALE_CHANGE))],
+            day=DAY2,
+        )
         index(db)
         assert stale() == []  # grew by a quarter: still within the rule
         add(db, "big", [body(100)], day=DAY2)

@@ -16,9 +16,23 @@ from memory_pipeline.storage.migrations import apply_migrations, migration_files
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.search_store import Filters
 from memory_pipeline_tests.conftest import create_database, drop_database
-from memory_pipeline_tests.storage.test_keyword_champion_builds import FILLER as FILL, SHORT, body, generations, lists, rows
+from memory_pipeline_tests.storage.test_keyword_champion_builds import (
+    FILLER as FILL,
+)
+from memory_pipeline_tests.storage.test_keyword_champion_builds import (
+    SHORT,
+    body,
+    generations,
+    lists,
+    rows,
+)
 from memory_pipeline_tests.storage.test_keyword_store import (
-    DAY1, DAY2, T0, add, assert_lists_hold_the_rows_above_their_floor, index,
+    DAY1,
+    DAY2,
+    T0,
+    add,
+    assert_lists_hold_the_rows_above_their_floor,
+    index,
 )
 
 
@@ -57,11 +71,15 @@ def test_searches_read_the_current_generation_whole_until_the_swap_commits(db, d
         new_lists, new_rows = lists(search, "big"), rows(search, "big")
         assert new_lists[1].keys() == old_lists[1].keys() and new_lists[1] != old_lists[1]
         assert len(new_rows) > len(grown) and build.rows == len(new_rows)
-        assert {r[1] for r in new_rows} >= {r[1] for r in grown if r[1] not in {o[1] for o in old_rows}}
+        assert {r[1] for r in new_rows} >= {
+            r[1] for r in grown if r[1] not in {o[1] for o in old_rows}
+        }
         assert build.rows == assert_lists_hold_the_rows_above_their_floor(search, "big")
 
 
-def test_a_rebuild_that_does_not_swap_leaves_the_lists_as_they_were_and_nothing_of_its_own(db, db_url):
+def test_a_rebuild_that_does_not_swap_leaves_the_lists_as_they_were_and_nothing_of_its_own(
+    db, db_url
+):
     add(db, "big", [body(i) for i in range(60)])
     index(db)
     with db.connection() as conn:
@@ -71,8 +89,13 @@ def test_a_rebuild_that_does_not_swap_leaves_the_lists_as_they_were_and_nothing_
         keyword_store.stage_build(conn, "big", min_df=5, size=6)
         assert keyword_store.load_build(conn, "big")
         assert generations(conn, "big") == (1, ([1, 2], [1, 2]))
-        keyword_store.end_build(conn, "big")  # cut short before the swap (refresh_champions' finally)
-        assert generations(conn, "big") == (1, ([1], [1])) and (lists(conn, "big"), rows(conn, "big")) == before
+        keyword_store.end_build(
+            conn, "big"
+        )  # cut short before the swap (refresh_champions' finally)
+        assert (
+            generations(conn, "big") == (1, ([1], [1]))
+            and (lists(conn, "big"), rows(conn, "big")) == before
+        )
         assert_lists_hold_the_rows_above_their_floor(conn, "big")
 
 
@@ -104,35 +127,66 @@ def test_a_database_with_lists_migrates_in_place(pg_server, tmp_path):
     try:
         with psycopg.connect(pg_server.uri(name), autocommit=True) as conn:
             apply_migrations(conn, older)
-            drafts = [make_episode(memory="big", kind="note", title=f"e{i}", occurred_at=T0, body=body(i)) for i in range(60)]
+            drafts = [
+                make_episode(memory="big", kind="note", title=f"e{i}", occurred_at=T0, body=body(i))
+                for i in range(60)
+            ]
             store_episodes(conn, drafts, DAY1)
             conn.execute("""INSERT INTO chunks (episode_id, ordinal, memory, chunk_id, start_char, end_char,
                                                 token_estimate, text)
                             SELECT id, 0, memory, 'c' || id, 0, length(body), 10, body FROM episodes""")
             # The statistics as 0004's backfill counts them (today's keyword_stats_record.sql also
             # writes 0028's column).
-            conn.execute("INSERT INTO keyword_memory_stats (memory, chunks, total_lexemes)"
-                         " SELECT memory, count(*), sum(length(tsv)) FROM chunks GROUP BY memory")
-            conn.execute("INSERT INTO keyword_stats (memory, lexeme, df) SELECT c.memory, u.lexeme, count(*)"
-                         " FROM chunks c, unnest(tsvector_to_array(c.tsv)) AS u(lexeme) GROUP BY 1, 2")
-            conn.execute("INSERT INTO keyword_champion_builds (memory, pid) VALUES ('big', pg_backend_pid())")
-            params = {"memory": "big", "min_df": 5, "size": 4, "sample_every": 1, "sample_rank": 10**6,
-                      **keyword_store.BM25.params()}  # no threshold: every posting ranked, as 0026 did
+            conn.execute(
+                "INSERT INTO keyword_memory_stats (memory, chunks, total_lexemes)"
+                " SELECT memory, count(*), sum(length(tsv)) FROM chunks GROUP BY memory"
+            )
+            conn.execute(
+                "INSERT INTO keyword_stats (memory, lexeme, df) SELECT c.memory, u.lexeme, count(*)"
+                " FROM chunks c, unnest(tsvector_to_array(c.tsv)) AS u(lexeme) GROUP BY 1, 2"
+            )
+            conn.execute(
+                "INSERT INTO keyword_champion_builds (memory, pid) VALUES ('big', pg_backend_pid())"
+            )
+            params = {
+                "memory": "big",
+                "min_df": 5,
+                "size": 4,
+                "sample_every": 1,
+                "sample_rank": 10**6,
+                **keyword_store.BM25.params(),
+            }  # no threshold: every posting ranked, as 0026 did
             conn.execute(query("keyword_champions_stage"), params)
             conn.execute(INSTALL_0026, params)
-            for table in ("keyword_champion_builds", "keyword_champion_staged_lists", "keyword_champion_staged"):
+            for table in (
+                "keyword_champion_builds",
+                "keyword_champion_staged_lists",
+                "keyword_champion_staged",
+            ):
                 conn.execute(f"DELETE FROM {table}")
-            before = (dict(conn.execute("SELECT lexeme, floor FROM keyword_champion_lists").fetchall()), conn.execute(
-                "SELECT lexeme, weight, episode_id, ordinal FROM keyword_champions ORDER BY 1, 2, 3").fetchall())
+            before = (
+                dict(conn.execute("SELECT lexeme, floor FROM keyword_champion_lists").fetchall()),
+                conn.execute(
+                    "SELECT lexeme, weight, episode_id, ordinal FROM keyword_champions ORDER BY 1, 2, 3"
+                ).fetchall(),
+            )
             assert len(before[1]) > 10
 
-            assert apply_migrations(conn) == ["0027_keyword_champion_generations", "0028_keyword_memory_episodes"]
+            assert apply_migrations(conn) == [
+                "0027_keyword_champion_generations",
+                "0028_keyword_memory_episodes",
+            ]
             # 0028 counted the memory's episodes that have chunks: the statistics are as if recorded now.
-            assert keyword_store.stored_stats(conn, "big") == keyword_store.counted_stats(conn, "big")
+            assert keyword_store.stored_stats(conn, "big") == keyword_store.counted_stats(
+                conn, "big"
+            )
             assert keyword_store.stored_stats(conn, "big")[0].episodes == 60
             # The lists are the memory's generation 1, as they were, read by searches and grown by writers.
             assert generations(conn, "big") == (1, ([1], [1]))
-            assert (lists(conn, "big")[1], sorted((r[0], r[3], r[1], r[2]) for r in rows(conn, "big"))) == before
+            assert (
+                lists(conn, "big")[1],
+                sorted((r[0], r[3], r[1], r[2]) for r in rows(conn, "big")),
+            ) == before
             assert keyword_store.plan(conn, "big", "river", cap=5).champion == "river"
             assert keyword_store.ranked(conn, "big", "river", Filters(), limit=3, cap=5)[0]
             assert_lists_hold_the_rows_above_their_floor(conn, "big")
@@ -140,7 +194,10 @@ def test_a_database_with_lists_migrates_in_place(pg_server, tmp_path):
             build = keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
             assert build.outcome == "built" and build.generation == 2
             assert generations(conn, "big") == (2, ([2], [2]))
-            assert (lists(conn, "big")[1], sorted((r[0], r[3], r[1], r[2]) for r in rows(conn, "big"))) == before
+            assert (
+                lists(conn, "big")[1],
+                sorted((r[0], r[3], r[1], r[2]) for r in rows(conn, "big")),
+            ) == before
     finally:
         drop_database(pg_server, name)
 
@@ -151,11 +208,13 @@ def brute_force_lists(conn, memory: str, min_df: int, size: int) -> tuple[dict, 
     best weight (0 when it has no more than size postings) and the list every row above it."""
     postings: dict[str, list] = {}
     for lexeme, weight, episode_id, ordinal in conn.execute(
-            """SELECT u.lexeme, bm25_weight(1, 0, coalesce(array_length(u.positions, 1), 1), length(c.tsv),
+        """SELECT u.lexeme, bm25_weight(1, 0, coalesce(array_length(u.positions, 1), 1), length(c.tsv),
                                             greatest(m.total_lexemes::float8 / m.chunks, 1.0), %(k1)s, %(b)s),
                       c.episode_id, c.ordinal
                FROM chunks c JOIN keyword_memory_stats m USING (memory) CROSS JOIN LATERAL unnest(c.tsv) u
-               WHERE c.memory = %(memory)s""", {"memory": memory, **keyword_store.BM25.params()}):
+               WHERE c.memory = %(memory)s""",
+        {"memory": memory, **keyword_store.BM25.params()},
+    ):
         postings.setdefault(lexeme, []).append((weight, episode_id, ordinal))
     floors, rows = {}, set()
     for lexeme, held in postings.items():
@@ -168,10 +227,20 @@ def brute_force_lists(conn, memory: str, min_df: int, size: int) -> tuple[dict, 
 
 
 def staged(conn, memory: str) -> tuple[dict, set]:
-    return (dict(conn.execute("SELECT lexeme, floor FROM keyword_champion_staged_lists WHERE memory = %s",
-                              (memory,)).fetchall()),
-            set(conn.execute("SELECT lexeme, weight, episode_id, ordinal FROM keyword_champion_staged WHERE memory = %s",
-                             (memory,)).fetchall()))
+    return (
+        dict(
+            conn.execute(
+                "SELECT lexeme, floor FROM keyword_champion_staged_lists WHERE memory = %s",
+                (memory,),
+            ).fetchall()
+        ),
+        set(
+            conn.execute(
+                "SELECT lexeme, weight, episode_id, ordinal FROM keyword_champion_staged WHERE memory = %s",
+                (memory,),
+            ).fetchall()
+        ),
+    )
 
 
 def test_the_staged_lists_are_exactly_the_best_rows_whatever_the_sample(db):
@@ -189,18 +258,36 @@ def test_the_staged_lists_are_exactly_the_best_rows_whatever_the_sample(db):
     index(db)
     size = 6
     with db.connection() as conn:
-        df = dict(conn.execute("SELECT lexeme, df FROM keyword_stats WHERE memory = 'big'").fetchall())
-        min_df = min(d for d in df.values() if d > 3 * size) - 1  # one lexeme of df just over it at least
+        df = dict(
+            conn.execute("SELECT lexeme, df FROM keyword_stats WHERE memory = 'big'").fetchall()
+        )
+        min_df = (
+            min(d for d in df.values() if d > 3 * size) - 1
+        )  # one lexeme of df just over it at least
         expected = brute_force_lists(conn, "big", min_df, size)
-        assert [lexeme for lexeme in expected[0] if df[lexeme] == min_df + 1] and len(expected[0]) >= len(words)
+        assert [lexeme for lexeme in expected[0] if df[lexeme] == min_df + 1] and len(
+            expected[0]
+        ) >= len(words)
         # Ties at a floor: a list shorter than the size though its lexeme has more postings.
         assert any(0 < sum(r[0] == lexeme for r in expected[1]) < size for lexeme in expected[0])
         # The threshold path only (the (size + 1)-th best of all postings), the fallback for every
         # lexeme (the best posting: too few reach it), no threshold (rank past the sample), and
         # the default sample.
-        for sample_every, sample_rank in ((1, size + 1), (1, 1), (1, 10**6), (keyword_store.SAMPLE_EVERY, None), (2, 3)):
+        for sample_every, sample_rank in (
+            (1, size + 1),
+            (1, 1),
+            (1, 10**6),
+            (keyword_store.SAMPLE_EVERY, None),
+            (2, 3),
+        ):
             assert keyword_store.start_build(conn, "big")
-            keyword_store.stage_build(conn, "big", min_df=min_df, size=size,
-                                      sample_every=sample_every, sample_rank=sample_rank)
+            keyword_store.stage_build(
+                conn,
+                "big",
+                min_df=min_df,
+                size=size,
+                sample_every=sample_every,
+                sample_rank=sample_rank,
+            )
             assert staged(conn, "big") == expected, (sample_every, sample_rank)
             keyword_store.end_build(conn, "big")

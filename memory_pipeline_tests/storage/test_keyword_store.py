@@ -6,7 +6,7 @@ import datetime as dt
 import json
 import math
 import zlib
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -21,7 +21,7 @@ from memory_pipeline.storage.search_store import Filters
 
 DAY1 = dt.date(2026, 3, 1)
 DAY2 = dt.date(2026, 3, 2)
-T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
 class TinyEmbedder(Embedder):
@@ -33,13 +33,22 @@ class TinyEmbedder(Embedder):
         super().__init__(EmbeddingProfile("test", "tiny", 8), batch_size=64)
 
     def _embed_batch(self, texts: Sequence[str], *, is_query: bool) -> np.ndarray:
-        return np.stack([np.random.default_rng(zlib.crc32(t.encode())).standard_normal(8) for t in texts])
+        return np.stack(
+            [np.random.default_rng(zlib.crc32(t.encode())).standard_normal(8) for t in texts]
+        )
 
 
-def add(db, memory: str, bodies: list[str], *, day: dt.date = DAY1, kinds: Sequence[str] = ("note",)) -> None:
+def add(
+    db, memory: str, bodies: list[str], *, day: dt.date = DAY1, kinds: Sequence[str] = ("note",)
+) -> None:
     drafts = [
-        make_episode(memory=memory, kind=kinds[i % len(kinds)], title=f"{memory} {day} {i}",
-                     occurred_at=T0 + dt.timedelta(days=i), body=body)
+        make_episode(
+            memory=memory,
+            kind=kinds[i % len(kinds)],
+            title=f"{memory} {day} {i}",
+            occurred_at=T0 + dt.timedelta(days=i),
+            body=body,
+        )
         for i, body in enumerate(bodies)
     ]
     with db.connection() as conn:
@@ -54,17 +63,27 @@ def index(db) -> None:
 def assert_stats_match_a_recount(db, *memories: str) -> None:
     with db.connection() as conn:
         for memory in memories:
-            assert keyword_store.stored_stats(conn, memory) == keyword_store.counted_stats(conn, memory), memory
+            assert keyword_store.stored_stats(conn, memory) == keyword_store.counted_stats(
+                conn, memory
+            ), memory
 
 
-def old_bm25(conn, memory: str, text: str, filters: Filters | None = None, limit: int = 50) -> list[tuple[str, float]]:
+def old_bm25(
+    conn, memory: str, text: str, filters: Filters | None = None, limit: int = 50
+) -> list[tuple[str, float]]:
     """What the keyword channel ran before the statistics (keyword_bm25.sql, counting)."""
     filters = filters or Filters()
     lexemes = search_store.query_lexemes(conn, text)
     rows = conn.execute(
         query("keyword_bm25"),
-        {"memory": memory, "lexemes": lexemes, "tsquery": search_store.or_tsquery(lexemes), "limit": limit,
-         **filters.params(), **keyword_store.BM25.params()},
+        {
+            "memory": memory,
+            "lexemes": lexemes,
+            "tsquery": search_store.or_tsquery(lexemes),
+            "limit": limit,
+            **filters.params(),
+            **keyword_store.BM25.params(),
+        },
     ).fetchall()
     return [(c, float(s)) for c, s in rows]
 
@@ -74,8 +93,12 @@ GARDEN = [
     "Fixed the bicycle chain; the derailleur needed oil.\n\nThe garden hose leaks again.",
     "Baked sourdough bread and a cherry pie for the book club.",
     # The same long paragraph three times: three chunk rows with one chunk id (df counts rows).
-    ("same garden paragraph " * 40).strip() + "\n\n" + ("same garden paragraph " * 40).strip() + "\n\n"
-    + ("same garden paragraph " * 40).strip() + "\n\n",
+    ("same garden paragraph " * 40).strip()
+    + "\n\n"
+    + ("same garden paragraph " * 40).strip()
+    + "\n\n"
+    + ("same garden paragraph " * 40).strip()
+    + "\n\n",
     "Дмитрий: Как прошла пробежка в парке?\n\nAlice: Отлично, десять километров.",
     "Config key x_y%z and path C:\\temp\\new must be kept; quote 'it''s' here.",
 ]
@@ -86,13 +109,21 @@ GARDEN = [
 
 def test_stats_after_indexing_equal_a_recount(db):
     add(db, "alice", GARDEN)
-    add(db, "bob", ["My garden with Tomás: tulips, garlic, soil, wet. Garden garden garden.",
-                    "Bicycle chain and derailleur oil, LDG-4102 again."])
+    add(
+        db,
+        "bob",
+        [
+            "My garden with Tomás: tulips, garlic, soil, wet. Garden garden garden.",
+            "Bicycle chain and derailleur oil, LDG-4102 again.",
+        ],
+    )
     index(db)
     assert_stats_match_a_recount(db, "alice", "bob")
     with db.connection() as conn:
         stats, df = keyword_store.stored_stats(conn, "alice")
-        rows = conn.execute("SELECT count(*), sum(length(tsv)) FROM chunks WHERE memory = 'alice'").fetchone()
+        rows = conn.execute(
+            "SELECT count(*), sum(length(tsv)) FROM chunks WHERE memory = 'alice'"
+        ).fetchone()
         assert (stats.chunks, stats.total_lexemes) == (rows[0], rows[1])
         # 'garden' is in chunk rows of three episodes, one of them three rows with one chunk id.
         garden = conn.execute(
@@ -102,7 +133,10 @@ def test_stats_after_indexing_equal_a_recount(db):
         assert keyword_store.stored_stats(conn, "bob")[1]["garden"] == 1
         before = keyword_store.stored_stats(conn, "alice"), keyword_store.stored_stats(conn, "bob")
         keyword_store.recompute(conn, ["alice", "bob"])
-        assert (keyword_store.stored_stats(conn, "alice"), keyword_store.stored_stats(conn, "bob")) == before
+        assert (
+            keyword_store.stored_stats(conn, "alice"),
+            keyword_store.stored_stats(conn, "bob"),
+        ) == before
 
 
 def test_stats_grow_with_new_episodes(db):
@@ -128,18 +162,30 @@ def test_stats_stay_right_after_rechunk(db):
     index(db)
     with db.connection() as conn:
         indexed = keyword_store.stored_stats(conn, "alice"), keyword_store.stored_stats(conn, "bob")
-        day1, day2 = (conn.execute(
-            "SELECT count(*) FROM chunks c JOIN episodes e ON e.id = c.episode_id WHERE e.ingest_day = %s", (day,)
-        ).fetchone()[0] for day in (DAY1, DAY2))
+        day1, day2 = (
+            conn.execute(
+                "SELECT count(*) FROM chunks c JOIN episodes e ON e.id = c.episode_id WHERE e.ingest_day = %s",
+                (day,),
+            ).fetchone()[0]
+            for day in (DAY1, DAY2)
+        )
         # What `memory-pipeline backfill --rechunk` does first.
         assert index_store.delete_chunks_of_days(conn, DAY1, DAY1) == day1
-        assert keyword_store.stored_stats(conn, "bob") == (None, {})  # no chunks left: no statistics
-        assert keyword_store.stored_stats(conn, "alice")[0].chunks == day2  # the second day's chunk rows
+        assert keyword_store.stored_stats(conn, "bob") == (
+            None,
+            {},
+        )  # no chunks left: no statistics
+        assert (
+            keyword_store.stored_stats(conn, "alice")[0].chunks == day2
+        )  # the second day's chunk rows
     assert_stats_match_a_recount(db, "alice", "bob")
     index(db)  # ... and then the days' chunks are written again
     assert_stats_match_a_recount(db, "alice", "bob")
     with db.connection() as conn:
-        assert (keyword_store.stored_stats(conn, "alice"), keyword_store.stored_stats(conn, "bob")) == indexed
+        assert (
+            keyword_store.stored_stats(conn, "alice"),
+            keyword_store.stored_stats(conn, "bob"),
+        ) == indexed
 
 
 def test_migration_backfills_existing_chunks(db):
@@ -153,9 +199,13 @@ def test_migration_backfills_existing_chunks(db):
         conn.execute(migration.split("-- Backfill from the chunks already stored.")[1])
         # 0028's backfill of the episodes column, which 0004's rows take as 0.
         assert keyword_store.stored_stats(conn, "alice")[0].episodes == 0
-        episodes = (SQL_DIR / "migrations" / "0028_keyword_memory_episodes.sql").read_text(encoding="utf-8")
-        conn.execute(episodes[episodes.index("UPDATE keyword_memory_stats"):])
-        assert keyword_store.stored_stats(conn, "alice") == indexed and indexed[0].episodes == len(GARDEN)
+        episodes = (SQL_DIR / "migrations" / "0028_keyword_memory_episodes.sql").read_text(
+            encoding="utf-8"
+        )
+        conn.execute(episodes[episodes.index("UPDATE keyword_memory_stats") :])
+        assert keyword_store.stored_stats(conn, "alice") == indexed and indexed[0].episodes == len(
+            GARDEN
+        )
 
 
 # -- the keyword query ---------------------------------------------------------------------------
@@ -169,11 +219,22 @@ def small_world(db):
     return db
 
 
-@pytest.mark.parametrize("text", [
-    "garden", "garden soil tulips", "Tomás", "bicycle oil chain", "пробежка в парке", "same paragraph",
-    "garden nonexistentword", "it's & | ! (garden) :* \\",
-])
-@pytest.mark.parametrize("filters", [Filters(), Filters(kinds=["journal"]), Filters(since=T0 + dt.timedelta(days=2))])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "garden",
+        "garden soil tulips",
+        "Tomás",
+        "bicycle oil chain",
+        "пробежка в парке",
+        "same paragraph",
+        "garden nonexistentword",
+        "it's & | ! (garden) :* \\",
+    ],
+)
+@pytest.mark.parametrize(
+    "filters", [Filters(), Filters(kinds=["journal"]), Filters(since=T0 + dt.timedelta(days=2))]
+)
 def test_small_memories_score_exactly_as_before(small_world, text, filters):
     with small_world.connection() as conn:
         rows, path = keyword_store.ranked(conn, "alice", text, filters, limit=50)
@@ -186,10 +247,17 @@ def test_small_memories_score_exactly_as_before(small_world, text, filters):
 def test_results_only_from_the_memory_and_distinct(small_world):
     with small_world.connection() as conn:
         for cap in (keyword_store.CAP, 1):
-            rows, _ = keyword_store.ranked(conn, "alice", "garden tulips paragraph", Filters(), cap=cap)
+            rows, _ = keyword_store.ranked(
+                conn, "alice", "garden tulips paragraph", Filters(), cap=cap
+            )
             ids = [c for c, _ in rows]
             assert ids and len(ids) == len(set(ids))
-            owners = {m for (m,) in conn.execute("SELECT DISTINCT memory FROM chunks WHERE chunk_id = ANY(%s)", (ids,))}
+            owners = {
+                m
+                for (m,) in conn.execute(
+                    "SELECT DISTINCT memory FROM chunks WHERE chunk_id = ANY(%s)", (ids,)
+                )
+            }
             assert owners == {"alice"}
 
 
@@ -226,21 +294,34 @@ def test_scores_are_textbook_bm25_with_the_constants_passed(small_world, bm25):
         # A chunk id can have several rows (the same text in two episodes): N counts rows, the
         # candidates (df, avgdl) distinct ids, as keyword_stats and keyword_exact.sql do.
         n = conn.execute("SELECT count(*) FROM chunks WHERE memory = 'alice'").fetchone()[0]
-        docs = {c: dict(zip(lexes, counts)) for c, lexes, counts in conn.execute(
-            "SELECT c.chunk_id, array_agg(u.lexeme), array_agg(coalesce(array_length(u.positions, 1), 1))"
-            " FROM (SELECT DISTINCT ON (chunk_id) chunk_id, tsv FROM chunks WHERE memory = 'alice') c,"
-            " unnest(c.tsv) u GROUP BY c.chunk_id")}
+        docs = {
+            c: dict(zip(lexes, counts))
+            for c, lexes, counts in conn.execute(
+                "SELECT c.chunk_id, array_agg(u.lexeme), array_agg(coalesce(array_length(u.positions, 1), 1))"
+                " FROM (SELECT DISTINCT ON (chunk_id) chunk_id, tsv FROM chunks WHERE memory = 'alice') c,"
+                " unnest(c.tsv) u GROUP BY c.chunk_id"
+            )
+        }
         _, name, params = keyword_store.statement(conn, "alice", text, Filters(), bm25=bm25)
-        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN VERBOSE " + query(name), params, prepare=False))
+        plan = "\n".join(
+            r[0] for r in conn.execute("EXPLAIN VERBOSE " + query(name), params, prepare=False)
+        )
     assert "bm25_weight" not in plan
     matching = {c: d for c, d in docs.items() if any(lex in d for lex in lexemes)}
-    avgdl = sum(len(d) for d in matching.values()) / len(matching)  # over the candidates, as documented
+    avgdl = sum(len(d) for d in matching.values()) / len(
+        matching
+    )  # over the candidates, as documented
     expected = {}
     for c, d in matching.items():
-        expected[c] = sum(math.log(1 + (n - df + 0.5) / (df + 0.5)) * d[lex] * (bm25.k1 + 1)
-                          / (d[lex] + bm25.k1 * (1 - bm25.b + bm25.b * len(d) / avgdl))
-                          for lex in lexemes if lex in d
-                          for df in [sum(lex in other for other in docs.values())])
+        expected[c] = sum(
+            math.log(1 + (n - df + 0.5) / (df + 0.5))
+            * d[lex]
+            * (bm25.k1 + 1)
+            / (d[lex] + bm25.k1 * (1 - bm25.b + bm25.b * len(d) / avgdl))
+            for lex in lexemes
+            if lex in d
+            for df in [sum(lex in other for other in docs.values())]
+        )
     assert path == "exact" and dict(rows) == pytest.approx(expected, rel=1e-9)
 
 
@@ -258,13 +339,19 @@ def test_capped_path_keeps_the_top_of_exact_bm25(db):
     bodies = [common_body(i) for i in range(60)]
     bodies.append("Entry rare: the zyxwortle stood near the river and the mountain.")
     add(db, "big", bodies)
-    add(db, "other", ["zyxwortle river mountain zyxwortle zyxwortle"])  # another memory: never returned
+    add(
+        db, "other", ["zyxwortle river mountain zyxwortle zyxwortle"]
+    )  # another memory: never returned
     index(db)
     with db.connection() as conn:
         plan = keyword_store.plan(conn, "big", "zyxwortle river mountain", cap=cap)
         assert plan.path == "capped" and plan.gate == "'zyxwortl'" and sum(plan.dfs) > cap
-        assert plan.common is not None and all("&" in q for q in plan.common)  # river & mountain together
-        rows, path = keyword_store.ranked(conn, "big", "zyxwortle river mountain", Filters(), limit=8, cap=cap)
+        assert plan.common is not None and all(
+            "&" in q for q in plan.common
+        )  # river & mountain together
+        rows, path = keyword_store.ranked(
+            conn, "big", "zyxwortle river mountain", Filters(), limit=8, cap=cap
+        )
         exact = old_bm25(conn, "big", "zyxwortle river mountain", limit=8)
         both = conn.execute(
             "SELECT count(DISTINCT chunk_id) FROM chunks WHERE memory = 'big' AND tsv @@ 'river & mountain'"
@@ -276,7 +363,9 @@ def test_capped_path_keeps_the_top_of_exact_bm25(db):
     assert {c for c, _ in rows[:both]} == {c for c, _ in exact[:both]}
     # A query of common words only: the chunks holding both come first, as in exact BM25.
     with db.connection() as conn:
-        rows, path = keyword_store.ranked(conn, "big", "river mountain", Filters(), limit=8, cap=cap)
+        rows, path = keyword_store.ranked(
+            conn, "big", "river mountain", Filters(), limit=8, cap=cap
+        )
         exact = old_bm25(conn, "big", "river mountain", limit=8)
     assert path == "capped"
     assert {c for c, _ in rows[:both]} == {c for c, _ in exact[:both]}
@@ -289,12 +378,18 @@ def test_capped_path_keeps_filters_and_treats_the_query_as_data(db):
         for text in ("river mountain", "river & !mountain | (village):*", "'river' \\ mountain"):
             rows, path = keyword_store.ranked(conn, "big", text, Filters(kinds=["journal"]), cap=5)
             assert path == "capped" and rows
-            kinds = {k for (k,) in conn.execute(
-                "SELECT DISTINCT e.kind FROM chunks c JOIN episodes e ON e.id = c.episode_id WHERE c.chunk_id = ANY(%s)",
-                ([c for c, _ in rows],))}
+            kinds = {
+                k
+                for (k,) in conn.execute(
+                    "SELECT DISTINCT e.kind FROM chunks c JOIN episodes e ON e.id = c.episode_id WHERE c.chunk_id = ANY(%s)",
+                    ([c for c, _ in rows],),
+                )
+            }
             assert kinds == {"journal"}
             assert [s for _, s in rows] == sorted((s for _, s in rows), reverse=True)
-        rows, _ = keyword_store.ranked(conn, "big", "river", Filters(since=T0 + dt.timedelta(days=100)), cap=5)
+        rows, _ = keyword_store.ranked(
+            conn, "big", "river", Filters(since=T0 + dt.timedelta(days=100)), cap=5
+        )
         assert rows == []
 
 
@@ -305,18 +400,26 @@ def assert_lists_hold_the_rows_above_their_floor(conn, memory: str) -> int:
     """Every champion list of ``memory``'s current generation against the chunks as they are now:
     exactly the chunk rows holding the lexeme whose weight (k1, b and avgdl of the refresh)
     exceeds the floor. Returns the rows checked."""
-    stored = sorted(conn.execute(
-        "SELECT k.lexeme, k.episode_id, k.ordinal FROM keyword_champions k JOIN keyword_champion_state s"
-        " ON s.memory = k.memory AND s.generation = k.generation WHERE k.memory = %s", (memory,)).fetchall())
-    counted = sorted(conn.execute(
-        """SELECT l.lexeme, c.episode_id, c.ordinal
+    stored = sorted(
+        conn.execute(
+            "SELECT k.lexeme, k.episode_id, k.ordinal FROM keyword_champions k JOIN keyword_champion_state s"
+            " ON s.memory = k.memory AND s.generation = k.generation WHERE k.memory = %s",
+            (memory,),
+        ).fetchall()
+    )
+    counted = sorted(
+        conn.execute(
+            """SELECT l.lexeme, c.episode_id, c.ordinal
            FROM keyword_champion_state s
            JOIN keyword_champion_lists l ON l.memory = s.memory AND l.generation = s.generation
            JOIN chunks c ON c.memory = s.memory
            CROSS JOIN LATERAL unnest(c.tsv) u
            WHERE s.memory = %s AND u.lexeme = l.lexeme
              AND bm25_weight(1, 0, coalesce(array_length(u.positions, 1), 1), length(c.tsv), s.avgdl, s.k1, s.b)
-                 > l.floor""", (memory,)).fetchall())
+                 > l.floor""",
+            (memory,),
+        ).fetchall()
+    )
     assert stored == counted
     return len(stored)
 
@@ -329,9 +432,15 @@ def test_champion_lists_stay_right_after_every_writer(db):
         build = keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
         rows = build.rows
         assert build.outcome == "built" and build.attempts == 1 and build.backlog == 0
-        floors = dict(conn.execute("SELECT lexeme, floor FROM keyword_champion_lists WHERE memory = 'big'").fetchall())
+        floors = dict(
+            conn.execute(
+                "SELECT lexeme, floor FROM keyword_champion_lists WHERE memory = 'big'"
+            ).fetchall()
+        )
         stems = {"river", "mountain", "villag", "harbor", "forest", "meadow"}  # COMMON, as lexemes
-        assert stems <= set(floors) and rows == assert_lists_hold_the_rows_above_their_floor(conn, "big")
+        assert stems <= set(floors) and rows == assert_lists_hold_the_rows_above_their_floor(
+            conn, "big"
+        )
         assert all(floors[w] > 0 for w in stems)  # more rows than the size: a real floor
     # New chunks that beat the floors (short, the word twice) join the lists as they are written.
     add(db, "big", ["River river.", "Meadow meadow, forest forest."], day=DAY2)
@@ -346,7 +455,8 @@ def test_champion_lists_stay_right_after_every_writer(db):
         assert_lists_hold_the_rows_above_their_floor(conn, "big")
         episode = conn.execute(
             "SELECT DISTINCT c.episode_id FROM keyword_champions k JOIN chunks c USING (episode_id, ordinal)"
-            " WHERE k.memory = 'big' LIMIT 1").fetchone()[0]
+            " WHERE k.memory = 'big' LIMIT 1"
+        ).fetchone()[0]
         forget_store.forget(conn, "big", [episode])
         assert_lists_hold_the_rows_above_their_floor(conn, "big")
         forget_store.forget(conn, "big")
@@ -365,7 +475,11 @@ def test_a_common_word_reads_its_champions_exactly_as_bm25_ranks_it(db):
         keyword_store.refresh_champions(conn, "big", min_df=cap, size=8)
         add(db, "big", ["The river, the river: a short river note."], day=DAY2)  # after the refresh
         index(db)
-        for text, filters in (("river", Filters()), ("zyxwortle river", Filters()), ("river", Filters(kinds=["journal"]))):
+        for text, filters in (
+            ("river", Filters()),
+            ("zyxwortle river", Filters()),
+            ("river", Filters(kinds=["journal"])),
+        ):
             plan = keyword_store.plan(conn, "big", text, cap=cap)
             assert plan.path == "capped" and plan.champion == "river" and plan.common is None
             rows, _ = keyword_store.ranked(conn, "big", text, filters, limit=limit, cap=cap)
@@ -374,7 +488,9 @@ def test_a_common_word_reads_its_champions_exactly_as_bm25_ranks_it(db):
             assert [c for c, _ in rows] == [c for c, _ in exact], (text, filters)
         assert rows and keyword_store.plan(conn, "big", "river mountain", cap=cap).champion is None
         # The nightly refresh rebuilds large memories' lists and drops those of memories now small.
-        assert [b.memory for b in keyword_store.refresh_all_champions(conn, min_df=cap, size=8)] == ["big"]
+        assert [
+            b.memory for b in keyword_store.refresh_all_champions(conn, min_df=cap, size=8)
+        ] == ["big"]
         assert keyword_store.refresh_all_champions(conn, min_df=10**6) == []
         assert conn.execute("SELECT count(*) FROM keyword_champion_state").fetchone()[0] == 0
         # Before the lists, a sample of the rows in table order: not the top (why they exist).
@@ -393,31 +509,45 @@ def test_the_led_common_tier_matches_exactly_the_chunks_holding_m_of_the_words(d
             rows = conn.execute(
                 """SELECT array_to_tsvector(h.words) @@ %(one)s::tsquery, array_to_tsvector(h.words) @@ ANY(%(led)s::tsquery[])
                    FROM jsonb_to_recordset(%(held)s::jsonb) AS h(words text[])""",
-                {"one": keyword_store._at_least(m, words), "led": list(led),
-                 "held": json.dumps([{"words": h} for h in held])}).fetchall()
+                {
+                    "one": keyword_store._at_least(m, words),
+                    "led": list(led),
+                    "held": json.dumps([{"words": h} for h in held]),
+                },
+            ).fetchall()
             assert rows == [(len(h) >= m, len(h) >= m) for h in held], m
 
 
 def test_the_fill_takes_chunks_holding_the_rarest_common_word(db):
     # Chunks of one or two of the common words, "harbor" in fewer of them than the others.
-    add(db, "big", [common_body(i) for i in range(120) if not (COMMON[i % 6] == "harbor" and i % 4)])
+    add(
+        db, "big", [common_body(i) for i in range(120) if not (COMMON[i % 6] == "harbor" and i % 4)]
+    )
     index(db)
     text, cap, limit = "river harbor mountain village", 3, 30
     with db.connection() as conn:
         plan = keyword_store.plan(conn, "big", text, cap=cap)
         assert plan.path == "capped" and plan.gate is None and plan.lexemes[0] == "harbor", plan
-        m = plan.common[0].split(" | ")[0].count("&") + 1  # the common tier: chunks holding m of the words
+        m = (
+            plan.common[0].split(" | ")[0].count("&") + 1
+        )  # the common tier: chunks holding m of the words
         assert plan.common == keyword_store._at_least_led(m, plan.lexemes), plan
         # The fill: chunks holding "harbor" and m - 2 others, not any m - 1 of the four words.
-        assert plan.fill == keyword_store._with_rarest(m - 1, plan.lexemes) and plan.fill.startswith("'harbor'")
+        assert plan.fill == keyword_store._with_rarest(
+            m - 1, plan.lexemes
+        ) and plan.fill.startswith("'harbor'")
         rows, _ = keyword_store.ranked(conn, "big", text, Filters(), limit=limit, cap=cap)
         held = conn.execute(
             """SELECT (SELECT count(*) FROM unnest(tsv) u WHERE u.lexeme = ANY(%(lexemes)s)), tsv @@ 'harbor'
                FROM chunks WHERE memory = 'big' AND chunk_id = ANY(%(ids)s)""",
-            {"lexemes": list(plan.lexemes), "ids": [c for c, _ in rows]}).fetchall()
+            {"lexemes": list(plan.lexemes), "ids": [c for c, _ in rows]},
+        ).fetchall()
     assert rows and all(n >= m or (harbor and n >= m - 1) for n, harbor in held)
     assert any(n < m for n, _ in held)  # the fill ran
-    assert keyword_store._with_rarest(2, ["harbor", "river", "mountain"]) == "'harbor' & ('river' | 'mountain')"
+    assert (
+        keyword_store._with_rarest(2, ["harbor", "river", "mountain"])
+        == "'harbor' & ('river' | 'mountain')"
+    )
 
 
 def _plan_nodes(node: dict):
@@ -435,13 +565,26 @@ def test_recording_chunks_in_the_lists_unnests_each_chunk_row_once(db):
     with db.connection() as conn:
         assert keyword_store.refresh_champions(conn, "big", min_df=5, size=4).outcome == "built"
         ids = [r[0] for r in conn.execute("SELECT id FROM episodes WHERE memory = 'big'")]
-        rows = conn.execute("SELECT count(*) FROM chunks WHERE episode_id = ANY(%s)", (ids,)).fetchone()[0]
-        assert conn.execute("SELECT count(*) FROM keyword_champion_lists WHERE memory = 'big'").fetchone()[0] > 1
+        rows = conn.execute(
+            "SELECT count(*) FROM chunks WHERE episode_id = ANY(%s)", (ids,)
+        ).fetchone()[0]
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM keyword_champion_lists WHERE memory = 'big'"
+            ).fetchone()[0]
+            > 1
+        )
         conn.execute("BEGIN")
         try:
-            [[plan]] = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + query("keyword_champions_record"),
-                                    {"episode_ids": ids}).fetchall()
+            [[plan]] = conn.execute(
+                "EXPLAIN (ANALYZE, FORMAT JSON) " + query("keyword_champions_record"),
+                {"episode_ids": ids},
+            ).fetchall()
         finally:
             conn.execute("ROLLBACK")
-    loops = [n["Actual Loops"] for n in _plan_nodes(plan[0]["Plan"]) if n.get("Function Name") == "unnest"]
+    loops = [
+        n["Actual Loops"]
+        for n in _plan_nodes(plan[0]["Plan"])
+        if n.get("Function Name") == "unnest"
+    ]
     assert loops == [rows], loops

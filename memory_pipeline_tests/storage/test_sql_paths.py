@@ -19,8 +19,18 @@ def test_a_query_is_sent_without_its_whole_line_comments(name):
     assert sent.splitlines() == code  # nothing else changed
 
 
-@pytest.mark.parametrize("name", ["keyword_capped", "keyword_exact", "keyword_bm25", "keyword_lexemes",
-                                  "search_results", "graph_chunks", "graph_chunks_recent_first"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "keyword_capped",
+        "keyword_exact",
+        "keyword_bm25",
+        "keyword_lexemes",
+        "search_results",
+        "graph_chunks",
+        "graph_chunks_recent_first",
+    ],
+)
 def test_every_search_statement_fits_psycopgs_conversion_cache(name):
     # psycopg converts a statement's %(name)s placeholders once and caches it only up to this
     # length; a longer one is converted again on every search.

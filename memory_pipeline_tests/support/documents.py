@@ -19,8 +19,13 @@ def _pdf_escape(text: str) -> bytes:
     return raw.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
 
 
-def pdf_bytes(pages: list[list[Line]], *, title: str | None = None, created: str | None = None,
-              image_only: bool = False) -> bytes:
+def pdf_bytes(
+    pages: list[list[Line]],
+    *,
+    title: str | None = None,
+    created: str | None = None,
+    image_only: bool = False,
+) -> bytes:
     """A PDF whose pages hold these lines top-down (or, ``image_only``, one gray image each)."""
     objects: list[bytes] = []  # object n is objects[n - 1]
 
@@ -29,8 +34,10 @@ def pdf_bytes(pages: list[list[Line]], *, title: str | None = None, created: str
         return len(objects)
 
     font = add(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-    image = add(b"<< /Type /XObject /Subtype /Image /Width 2 /Height 2 /ColorSpace /DeviceGray "
-                b"/BitsPerComponent 8 /Length 4 >>\nstream\n\x80\x40\x40\x80\nendstream")
+    image = add(
+        b"<< /Type /XObject /Subtype /Image /Width 2 /Height 2 /ColorSpace /DeviceGray "
+        b"/BitsPerComponent 8 /Length 4 >>\nstream\n\x80\x40\x40\x80\nendstream"
+    )
     pages_id = len(objects) + 1 + 2 * len(pages)  # the Pages object comes after every page
     kids = []
     for lines in pages:
@@ -40,17 +47,27 @@ def pdf_bytes(pages: list[list[Line]], *, title: str | None = None, created: str
             parts, y = [], 760.0
             for size, text in lines:
                 if text:
-                    parts.append(b"BT /F1 %.1f Tf 72 %.1f Td (" % (size, y) + _pdf_escape(text) + b") Tj ET")
+                    parts.append(
+                        b"BT /F1 %.1f Tf 72 %.1f Td (" % (size, y) + _pdf_escape(text) + b") Tj ET"
+                    )
                 y -= size * 1.4
             content = b"\n".join(parts)
         stream = add(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
-        kids.append(add(
-            b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
-            b"/Resources << /Font << /F1 %d 0 R >> /XObject << /Im1 %d 0 R >> >> >>"
-            % (pages_id, stream, font, image)
-        ))
-    assert add(b"<< /Type /Pages /Kids [" + b" ".join(b"%d 0 R" % k for k in kids)
-               + b"] /Count %d >>" % len(kids)) == pages_id
+        kids.append(
+            add(
+                b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+                b"/Resources << /Font << /F1 %d 0 R >> /XObject << /Im1 %d 0 R >> >> >>"
+                % (pages_id, stream, font, image)
+            )
+        )
+    assert (
+        add(
+            b"<< /Type /Pages /Kids ["
+            + b" ".join(b"%d 0 R" % k for k in kids)
+            + b"] /Count %d >>" % len(kids)
+        )
+        == pages_id
+    )
     catalog = add(b"<< /Type /Catalog /Pages %d 0 R >>" % pages_id)
     info_items = b""
     if title is not None:
@@ -69,8 +86,10 @@ def pdf_bytes(pages: list[list[Line]], *, title: str | None = None, created: str
     out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
     for offset in offsets:
         out.write(b"%010d 00000 n \n" % offset)
-    out.write(b"trailer\n<< /Size %d /Root %d 0 R /Info %d 0 R >>\nstartxref\n%d\n%%%%EOF\n"
-              % (len(objects) + 1, catalog, info, xref))
+    out.write(
+        b"trailer\n<< /Size %d /Root %d 0 R /Info %d 0 R >>\nstartxref\n%d\n%%%%EOF\n"
+        % (len(objects) + 1, catalog, info, xref)
+    )
     return out.getvalue()
 
 
@@ -84,8 +103,14 @@ def encrypted_pdf_bytes(plain: bytes, password: str = "s3cret") -> bytes:
     return out.getvalue()
 
 
-def write_docx(path: Path, *, title: str | None, sections: list[tuple[int, str, list[str]]],
-               created=None, table: list[list[str]] | None = None) -> Path:
+def write_docx(
+    path: Path,
+    *,
+    title: str | None,
+    sections: list[tuple[int, str, list[str]]],
+    created=None,
+    table: list[list[str]] | None = None,
+) -> Path:
     """A Word file: a Title paragraph, then (heading level, heading, paragraphs) sections."""
     import docx
 
@@ -120,8 +145,13 @@ def zip_bomb_docx_bytes(unpacked_mib: int = 128) -> bytes:
     return out.getvalue()
 
 
-def html_page(*, title: str, sections: list[tuple[int, str, list[str]]], date: str | None = None,
-              script_kib: int = 2) -> str:
+def html_page(
+    *,
+    title: str,
+    sections: list[tuple[int, str, list[str]]],
+    date: str | None = None,
+    script_kib: int = 2,
+) -> str:
     """A page with head scripts and styles, navigation, a header and footer around its article."""
     meta = f'<meta property="article:published_time" content="{date}">' if date else ""
     script = "var tracking = '" + "x" * (script_kib * 1024) + "'; document.title = 'SCRIPT TEXT';"
@@ -135,13 +165,15 @@ def html_page(*, title: str, sections: list[tuple[int, str, list[str]]], date: s
         '<nav class="nav"><a href="/">Home</a> <a href="/archive">Archive of every post</a></nav>'
         "<header><p>Site banner with a slogan</p></header>"
         f"<main><article><h1>{title}</h1>{body}</article></main>"
-        '<aside><p>Related posts you may like</p></aside><footer><p>Copyright footer text</p></footer>'
+        "<aside><p>Related posts you may like</p></aside><footer><p>Copyright footer text</p></footer>"
         "<script>console.log('late script text');</script></body></html>"
     )
 
 
-FILLER = ("The committee reviewed the schedule, the budget and the list of volunteers, and agreed to "
-          "meet again after the holidays to settle what remained open. ")
+FILLER = (
+    "The committee reviewed the schedule, the budget and the list of volunteers, and agreed to "
+    "meet again after the holidays to settle what remained open. "
+)
 DEEP_PHRASE = "The heron colony nests in the alder carr beyond the second weir"
 
 
@@ -156,12 +188,18 @@ def document_folder(folder: Path) -> dict[str, str]:
     """Good and bad documents side by side: name -> the reason a bad one is rejected ("" if good)."""
     folder.mkdir(parents=True, exist_ok=True)
     pages = [[(18, "River Survey")] + [(11.0, FILLER[:80])] * 20]
-    pages += [[(15, "Survey part %d" % i)] + [(11.0, FILLER[:80])] * 25 for i in (1, 2)]
+    pages += [[(15, f"Survey part {i}")] + [(11.0, FILLER[:80])] * 25 for i in (1, 2)]
     pages.append([(13, "Survey wildlife notes"), (11.0, DEEP_PHRASE + " (survey).")])
-    (folder / "survey.pdf").write_bytes(pdf_bytes(pages, title="River Survey 2025", created="D:20250601120000Z"))
+    (folder / "survey.pdf").write_bytes(
+        pdf_bytes(pages, title="River Survey 2025", created="D:20250601120000Z")
+    )
     write_docx(folder / "minutes.docx", title="Club Minutes", sections=sections("minutes"))
-    (folder / "page.html").write_text(html_page(title="Riverside Blog", sections=sections("blog")), encoding="utf-8")
-    (folder / "plain.md").write_text("# A note\n\nMarkdown still works next to documents.\n", encoding="utf-8")
+    (folder / "page.html").write_text(
+        html_page(title="Riverside Blog", sections=sections("blog")), encoding="utf-8"
+    )
+    (folder / "plain.md").write_text(
+        "# A note\n\nMarkdown still works next to documents.\n", encoding="utf-8"
+    )
     (folder / "locked.pdf").write_bytes(encrypted_pdf_bytes(pdf_bytes([[(11.0, "secret")]])))
     (folder / "scan.pdf").write_bytes(pdf_bytes([[], []], image_only=True))
     (folder / "broken.pdf").write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ngarbage")
@@ -170,9 +208,14 @@ def document_folder(folder: Path) -> dict[str, str]:
         huge.truncate(200 * 1024 * 1024)
     (folder / "app.html").write_text(
         "<html><head><script>" + "render();" * 20000 + "</script></head><body><div id=app></div>"
-        "<noscript>Please enable JavaScript.</noscript></body></html>", encoding="utf-8")
+        "<noscript>Please enable JavaScript.</noscript></body></html>",
+        encoding="utf-8",
+    )
     return {
-        "survey.pdf": "", "minutes.docx": "", "page.html": "", "plain.md": "",
+        "survey.pdf": "",
+        "minutes.docx": "",
+        "page.html": "",
+        "plain.md": "",
         "locked.pdf": "encrypted PDF: a password is needed to read it",
         "scan.pdf": "no text layer in 2 page(s)",
         "broken.pdf": "not a readable PDF",

@@ -39,8 +39,9 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Iterable, NamedTuple
+from typing import NamedTuple
 
 __all__ = [
     "EmbedRequest",
@@ -234,7 +235,7 @@ class LoopbackEmbeddingServer:
         self._stopped = False
 
     # -- lifecycle --------------------------------------------------------------------------
-    def __enter__(self) -> "LoopbackEmbeddingServer":
+    def __enter__(self) -> LoopbackEmbeddingServer:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -391,7 +392,10 @@ def _make_handler(server: LoopbackEmbeddingServer) -> type[BaseHTTPRequestHandle
             with server._lock:
                 server._connections.add(self.client_address)
                 server._authorizations.append(self.headers.get("Authorization"))
-                drop = server.answers_per_connection is not None and self.answered >= server.answers_per_connection
+                drop = (
+                    server.answers_per_connection is not None
+                    and self.answered >= server.answers_per_connection
+                )
                 server._dropped += drop
             if drop:
                 self.close_connection = True
@@ -419,7 +423,9 @@ def _make_handler(server: LoopbackEmbeddingServer) -> type[BaseHTTPRequestHandle
             input_type = body.get("input_type") if flavour == "openai" else None
 
             encoding = body.get("encoding_format") if flavour == "openai" else None
-            if encoding not in (None, "float", "base64") or (encoding == "base64" and not server.base64):
+            if encoding not in (None, "float", "base64") or (
+                encoding == "base64" and not server.base64
+            ):
                 self._error(flavour, 400, f"encoding_format: unsupported value {encoding!r}")
                 return
 
@@ -432,16 +438,24 @@ def _make_handler(server: LoopbackEmbeddingServer) -> type[BaseHTTPRequestHandle
                 elif flavour == "ollama":
                     self._error(flavour, 404, f'model "{model}" not found, try pulling it first')
                 else:
-                    self._error(flavour, 404, f"The model `{model}` does not exist.", "model_not_found")
+                    self._error(
+                        flavour, 404, f"The model `{model}` does not exist.", "model_not_found"
+                    )
                 return
             longest = max((token_count(t) for t in texts), default=0)
             if server.max_input_tokens is not None and longest > server.max_input_tokens:
                 limit = server.max_input_tokens
-                self._send_json(500, {"error": {
-                    "code": 500, "type": "server_error",
-                    "message": f"input ({longest} tokens) is too large to process. increase the "
-                               f"physical batch size (current batch size: {limit})",
-                }})
+                self._send_json(
+                    500,
+                    {
+                        "error": {
+                            "code": 500,
+                            "type": "server_error",
+                            "message": f"input ({longest} tokens) is too large to process. increase the "
+                            f"physical batch size (current batch size: {limit})",
+                        }
+                    },
+                )
                 return
             server._enter()
             try:
@@ -454,7 +468,10 @@ def _make_handler(server: LoopbackEmbeddingServer) -> type[BaseHTTPRequestHandle
                 else:
                     rows = server._vectors(texts)
                     rows = _base64_rows(rows) if encoding == "base64" else _float_rows(rows)
-                    data = [{"object": "embedding", "index": i, "embedding": row} for i, row in enumerate(rows)]
+                    data = [
+                        {"object": "embedding", "index": i, "embedding": row}
+                        for i, row in enumerate(rows)
+                    ]
                     usage = {"prompt_tokens": 0, "total_tokens": 0}
                     answer = {"object": "list", "data": data, "model": model, "usage": usage}
             finally:

@@ -90,5 +90,10 @@ def stop_left_servers(folders: list[Path]) -> None:
         except OSError:
             holders = "none"
         stop_postmasters(left)
-        warnings.warn(LeftServerWarning(f"PostgreSQL left running under {folder}, stopped: {described}; "
-                                        f"handle pids {holders}"))
+        warnings.warn(
+            LeftServerWarning(
+                f"PostgreSQL left running under {folder}, stopped: {described}; "
+                f"handle pids {holders}"
+            ),
+            stacklevel=2,
+        )

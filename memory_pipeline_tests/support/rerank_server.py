@@ -23,8 +23,8 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 __all__ = ["MODES", "LoopbackRerankServer", "word_overlap"]
 
@@ -90,7 +90,7 @@ class LoopbackRerankServer:
         self._thread.start()
 
     # -- lifecycle --------------------------------------------------------------------------
-    def __enter__(self) -> "LoopbackRerankServer":
+    def __enter__(self) -> LoopbackRerankServer:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -159,7 +159,9 @@ def _make_handler(server: LoopbackRerankServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
 
         def _send_json(self, status: int, payload: object) -> None:
-            self._send(status, json.dumps(payload).encode("utf-8"), "application/json; charset=utf-8")
+            self._send(
+                status, json.dumps(payload).encode("utf-8"), "application/json; charset=utf-8"
+            )
 
         def _error(self, status: int, message: str) -> None:
             kind = "server_error" if status >= 500 else "invalid_request_error"

@@ -12,9 +12,17 @@ CLI = [sys.executable, "-m", "memory_pipeline.cli.main"]
 
 
 def service_env(db_url: str, model_url: str, home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_HOME"))}
-    env.update(MEMORY_PIPELINE_HOME=str(home), MEMORY_PIPELINE_DATABASE_URL=db_url,
-               MEMORY_PIPELINE_EMBED_PROVIDER="ollama", OLLAMA_HOST=model_url)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_HOME"))
+    }
+    env.update(
+        MEMORY_PIPELINE_HOME=str(home),
+        MEMORY_PIPELINE_DATABASE_URL=db_url,
+        MEMORY_PIPELINE_EMBED_PROVIDER="ollama",
+        OLLAMA_HOST=model_url,
+    )
     return env
 
 
@@ -22,8 +30,9 @@ class ServerProcess:
     """``memory-pipeline <command> --port 0``: reads the URL it prints, stops it on close."""
 
     def __init__(self, command: list[str], env: dict[str, str]):
-        self.proc = subprocess.Popen(CLI + command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
+        self.proc = subprocess.Popen(
+            CLI + command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         self.stderr: list[str] = []
         line = self.first_line = self.proc.stdout.readline()
         threading.Thread(target=self._drain, daemon=True).start()

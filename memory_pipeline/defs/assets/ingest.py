@@ -62,5 +62,7 @@ def _load_day(context: dg.AssetExecutionContext, memory: MemoryResource, day) ->
         "preview": markdown_table(preview),
     }
     if loaded and loaded.rejections:
-        metadata["rejections"] = dg.MetadataValue.md("\n".join(f"- `{r}`" for r in loaded.rejections[:50]))
+        metadata["rejections"] = dg.MetadataValue.md(
+            "\n".join(f"- `{r}`" for r in loaded.rejections[:50])
+        )
     return metadata

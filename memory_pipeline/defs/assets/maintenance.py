@@ -52,9 +52,7 @@ from memory_pipeline.storage.profiles_store import active_profile, register_prof
         "nothing to do."
     ),
 )
-def backlog(
-    context: dg.AssetExecutionContext, memory: MemoryResource
-) -> dg.MaterializeResult:
+def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
     model = memory.embedder
     db = memory.db
     pending = indexing.pending_by_day(db, model)
@@ -80,16 +78,25 @@ def backlog(
             (embeddings, {"new_vectors": embedded.vectors, "profile": embedded.profile}),
             (entity_mentions, {"new_mentions": entity_report.mentions_added}),
         ):
-            context.log_event(dg.AssetMaterialization(
-                asset_key=asset.key, partition=day,
-                metadata={**row_meta, "materialized_by": "backlog", "run_id": context.run.run_id},
-            ))
+            context.log_event(
+                dg.AssetMaterialization(
+                    asset_key=asset.key,
+                    partition=day,
+                    metadata={
+                        **row_meta,
+                        "materialized_by": "backlog",
+                        "run_id": context.run.run_id,
+                    },
+                )
+            )
     cosine = total.canary_cosine
     if not total.canary_checked:
         # Nothing was pending: the canary runs every night all the same, so that a silent model
         # swap surfaces before the next ingest.
         with db.connection() as conn:
-            cosine = indexing.check_canary(conn, model, register_profile(conn, model.profile).writing())
+            cosine = indexing.check_canary(
+                conn, model, register_profile(conn, model.profile).writing()
+            )
     after = indexing.pending_count(db, model)
     return dg.MaterializeResult(
         metadata={
@@ -130,14 +137,16 @@ def entities(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Ma
         entities_store.compact_mention_counts(conn)
         total = entities_store.count_entities(conn)
         top = entities_store.top_entities(conn, memories)
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": total,
-        "memories": len(memories),
-        "new_entities": report.promoted,
-        "new_mentions": report.mentions_added,
-        "seconds": round(time.perf_counter() - started, 3),
-        "top_entities": markdown_table(top),
-    })
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": total,
+            "memories": len(memories),
+            "new_entities": report.promoted,
+            "new_mentions": report.mentions_added,
+            "seconds": round(time.perf_counter() - started, 3),
+            "top_entities": markdown_table(top),
+        }
+    )
 
 
 @dg.asset(
@@ -155,24 +164,39 @@ def entities(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Ma
         "(lock_held_seconds)."
     ),
 )
-def keyword_champions(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
+def keyword_champions(
+    context: dg.AssetExecutionContext, memory: MemoryResource
+) -> dg.MaterializeResult:
     started = time.perf_counter()
     with memory.db.connection() as conn:
         builds = keyword_store.refresh_all_champions(conn)
     for build in builds:
         if build.outcome != "built":
-            context.log.warning(f"keyword champion lists of {build.memory!r} not rebuilt: {build.outcome}")
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": sum(b.rows for b in builds),
-        "memories": len(builds),
-        "seconds": round(time.perf_counter() - started, 3),
-        "lock_held_seconds": round(sum(b.lock_seconds for b in builds), 3),
-        "builds": markdown_table([
-            {"memory": b.memory, "outcome": b.outcome, "rows": b.rows, "lists": b.lists,
-             "seconds": round(b.seconds, 2), "lock_held_s": round(b.lock_seconds, 3), "backlog": b.backlog}
-            for b in builds[:20]
-        ]),
-    })
+            context.log.warning(
+                f"keyword champion lists of {build.memory!r} not rebuilt: {build.outcome}"
+            )
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": sum(b.rows for b in builds),
+            "memories": len(builds),
+            "seconds": round(time.perf_counter() - started, 3),
+            "lock_held_seconds": round(sum(b.lock_seconds for b in builds), 3),
+            "builds": markdown_table(
+                [
+                    {
+                        "memory": b.memory,
+                        "outcome": b.outcome,
+                        "rows": b.rows,
+                        "lists": b.lists,
+                        "seconds": round(b.seconds, 2),
+                        "lock_held_s": round(b.lock_seconds, 3),
+                        "backlog": b.backlog,
+                    }
+                    for b in builds[:20]
+                ]
+            ),
+        }
+    )
 
 
 @dg.asset(
@@ -183,10 +207,14 @@ def keyword_champions(context: dg.AssetExecutionContext, memory: MemoryResource)
     tags={"stage": "maintenance", "calls": "embedding-model"},
     metadata=STATEMENT_VECTORS_TABLE,
     pool=EMBEDDING_POOL,
-    check_specs=[dg.AssetCheckSpec(
-        "every_live_statement_has_a_normalized_vector", asset="statement_vectors",
-        description="Every active or contested observation and belief has a vector in the generation "
-                    "search serves, of the profile's dimension and unit length.")],
+    check_specs=[
+        dg.AssetCheckSpec(
+            "every_live_statement_has_a_normalized_vector",
+            asset="statement_vectors",
+            description="Every active or contested observation and belief has a vector in the generation "
+            "search serves, of the profile's dimension and unit length.",
+        )
+    ],
     description=(
         "Vectors of observations and beliefs (`memory-pipeline observe`, `observations import`) "
         "for the generation being written, with the same model, canary and HNSW index rules as "
@@ -195,25 +223,38 @@ def keyword_champions(context: dg.AssetExecutionContext, memory: MemoryResource)
         "up those saved while the model was down, and a new generation's, before the switch."
     ),
 )
-def statement_vectors(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
+def statement_vectors(
+    context: dg.AssetExecutionContext, memory: MemoryResource
+) -> dg.MaterializeResult:
     model = memory.embedder
     written = observations.embed_pending(memory.db, model)
     with memory.db.connection() as conn:
         serving = active_profile(conn)
         found = observations_store.vector_integrity(conn, serving) if serving else None
-    passed = found is None or not (found["missing"] or found["wrong_dimension"] or found["not_normalized"])
+    passed = found is None or not (
+        found["missing"] or found["wrong_dimension"] or found["not_normalized"]
+    )
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": found["vectors"] if found else 0,
             "new_vectors": written,
             "profile": model.profile.name,
         },
-        check_results=[dg.AssetCheckResult(
-            check_name="every_live_statement_has_a_normalized_vector",
-            passed=passed,
-            metadata={**(found or {}), "serving": f"{serving.name} generation {serving.generation}" if serving else "none"},
-            description=None if passed else "live statements without a vector, or mis-sized or non-unit vectors",
-        )],
+        check_results=[
+            dg.AssetCheckResult(
+                check_name="every_live_statement_has_a_normalized_vector",
+                passed=passed,
+                metadata={
+                    **(found or {}),
+                    "serving": f"{serving.name} generation {serving.generation}"
+                    if serving
+                    else "none",
+                },
+                description=None
+                if passed
+                else "live statements without a vector, or mis-sized or non-unit vectors",
+            )
+        ],
     )
 
 
@@ -224,9 +265,13 @@ def statement_vectors(context: dg.AssetExecutionContext, memory: MemoryResource)
     owners=OWNERS,
     tags={"stage": "maintenance"},
     metadata=PROFILES_TABLE,
-    check_specs=[dg.AssetCheckSpec(
-        "serving_generation_complete_and_normalized", asset="serving_generation",
-        description="The generation search serves has every vector, of the profile's dimension, normalized.")],
+    check_specs=[
+        dg.AssetCheckSpec(
+            "serving_generation_complete_and_normalized",
+            asset="serving_generation",
+            description="The generation search serves has every vector, of the profile's dimension, normalized.",
+        )
+    ],
     description=(
         "Which embedding profile and generation search serves. A new generation (a reindex, a "
         "changed model) is switched to here, and only here, once nothing at all is pending for it; "
@@ -245,7 +290,12 @@ def serving_generation(
     with db.connection() as conn:
         profile = active_profile(conn)
         found = health_store.vector_integrity(conn, profile) if profile else None
-    passed = bool(found) and found["missing"] == 0 and found["wrong_dimension"] == 0 and found["not_normalized"] == 0
+    passed = (
+        bool(found)
+        and found["missing"] == 0
+        and found["wrong_dimension"] == 0
+        and found["not_normalized"] == 0
+    )
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": found["vectors"] if found else 0,
@@ -255,14 +305,20 @@ def serving_generation(
             "pending_for_configured": pending,
             "switched": switched or "no",
         },
-        check_results=[dg.AssetCheckResult(
-            check_name="serving_generation_complete_and_normalized",
-            passed=passed,
-            metadata={**(found or {}), "profile": profile.name if profile else "none"},
-            description=None if passed else (
-                "no active embedding profile yet" if not found
-                else "missing, mis-sized or non-unit vectors in the serving generation"),
-        )],
+        check_results=[
+            dg.AssetCheckResult(
+                check_name="serving_generation_complete_and_normalized",
+                passed=passed,
+                metadata={**(found or {}), "profile": profile.name if profile else "none"},
+                description=None
+                if passed
+                else (
+                    "no active embedding profile yet"
+                    if not found
+                    else "missing, mis-sized or non-unit vectors in the serving generation"
+                ),
+            )
+        ],
     )
 
 
@@ -294,7 +350,9 @@ def hnsw_index(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
             "valid": state.valid,
             "size_bytes": state.size_bytes,
             "size": dg.MetadataValue.text(f"{state.size_bytes / 1e6:.2f} MB"),
-            "build_seconds": round(state.build_seconds, 3) if state.build_seconds is not None else 0.0,
+            "build_seconds": round(state.build_seconds, 3)
+            if state.build_seconds is not None
+            else 0.0,
             "rebuilt": state.build_seconds is not None,
             "m": state.m,
             "ef_construction": state.ef_construction,
@@ -318,14 +376,16 @@ def hnsw_index(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
 def pipeline_stats(
     context: dg.AssetExecutionContext, memory: MemoryResource
 ) -> dg.MaterializeResult:
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     with memory.db.connection() as conn:
         stats = health_store.daily_stats(conn, now - dt.timedelta(hours=24))
         profile = active_profile(conn)
         # Pending for the configured profile, as the sensor and the index passes count it.
         target = writing_target(conn, memory.profile)
         stats["pending"] = sum(index_store.pending_by_day(conn, target).values())
-        stats["active_profile"] = f"{profile.name} generation {profile.generation}" if profile else None
+        stats["active_profile"] = (
+            f"{profile.name} generation {profile.generation}" if profile else None
+        )
         stats["days_with_episodes"] = len(partition_store.days_with_episodes(conn))
         health_store.save_daily_stats(conn, now.date(), stats)
     metadata = {k: v for k, v in stats.items() if isinstance(v, (int, float)) and v is not None}

@@ -52,7 +52,10 @@ class Document:
     @property
     def body(self) -> str:
         """Headings as ``#`` lines and paragraphs, separated by blank lines."""
-        return "\n\n".join(("#" * b.level + " " if b.level else "") + b.text for b in self.blocks) + "\n"
+        return (
+            "\n\n".join(("#" * b.level + " " if b.level else "") + b.text for b in self.blocks)
+            + "\n"
+        )
 
 
 class Budget:
@@ -67,7 +70,9 @@ class Budget:
     def spend(self, text: str, *, where: str = "") -> None:
         self.used += len(text)
         if self.used > self.chars:
-            raise DocumentRejected(f"more than {self.chars:,} characters of text{where}; split the document")
+            raise DocumentRejected(
+                f"more than {self.chars:,} characters of text{where}; split the document"
+            )
         self.check_time(where)
 
     def check_time(self, where: str = "") -> None:
@@ -79,7 +84,12 @@ def read_document(data: bytes, suffix: str, *, budget: Budget | None = None) -> 
     """The document in ``data`` (the bytes of a file ending in ``suffix``), or DocumentRejected."""
     from memory_pipeline.domain.documents import docx, html, pdf
 
-    readers = {".html": html.read_html, ".htm": html.read_html, ".pdf": pdf.read_pdf, ".docx": docx.read_docx}
+    readers = {
+        ".html": html.read_html,
+        ".htm": html.read_html,
+        ".pdf": pdf.read_pdf,
+        ".docx": docx.read_docx,
+    }
     document = readers[suffix.lower()](data, budget or Budget())
     if not document.blocks:
         raise DocumentRejected("no text found in the document")

@@ -60,20 +60,36 @@ def read_docx(data: bytes, budget: Budget) -> Document:
         budget.spend(text)
 
     props = document.core_properties
-    title = one_line(props.title or "") or styled_title or next((b.text for b in blocks if b.level), None)
-    metadata = {name: one_line(value) for name, value in
-                (("author", props.author or ""), ("subject", props.subject or "")) if one_line(value)}
-    return Document(title=title, occurred_at=_utc(props.created or props.modified), blocks=blocks, metadata=metadata)
+    title = (
+        one_line(props.title or "")
+        or styled_title
+        or next((b.text for b in blocks if b.level), None)
+    )
+    metadata = {
+        name: one_line(value)
+        for name, value in (("author", props.author or ""), ("subject", props.subject or ""))
+        if one_line(value)
+    }
+    return Document(
+        title=title,
+        occurred_at=_utc(props.created or props.modified),
+        blocks=blocks,
+        metadata=metadata,
+    )
 
 
 def _check_archive(data: bytes) -> None:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
-        raise DocumentRejected("not a Word document (a .docx is a zip archive; this is not one)") from None
+        raise DocumentRejected(
+            "not a Word document (a .docx is a zip archive; this is not one)"
+        ) from None
     members = archive.infolist()
     if len(members) > MAX_MEMBERS:
-        raise DocumentRejected(f"the archive holds {len(members):,} files (at most {MAX_MEMBERS:,})")
+        raise DocumentRejected(
+            f"the archive holds {len(members):,} files (at most {MAX_MEMBERS:,})"
+        )
     unpacked = sum(member.file_size for member in members)
     if unpacked > MAX_UNPACKED_BYTES:
         raise DocumentRejected(
@@ -96,4 +112,4 @@ def _utc(value: dt.datetime | None) -> dt.datetime | None:
     # python-docx returns naive datetimes for the W3CDTF "Z" times Word writes: they are UTC.
     if value is None:
         return None
-    return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)

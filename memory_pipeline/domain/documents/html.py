@@ -18,16 +18,68 @@ from memory_pipeline.domain.documents import Block, Budget, Document, DocumentRe
 from memory_pipeline.domain.documents.sanitize import one_line
 from memory_pipeline.domain.episodes import parse_timestamp
 
-_CODE = ("script", "style", "noscript", "template", "iframe", "object", "embed", "svg", "canvas", "math")
+_CODE = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "iframe",
+    "object",
+    "embed",
+    "svg",
+    "canvas",
+    "math",
+)
 _CHROME = ("nav", "header", "footer", "aside", "form", "button", "select", "dialog", "menu")
-_CHROME_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar"}
+_CHROME_ROLES = {
+    "navigation",
+    "banner",
+    "contentinfo",
+    "complementary",
+    "search",
+    "menu",
+    "menubar",
+}
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _BLOCKS = {
-    "p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt", "dd", "table", "thead",
-    "tbody", "tr", "td", "th", "blockquote", "pre", "figure", "figcaption", "caption", "address",
-    "details", "summary", "hr", "br", "body", "center",
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "li",
+    "ul",
+    "ol",
+    "dl",
+    "dt",
+    "dd",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "td",
+    "th",
+    "blockquote",
+    "pre",
+    "figure",
+    "figcaption",
+    "caption",
+    "address",
+    "details",
+    "summary",
+    "hr",
+    "br",
+    "body",
+    "center",
 }
-_DATE_META = ("article:published_time", "date", "dc.date", "dcterms.created", "dc.date.issued", "dcterms.date")
+_DATE_META = (
+    "article:published_time",
+    "date",
+    "dc.date",
+    "dcterms.created",
+    "dc.date.issued",
+    "dcterms.date",
+)
 # The app-shell rule: at least this share of the page is script/style, and less readable text.
 SCRIPT_SHARE = 0.9
 SCRIPT_SHELL_TEXT = 500

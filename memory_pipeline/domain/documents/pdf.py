@@ -49,8 +49,13 @@ def read_pdf(data: bytes, budget: Budget) -> Document:
         if reader.is_encrypted:
             try:
                 opened = reader.decrypt("")
-            except (PyPdfError, NotImplementedError) as error:  # e.g. AES without the crypto library
-                raise DocumentRejected(f"encrypted PDF that cannot be opened here ({error})") from None
+            except (
+                PyPdfError,
+                NotImplementedError,
+            ) as error:  # e.g. AES without the crypto library
+                raise DocumentRejected(
+                    f"encrypted PDF that cannot be opened here ({error})"
+                ) from None
             if not opened:
                 raise DocumentRejected("encrypted PDF: a password is needed to read it")
         pages = len(reader.pages)
@@ -68,7 +73,9 @@ def read_pdf(data: bytes, budget: Budget) -> Document:
         try:
             lines = _page_lines(reader.pages[number])
         except Exception as error:
-            raise DocumentRejected(f"damaged page {number + 1} of {pages} ({_describe(error)})") from None
+            raise DocumentRejected(
+                f"damaged page {number + 1} of {pages} ({_describe(error)})"
+            ) from None
         for line in lines:
             budget.spend(line.text, where=where)
         page_lines.append(lines)
@@ -79,7 +86,9 @@ def read_pdf(data: bytes, budget: Budget) -> Document:
 
     blocks = _blocks(page_lines)
     info = _info(reader)
-    title = one_line(str(info.get("title") or "")) or next((b.text for b in blocks if b.level), None)
+    title = one_line(str(info.get("title") or "")) or next(
+        (b.text for b in blocks if b.level), None
+    )
     return Document(title=title, occurred_at=info.get("created"), blocks=blocks)
 
 
@@ -114,7 +123,9 @@ def _blocks(page_lines: list[list[_Line]]) -> list[Block]:
     for lines in page_lines:
         for line in lines:
             sizes[round(line.size, 1)] += len(line.text)
-    body = max(sizes.items(), key=lambda item: (item[1], -item[0]))[0]  # a tie goes to the smaller size
+    body = max(sizes.items(), key=lambda item: (item[1], -item[0]))[
+        0
+    ]  # a tie goes to the smaller size
     heading_sizes = sorted((s for s in sizes if s >= body * HEADING_RATIO), reverse=True)
     level_of = {s: min(6, i + 1) for i, s in enumerate(heading_sizes)}
 
@@ -132,7 +143,9 @@ def _blocks(page_lines: list[list[_Line]]) -> list[Block]:
         for line in lines:
             size = round(line.size, 1)
             level = level_of.get(size, 0) if len(line.text) <= HEADING_MAX_CHARS else 0
-            gap = previous is not None and (previous.y - line.y) > PARAGRAPH_GAP * max(line.size, previous.size)
+            gap = previous is not None and (previous.y - line.y) > PARAGRAPH_GAP * max(
+                line.size, previous.size
+            )
             if level != current_level or gap or (level and previous is None):
                 flush()
                 current_level = level
@@ -169,5 +182,5 @@ def _info(reader: pypdf.PdfReader) -> dict:
     except Exception:
         created = None
     if isinstance(created, dt.datetime):
-        out["created"] = created.replace(tzinfo=dt.timezone.utc) if created.tzinfo is None else created
+        out["created"] = created.replace(tzinfo=dt.UTC) if created.tzinfo is None else created
     return out

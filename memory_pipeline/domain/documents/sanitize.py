@@ -21,14 +21,14 @@ import unicodedata
 # Tab and line feed are text; every other C0 control, DEL and the C1 controls are not.
 _CONTROL = "\x00-\x08\x0b\x0e-\x1f\x7f-\x9f"
 _INVISIBLE = (
-    "\u00ad"          # soft hyphen
-    "\u180e"          # Mongolian vowel separator (once a space, now invisible)
-    "\u200b-\u200f"   # zero-width space, non-joiner, joiner, LRM, RLM
-    "\u202a-\u202e"   # bidirectional embeddings and overrides
-    "\u2060-\u2064"   # word joiner, invisible operators
-    "\u2066-\u2069"   # bidirectional isolates
-    "\ufeff"          # zero-width no-break space (a BOM inside text)
-    "\ufff9-\ufffb"   # interlinear annotation controls
+    "\u00ad"  # soft hyphen
+    "\u180e"  # Mongolian vowel separator (once a space, now invisible)
+    "\u200b-\u200f"  # zero-width space, non-joiner, joiner, LRM, RLM
+    "\u202a-\u202e"  # bidirectional embeddings and overrides
+    "\u2060-\u2064"  # word joiner, invisible operators
+    "\u2066-\u2069"  # bidirectional isolates
+    "\ufeff"  # zero-width no-break space (a BOM inside text)
+    "\ufff9-\ufffb"  # interlinear annotation controls
 )
 _SURROGATE = "\ud800-\udfff"
 _NONCHARACTER = "\ufdd0-\ufdef\ufffe\uffff"
