@@ -135,7 +135,7 @@ class IndexReport:
     analyzed: bool = False  # the pass ANALYZEd what it wrote beside itself (``ANALYZE_AFTER``)
     switched: str | None = None
     preview: list[dict] = field(default_factory=list)
-    # keyword_store.ChampionBuild of the lists the run built (``Memory.index_and_link``).
+    # champions_store.ChampionBuild of the lists the run built (``Memory.index_and_link``).
     keyword_lists: list = field(default_factory=list)
 
     @property

@@ -42,9 +42,9 @@ from memory_pipeline.keyword_lists import ListsBeside
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import (
+    champions_store,
     episodes_store,
     forget_store,
-    keyword_store,
     search_store,
     tokens_store,
 )
@@ -464,14 +464,16 @@ class Memory:
 
     def rebuild_keyword_lists(
         self, *, memory: str | None = None, stale_only: bool = False
-    ) -> list[keyword_store.ChampionBuild]:
+    ) -> list[champions_store.ChampionBuild]:
         """Rebuild the keyword champion lists of every memory of more than ``keyword_store.CAP``
         chunk rows (``memory``: only that one; ``stale_only``: only lists that are missing or
-        stale, ``keyword_store.STALE_CHANGE``), one memory after the other, beside its writers;
+        stale, ``champions_store.STALE_CHANGE``), one memory after the other, beside its writers;
         a memory at or under the cap has none (its keyword queries are exact)."""
         names = None if memory is None else [self.require_memory(memory)]
         with self.db.connection() as conn:
-            return keyword_store.refresh_all_champions(conn, stale_only=stale_only, memories=names)
+            return champions_store.refresh_all_champions(
+                conn, stale_only=stale_only, memories=names
+            )
 
     # -- searching --------------------------------------------------------------------------
     def search(

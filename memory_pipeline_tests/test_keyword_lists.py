@@ -11,7 +11,7 @@ import pytest
 
 from memory_pipeline import Memory, indexing
 from memory_pipeline.keyword_lists import START_SHARE
-from memory_pipeline.storage import keyword_store
+from memory_pipeline.storage import champions_store, keyword_store
 from memory_pipeline_tests.helpers import QWEN, count
 from memory_pipeline_tests.storage.test_keyword_store import (
     assert_lists_hold_the_rows_above_their_floor,
@@ -73,7 +73,7 @@ def test_a_large_memorys_lists_are_built_beside_the_pass_and_exact_at_its_end(sl
     # ... and the writers after it kept the lists exact, so they are not stale either.
     with slow_mem.db.connection() as conn:
         assert assert_lists_hold_the_rows_above_their_floor(conn, "big") > built.rows
-        assert keyword_store.refresh_all_champions(conn, stale_only=True) == []
+        assert champions_store.refresh_all_champions(conn, stale_only=True) == []
 
 
 def test_without_keyword_lists_nothing_is_built_and_a_small_run_builds_after_its_pass(slow_mem):

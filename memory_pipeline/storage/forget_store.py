@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from memory_pipeline.storage import keyword_store
+from memory_pipeline.storage import keyword_stats_store
 from memory_pipeline.storage.paths import query
 
 
@@ -112,5 +112,5 @@ def forget(
             counts.entities = conn.execute(
                 query("forget_orphan_entities"), {"memory": memory}
             ).rowcount
-            keyword_store.recompute(conn, [memory])
+            keyword_stats_store.recompute(conn, [memory])
     return counts

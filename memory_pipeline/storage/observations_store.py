@@ -183,7 +183,7 @@ def by_words(
             "kinds": list(kinds),
             "statuses": list(statuses),
             "lexemes": lexemes,
-            "tsquery": search_store.or_tsquery(lexemes),
+            "tsquery": keyword_store.or_tsquery(lexemes),
             "limit": limit,
             **keyword_store.BM25.params(),
         },

@@ -369,7 +369,7 @@ def test_both_graph_query_plans_return_the_same_chunks(db, world):
 
 def test_graph_channel_follows_only_names_that_narrow_the_memory_down(db, world):
     from memory_pipeline.search.service import entity_matcher, followed_entities
-    from memory_pipeline.storage import keyword_store, search_store
+    from memory_pipeline.storage import keyword_stats_store, search_store
 
     with db.connection() as conn:
         conn.execute(
@@ -400,7 +400,7 @@ def test_graph_channel_follows_only_names_that_narrow_the_memory_down(db, world)
         # them left (the others' chunks deleted, as a re-chunk does), Tomás's 2 are half, no more.
         conn.execute("""DELETE FROM chunks WHERE episode_id IN
                         (SELECT id FROM episodes WHERE memory = 'alice' ORDER BY id LIMIT 2)""")
-        keyword_store.recompute(conn, ["alice"])
+        keyword_stats_store.recompute(conn, ["alice"])
         assert search_store.graph_rule_counts(conn, "alice", [everyone, tom]) == (
             {everyone: 6, tom: 2},
             4,
@@ -408,7 +408,7 @@ def test_graph_channel_follows_only_names_that_narrow_the_memory_down(db, world)
         assert followed_entities(conn, "alice", "everyone and tom", matcher) == ([tom], 2, 4)
         conn.execute("""DELETE FROM chunks WHERE episode_id IN
                         (SELECT id FROM episodes WHERE memory = 'alice' ORDER BY id LIMIT 3)""")
-        keyword_store.recompute(conn, ["alice"])
+        keyword_stats_store.recompute(conn, ["alice"])
         # Fewer than four: every mentioned name is followed, as in any small memory.
         assert followed_entities(conn, "alice", "everyone and tom", matcher) == (
             [everyone, tom],

@@ -27,6 +27,7 @@ from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.resources import MemoryResource
 from memory_pipeline.storage import (
+    champions_store,
     entities_store,
     health_store,
     hnsw_store,
@@ -157,7 +158,7 @@ def entities(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Ma
     tags={"stage": "maintenance"},
     description=(
         "The keyword channel's champion lists, rebuilt for every memory of more than "
-        f"{keyword_store.CAP} chunks: each common word's {keyword_store.CHAMPIONS} best chunks by "
+        f"{keyword_store.CAP} chunks: each common word's {champions_store.CHAMPIONS} best chunks by "
         "BM25, which a one-word lookup of it reads instead of the word's whole posting list. "
         "Writes keep them right in between; rebuilding re-centres them on the current lengths. "
         "A rebuild reads beside the writers; the memory's chunk writers only wait for its swap "
@@ -169,7 +170,7 @@ def keyword_champions(
 ) -> dg.MaterializeResult:
     started = time.perf_counter()
     with memory.db.connection() as conn:
-        builds = keyword_store.refresh_all_champions(conn)
+        builds = champions_store.refresh_all_champions(conn)
     for build in builds:
         if build.outcome != "built":
             context.log.warning(
