@@ -40,8 +40,8 @@ import sys
 import time
 from pathlib import Path
 
-from memory_pipeline import indexing
 from memory_pipeline.domain.policies import load_policies
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import hnsw_store

@@ -55,10 +55,10 @@ from pathlib import Path
 import numpy as np
 from bench_databases import Databases, fresh_database  # a sibling module (benchmarks/)
 
-from memory_pipeline import indexing
 from memory_pipeline.domain.chunking import chunk_body
 from memory_pipeline.domain.episodes import EpisodeDraft, make_episode
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 from memory_pipeline.storage.episodes_store import store_episodes
 from memory_pipeline.storage.index_store import count_summary

@@ -64,7 +64,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory_pipeline import indexing
 from memory_pipeline.config import EmbedSettings
 from memory_pipeline.domain import fusion
 from memory_pipeline.domain.chunking import chunk_body
@@ -73,6 +72,7 @@ from memory_pipeline.domain.observations import make_observation
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.embedders.factory import build_embedder
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.search.service import (
     GRAPH_CANDIDATES,
     KEYWORD_CANDIDATES,

@@ -31,11 +31,11 @@ import sys
 import time
 from pathlib import Path
 
-from memory_pipeline import indexing, observations
 from memory_pipeline.cli.commands import SAMPLE_CORPUS, SAMPLE_EPISODES
 from memory_pipeline.domain import fusion
 from memory_pipeline.domain.observations import make_observation
 from memory_pipeline.domain.policies import load_policies
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import entities_store, hnsw_store, observations_store, search_store
@@ -147,7 +147,7 @@ def main() -> int:
 
             keys = {}
             for s in statements:
-                outcome = observations.save(
+                outcome = statements.save(
                     db,
                     make_observation(memory=MEMORY, text=s["text"]),
                     embedder=embedder,

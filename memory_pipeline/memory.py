@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_pipeline import config, indexing, linking
+from memory_pipeline import config, statements
 from memory_pipeline.domain.documents import DocumentRejected
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.domain.jsonl import LineRejected
@@ -37,8 +37,10 @@ from memory_pipeline.domain.uploads import episode_from_document_item, episode_f
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.embedders.factory import build_embedder, profile_of
 from memory_pipeline.errors import ConfigurationError, InputError, UnknownMemory
+from memory_pipeline.indexing import index_pass as indexing
+from memory_pipeline.indexing import linking
+from memory_pipeline.indexing.keyword_lists import ListsBeside
 from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
-from memory_pipeline.keyword_lists import ListsBeside
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import (
@@ -518,11 +520,10 @@ class Memory:
         decision: str = "ask",
         revise_id: int | None = None,
         force: bool = False,
-    ) -> observations.SaveOutcome:
+    ) -> statements.SaveOutcome:
         """Save an observation or a belief, showing close existing ones first (``observations``):
         ``decision`` "ask" saves only when nothing is close, "add" saves anyway, "revise" replaces
         ``revise_id`` (kept as history); a near-exact duplicate is refused unless ``force``."""
-        from memory_pipeline import observations
         from memory_pipeline.domain.observations import InvalidObservation, make_observation
 
         try:
@@ -539,7 +540,7 @@ class Memory:
             )
         except InvalidObservation as exc:
             raise InputError(str(exc)) from None
-        return observations.save(
+        return statements.save(
             self.db,
             draft,
             embedder=self._statement_embedder(),
@@ -550,12 +551,11 @@ class Memory:
 
     def import_observations(
         self, path: str | os.PathLike, *, memory: str | None = None, force: bool = False
-    ) -> tuple[list[observations.SaveOutcome], list[str]]:
+    ) -> tuple[list[statements.SaveOutcome], list[str]]:
         """Save every statement of a JSONL file (``domain.observations.JSONL_FIELDS``) next to the
         close ones ("add"); near-exact duplicates are refused unless ``force``. Returns the outcomes
         and ``FILE:LINE: reason`` for each rejected line (bad fields, a cited episode of another
         memory, or a duplicate)."""
-        from memory_pipeline import observations
         from memory_pipeline.domain.observations import parse_observation_lines
 
         display = os.fspath(path)
@@ -568,7 +568,7 @@ class Memory:
         embedder = self._statement_embedder() if drafts else None
         for line, draft in drafts:
             try:
-                outcome = observations.save(
+                outcome = statements.save(
                     self.db, draft, embedder=embedder, decision="add", force=force
                 )
             except InputError as exc:  # e.g. an episode of another memory: this line only
@@ -607,9 +607,8 @@ class Memory:
 
     def set_observation_status(self, memory: str, observation_id: int, status: str) -> None:
         """Mark a statement active, contested or retired."""
-        from memory_pipeline import observations
 
-        observations.set_status(
+        statements.set_status(
             self.db, self._checked(validate_memory_name, memory, "memory"), observation_id, status
         )
 

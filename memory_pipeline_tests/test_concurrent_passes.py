@@ -9,8 +9,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from memory_pipeline import indexing
 from memory_pipeline.errors import EmbedderUnavailable, ModelRefused
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.storage import index_store, profiles_store
 from memory_pipeline_tests.helpers import count, episode, ollama_embedder, write_jsonl

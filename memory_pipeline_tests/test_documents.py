@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memory_pipeline import indexing
 from memory_pipeline.domain.policies import load_policies
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.render import human_table
 from memory_pipeline.search.service import SearchService

@@ -6,12 +6,12 @@ import math
 
 import pytest
 
-from memory_pipeline import indexing
 from memory_pipeline.domain.chunking import chunk_body, content_hash
 from memory_pipeline.domain.windows import paragraph_windows
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.errors import EmbedderUnavailable, ModelRefused
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.profiles_store import active_profile

@@ -9,8 +9,9 @@ import random
 
 import pytest
 
-from memory_pipeline import Memory, indexing
-from memory_pipeline.keyword_lists import START_SHARE
+from memory_pipeline import Memory
+from memory_pipeline.indexing import index_pass as indexing
+from memory_pipeline.indexing.keyword_lists import START_SHARE
 from memory_pipeline.storage import champions_store, keyword_store
 from memory_pipeline_tests.helpers import QWEN, count
 from memory_pipeline_tests.storage.test_keyword_store import (

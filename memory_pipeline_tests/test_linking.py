@@ -12,7 +12,7 @@ import pytest
 from memory_pipeline import Memory
 from memory_pipeline.domain.entities import Entity
 from memory_pipeline.errors import DatabaseUnavailable, EmbedderUnavailable
-from memory_pipeline.linking import EntityLinker, LinkingFailed
+from memory_pipeline.indexing.linking import EntityLinker, LinkingFailed
 from memory_pipeline.storage import entities_store
 from memory_pipeline_tests.helpers import count
 from memory_pipeline_tests.support.loopback import unused_port_url
@@ -114,7 +114,7 @@ def test_the_workers_database_failure_is_a_plain_database_error():
 
 
 def test_the_workers_failure_during_the_pass_is_raised_as_itself(mem, monkeypatch):
-    from memory_pipeline import indexing
+    from memory_pipeline.indexing import index_pass as indexing
 
     monkeypatch.setattr(
         indexing, "WRITE_EVERY_CHUNKS", 1

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memory_pipeline import indexing
 from memory_pipeline.domain.policies import load_policies
 from memory_pipeline.errors import EmbedderUnavailable, ModelRefused
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import profiles_store

@@ -11,11 +11,12 @@ import sys
 import time
 from pathlib import Path
 
-from memory_pipeline import config, indexing
+from memory_pipeline import config
 from memory_pipeline.cli.common import err, open_database, open_memory, print_json, print_warnings
 from memory_pipeline.cli.ops_commands import keyword_list_lines
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.errors import ExitCode, InputError
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.ingest import ingest_paths
 
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "sample_corpus"

@@ -7,10 +7,11 @@ import datetime as dt
 import os
 import time
 
-from memory_pipeline import config, indexing
+from memory_pipeline import config
 from memory_pipeline.cli.common import err, open_database, open_memory, print_json
 from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.errors import ExitCode, InputError
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.storage import index_store, keyword_store, profiles_store
 
 

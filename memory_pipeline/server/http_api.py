@@ -37,7 +37,6 @@ from memory_pipeline.errors import (
     ModelRefused,
 )
 from memory_pipeline.memory import MAX_ADD_ITEMS, Memory, UnknownEpisode, UnknownMemory
-from memory_pipeline.observations import UnknownStatement
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.server.access import (
     Access,
@@ -53,6 +52,7 @@ from memory_pipeline.server.access import (
     writable_memory,
 )
 from memory_pipeline.server.observation_routes import add_observation_routes
+from memory_pipeline.statements import UnknownStatement
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,6 @@ import time
 import dagster as dg
 import pytest
 
-from memory_pipeline import indexing
 from memory_pipeline.definitions import load
 from memory_pipeline.defs.assets import (
     EMBEDDING_POOL,
@@ -23,6 +22,7 @@ from memory_pipeline.defs.checks import backlog_is_fresh
 from memory_pipeline.defs.instance import add_partitions, apply_pool_limits
 from memory_pipeline.defs.sensors import RETRY_AFTER_S, build_sensors, days_in_flight, plan_requests
 from memory_pipeline.errors import DatabaseUnavailable
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.ingest import ingest_paths, utc_today
 from memory_pipeline.resources import MemoryResource
 from memory_pipeline_tests.helpers import count, episode, ollama_embedder, write_jsonl

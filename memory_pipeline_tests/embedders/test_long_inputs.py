@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from memory_pipeline import indexing
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.errors import ModelRefused
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline_tests.helpers import count
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer, token_count

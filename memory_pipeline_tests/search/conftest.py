@@ -6,9 +6,9 @@ import datetime as dt
 
 import pytest
 
-from memory_pipeline import indexing
 from memory_pipeline.domain.entities import Entity
 from memory_pipeline.domain.policies import load_policies
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import entities_store, hnsw_store

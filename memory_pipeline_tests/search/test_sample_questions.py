@@ -12,11 +12,11 @@ import json
 
 import pytest
 
-from memory_pipeline import indexing
 from memory_pipeline.cli.commands import SAMPLE_CORPUS, SAMPLE_EPISODES
 from memory_pipeline.config import EmbedSettings
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.factory import build_embedder
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import entities_store, hnsw_store

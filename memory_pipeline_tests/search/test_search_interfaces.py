@@ -138,8 +138,8 @@ def test_search_job_puts_a_markdown_table_in_the_run(db_url, world, embed_server
 
 
 def test_search_job_opens_with_a_preset_that_searches_the_demo_memory(db, db_url, embed_server):
-    from memory_pipeline import indexing
     from memory_pipeline.cli.commands import SAMPLE_EPISODES
+    from memory_pipeline.indexing import index_pass as indexing
     from memory_pipeline.ingest import ingest_paths
     from memory_pipeline_tests.helpers import ollama_embedder
 

@@ -9,10 +9,10 @@ import pytest
 from pgvector import HalfVector
 from psycopg import sql
 
-from memory_pipeline import indexing
 from memory_pipeline.domain.entities import Entity
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.errors import InputError
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.rerankers.http import HttpReranker
 from memory_pipeline.search.service import SearchService, channel_groups

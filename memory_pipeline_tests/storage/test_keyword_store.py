@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from memory_pipeline import indexing
 from memory_pipeline.domain.episodes import make_episode
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.storage import (
     champions_store,
     forget_store,

@@ -16,7 +16,6 @@ import time
 
 import dagster as dg
 
-from memory_pipeline import indexing
 from memory_pipeline.defs.assets._common import (
     BACKFILL_POLICY,
     CHUNKS_TABLE,
@@ -30,6 +29,7 @@ from memory_pipeline.defs.assets._common import (
 from memory_pipeline.defs.assets.ingest import episodes
 from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.resources import MemoryResource
 from memory_pipeline.storage import entities_store, partition_store
 from memory_pipeline.storage.profiles_store import writing_target

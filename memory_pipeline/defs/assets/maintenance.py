@@ -12,7 +12,7 @@ import time
 
 import dagster as dg
 
-from memory_pipeline import indexing, observations
+from memory_pipeline import statements
 from memory_pipeline.defs.assets._common import (
     EMBEDDING_POOL,
     ENTITIES_TABLE,
@@ -25,6 +25,7 @@ from memory_pipeline.defs.assets.index import chunks, embeddings, entity_mention
 from memory_pipeline.defs.assets.ingest import episodes
 from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
+from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.resources import MemoryResource
 from memory_pipeline.storage import (
     champions_store,
@@ -228,7 +229,7 @@ def statement_vectors(
     context: dg.AssetExecutionContext, memory: MemoryResource
 ) -> dg.MaterializeResult:
     model = memory.embedder
-    written = observations.embed_pending(memory.db, model)
+    written = statements.embed_pending(memory.db, model)
     with memory.db.connection() as conn:
         serving = active_profile(conn)
         found = observations_store.vector_integrity(conn, serving) if serving else None

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import psycopg
 
-from memory_pipeline import observations
+from memory_pipeline import statements
 from memory_pipeline.domain.anchors import anchored, model_text
 from memory_pipeline.domain.chunking import chunk_body
 from memory_pipeline.domain.windows import paragraph_windows
@@ -766,7 +766,7 @@ def index_until_done(
     # the switch below, so a new generation serves them from its first search. Not in a day's
     # partition (``chunked_only``): statements are no day's, the statement_vectors asset does it.
     if not chunked_only:
-        total.statement_vectors = observations.embed_pending(db, embedder)
+        total.statement_vectors = statements.embed_pending(db, embedder)
     if counts is None:
         counts = pending_by_day(db, embedder)
     total.pending_days, total.pending_after = counts, _pending(counts, day)

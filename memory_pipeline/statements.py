@@ -245,7 +245,7 @@ def embed_pending(db: Database, embedder: Embedder, *, limit: int = EMBED_PASS_L
     """Embed statements without a vector for the generation ``embedder`` writes (the canary is
     checked first, as for chunks); build that generation's HNSW index over them. Returns how
     many vectors were written."""
-    from memory_pipeline.indexing import check_canary  # indexing calls this module
+    from memory_pipeline.indexing.index_pass import check_canary  # indexing calls this module
 
     written = 0
     with db.connection() as conn:
