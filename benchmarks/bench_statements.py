@@ -35,7 +35,7 @@ from memory_pipeline.cli.commands import SAMPLE_CORPUS, SAMPLE_EPISODES
 from memory_pipeline.domain import fusion
 from memory_pipeline.domain.observations import make_observation
 from memory_pipeline.domain.policies import load_policies
-from memory_pipeline.indexing import index_pass as indexing
+from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import entities_store, hnsw_store, observations_store, search_store
@@ -132,7 +132,7 @@ def main() -> int:
             if report.rejections:
                 raise SystemExit("\n".join(map(str, report.rejections)))
             embedder = embedder_for(args)
-            indexing.index_until_done(db, embedder)
+            index_until_done(db, embedder)
             with db.connection() as conn:
                 entities_store.refresh_memories(conn, [MEMORY], entities_store.EntityReport())
                 hnsw_store.ensure_index(conn, active_profile(conn))
@@ -154,9 +154,7 @@ def main() -> int:
                     decision="add",
                 )
                 keys[s["text"]] = f"observation:{outcome.saved_id}"
-            indexing.index_until_done(
-                db, embedder
-            )  # a statement saved without its vector gets it here
+            index_until_done(db, embedder)  # a statement saved without its vector gets it here
 
             for s in statements:
                 key = keys[s["text"]]

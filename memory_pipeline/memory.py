@@ -37,9 +37,11 @@ from memory_pipeline.domain.uploads import episode_from_document_item, episode_f
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.embedders.factory import build_embedder, profile_of
 from memory_pipeline.errors import ConfigurationError, InputError, UnknownMemory
-from memory_pipeline.indexing import index_pass as indexing
 from memory_pipeline.indexing import linking
 from memory_pipeline.indexing.keyword_lists import ListsBeside
+from memory_pipeline.indexing.pending import pending_count
+from memory_pipeline.indexing.report import IndexReport
+from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
@@ -423,12 +425,12 @@ class Memory:
         self,
         *,
         day: dt.date | None = None,
-        on_progress: Callable[[indexing.IndexReport], None] | None = None,
+        on_progress: Callable[[IndexReport], None] | None = None,
         on_committed: Callable[[list[int]], None] | None = None,
-    ) -> indexing.IndexReport:
+    ) -> IndexReport:
         """Chunk and embed everything pending (of one ingest day), until done or something fails;
         ``on_committed`` gets the ids of each committed batch of episodes."""
-        return indexing.index_until_done(
+        return index_until_done(
             self.db, self.embedder, day=day, on_progress=on_progress, on_committed=on_committed
         )
 
@@ -436,10 +438,10 @@ class Memory:
         self,
         *,
         day: dt.date | None = None,
-        on_progress: Callable[[indexing.IndexReport], None] | None = None,
+        on_progress: Callable[[IndexReport], None] | None = None,
         keyword_lists: bool = False,
         planned: int | None = None,
-    ) -> indexing.IndexReport:
+    ) -> IndexReport:
         """``index``, and the ``entity_mentions`` work for the episodes it commits (and for any an
         earlier run committed but did not link): in a worker process while the pass runs
         (``linking``). A failure of either is raised at once; the worker never outlives this call.
@@ -447,7 +449,7 @@ class Memory:
         beside the pass once most of the ``planned`` episodes (default: those pending now) are
         committed (``keyword_lists.ListsBeside``); the builds go to ``report.keyword_lists``."""
         if keyword_lists and planned is None:
-            planned = indexing.pending_count(self.db, self.embedder, day=day)
+            planned = pending_count(self.db, self.embedder, day=day)
         lists = ListsBeside(self.db, planned or 0) if keyword_lists else None
 
         def committed(episode_ids: list[int]) -> None:

@@ -16,7 +16,8 @@ from memory_pipeline.cli.common import err, open_database, open_memory, print_js
 from memory_pipeline.cli.ops_commands import keyword_list_lines
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.errors import ExitCode, InputError
-from memory_pipeline.indexing import index_pass as indexing
+from memory_pipeline.indexing.pending import pending_by_day
+from memory_pipeline.indexing.report import IndexReport
 from memory_pipeline.ingest import ingest_paths
 
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "sample_corpus"
@@ -96,7 +97,7 @@ def record_index_in_dagster(days: list[str], opening) -> None:
 def cmd_index(args) -> int:
     last = [0.0]
 
-    def progress(report: indexing.IndexReport) -> None:
+    def progress(report: IndexReport) -> None:
         now = time.monotonic()
         if now - last[0] >= 2.0:
             last[0] = now
@@ -106,7 +107,7 @@ def cmd_index(args) -> int:
 
     with open_memory() as mem:
         dagster = open_instance_meanwhile()
-        before = indexing.pending_by_day(mem.db, mem.embedder)
+        before = pending_by_day(mem.db, mem.embedder)
         planned = before.get(args.day.isoformat(), 0) if args.day else sum(before.values())
         # The entity_mentions work too (in a worker process beside the pass), so the days' three
         # partitions recorded below are all true; and, where users only run the CLI, this is

@@ -11,7 +11,7 @@ from memory_pipeline import config
 from memory_pipeline.cli.common import err, open_database, open_memory, print_json
 from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.errors import ExitCode, InputError
-from memory_pipeline.indexing import index_pass as indexing
+from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.storage import index_store, keyword_store, profiles_store
 
 
@@ -40,7 +40,7 @@ def cmd_reindex(args) -> int:
                 "search switches when nothing is pending"
             )
             return ExitCode.OK
-        report = indexing.index_until_done(db, embedder, on_progress=lambda r: None)
+        report = index_until_done(db, embedder, on_progress=lambda r: None)
     finally:
         embedder.close()
     print(

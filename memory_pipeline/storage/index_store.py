@@ -307,7 +307,7 @@ def write_episodes(
 
 def analyze_written(conn: psycopg.Connection) -> None:
     """Refresh the planner's statistics of the tables an index pass writes (what the pending
-    listing, ``pending_episodes`` of migration 0012, reads): ``indexing.ANALYZE_AFTER`` says when."""
+    listing, ``pending_episodes`` of migration 0012, reads): ``indexing.index_pass.ANALYZE_AFTER`` says when."""
     conn.execute("ANALYZE episodes, chunks, embeddings")
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from memory_pipeline.domain.episodes import make_episode
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
-from memory_pipeline.indexing import index_pass as indexing
+from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.storage import (
     champions_store,
     forget_store,
@@ -63,7 +63,7 @@ def add(
 
 
 def index(db) -> None:
-    report = indexing.index_until_done(db, TinyEmbedder())
+    report = index_until_done(db, TinyEmbedder())
     assert report.pending_after == 0
 
 

@@ -29,7 +29,7 @@ from memory_pipeline.defs.assets._common import (
 from memory_pipeline.defs.assets.ingest import episodes
 from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
-from memory_pipeline.indexing import index_pass as indexing
+from memory_pipeline.indexing.days import chunk_pending, embed_day
 from memory_pipeline.resources import MemoryResource
 from memory_pipeline.storage import entities_store, partition_store
 from memory_pipeline.storage.profiles_store import writing_target
@@ -76,7 +76,7 @@ def chunks(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mate
     days = days_of(context)
     failing, totals = [], {"episodes": 0, "episodes_without_chunks": 0}
     for day in days:
-        report = indexing.chunk_pending(
+        report = chunk_pending(
             memory.db, day=day, anchors=memory.api.embed_settings.heading_anchors
         )
         with memory.db.connection() as conn:
@@ -139,7 +139,7 @@ def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
     failing, totals = [], {}
     generation = 0
     for day in days:
-        report = indexing.embed_day(
+        report = embed_day(
             memory.db,
             model,
             day,

@@ -12,7 +12,6 @@ import time
 
 import dagster as dg
 
-from memory_pipeline import statements
 from memory_pipeline.defs.assets._common import (
     EMBEDDING_POOL,
     ENTITIES_TABLE,
@@ -25,7 +24,12 @@ from memory_pipeline.defs.assets.index import chunks, embeddings, entity_mention
 from memory_pipeline.defs.assets.ingest import episodes
 from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
-from memory_pipeline.indexing import index_pass as indexing
+from memory_pipeline.indexing.canary import check_canary
+from memory_pipeline.indexing.days import chunk_pending, embed_day
+from memory_pipeline.indexing.generations import promote_when_complete
+from memory_pipeline.indexing.pending import pending_by_day, pending_count
+from memory_pipeline.indexing.report import IndexReport
+from memory_pipeline.indexing.statement_vectors import embed_pending
 from memory_pipeline.resources import MemoryResource
 from memory_pipeline.storage import (
     champions_store,
@@ -57,15 +61,15 @@ from memory_pipeline.storage.profiles_store import active_profile, register_prof
 def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
     model = memory.embedder
     db = memory.db
-    pending = indexing.pending_by_day(db, model)
+    pending = pending_by_day(db, model)
     if pending:
         context.instance.add_dynamic_partitions(ingest_days.name, sorted(pending))
-    total = indexing.IndexReport(profile=model.profile.name)
+    total = IndexReport(profile=model.profile.name)
     mentions = 0
     for day in sorted(pending):
         date = dt.date.fromisoformat(day)
-        chunked = indexing.chunk_pending(db, day=date, anchors=model.heading_anchors)
-        embedded = indexing.embed_day(db, model, date)
+        chunked = chunk_pending(db, day=date, anchors=model.heading_anchors)
+        embedded = embed_day(db, model, date)
         total.add(chunked)
         total.add(embedded)
         if embedded.canary_checked and not total.canary_checked:
@@ -96,10 +100,8 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
         # Nothing was pending: the canary runs every night all the same, so that a silent model
         # swap surfaces before the next ingest.
         with db.connection() as conn:
-            cosine = indexing.check_canary(
-                conn, model, register_profile(conn, model.profile).writing()
-            )
-    after = indexing.pending_count(db, model)
+            cosine = check_canary(conn, model, register_profile(conn, model.profile).writing())
+    after = pending_count(db, model)
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": after,
@@ -229,7 +231,7 @@ def statement_vectors(
     context: dg.AssetExecutionContext, memory: MemoryResource
 ) -> dg.MaterializeResult:
     model = memory.embedder
-    written = statements.embed_pending(memory.db, model)
+    written = embed_pending(memory.db, model)
     with memory.db.connection() as conn:
         serving = active_profile(conn)
         found = observations_store.vector_integrity(conn, serving) if serving else None
@@ -285,8 +287,8 @@ def serving_generation(
 ) -> dg.MaterializeResult:
     model = memory.embedder
     db = memory.db
-    pending = indexing.pending_count(db, model)
-    switched = indexing.promote_when_complete(db, model, pending=pending)
+    pending = pending_count(db, model)
+    switched = promote_when_complete(db, model, pending=pending)
     if switched:
         context.log.info(switched)
     with db.connection() as conn:
