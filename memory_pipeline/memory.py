@@ -809,7 +809,10 @@ class Memory:
         if not self.record_in_dagster:
             return
         try:
-            from memory_pipeline.defs.instance import open_instance, report_episodes_partition
+            from memory_pipeline.orchestration.instance import (
+                open_instance,
+                report_episodes_partition,
+            )
 
             with self._lock:
                 if self._instance is None:

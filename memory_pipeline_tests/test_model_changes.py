@@ -123,7 +123,7 @@ def test_a_new_profile_takes_over_only_when_complete(db, indexed):
 
 def test_reindex_and_rollback_jobs_from_the_launchpad(db, db_url, indexed):
     from memory_pipeline.defs.model_changes import rollback_generation_job, start_reindex_job
-    from memory_pipeline.resources import MemoryResource
+    from memory_pipeline.orchestration.resources import MemoryResource
 
     server, embedder, _ = indexed
     resources = {

@@ -79,7 +79,7 @@ def record_index_in_dagster(days: list[str], opening) -> None:
         return
     try:
         if days:
-            from memory_pipeline.defs.instance import report_indexed_days
+            from memory_pipeline.orchestration.instance import report_indexed_days
 
             report_indexed_days(
                 instance,
@@ -103,7 +103,7 @@ def cmd_index(args) -> int:
             last[0] = now
             err(f"  ... {report.episodes} episodes, {report.vectors} vectors")
 
-    from memory_pipeline.defs.instance import open_instance_meanwhile
+    from memory_pipeline.orchestration.instance import open_instance_meanwhile
 
     with open_memory() as mem:
         dagster = open_instance_meanwhile()
@@ -199,7 +199,7 @@ def last_nightly_run() -> dict | None:
     try:
         import dagster as dg
 
-        from memory_pipeline.defs.instance import open_instance
+        from memory_pipeline.orchestration.instance import open_instance
 
         instance = open_instance()
         try:
@@ -277,7 +277,7 @@ def cmd_demo(args) -> int:
     generation, statement vectors, the HNSW index, statistics, with their checks), recorded in
     Dagster's instance."""
     from memory_pipeline.definitions import load
-    from memory_pipeline.defs.instance import add_partitions, open_instance
+    from memory_pipeline.orchestration.instance import add_partitions, open_instance
 
     with open_memory() as mem:
         print(f"memory_pipeline demo: home {config.home_dir()}")
@@ -340,8 +340,12 @@ def _demo_searches(mem) -> None:
 
 # -- ui -------------------------------------------------------------------------------------
 def cmd_ui(args) -> int:
-    from memory_pipeline.defs.instance import WORKSPACE_YAML, apply_pool_limits, open_instance
-    from memory_pipeline.defs.settings import OpsSettings
+    from memory_pipeline.orchestration.instance import (
+        WORKSPACE_YAML,
+        apply_pool_limits,
+        open_instance,
+    )
+    from memory_pipeline.orchestration.settings import OpsSettings
 
     OpsSettings.from_env()  # a bad schedule/sensor setting fails here, plainly, not in the code server
     open_database()  # starts the embedded server (held by this process) and migrates

@@ -73,8 +73,8 @@ def cmd_backfill(args) -> int:
     """Launch a Dagster backfill of index_day_job over the range's ingest days that hold episodes
     (through the running web server: it is on the Backfills page, cancellable there); wait for
     its runs unless --no-wait."""
-    from memory_pipeline.dagster_api import DagsterApi
-    from memory_pipeline.defs.instance import add_partitions, open_instance
+    from memory_pipeline.orchestration.dagster_api import DagsterApi
+    from memory_pipeline.orchestration.instance import add_partitions, open_instance
     from memory_pipeline.storage import partition_store
 
     days = _days(args.start, args.end)

@@ -7,8 +7,8 @@ import datetime as dt
 import dagster as dg
 
 from memory_pipeline.defs.assets import backlog, hnsw_index
-from memory_pipeline.defs.settings import backlog_max_age_hours
-from memory_pipeline.resources import MemoryResource
+from memory_pipeline.orchestration.resources import MemoryResource
+from memory_pipeline.orchestration.settings import backlog_max_age_hours
 from memory_pipeline.storage import health_store
 from memory_pipeline.storage.profiles_store import active_profile, writing_target
 

@@ -26,7 +26,7 @@ from memory_pipeline.defs.jobs import embed_statements_job, index_day_job, switc
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.domain.sources import SUPPORTED_SUFFIXES
 from memory_pipeline.ingest import utc_today
-from memory_pipeline.resources import MemoryResource
+from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline.storage import index_store, observations_store, partition_store
 from memory_pipeline.storage.profiles_store import active_profile, get_profile, writing_target
 

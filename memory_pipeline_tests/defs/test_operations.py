@@ -19,12 +19,12 @@ from memory_pipeline.defs.assets import (
     pipeline_stats,
 )
 from memory_pipeline.defs.checks import backlog_is_fresh
-from memory_pipeline.defs.instance import add_partitions, apply_pool_limits
 from memory_pipeline.defs.sensors import RETRY_AFTER_S, build_sensors, days_in_flight, plan_requests
 from memory_pipeline.errors import DatabaseUnavailable
 from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import ingest_paths, utc_today
-from memory_pipeline.resources import MemoryResource
+from memory_pipeline.orchestration.instance import add_partitions, apply_pool_limits
+from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline_tests.helpers import count, episode, ollama_embedder, write_jsonl
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
 

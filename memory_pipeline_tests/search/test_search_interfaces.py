@@ -8,7 +8,7 @@ import logging
 import dagster as dg
 
 from memory_pipeline.defs.search import search_memory_job
-from memory_pipeline.resources import MemoryResource
+from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline_tests.cli.conftest import cli  # noqa: F401 - the fixture
 
 

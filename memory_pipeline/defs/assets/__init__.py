@@ -1,7 +1,6 @@
 """The assets: episodes, chunks, embeddings and entity mentions per ingest day; global upkeep
 (statement vectors among it)."""
 
-from memory_pipeline.defs.assets._common import EMBEDDING_POOL
 from memory_pipeline.defs.assets.index import chunks, embeddings, entity_mentions
 from memory_pipeline.defs.assets.ingest import episodes
 from memory_pipeline.defs.assets.maintenance import (
@@ -13,6 +12,7 @@ from memory_pipeline.defs.assets.maintenance import (
     serving_generation,
     statement_vectors,
 )
+from memory_pipeline.orchestration.instance import EMBEDDING_POOL
 
 __all__ = [
     "EMBEDDING_POOL",

@@ -16,21 +16,21 @@ import time
 
 import dagster as dg
 
-from memory_pipeline.defs.assets._common import (
+from memory_pipeline.defs.assets.ingest import episodes
+from memory_pipeline.defs.partitions import ingest_days
+from memory_pipeline.indexing.days import chunk_pending, embed_day
+from memory_pipeline.orchestration.assets import (
     BACKFILL_POLICY,
     CHUNKS_TABLE,
-    EMBEDDING_POOL,
     EMBEDDINGS_TABLE,
     ENTITY_MENTIONS_TABLE,
     OWNERS,
     days_label,
     days_of,
 )
-from memory_pipeline.defs.assets.ingest import episodes
-from memory_pipeline.defs.metadata import markdown_table
-from memory_pipeline.defs.partitions import ingest_days
-from memory_pipeline.indexing.days import chunk_pending, embed_day
-from memory_pipeline.resources import MemoryResource
+from memory_pipeline.orchestration.instance import EMBEDDING_POOL
+from memory_pipeline.orchestration.metadata import markdown_table
+from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline.storage import entities_store, partition_store
 from memory_pipeline.storage.profiles_store import writing_target
 

@@ -8,11 +8,11 @@ import time
 import dagster as dg
 
 from memory_pipeline import config
-from memory_pipeline.defs.assets._common import BACKFILL_POLICY, EPISODES_TABLE, OWNERS, days_of
-from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.ingest import ingest_paths
-from memory_pipeline.resources import MemoryResource
+from memory_pipeline.orchestration.assets import BACKFILL_POLICY, EPISODES_TABLE, OWNERS, days_of
+from memory_pipeline.orchestration.metadata import markdown_table
+from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline.storage import episodes_store
 
 

@@ -12,17 +12,8 @@ import time
 
 import dagster as dg
 
-from memory_pipeline.defs.assets._common import (
-    EMBEDDING_POOL,
-    ENTITIES_TABLE,
-    OWNERS,
-    PROFILES_TABLE,
-    STATEMENT_VECTORS_TABLE,
-    STATS_TABLE,
-)
 from memory_pipeline.defs.assets.index import chunks, embeddings, entity_mentions
 from memory_pipeline.defs.assets.ingest import episodes
-from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.indexing.canary import check_canary
 from memory_pipeline.indexing.days import chunk_pending, embed_day
@@ -30,7 +21,16 @@ from memory_pipeline.indexing.generations import promote_when_complete
 from memory_pipeline.indexing.pending import pending_by_day, pending_count
 from memory_pipeline.indexing.report import IndexReport
 from memory_pipeline.indexing.statement_vectors import embed_pending
-from memory_pipeline.resources import MemoryResource
+from memory_pipeline.orchestration.assets import (
+    ENTITIES_TABLE,
+    OWNERS,
+    PROFILES_TABLE,
+    STATEMENT_VECTORS_TABLE,
+    STATS_TABLE,
+)
+from memory_pipeline.orchestration.instance import EMBEDDING_POOL
+from memory_pipeline.orchestration.metadata import markdown_table
+from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline.storage import (
     champions_store,
     entities_store,

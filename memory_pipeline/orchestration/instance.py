@@ -1,6 +1,6 @@
 """This project's Dagster instance for the CLI: its home folder, partitions, and runless events.
 
-The instance's storage resolves itself (``memory_pipeline.dagster_storage``); this module gives
+The instance's storage resolves itself (``memory_pipeline.orchestration.dagster_storage``); this module gives
 CLI commands a persistent DAGSTER_HOME (HOME/dagster, with the project's dagster.yaml) and
 lets commands outside Dagster (``memory-pipeline ingest``, ``index``) tell Dagster what they
 did, so the UI's partitions are true however the work was done.
@@ -19,7 +19,10 @@ from memory_pipeline.storage.paths import PROJECT_ROOT
 
 DAGSTER_YAML = PROJECT_ROOT / "dagster.yaml"
 WORKSPACE_YAML = PROJECT_ROOT / "workspace.yaml"
-PARTITIONS = "ingest_days"  # memory_pipeline.defs.partitions.ingest_days.name
+PARTITIONS = "ingest_days"  # the name of defs.partitions.ingest_days
+# Every step that calls the embedding model takes a slot of this pool, so a 100-day backfill
+# queues behind the model server's capacity instead of flooding it.
+EMBEDDING_POOL = "embedding"
 
 
 def prepare_dagster_env(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -112,8 +115,6 @@ def embed_concurrency(environ: Mapping[str, str] | None = None) -> int:
 
 def apply_pool_limits(instance, environ: Mapping[str, str] | None = None) -> int:
     """Set the embedding pool's limit in the instance (what the UI's Concurrency page shows)."""
-    from memory_pipeline.defs.assets import EMBEDDING_POOL
-
     limit = embed_concurrency(environ)
     instance.event_log_storage.set_concurrency_slots(EMBEDDING_POOL, limit)
     return limit

@@ -1,14 +1,9 @@
-"""What the asset modules share: the embedding pool, the backfill policy, the run's days, owners,
-table metadata."""
+"""What the asset modules share: the backfill policy, the run's days, owners, table metadata."""
 
 import datetime as dt
 import warnings
 
 import dagster as dg
-
-# Every step that calls the embedding model takes a slot of this pool, so a 100-day backfill
-# queues behind the model server's capacity instead of flooding it.
-EMBEDDING_POOL = "embedding"
 
 OWNERS = ["team:memory-pipeline"]
 
