@@ -1,4 +1,5 @@
-"""The Python API: one ``Memory`` that the CLI, the HTTP and MCP servers and Dagster's resources use.
+"""The Python API: one ``Memory``, the face of the core, that the CLI, the HTTP and MCP servers and
+Dagster's resource use.
 
     from memory_pipeline import Memory
 
@@ -13,6 +14,10 @@ Every setting is a keyword argument of ``Memory.open``; one left out comes from 
 variable (``config.ENV_VARS``), so an application, a test or a Dagster resource passes exactly
 what it means and nothing reads the environment behind its back. Expected failures raise the
 ``errors`` classes (``DatabaseUnavailable``, ``EmbedderUnavailable``, ``InputError``...).
+
+This module imports no adapter: what an adapter must be told about the work done here (Dagster's
+partitions after an ingest, a forgetting or an index run) goes to the ``reporting.Reporter`` it
+passes to ``Memory.open``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_pipeline import config, statements
+from memory_pipeline import config, statements, tokens
 from memory_pipeline.domain.documents import DocumentRejected
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.domain.jsonl import LineRejected
@@ -39,10 +44,11 @@ from memory_pipeline.embedders.factory import build_embedder, profile_of
 from memory_pipeline.errors import ConfigurationError, InputError, UnknownMemory
 from memory_pipeline.indexing import linking
 from memory_pipeline.indexing.keyword_lists import ListsBeside
-from memory_pipeline.indexing.pending import pending_count
+from memory_pipeline.indexing.pending import pending_by_day, pending_of
 from memory_pipeline.indexing.report import IndexReport
 from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
+from memory_pipeline.reporting import Reporter
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import (
@@ -141,6 +147,7 @@ class Memory:
         reranker=None,
         telemetry: TelemetrySettings = TelemetrySettings(),
         home: Path | None = None,
+        reporter: Reporter | None = None,
         record_in_dagster: bool = True,
         owns_db: bool = True,
     ):
@@ -149,12 +156,13 @@ class Memory:
         self.policies = policies
         self.telemetry = telemetry
         self.home = home
-        self.record_in_dagster = record_in_dagster
+        # Told what this Memory stored, forgot and indexed (``reporting``); None: nobody.
+        self.reporter = reporter if record_in_dagster else None
         self._owns_db = owns_db
         self._embedder: Embedder | None = None
         self._lock = threading.Lock()
+        self._report_lock = threading.Lock()  # one event at a time reaches the reporter
         self._purged_at = 0.0
-        self._instance = None  # Dagster's instance, opened on the first event reported to it
         self.warnings: list[
             str
         ] = []  # problems that failed nothing (Dagster not told), oldest first
@@ -187,6 +195,7 @@ class Memory:
         policies_path: str | os.PathLike | None = None,
         telemetry: bool | None = None,
         telemetry_days: int | None = None,
+        reporter: Reporter | None = None,
         record_in_dagster: bool = True,
         environ: Mapping[str, str] | None = None,
     ) -> Memory:
@@ -195,7 +204,9 @@ class Memory:
         ``url``: an external PostgreSQL (else MEMORY_PIPELINE_DATABASE_URL, else the embedded
         server in ``home``, else MEMORY_PIPELINE_HOME). ``embed_url`` is the openai provider's
         base URL, or the Ollama server for the ollama provider. ``environ`` replaces
-        ``os.environ`` as the source of the settings not given.
+        ``os.environ`` as the source of the settings not given. ``reporter`` is told what this
+        Memory stores, forgets and indexes (``reporting``: the CLI passes one that records it
+        in Dagster); ``record_in_dagster=False`` keeps it untold.
         """
         provider = (embed_provider or "").strip().lower() or None
         env = _overridden(
@@ -239,6 +250,7 @@ class Memory:
                 reranker=reranker,
                 telemetry=telemetry_settings,
                 home=home_dir,
+                reporter=reporter,
                 record_in_dagster=record_in_dagster,
             )
         except BaseException:
@@ -255,13 +267,17 @@ class Memory:
             return self._embedder
 
     def close(self) -> None:
+        self._close(wait=True)
+
+    def _close(self, *, wait: bool) -> None:
+        """``wait`` False: closing on a failure (the reporter's work ahead is not waited for)."""
         with self._lock:
             if self._embedder is not None:
                 self._embedder.close()
                 self._embedder = None
-            if self._instance is not None:
-                self._instance.dispose()
-                self._instance = None
+        if self.reporter is not None:
+            with self._report_lock:
+                self.reporter.close(wait=wait)
         reranker = self.search_service.reranker
         if reranker is not None:
             reranker.close()
@@ -271,8 +287,8 @@ class Memory:
     def __enter__(self) -> Memory:
         return self
 
-    def __exit__(self, *exc_info) -> None:
-        self.close()
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self._close(wait=exc_type is None)
 
     # -- memories ---------------------------------------------------------------------------
     def memories(self) -> list[episodes_store.MemoryCounts]:
@@ -447,10 +463,13 @@ class Memory:
         (``linking``). A failure of either is raised at once; the worker never outlives this call.
         ``keyword_lists``: also leave no memory's keyword champion lists missing or stale, built
         beside the pass once most of the ``planned`` episodes (default: those pending now) are
-        committed (``keyword_lists.ListsBeside``); the builds go to ``report.keyword_lists``."""
-        if keyword_lists and planned is None:
-            planned = pending_count(self.db, self.embedder, day=day)
-        lists = ListsBeside(self.db, planned or 0) if keyword_lists else None
+        committed (``keyword_lists.ListsBeside``); the builds go to ``report.keyword_lists``.
+        The reporter is told the days the run finished (every episode of the day chunked,
+        embedded and linked): ``memory-pipeline index``'s work, as their partitions would do it."""
+        before = pending_by_day(self.db, self.embedder)
+        if planned is None:
+            planned = pending_of(before, day)
+        lists = ListsBeside(self.db, planned) if keyword_lists else None
 
         def committed(episode_ids: list[int]) -> None:
             linker.link(episode_ids)
@@ -464,6 +483,13 @@ class Memory:
             linker.finish()
             if lists is not None:
                 report.keyword_lists = lists.finish()
+        after = report.pending_days or {}  # counted by the run once it was done
+        finished = [d for d in before if d not in after and (day is None or d == day.isoformat())]
+        if finished:
+            self._tell(
+                lambda reporter: reporter.days_indexed(finished, "memory-pipeline index"),
+                failed="indexed, but could not record it",
+            )
         return report
 
     def rebuild_keyword_lists(
@@ -726,30 +752,7 @@ class Memory:
     ) -> tuple[str, tokens_store.StoredToken]:
         """A new bearer token for ``memories`` (``["*"]``: all) with ``access`` "read" or "write";
         returns the token itself (shown once, only its hash is stored) and its record."""
-        import psycopg
-
-        from memory_pipeline.server.access import ALL_MEMORIES, new_token
-
-        if not isinstance(name, str) or not name.strip() or len(name) > 100 or "\x00" in name:
-            raise InputError("a token needs a name of 1 to 100 characters")
-        if access not in ("read", "write"):
-            raise InputError(f"access {access!r}: expected read or write")
-        if not memories:
-            raise InputError("a token needs at least one memory (or '*' for every memory)")
-        names = sorted(
-            {
-                m if m == ALL_MEMORIES else self._checked(validate_memory_name, m, "memory")
-                for m in memories
-            }
-        )
-        token = new_token()
-        try:
-            with self.db.connection() as conn:
-                return token, tokens_store.create(conn, name.strip(), token, names, access)
-        except psycopg.errors.UniqueViolation:
-            raise InputError(
-                f"a token named {name.strip()!r} exists already (revoke it first)"
-            ) from None
+        return tokens.create(self.db, name, memories, access)
 
     def tokens(self) -> list[tokens_store.StoredToken]:
         with self.db.connection() as conn:
@@ -780,7 +783,7 @@ class Memory:
         if time.monotonic() - self._purged_at >= PURGE_EVERY_S:
             self.purge_telemetry()
 
-    # -- Dagster ----------------------------------------------------------------------------
+    # -- telling the reporter ---------------------------------------------------------------
     def _tell_dagster_ingested(
         self, day: dt.date, inserted: int, duplicates: int, rejected: int, by: str
     ) -> None:
@@ -800,31 +803,28 @@ class Memory:
                 what="the forgetting",
             )
 
-    def _report_days(self, days: list[dt.date], metadata: dict, *, what: str) -> None:
-        """A runless materialization of each day's ``episodes`` partition (best effort).
+    def _report_days(self, days: list[dt.date], details: dict, *, what: str) -> None:
+        """Tell the reporter each day's episodes changed, with the episodes it now holds."""
 
-        The data is already stored (or deleted); failing to tell Dagster only costs the UI a
-        square, so a problem here becomes a warning in ``self.warnings``, never a failure.
-        """
-        if not self.record_in_dagster:
+        def tell(reporter: Reporter) -> None:
+            for day in days:
+                with self.db.connection() as conn:
+                    rows = sum(r["episodes"] for r in episodes_store.day_summary(conn, day))
+                reporter.episodes_changed(day.isoformat(), rows, details)
+
+        self._tell(tell, failed=f"done, but could not record {what}")
+
+    def _tell(self, tell: Callable[[Reporter], None], *, failed: str) -> None:
+        """``tell(reporter)``, best effort. The data is already stored (or deleted); failing to
+        tell only costs the reporter's view (a square of Dagster's UI), so a problem here
+        becomes a warning in ``self.warnings``, never a failure."""
+        if self.reporter is None:
             return
         try:
-            from memory_pipeline.orchestration.instance import (
-                open_instance,
-                report_episodes_partition,
-            )
-
-            with self._lock:
-                if self._instance is None:
-                    self._instance = open_instance()
-                for day in days:
-                    with self.db.connection() as conn:
-                        rows = sum(r["episodes"] for r in episodes_store.day_summary(conn, day))
-                    report_episodes_partition(
-                        self._instance, day.isoformat(), {"dagster/row_count": rows, **metadata}
-                    )
+            with self._report_lock:
+                tell(self.reporter)
         except Exception as exc:  # noqa: BLE001 - reported, never fatal (see docstring)
-            self.warnings.append(f"done, but could not record {what} in Dagster: {exc}")
+            self.warnings.append(f"{failed} in {self.reporter.name}: {exc}")
 
     def take_warnings(self) -> list[str]:
         taken, self.warnings = self.warnings, []

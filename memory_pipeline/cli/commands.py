@@ -16,7 +16,6 @@ from memory_pipeline.cli.common import err, open_database, open_memory, print_js
 from memory_pipeline.cli.ops_commands import keyword_list_lines
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.errors import ExitCode, InputError
-from memory_pipeline.indexing.pending import pending_by_day
 from memory_pipeline.indexing.report import IndexReport
 from memory_pipeline.ingest import ingest_paths
 
@@ -66,33 +65,6 @@ def cmd_ingest(args) -> int:
     return ExitCode.INPUT_REJECTED if report.rejections else ExitCode.OK
 
 
-def record_index_in_dagster(days: list[str], opening) -> None:
-    """Mark the days this command finished as materialized chunks, embeddings and entity_mentions
-    partitions, so the UI's partition status and lineage are true whichever path did the work
-    (best effort, as for ingest). ``opening``: the instance being opened meanwhile
-    (``open_instance_meanwhile``)."""
-    try:
-        instance = opening.result()
-    except Exception as exc:  # noqa: BLE001 - reported, never fatal
-        if days:
-            err(f"memory-pipeline: warning: indexed, but could not record it in Dagster: {exc}")
-        return
-    try:
-        if days:
-            from memory_pipeline.orchestration.instance import report_indexed_days
-
-            report_indexed_days(
-                instance,
-                days,
-                "memory-pipeline index",
-                assets=("chunks", "embeddings", "entity_mentions"),
-            )
-    except Exception as exc:  # noqa: BLE001 - reported, never fatal
-        err(f"memory-pipeline: warning: indexed, but could not record it in Dagster: {exc}")
-    finally:
-        instance.dispose()
-
-
 # -- index ----------------------------------------------------------------------------------
 def cmd_index(args) -> int:
     last = [0.0]
@@ -103,27 +75,21 @@ def cmd_index(args) -> int:
             last[0] = now
             err(f"  ... {report.episodes} episodes, {report.vectors} vectors")
 
-    from memory_pipeline.orchestration.instance import open_instance_meanwhile
+    from memory_pipeline.orchestration.reporting import DagsterReporter
 
-    with open_memory() as mem:
-        dagster = open_instance_meanwhile()
-        before = pending_by_day(mem.db, mem.embedder)
-        planned = before.get(args.day.isoformat(), 0) if args.day else sum(before.values())
+    reporter = DagsterReporter()
+    with open_memory(reporter) as mem:
+        # Importing Dagster and setting up its storage take seconds: they overlap the pass,
+        # whose finished days the reporter records at its end.
+        reporter.open_meanwhile()
         # The entity_mentions work too (in a worker process beside the pass), so the days' three
-        # partitions recorded below are all true; and, where users only run the CLI, this is
-        # where a memory's keyword lists get built (beside the pass's last part).
+        # partitions recorded are all true; and, where users only run the CLI, this is where a
+        # memory's keyword lists get built (beside the pass's last part).
         report = mem.index_and_link(
-            day=args.day,
-            on_progress=progress,
-            keyword_lists=not args.no_keyword_lists,
-            planned=planned,
+            day=args.day, on_progress=progress, keyword_lists=not args.no_keyword_lists
         )
-        after = report.pending_days  # counted by the run once it was done
-        finished = [
-            d for d in before if d not in after and (args.day is None or d == args.day.isoformat())
-        ]
         builds = report.keyword_lists
-    record_index_in_dagster(finished, dagster)
+        print_warnings(mem)
     if args.json:
         print_json(
             {

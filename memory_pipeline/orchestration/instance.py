@@ -1,9 +1,9 @@
-"""This project's Dagster instance for the CLI: its home folder, partitions, and runless events.
+"""This project's Dagster instance for the CLI: its home folder, its partitions, its pool limits.
 
-The instance's storage resolves itself (``memory_pipeline.orchestration.dagster_storage``); this module gives
-CLI commands a persistent DAGSTER_HOME (HOME/dagster, with the project's dagster.yaml) and
-lets commands outside Dagster (``memory-pipeline ingest``, ``index``) tell Dagster what they
-did, so the UI's partitions are true however the work was done.
+The instance's storage resolves itself (``orchestration.dagster_storage``); this module gives CLI
+commands a persistent DAGSTER_HOME (HOME/dagster, with the project's dagster.yaml), opened at
+once or on a thread meanwhile, so that commands outside Dagster can tell it what they did
+(``orchestration.reporting``).
 """
 
 from __future__ import annotations
@@ -75,34 +75,6 @@ def add_partitions(instance, days: Iterable[str]) -> list[str]:
     if new:
         instance.add_dynamic_partitions(PARTITIONS, new)
     return new
-
-
-def report_episodes_partition(instance, day: str, metadata: dict) -> None:
-    import dagster as dg
-
-    add_partitions(instance, [day])
-    instance.report_runless_asset_event(
-        dg.AssetMaterialization(asset_key="episodes", partition=day, metadata=metadata)
-    )
-
-
-def report_indexed_days(
-    instance, days: Iterable[str], by: str, assets=("chunks", "embeddings")
-) -> None:
-    """Record the days an index pass outside Dagster completed as materializations of the
-    ``assets`` partitions it did the work of (``memory-pipeline index``: chunks, vectors and
-    entity mentions)."""
-    import dagster as dg
-
-    days = sorted(set(days))
-    add_partitions(instance, days)
-    for day in days:
-        for asset in assets:
-            instance.report_runless_asset_event(
-                dg.AssetMaterialization(
-                    asset_key=asset, partition=day, metadata={"materialized_by": by}
-                )
-            )
 
 
 def embed_concurrency(environ: Mapping[str, str] | None = None) -> int:
