@@ -92,7 +92,7 @@ def test_anchors_off_means_none_is_stored_indexed_embedded_or_shown_whichever_pa
 
     import dagster as dg
 
-    from memory_pipeline.defs.assets import chunks, embeddings
+    from memory_pipeline.defs.assets.index import chunks, embeddings
     from memory_pipeline.orchestration.resources import MemoryResource
 
     day = "2026-11-02"

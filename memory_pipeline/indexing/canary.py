@@ -13,6 +13,7 @@ import numpy as np
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.errors import ModelRefused
 from memory_pipeline.storage import profiles_store
+from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.profiles_store import StoredProfile
 
 CANARY_TEXT = (
@@ -66,7 +67,17 @@ def check_canary(conn, embedder: Embedder, target: StoredProfile) -> float | Non
     return cosine
 
 
+def check_now(db: Database, embedder: Embedder) -> float | None:
+    """``check_canary`` for the generation ``embedder`` writes, outside a pass (the nightly run
+    checks it even when nothing is pending, so that a silent model swap surfaces before the
+    next ingest)."""
+    with db.connection() as conn:
+        target = profiles_store.register_profile(conn, embedder.profile).writing()
+        return check_canary(conn, embedder, target)
+
+
 def refuse(conn, target: StoredProfile, cosine: float, *, kept: int = 0) -> None:
+    """Mark ``target``'s generation stale and raise ``ModelRefused``."""
     reason = f"the canary phrase now embeds at cosine {cosine:.3f} to its stored vector (< {CANARY_MIN_COSINE})"
     profiles_store.mark_stale(conn, target.id, target.generation, reason)
     raise ModelRefused(stale_message(target, target.generation, reason, kept=kept))

@@ -11,6 +11,7 @@ from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.indexing.canary import check_canary
 from memory_pipeline.storage import observations_store, profiles_store
 from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.profiles_store import StoredProfile
 
 # Statements read and embedded per round.
 EMBED_PASS_LIMIT = 1000
@@ -41,3 +42,11 @@ def embed_pending(db: Database, embedder: Embedder, *, limit: int = EMBED_PASS_L
                 )
         observations_store.ensure_index(conn, profile)
     return written
+
+
+def integrity(db: Database) -> tuple[StoredProfile | None, dict | None]:
+    """The profile search serves, and its live statements' missing, mis-sized and non-unit
+    vectors (None, None before anything serves)."""
+    with db.connection() as conn:
+        serving = profiles_store.active_profile(conn)
+        return serving, observations_store.vector_integrity(conn, serving) if serving else None

@@ -10,20 +10,14 @@ import dagster as dg
 import pytest
 
 from memory_pipeline.definitions import load
-from memory_pipeline.defs.assets import (
-    EMBEDDING_POOL,
-    backlog,
-    chunks,
-    embeddings,
-    hnsw_index,
-    pipeline_stats,
-)
+from memory_pipeline.defs.assets.index import chunks, embeddings
+from memory_pipeline.defs.assets.maintenance import backlog, hnsw_index, pipeline_stats
 from memory_pipeline.defs.checks import backlog_is_fresh
 from memory_pipeline.defs.sensors import RETRY_AFTER_S, build_sensors, days_in_flight, plan_requests
 from memory_pipeline.errors import DatabaseUnavailable
 from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import ingest_paths, utc_today
-from memory_pipeline.orchestration.instance import add_partitions, apply_pool_limits
+from memory_pipeline.orchestration.instance import EMBEDDING_POOL, add_partitions, apply_pool_limits
 from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline_tests.helpers import count, episode, ollama_embedder, write_jsonl
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer

@@ -9,7 +9,8 @@ import dagster as dg
 import pytest
 
 from memory_pipeline.definitions import load
-from memory_pipeline.defs.assets import chunks, embeddings, entity_mentions, episodes
+from memory_pipeline.defs.assets.index import chunks, embeddings, entity_mentions
+from memory_pipeline.defs.assets.ingest import episodes
 from memory_pipeline.domain.entities import Entity
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.orchestration.instance import add_partitions
