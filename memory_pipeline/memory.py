@@ -53,6 +53,7 @@ from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import (
     champions_store,
+    entities_store,
     episodes_store,
     forget_store,
     search_store,
@@ -504,6 +505,25 @@ class Memory:
             return champions_store.refresh_all_champions(
                 conn, stale_only=stale_only, memories=names
             )
+
+    # -- entities ---------------------------------------------------------------------------
+    def import_entities(self, pairs: Iterable[tuple[str, Any]]) -> entities_store.EntityReport:
+        """Store entities given as (memory, ``domain.entities.Entity``) pairs (what
+        ``parse_entity_import`` reads), merging those a memory knows already by name or alias,
+        and link each touched memory's episodes that mention them (the graph channel)."""
+        report = entities_store.EntityReport()
+        with self.db.connection() as conn:
+            touched = entities_store.import_entities(conn, list(pairs), report)
+            for memory in sorted(touched):
+                entities_store.link_mentions(conn, memory, report)
+        return report
+
+    def entities(self, memory: str, *, limit: int = 10) -> list[dict]:
+        """A memory's entities with their aliases, source and episode count, most mentioned
+        first; UnknownMemory when it has no episodes."""
+        memory = self.require_memory(memory)
+        with self.db.connection() as conn:
+            return entities_store.top_entities(conn, [memory], limit=limit)
 
     # -- searching --------------------------------------------------------------------------
     def search(

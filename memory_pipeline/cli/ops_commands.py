@@ -11,24 +11,24 @@ from memory_pipeline import config
 from memory_pipeline.cli.common import err, open_database, open_memory, print_json
 from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.errors import ExitCode, InputError
+from memory_pipeline.indexing import generations
+from memory_pipeline.indexing.days import days_with_episodes, forget_chunks_of_days
 from memory_pipeline.indexing.until_done import index_until_done
-from memory_pipeline.storage import index_store, keyword_store, profiles_store
+from memory_pipeline.storage import keyword_store
 
 
 def cmd_reindex(args) -> int:
     db = open_database()
     if args.rollback:
-        with db.connection() as conn:
-            try:
-                message = profiles_store.rollback(conn)
-            except LookupError as exc:
-                raise InputError(str(exc)) from None
+        try:
+            message = generations.rollback(db)
+        except LookupError as exc:
+            raise InputError(str(exc)) from None
         print(message)
         return ExitCode.OK
     embedder = build_embedder(config.EmbedSettings.from_env())
     try:
-        with db.connection() as conn:
-            stored, resumed = profiles_store.start_reindex(conn, embedder.profile)
+        stored, resumed = generations.start_reindex(db, embedder.profile)
         generation = stored.building_generation
         print(
             f"{'resuming' if resumed else 'started'} generation {generation} of {stored.name}; "
@@ -75,24 +75,19 @@ def cmd_backfill(args) -> int:
     its runs unless --no-wait."""
     from memory_pipeline.orchestration.dagster_api import DagsterApi
     from memory_pipeline.orchestration.instance import add_partitions, open_instance
-    from memory_pipeline.storage import partition_store
 
     days = _days(args.start, args.end)
     db = open_database()
-    with db.connection() as conn:
-        holding = [
-            d
-            for d in partition_store.days_with_episodes(conn)
-            if args.start.isoformat() <= d <= args.end.isoformat()
-        ]
+    holding = [
+        d for d in days_with_episodes(db) if args.start.isoformat() <= d <= args.end.isoformat()
+    ]
     if not holding:
         print(f"no ingest day from {args.start} to {args.end} holds episodes: nothing to backfill")
         return ExitCode.OK
     api = DagsterApi(dagster_url(args))
     api.ping()  # before deleting anything: the backfill must be launchable
     if args.rechunk:
-        with db.connection() as conn:
-            deleted = index_store.delete_chunks_of_days(conn, args.start, args.end)
+        deleted = forget_chunks_of_days(db, args.start, args.end)
         # Vectors are keyed by content address: unchanged chunk texts find theirs again.
         print(
             f"deleted {deleted} chunk row(s) of {len(holding)} day(s); vectors are kept and reused by content"
