@@ -126,7 +126,7 @@ from memory_pipeline.storage.profiles_store import (
     get_profile,
 )
 from memory_pipeline.storage.search_store import Filters
-from memory_pipeline.storage.vector_store import MIN_EF_SEARCH, nearest_chunks, nearest_statement
+from memory_pipeline.storage.vector_store import MIN_EF_SEARCH, nearest_chunks, nearest_query
 
 MEMORY = "bench"
 WindowFn = Callable[[list[str]], np.ndarray]
@@ -834,7 +834,7 @@ def explain(
         if exact:
             conn.execute("SET LOCAL enable_indexscan = off")
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        statement = nearest_statement(profile, filtered=False, by_windows=False)
+        statement = nearest_query(profile, filtered=False, by_windows=False)
         rows = conn.execute(
             sql.SQL("EXPLAIN ") + statement,
             {"q": HalfVector(vector), "memory": MEMORY, "limit": 10, "kinds": None, "since": None},

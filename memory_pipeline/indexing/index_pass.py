@@ -136,7 +136,7 @@ def index_pass(
     started = time.perf_counter()
     report = IndexReport(profile=embedder.profile.name, passes=1)
     # Claims (session advisory locks) and reads on ``conn``, commits on the storing threads'
-    # connections (a psycopg connection runs one statement at a time).
+    # connections (a psycopg connection runs one query at a time).
     with db.connection() as conn, contextlib.ExitStack() as stack:
         store_conns = [stack.enter_context(db.connection())]
         for _ in range(STORE_THREADS - 1):

@@ -72,7 +72,7 @@ class ListsBeside:
         return self.builds
 
     def abandon(self) -> None:
-        """The run failed: cancel a build still running (its statement ends; a rebuild cut short
+        """The run failed: cancel a build still running (its query ends; a rebuild cut short
         leaves the old lists in place) and wait for the thread to give its connection back."""
         conn = self._conn
         if self._thread is not None and self._thread.is_alive():

@@ -124,7 +124,7 @@ def refresh_champions(
 def _lock_stats_row(conn: psycopg.Connection, memory: str) -> bool:
     """Lock ``memory``'s statistics row for the rest of the transaction: its chunk writers that
     already counted their chunks (``record_chunks``) have committed, the others wait at that
-    statement. False: the memory has no chunks (no row)."""
+    query. False: the memory has no chunks (no row)."""
     return (
         conn.execute(
             "SELECT 1 FROM keyword_memory_stats WHERE memory = %s FOR UPDATE", (memory,)

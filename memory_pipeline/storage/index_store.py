@@ -159,7 +159,7 @@ def existing_vectors(
     keys = list(keys)
     if not keys:
         return set()
-    # prepare=False: after 5 runs psycopg prepares the statement and PostgreSQL may settle on a
+    # prepare=False: after 5 runs psycopg prepares the query and PostgreSQL may settle on a
     # generic plan that cannot see the arrays' lengths (existing_vectors.sql forces one probe
     # per key whatever the statistics; this keeps each call planned with its real arrays).
     rows = conn.execute(

@@ -22,7 +22,7 @@ def record_chunks(conn: psycopg.Connection | psycopg.Cursor, episode_ids: Sequen
     """Add the chunk rows of ``episode_ids`` (written in the current transaction) to the statistics.
 
     Call it once per transaction, after the chunks are written, for exactly the episodes whose
-    chunks that transaction wrote. One statement (``keyword_stats_record.sql``): memory totals
+    chunks that transaction wrote. One query (``keyword_stats_record.sql``): memory totals
     first, then lexemes, each in key order, so concurrent writers lock rows in one order. Then
     the champion lists (``keyword_champions_record.sql``), after the memories' statistics rows:
     a rebuild's swap holds such a row, so the writer reads the lists it installed.

@@ -19,7 +19,7 @@ from memory_pipeline.search.service import SearchService, channel_groups
 from memory_pipeline.storage import entities_store, hnsw_store
 from memory_pipeline.storage.database import POOL_SIZE
 from memory_pipeline.storage.profiles_store import active_profile
-from memory_pipeline.storage.vector_store import nearest_chunks, nearest_statement
+from memory_pipeline.storage.vector_store import nearest_chunks, nearest_query
 from memory_pipeline_tests.helpers import ollama_embedder, write_jsonl
 from memory_pipeline_tests.search.conftest import ALICE, NOW
 from memory_pipeline_tests.support.loopback import unused_port_url
@@ -503,7 +503,7 @@ def test_the_window_rescoring_statement_still_walks_the_hnsw_index(db, world, fi
     with db.connection() as conn:
         profile = active_profile(conn)
         index = hnsw_store.ensure_index(conn, profile).name
-        statement = nearest_statement(profile, filtered=filtered, by_windows=True)
+        statement = nearest_query(profile, filtered=filtered, by_windows=True)
         params = {
             "q": HalfVector(world.embed_query("garden")),
             "memory": "alice",
