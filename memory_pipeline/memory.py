@@ -569,7 +569,7 @@ class Memory:
         revise_id: int | None = None,
         force: bool = False,
     ) -> statements.SaveOutcome:
-        """Save an observation or a belief, showing close existing ones first (``observations``):
+        """Save an observation or a belief, showing close existing ones first (``statements``):
         ``decision`` "ask" saves only when nothing is close, "add" saves anyway, "revise" replaces
         ``revise_id`` (kept as history); a near-exact duplicate is refused unless ``force``."""
         from memory_pipeline.domain.observations import InvalidObservation, make_observation

@@ -1,4 +1,4 @@
-"""Keyword champion lists built beside an index run (``memory_pipeline.keyword_lists``): started
+"""Keyword champion lists built beside an index run (``memory_pipeline.indexing.keyword_lists``): started
 once most of the run is committed, they see what was committed by then and the writers add the
 rest, so the lists are exact when the run ends and nothing is left to build after it. Real
 database, real loopback model server with one slot."""

@@ -1,4 +1,4 @@
-"""Entity linking beside the index pass (``memory_pipeline.linking``): the rows it stores are the
+"""Entity linking beside the index pass (``memory_pipeline.indexing.linking``): the rows it stores are the
 ``entity_mentions`` stage's, what an earlier run left unlinked is linked by the next, failures are
 raised plainly and no worker process outlives the call. Real database, real worker process."""
 
