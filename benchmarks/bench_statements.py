@@ -38,6 +38,7 @@ from memory_pipeline.domain.policies import load_policies
 from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
+from memory_pipeline.statements import save as save_statement
 from memory_pipeline.storage import entities_store, hnsw_store, observations_store, search_store
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 from memory_pipeline.storage.profiles_store import active_profile
@@ -147,7 +148,7 @@ def main() -> int:
 
             keys = {}
             for s in statements:
-                outcome = statements.save(
+                outcome = save_statement(
                     db,
                     make_observation(memory=MEMORY, text=s["text"]),
                     embedder=embedder,
