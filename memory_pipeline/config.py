@@ -1,7 +1,7 @@
 """Settings from environment variables, read when asked for (never at import time).
 
-Every variable the project reads is listed in ``ENV_VARS`` (README's configuration table is
-generated from the same names). Invalid values raise ``ConfigurationError`` naming the variable.
+Every variable the project reads is listed in ``ENV_VARS`` (docs/configuration.md documents
+each; test_readme keeps the two equal). Invalid values raise ``ConfigurationError`` naming the variable.
 """
 
 from __future__ import annotations

@@ -212,7 +212,7 @@ def _stop(
 ) -> list[str]:
     """End the ``ui`` process group; return the processes naming ``home`` that outlived it.
 
-    ``recover``, when given, is what the README tells a user to do about a leftover (run any
+    ``recover``, when given, is what docs/operations.md tells a user to do about a leftover (run any
     command on the same home): called once if something outlived the group, then judged again.
     """
     try:
