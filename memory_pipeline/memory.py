@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_pipeline import config, indexing, linking
+from memory_pipeline import __version__, config, indexing, linking
 from memory_pipeline.domain.documents import DocumentRejected
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.domain.jsonl import LineRejected
@@ -669,6 +669,7 @@ class Memory:
             index = hnsw_store.inspect(conn, profile) if profile else None
             memories = episodes_store.memory_counts(conn)
         return {
+            "version": __version__,
             "dataFolder": str(self.home) if self.home else None,
             "database": redact(self.db.url)
             if self.db.embedded is None

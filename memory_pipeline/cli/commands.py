@@ -226,6 +226,7 @@ def cmd_status(args) -> int:
         print_json(doc)
         return ExitCode.OK
     profile = doc["activeProfile"]
+    print(f"version:          memory-pipeline {doc['version']}")
     print(f"data folder:      {doc['dataFolder'] or '-'}")
     print(f"database:         {doc['database']}")
     print(f"memories:         {doc['memories']} (memory-pipeline memories lists them)")

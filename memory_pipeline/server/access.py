@@ -145,6 +145,7 @@ def visible_status(memory, access: Access) -> dict:
         return memory.status()
     document = memory.status()
     return {
+        "version": document["version"],
         "memories": [m.to_json() for m in memory.memories() if access.sees(m.name)],
         "activeProfile": document["activeProfile"],
         "configuredProfile": document["configuredProfile"],

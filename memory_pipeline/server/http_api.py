@@ -25,6 +25,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from memory_pipeline import __version__
 from memory_pipeline.domain.documents import MAX_DOCUMENT_BYTES
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.domain.uploads import CONTENT_TYPES
@@ -121,7 +122,7 @@ def create_app(memory: Memory) -> FastAPI:
     server then listens on loopback only, ``serve`` sees to it); with tokens each request needs one."""
     app = FastAPI(
         title="memory_pipeline",
-        version="1",
+        version=__version__,
         description="Episodes in, fused search out, and forgetting. Authorization: Bearer <token> "
         "when tokens are configured (memory-pipeline tokens create).",
     )

@@ -18,6 +18,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from memory_pipeline import __version__
 from memory_pipeline.errors import MemoryPipelineError
 from memory_pipeline.memory import Memory
 from memory_pipeline.server.access import (
@@ -61,7 +62,9 @@ def build_mcp_server(
     mem: Memory, stdio_access: Callable[[], Access] = Access.everything
 ) -> MCPServer:
     """The server; ``stdio_access`` is the access of a client without HTTP headers (stdio)."""
-    server = MCPServer("memory_pipeline", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = MCPServer(
+        "memory_pipeline", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
 
     def access_of(ctx: Context) -> Access:
         headers = ctx.headers
