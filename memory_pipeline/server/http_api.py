@@ -1,6 +1,6 @@
 """The HTTP API (``memory-pipeline serve``): FastAPI over one shared ``Memory``.
 
-Routes (OpenAPI at ``/openapi.json``, docs at ``/docs``): ``GET /v1/search``, ``POST /v1/episodes``
+Routes (OpenAPI at ``/openapi.json``, docs at ``/docs`` and ``/redoc``, offline: ``api_docs``): ``GET /v1/search``, ``POST /v1/episodes``
 (JSON episodes, documents among them as base64 items, or one document as the raw body),
 ``POST /v1/index``, ``POST``/``GET /v1/observations`` and ``PATCH /v1/observations/{id}``
 (``observation_routes``), ``GET /v1/status``, ``GET /v1/memories``, ``GET``/``DELETE /v1/episodes/{id}``,
@@ -53,6 +53,7 @@ from memory_pipeline.server.access import (
     visible_status,
     writable_memory,
 )
+from memory_pipeline.server.api_docs import add_api_docs
 from memory_pipeline.server.observation_routes import add_observation_routes
 
 log = logging.getLogger(__name__)
@@ -123,9 +124,13 @@ def create_app(memory: Memory) -> FastAPI:
     app = FastAPI(
         title="memory_pipeline",
         version=__version__,
-        description="Episodes in, fused search out, and forgetting. Authorization: Bearer <token> "
-        "when tokens are configured (memory-pipeline tokens create).",
+        docs_url=None,  # the offline pages of api_docs instead of FastAPI's CDN ones
+        redoc_url=None,
+        description="Episodes in, fused search out, and forgetting. `Authorization: Bearer <token>` "
+        "when tokens are configured (`memory-pipeline tokens create`).",
     )
+
+    add_api_docs(app)
 
     @app.exception_handler(MemoryPipelineError)
     async def expected_failure(request: Request, exc: MemoryPipelineError) -> JSONResponse:
