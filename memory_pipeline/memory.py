@@ -272,7 +272,8 @@ class Memory:
 
     # -- memories ---------------------------------------------------------------------------
     def memories(self) -> list[episodes_store.MemoryCounts]:
-        """Every memory with its episode and chunk counts."""
+        """Every memory that holds an episode or a statement, with its episode, chunk and
+        statement counts."""
         with self.db.connection() as conn:
             return episodes_store.memory_counts(conn)
 

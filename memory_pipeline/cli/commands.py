@@ -156,9 +156,14 @@ def cmd_memories(args) -> int:
     if not rows:
         print("no memories yet (memory-pipeline ingest FILE --memory NAME)")
     for r in rows:
+        span = (
+            f", {r.first_at.date().isoformat()} to {r.last_at.date().isoformat()}"
+            if r.first_at and r.last_at
+            else ""
+        )
         print(
             f"{r.name}: {r.episodes} episode(s), {r.chunks} chunk(s), "
-            f"{r.first_at.date().isoformat()} to {r.last_at.date().isoformat()}"
+            f"{r.statements} statement(s){span}"
         )
     return ExitCode.OK
 

@@ -73,7 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("status", help="counts, pending work per day, the active profile")
     p.add_argument("--json", action="store_true", help="print a JSON document")
 
-    p = sub.add_parser("memories", help="the memories with their episode and chunk counts")
+    p = sub.add_parser(
+        "memories", help="the memories with their episode, chunk and statement counts"
+    )
     p.add_argument("--json", action="store_true", help="print a JSON document")
 
     p = sub.add_parser(

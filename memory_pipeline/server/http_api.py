@@ -28,6 +28,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from memory_pipeline import __version__
 from memory_pipeline.domain.documents import MAX_DOCUMENT_BYTES
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
+from memory_pipeline.domain.policies import MAX_LIMIT
 from memory_pipeline.domain.uploads import CONTENT_TYPES
 from memory_pipeline.errors import (
     ConfigurationError,
@@ -207,7 +208,8 @@ def create_app(memory: Memory) -> FastAPI:
         memory_name: str | None = Query(None, alias="memory"),
         q: str | None = None,
         policy: str | None = None,
-        limit: int | None = None,
+        # Bounds checked here, so the error names this query parameter, not the CLI's flag.
+        limit: int | None = Query(None, ge=1, le=MAX_LIMIT),
         channels: str | None = None,
         contested: bool | None = None,
     ) -> dict:

@@ -19,6 +19,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from memory_pipeline import __version__
+from memory_pipeline.domain.policies import MAX_LIMIT
 from memory_pipeline.errors import MemoryPipelineError
 from memory_pipeline.memory import Memory
 from memory_pipeline.server.access import (
@@ -100,6 +101,8 @@ def build_mcp_server(
         true also returns beliefs marked contested (default: the policy's choice, usually not)."""
 
         def run(access: Access) -> dict:
+            if not 1 <= limit <= MAX_LIMIT:  # named as this tool names it, not as the CLI's flag
+                raise ToolError(f"limit {limit}: must be between 1 and {MAX_LIMIT}")
             response = visible_search(
                 mem,
                 access,
@@ -273,7 +276,7 @@ def build_mcp_server(
 
     @server.tool()
     def list_memories(ctx: Context) -> dict:
-        """The memories you can search, with their episode and chunk counts."""
+        """The memories you can search, with their episode, chunk and statement counts."""
         return call(
             ctx,
             lambda access: {

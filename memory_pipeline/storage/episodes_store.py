@@ -89,24 +89,29 @@ def day_preview(conn: psycopg.Connection, day: dt.date, limit: int = 5) -> list[
 
 @dataclass(frozen=True)
 class MemoryCounts:
+    """A memory's counts; ``first_at``/``last_at`` span its episodes' dates (None when it holds
+    only statements); ``statements``: its observations and beliefs that are not retired."""
+
     name: str
     episodes: int
     chunks: int
-    first_at: dt.datetime
-    last_at: dt.datetime
+    first_at: dt.datetime | None
+    last_at: dt.datetime | None
+    statements: int = 0
 
     def to_json(self) -> dict:
         return {
             "name": self.name,
             "episodes": self.episodes,
             "chunks": self.chunks,
-            "firstAt": self.first_at.isoformat(),
-            "lastAt": self.last_at.isoformat(),
+            "statements": self.statements,
+            "firstAt": self.first_at.isoformat() if self.first_at else None,
+            "lastAt": self.last_at.isoformat() if self.last_at else None,
         }
 
 
 def memory_counts(conn: psycopg.Connection) -> list[MemoryCounts]:
-    """Every memory that has episodes, by name."""
+    """Every memory that holds an episode or a statement (``memory_names``), by name."""
     return [MemoryCounts(*row) for row in conn.execute(query("memory_counts")).fetchall()]
 
 
