@@ -1,7 +1,7 @@
 """memory_pipeline: episodes -> chunks -> embeddings -> HNSW, as Dagster assets on PostgreSQL/pgvector.
 
 Package map (each folder says what belongs in it):
-- ``domain/``     pure domain code: chunking and paragraph windows, episode records and file
+- ``domain/``     pure domain code: chunking and paragraph windows, pages, episode records and file
                   parsing, fusion, policies, entities.
                   No Dagster, no SQL, no network.
 - ``embedders/``  one module per embedding provider behind one interface (``base.Embedder``).

@@ -629,6 +629,56 @@ class Memory:
             raise UnknownEpisode(episode_id)
         return document
 
+    def read(self, episode_id: int, *, page: int = 1) -> dict:
+        """Page ``page`` (from 1) of an episode (``domain.pages``): its fields without the body,
+        ``page``, ``pages``, the page's ``start``/``end`` in the body, its ``chunkIds`` and its
+        ``text``; reading pages 1 to ``pages`` reads the whole body. UnknownEpisode if there is
+        no such episode, UnknownPage for a page it does not have."""
+        from memory_pipeline.domain.chunking import chunk_body
+        from memory_pipeline.domain.pages import NoSuchPage
+        from memory_pipeline.domain.pages import page as page_of
+        from memory_pipeline.errors import UnknownPage
+
+        if (
+            isinstance(episode_id, bool)
+            or not isinstance(episode_id, int)
+            or not 1 <= episode_id <= 2**63 - 1  # a bigint: a larger number names no episode
+        ):
+            raise UnknownEpisode(episode_id)
+        with self.db.connection() as conn:
+            document = episodes_store.episode_header(conn, episode_id)
+            if document is None:
+                raise UnknownEpisode(episode_id)
+            spans = episodes_store.chunk_spans(conn, episode_id)
+            body = None
+            if not spans:  # not indexed yet: the chunks the index pass will store
+                body = episodes_store.body_text(conn, episode_id)
+                if body is None:  # forgotten meanwhile
+                    raise UnknownEpisode(episode_id)
+                spans = [
+                    (c.start, c.end, c.chunk_id) for c in chunk_body(body, document["contentHash"])
+                ]
+            try:
+                chosen, pages = page_of([(start, end) for start, end, _ in spans], page)
+            except NoSuchPage as exc:
+                raise UnknownPage(episode_id, page, exc.pages) from None
+            if body is None:
+                text = episodes_store.body_text(conn, episode_id, chosen.start, chosen.end)
+            else:
+                text = body[chosen.start : chosen.end]
+        if text is None:  # forgotten meanwhile
+            raise UnknownEpisode(episode_id)
+        del document["contentHash"]
+        return {
+            **document,
+            "page": chosen.number,
+            "pages": pages,
+            "start": chosen.start,
+            "end": chosen.end,
+            "chunkIds": [chunk_id for _, _, chunk_id in spans[chosen.first : chosen.last + 1]],
+            "text": text,
+        }
+
     # -- forgetting -------------------------------------------------------------------------
     def forget(self, memory: str, *, episode_id: int | None = None) -> ForgetCounts:
         """Forget one episode of ``memory`` (``episode_id``) or the whole memory.

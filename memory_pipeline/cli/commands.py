@@ -168,6 +168,23 @@ def cmd_memories(args) -> int:
     return ExitCode.OK
 
 
+def cmd_read(args) -> int:
+    """The page's text on stdout, exactly (pages 1..N concatenated are the body), and where it
+    lies on stderr; ``--json`` the whole page document."""
+    with open_memory() as mem:
+        page = mem.read(args.episode, page=args.page)
+    if args.json:
+        print_json(page)
+        return ExitCode.OK
+    sys.stdout.write(page["text"])
+    sys.stdout.flush()
+    err(
+        f"episode {page['id']} {page['title']!r} ({page['memory']}): page {page['page']} of "
+        f"{page['pages']}, characters {page['start']} to {page['end']} of {page['characters']}"
+    )
+    return ExitCode.OK
+
+
 def cmd_forget(args) -> int:
     if args.episode is None and not args.all:
         raise InputError("say what to forget: --episode ID, or --all for the whole memory")

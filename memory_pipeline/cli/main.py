@@ -79,6 +79,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a JSON document")
 
     p = sub.add_parser(
+        "read", help="one page of an episode (its chunks, up to 16,000 characters) on stdout"
+    )
+    p.add_argument("episode", type=_int, metavar="EPISODE_ID")
+    p.add_argument(
+        "--page", type=_int, default=1, help="the page, from 1 (stderr says how many there are)"
+    )
+    p.add_argument("--json", action="store_true", help="print the page document as JSON")
+
+    p = sub.add_parser(
         "forget", help="delete an episode or a whole memory with everything derived from it"
     )
     p.add_argument(
@@ -292,6 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         "index": commands.cmd_index,
         "status": commands.cmd_status,
         "memories": commands.cmd_memories,
+        "read": commands.cmd_read,
         "forget": commands.cmd_forget,
         "serve": service_commands.cmd_serve,
         "mcp": service_commands.cmd_mcp,

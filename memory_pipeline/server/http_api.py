@@ -4,7 +4,8 @@ Routes (OpenAPI at ``/openapi.json``, docs at ``/docs`` and ``/redoc``, offline:
 (JSON episodes, documents among them as base64 items, or one document as the raw body),
 ``POST /v1/index``, ``POST``/``GET /v1/observations`` and ``PATCH /v1/observations/{id}``
 (``observation_routes``), ``GET /v1/status``, ``GET /v1/memories``, ``GET``/``DELETE /v1/episodes/{id}``,
-``DELETE /v1/memories/{memory}``.
+``DELETE /v1/memories/{memory}``; ``GET /v1/episodes/{id}?page=N`` reads a long episode page by
+page (``domain.pages``).
 
 Every error is ``{"error": "<plain message>"}`` with its status: 400 unreadable body, 401 no or
 bad token, 403 a read-only token writing, 404 unknown (or not visible) memory, episode or
@@ -37,6 +38,7 @@ from memory_pipeline.errors import (
     InputError,
     MemoryPipelineError,
     ModelRefused,
+    UnknownPage,
 )
 from memory_pipeline.memory import MAX_ADD_ITEMS, Memory, UnknownEpisode, UnknownMemory
 from memory_pipeline.observations import UnknownStatement
@@ -50,6 +52,7 @@ from memory_pipeline.server.access import (
     bearer,
     forget_visible,
     visible_episode,
+    visible_page,
     visible_search,
     visible_status,
     writable_memory,
@@ -82,6 +85,7 @@ def status_of(exc: MemoryPipelineError) -> int:
         (UnknownMemory, 404),
         (UnknownEpisode, 404),
         (UnknownStatement, 404),
+        (UnknownPage, 404),
         (TooLarge, 413),
         (BadRequest, 400),
         (InputError, 422),
@@ -234,8 +238,16 @@ def create_app(memory: Memory) -> FastAPI:
         access = access_of(request)
         return {"memories": [m.to_json() for m in memory.memories() if access.sees(m.name)]}
 
-    @app.get("/v1/episodes/{episode_id}", summary="One stored episode")
-    def get_episode(request: Request, episode_id: int) -> dict:
+    @app.get(
+        "/v1/episodes/{episode_id}",
+        summary="One stored episode; with ?page=N one page of it (its chunks, up to 16,000 "
+        "characters), with the page count",
+    )
+    def get_episode(
+        request: Request, episode_id: int, page: int | None = Query(None, ge=1)
+    ) -> dict:
+        if page is not None:
+            return visible_page(memory, access_of(request), episode_id, page)
         return visible_episode(memory, access_of(request), episode_id)
 
     @app.get(

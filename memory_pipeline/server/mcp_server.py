@@ -2,7 +2,8 @@
 
 Tools, named as the ecosystem's memory servers name them: ``search_memory``, ``add_memory``,
 ``add_document`` (HTML, PDF, DOCX in base64), ``save_observation``, ``list_observations``,
-``set_observation_status``, ``list_memories``, ``get_episode``, ``forget``, ``status``. Results carry ids, title, date, score
+``set_observation_status``, ``list_memories``, ``get_episode``, ``read_episode`` (one page of
+a long episode), ``forget``, ``status``. Results carry ids, title, date, score
 and snippet. Over HTTP each request's bearer token scopes the tools exactly as it scopes the HTTP
 API (``access``); on stdio the client acts as the local user, or with ``--token``'s scope.
 An expected failure is a tool error with its plain message; nothing else leaks a traceback.
@@ -29,6 +30,7 @@ from memory_pipeline.server.access import (
     forget_visible,
     readable_memory,
     visible_episode,
+    visible_page,
     visible_search,
     visible_status,
     writable_memory,
@@ -286,8 +288,16 @@ def build_mcp_server(
 
     @server.tool()
     def get_episode(episode_id: int, ctx: Context) -> dict:
-        """One stored episode in full (title, date, body, metadata) by its episodeId."""
+        """One stored episode in full (title, date, body, metadata) by its episodeId; a long one
+        is better read with read_episode, page by page."""
         return call(ctx, lambda access: visible_episode(mem, access, episode_id))
+
+    @server.tool()
+    def read_episode(episode_id: int, ctx: Context, page: int = 1) -> dict:
+        """Page `page` (from 1) of an episode: `text`, `pages` (how many there are), the page's
+        `start`/`end` character offsets in the body and its `chunkIds` (search results name the
+        same chunks). Read pages 1 to `pages` to have read the whole episode."""
+        return call(ctx, lambda access: visible_page(mem, access, episode_id, page))
 
     @server.tool()
     def forget(

@@ -155,3 +155,57 @@ def get_episode(conn: psycopg.Connection, episode_id: int) -> dict | None:
     for key in ("occurredAt", "ingestedAt", "ingestDay"):
         document[key] = document[key].isoformat()
     return document
+
+
+def episode_header(conn: psycopg.Connection, episode_id: int) -> dict | None:
+    """One episode's fields as ``get_episode`` names them, without the body: ``characters`` (its
+    length) and ``contentHash`` instead; None when there is no such episode."""
+    row = conn.execute(query("episode_header"), {"id": episode_id}).fetchone()
+    if row is None:
+        return None
+    keys = (
+        "id",
+        "memory",
+        "kind",
+        "title",
+        "occurredAt",
+        "ingestedAt",
+        "ingestDay",
+        "salience",
+        "source",
+        "externalId",
+        "metadata",
+        "characters",
+        "contentHash",
+        "chunks",
+    )
+    document = dict(zip(keys, row))
+    for key in ("occurredAt", "ingestedAt", "ingestDay"):
+        document[key] = document[key].isoformat()
+    return document
+
+
+def chunk_spans(conn: psycopg.Connection, episode_id: int) -> list[tuple[int, int, str]]:
+    """The stored chunks of an episode as (start, end, chunk id), in order ([] before indexing)."""
+    return [
+        (start, end, chunk_id)
+        for start, end, chunk_id in conn.execute(
+            "SELECT start_char, end_char, chunk_id FROM chunks WHERE episode_id = %s ORDER BY ordinal",
+            (episode_id,),
+        ).fetchall()
+    ]
+
+
+def body_text(
+    conn: psycopg.Connection, episode_id: int, start: int | None = None, end: int | None = None
+) -> str | None:
+    """The body, or its characters ``start``..``end`` (code points, as chunk offsets count);
+    None when the episode is gone."""
+    if start is None or end is None:
+        row = conn.execute("SELECT body FROM episodes WHERE id = %s", (episode_id,)).fetchone()
+    else:
+        row = conn.execute(
+            "SELECT substr(body, %s, %s) FROM episodes WHERE id = %s",
+            (start + 1, end - start, episode_id),
+        ).fetchone()
+    return None if row is None else row[0]
