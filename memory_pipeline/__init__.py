@@ -1,7 +1,7 @@
 """memory_pipeline: episodes -> chunks -> embeddings -> HNSW, as Dagster assets on PostgreSQL/pgvector.
 
 Package map (each folder says what belongs in it):
-- ``domain/``     pure domain code: chunking and paragraph windows, episode records and file
+- ``domain/``     pure domain code: chunking and paragraph windows, pages, episode records and file
                   parsing, fusion, policies, entities.
                   No Dagster, no SQL, no network.
 - ``embedders/``  one module per embedding provider behind one interface (``base.Embedder``).
@@ -20,7 +20,16 @@ Package map (each folder says what belongs in it):
 - ``cli/``        the ``memory-pipeline`` command.
 """
 
-__all__ = ["Memory"]
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
+
+__all__ = ["Memory", "__version__"]
+
+try:
+    # The installed distribution's version (pyproject.toml), so it is written in one place.
+    __version__ = _version("memory_pipeline")
+except PackageNotFoundError:  # run from a source tree that was never installed
+    __version__ = "0+unknown"
 
 
 def __getattr__(name: str):

@@ -56,17 +56,57 @@ def cmd_serve(args) -> int:
         sock = listening_socket(args.host, args.port)
         host, port = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
-        access = (
-            "bearer tokens required"
-            if mem.tokens_configured()
-            else "no tokens configured: loopback only"
-        )
+        tokens = mem.tokens_configured()
         print(
-            f"memory_pipeline API on http://{shown}:{port} (docs at /docs; {access}); Ctrl-C stops it",
+            f"memory_pipeline API on http://{shown}:{port} (docs at /docs; "
+            f"{access_line(tokens, args.host)}); Ctrl-C stops it",
             flush=True,
         )
-        _serve_asgi(create_app(mem), sock)
+        with TokenWatch(mem, args.host, tokens):
+            _serve_asgi(create_app(mem), sock)
     return ExitCode.OK
+
+
+def access_line(tokens: bool, host: str) -> str:
+    """What the server's access is now. Every request checks the tokens afresh (``access``), so
+    the line says so rather than promising a state that ``tokens create`` may change."""
+    from memory_pipeline.server.access import is_loopback
+
+    if tokens:
+        return "tokens exist: bearer tokens required on every request"
+    if is_loopback(host):
+        return "no tokens yet: loopback callers have full access until one is created"
+    return f"no tokens left: every caller reaching {host} has full access"
+
+
+class TokenWatch:
+    """Prints a line on stdout when tokens appear or the last one goes while the server runs,
+    so the start-up line is never left saying what is no longer true."""
+
+    def __init__(self, mem, host: str, tokens: bool, every_s: float = 2.0):
+        import threading
+
+        self.mem, self.host, self.tokens, self.every_s = mem, host, tokens, every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="token-watch", daemon=True)
+
+    def __enter__(self) -> TokenWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join(timeout=self.every_s + 5)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.every_s):
+            try:
+                tokens = self.mem.tokens_configured()
+            except Exception:  # noqa: BLE001 - the database is down: requests say so themselves
+                continue
+            if tokens != self.tokens:
+                self.tokens = tokens
+                print(f"memory_pipeline API: {access_line(tokens, self.host)}", flush=True)
 
 
 def cmd_mcp(args) -> int:

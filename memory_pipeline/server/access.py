@@ -138,6 +138,25 @@ def visible_episode(memory, access: Access, episode_id: int) -> dict:
     return document
 
 
+def visible_page(memory, access: Access, episode_id: int, page: int) -> dict:
+    """``Memory.read``'s page if ``access`` sees the episode's memory; else NotFound, in the same
+    words as for no episode (a page count is never told about an episode it must not see)."""
+    from memory_pipeline.errors import UnknownPage
+    from memory_pipeline.memory import UnknownEpisode
+
+    try:
+        document = memory.read(episode_id, page=page)
+    except UnknownEpisode:
+        raise NotFound(f"no episode {episode_id}") from None
+    except UnknownPage:
+        if not access.sees(visible_page(memory, Access.everything(), episode_id, 1)["memory"]):
+            raise NotFound(f"no episode {episode_id}") from None
+        raise
+    if not access.sees(document["memory"]):
+        raise NotFound(f"no episode {episode_id}")
+    return document
+
+
 def visible_status(memory, access: Access) -> dict:
     """``Memory.status`` for a caller of every memory; a scoped caller gets its own memories'
     counts only (global counts would reveal the size of memories it must not know of)."""
@@ -145,6 +164,7 @@ def visible_status(memory, access: Access) -> dict:
         return memory.status()
     document = memory.status()
     return {
+        "version": document["version"],
         "memories": [m.to_json() for m in memory.memories() if access.sees(m.name)],
         "activeProfile": document["activeProfile"],
         "configuredProfile": document["configuredProfile"],

@@ -1,10 +1,11 @@
 """The HTTP API (``memory-pipeline serve``): FastAPI over one shared ``Memory``.
 
-Routes (OpenAPI at ``/openapi.json``, docs at ``/docs``): ``GET /v1/search``, ``POST /v1/episodes``
+Routes (OpenAPI at ``/openapi.json``, docs at ``/docs`` and ``/redoc``, offline: ``api_docs``): ``GET /v1/search``, ``POST /v1/episodes``
 (JSON episodes, documents among them as base64 items, or one document as the raw body),
 ``POST /v1/index``, ``POST``/``GET /v1/observations`` and ``PATCH /v1/observations/{id}``
 (``observation_routes``), ``GET /v1/status``, ``GET /v1/memories``, ``GET``/``DELETE /v1/episodes/{id}``,
-``DELETE /v1/memories/{memory}``.
+``DELETE /v1/memories/{memory}``; ``GET /v1/episodes/{id}?page=N`` reads a long episode page by
+page (``domain.pages``).
 
 Every error is ``{"error": "<plain message>"}`` with its status: 400 unreadable body, 401 no or
 bad token, 403 a read-only token writing, 404 unknown (or not visible) memory, episode or
@@ -25,8 +26,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from memory_pipeline import __version__
 from memory_pipeline.domain.documents import MAX_DOCUMENT_BYTES
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
+from memory_pipeline.domain.policies import MAX_LIMIT
 from memory_pipeline.domain.uploads import CONTENT_TYPES
 from memory_pipeline.errors import (
     ConfigurationError,
@@ -35,6 +38,7 @@ from memory_pipeline.errors import (
     InputError,
     MemoryPipelineError,
     ModelRefused,
+    UnknownPage,
 )
 from memory_pipeline.memory import MAX_ADD_ITEMS, Memory, UnknownEpisode, UnknownMemory
 from memory_pipeline.observations import UnknownStatement
@@ -48,10 +52,12 @@ from memory_pipeline.server.access import (
     bearer,
     forget_visible,
     visible_episode,
+    visible_page,
     visible_search,
     visible_status,
     writable_memory,
 )
+from memory_pipeline.server.api_docs import add_api_docs
 from memory_pipeline.server.observation_routes import add_observation_routes
 
 log = logging.getLogger(__name__)
@@ -79,6 +85,7 @@ def status_of(exc: MemoryPipelineError) -> int:
         (UnknownMemory, 404),
         (UnknownEpisode, 404),
         (UnknownStatement, 404),
+        (UnknownPage, 404),
         (TooLarge, 413),
         (BadRequest, 400),
         (InputError, 422),
@@ -121,10 +128,14 @@ def create_app(memory: Memory) -> FastAPI:
     server then listens on loopback only, ``serve`` sees to it); with tokens each request needs one."""
     app = FastAPI(
         title="memory_pipeline",
-        version="1",
-        description="Episodes in, fused search out, and forgetting. Authorization: Bearer <token> "
-        "when tokens are configured (memory-pipeline tokens create).",
+        version=__version__,
+        docs_url=None,  # the offline pages of api_docs instead of FastAPI's CDN ones
+        redoc_url=None,
+        description="Episodes in, fused search out, and forgetting. `Authorization: Bearer <token>` "
+        "when tokens are configured (`memory-pipeline tokens create`).",
     )
+
+    add_api_docs(app)
 
     @app.exception_handler(MemoryPipelineError)
     async def expected_failure(request: Request, exc: MemoryPipelineError) -> JSONResponse:
@@ -201,7 +212,8 @@ def create_app(memory: Memory) -> FastAPI:
         memory_name: str | None = Query(None, alias="memory"),
         q: str | None = None,
         policy: str | None = None,
-        limit: int | None = None,
+        # Bounds checked here, so the error names this query parameter, not the CLI's flag.
+        limit: int | None = Query(None, ge=1, le=MAX_LIMIT),
         channels: str | None = None,
         contested: bool | None = None,
     ) -> dict:
@@ -226,8 +238,16 @@ def create_app(memory: Memory) -> FastAPI:
         access = access_of(request)
         return {"memories": [m.to_json() for m in memory.memories() if access.sees(m.name)]}
 
-    @app.get("/v1/episodes/{episode_id}", summary="One stored episode")
-    def get_episode(request: Request, episode_id: int) -> dict:
+    @app.get(
+        "/v1/episodes/{episode_id}",
+        summary="One stored episode; with ?page=N one page of it (its chunks, up to 16,000 "
+        "characters), with the page count",
+    )
+    def get_episode(
+        request: Request, episode_id: int, page: int | None = Query(None, ge=1)
+    ) -> dict:
+        if page is not None:
+            return visible_page(memory, access_of(request), episode_id, page)
         return visible_episode(memory, access_of(request), episode_id)
 
     @app.get(

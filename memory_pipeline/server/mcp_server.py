@@ -2,7 +2,8 @@
 
 Tools, named as the ecosystem's memory servers name them: ``search_memory``, ``add_memory``,
 ``add_document`` (HTML, PDF, DOCX in base64), ``save_observation``, ``list_observations``,
-``set_observation_status``, ``list_memories``, ``get_episode``, ``forget``, ``status``. Results carry ids, title, date, score
+``set_observation_status``, ``list_memories``, ``get_episode``, ``read_episode`` (one page of
+a long episode), ``forget``, ``status``. Results carry ids, title, date, score
 and snippet. Over HTTP each request's bearer token scopes the tools exactly as it scopes the HTTP
 API (``access``); on stdio the client acts as the local user, or with ``--token``'s scope.
 An expected failure is a tool error with its plain message; nothing else leaks a traceback.
@@ -18,6 +19,8 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from memory_pipeline import __version__
+from memory_pipeline.domain.policies import MAX_LIMIT
 from memory_pipeline.errors import MemoryPipelineError
 from memory_pipeline.memory import Memory
 from memory_pipeline.server.access import (
@@ -27,6 +30,7 @@ from memory_pipeline.server.access import (
     forget_visible,
     readable_memory,
     visible_episode,
+    visible_page,
     visible_search,
     visible_status,
     writable_memory,
@@ -61,7 +65,9 @@ def build_mcp_server(
     mem: Memory, stdio_access: Callable[[], Access] = Access.everything
 ) -> MCPServer:
     """The server; ``stdio_access`` is the access of a client without HTTP headers (stdio)."""
-    server = MCPServer("memory_pipeline", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = MCPServer(
+        "memory_pipeline", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
 
     def access_of(ctx: Context) -> Access:
         headers = ctx.headers
@@ -97,6 +103,8 @@ def build_mcp_server(
         true also returns beliefs marked contested (default: the policy's choice, usually not)."""
 
         def run(access: Access) -> dict:
+            if not 1 <= limit <= MAX_LIMIT:  # named as this tool names it, not as the CLI's flag
+                raise ToolError(f"limit {limit}: must be between 1 and {MAX_LIMIT}")
             response = visible_search(
                 mem,
                 access,
@@ -270,7 +278,7 @@ def build_mcp_server(
 
     @server.tool()
     def list_memories(ctx: Context) -> dict:
-        """The memories you can search, with their episode and chunk counts."""
+        """The memories you can search, with their episode, chunk and statement counts."""
         return call(
             ctx,
             lambda access: {
@@ -280,8 +288,16 @@ def build_mcp_server(
 
     @server.tool()
     def get_episode(episode_id: int, ctx: Context) -> dict:
-        """One stored episode in full (title, date, body, metadata) by its episodeId."""
+        """One stored episode in full (title, date, body, metadata) by its episodeId; a long one
+        is better read with read_episode, page by page."""
         return call(ctx, lambda access: visible_episode(mem, access, episode_id))
+
+    @server.tool()
+    def read_episode(episode_id: int, ctx: Context, page: int = 1) -> dict:
+        """Page `page` (from 1) of an episode: `text`, `pages` (how many there are), the page's
+        `start`/`end` character offsets in the body and its `chunkIds` (search results name the
+        same chunks). Read pages 1 to `pages` to have read the whole episode."""
+        return call(ctx, lambda access: visible_page(mem, access, episode_id, page))
 
     @server.tool()
     def forget(
