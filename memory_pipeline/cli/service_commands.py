@@ -32,7 +32,7 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
 
 def _require_tokens_off_loopback(mem, host: str) -> None:
-    from memory_pipeline.server.access import is_loopback
+    from memory_pipeline.server.guard import is_loopback
 
     if not is_loopback(host) and not mem.tokens_configured():
         raise ConfigurationError(
@@ -41,48 +41,56 @@ def _require_tokens_off_loopback(mem, host: str) -> None:
         )
 
 
-def _serve_asgi(app, sock: socket.socket) -> None:
-    import uvicorn
+def _exposure(sock: socket.socket):
+    """What the bound socket exposes (its real address: ``--host localhost`` may be ::1), with
+    the environment's allowed names and client timeout; read before the server starts."""
+    import os
 
-    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)
-    uvicorn.Server(config).run(sockets=[sock])
+    from memory_pipeline.server.guard import Exposure
+
+    return Exposure.of(sock.getsockname()[0], os.environ)
 
 
 def cmd_serve(args) -> int:
     from memory_pipeline.server.http_api import create_app
+    from memory_pipeline.server.transport import serve_asgi
 
     with open_memory(pool_size=SERVER_POOL_SIZE) as mem:
         _require_tokens_off_loopback(mem, args.host)
         sock = listening_socket(args.host, args.port)
+        exposure = _exposure(sock)
         host, port = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
         access = (
             "bearer tokens required"
-            if mem.tokens_configured()
+            if mem.tokens_configured() or not exposure.loopback
             else "no tokens configured: loopback only"
         )
         print(
             f"memory_pipeline API on http://{shown}:{port} (docs at /docs; {access}); Ctrl-C stops it",
             flush=True,
         )
-        _serve_asgi(create_app(mem), sock)
+        serve_asgi(create_app(mem, exposure), sock, exposure.client_timeout_s)
     return ExitCode.OK
 
 
 def cmd_mcp(args) -> int:
     from memory_pipeline.server.access import Access
     from memory_pipeline.server.mcp_server import build_mcp_server, streamable_http_app
+    from memory_pipeline.server.transport import serve_asgi
 
     with open_memory(pool_size=SERVER_POOL_SIZE) as mem:
         if args.http:
             _require_tokens_off_loopback(mem, args.host)
             sock = listening_socket(args.host, args.port)
+            exposure = _exposure(sock)
             host, port = sock.getsockname()[:2]
+            shown = f"[{host}]" if ":" in host else host
             print(
-                f"memory_pipeline MCP server on http://{host}:{port}/mcp (streamable HTTP); Ctrl-C stops it",
+                f"memory_pipeline MCP server on http://{shown}:{port}/mcp (streamable HTTP); Ctrl-C stops it",
                 flush=True,
             )
-            _serve_asgi(streamable_http_app(mem), sock)
+            serve_asgi(streamable_http_app(mem, exposure), sock, exposure.client_timeout_s)
             return ExitCode.OK
         access = Access.everything()
         if args.token:
