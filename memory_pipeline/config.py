@@ -59,6 +59,8 @@ ENV_VARS = {
     "MEMORY_PIPELINE_EMBED_CONCURRENCY": "Embedding steps running at once across all runs (Dagster pool 'embedding', default 1).",
     "MEMORY_PIPELINE_TELEMETRY": "on (default) or off: record one search_telemetry row per search.",
     "MEMORY_PIPELINE_TELEMETRY_DAYS": "Days search telemetry is kept (default 90); older rows are deleted.",
+    "MEMORY_PIPELINE_ALLOWED_HOSTS": "Names (host or host:port, comma-separated) a loopback-bound serve / mcp --http also answers to as Host and Origin: a reverse proxy's.",
+    "MEMORY_PIPELINE_CLIENT_TIMEOUT": "Seconds a client of serve / mcp --http may take to send a request's headers, or pause inside its body (default 15).",
     "MEMORY_PIPELINE_DAGSTER_UI": "The Dagster web server `memory-pipeline backfill` launches backfills through (default http://127.0.0.1:3000).",
 }
 
@@ -189,6 +191,30 @@ class EmbedSettings:
             heading_anchors=switch(environ, "MEMORY_PIPELINE_HEADING_ANCHORS", True),
             chosen_by="named" if named else ("detect" if provider == DETECT else "default"),
         )
+
+
+DEFAULT_CLIENT_TIMEOUT_S = 15.0
+_HOST_ENTRY = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:\d{1,5})?")
+
+
+def allowed_hosts(environ: Mapping[str, str]) -> list[str]:
+    """``MEMORY_PIPELINE_ALLOWED_HOSTS``: the names a reverse proxy in front of a loopback server
+    forwards as ``Host`` (and its pages as ``Origin``), comma-separated ``host`` or ``host:port``."""
+    entries = [e.strip() for e in environ.get("MEMORY_PIPELINE_ALLOWED_HOSTS", "").split(",")]
+    for entry in filter(None, entries):
+        match = _HOST_ENTRY.fullmatch(entry)
+        if match is None or not 0 < int((match.group(2) or ":1")[1:]) <= 65535:
+            raise ConfigurationError(
+                f"MEMORY_PIPELINE_ALLOWED_HOSTS: {entry!r} is not a host name or host:port "
+                "(comma-separated, e.g. memory.example.org,proxy.lan:8443)"
+            )
+    return [e.lower() for e in entries if e]
+
+
+def client_timeout(environ: Mapping[str, str]) -> float:
+    """``MEMORY_PIPELINE_CLIENT_TIMEOUT``: seconds a server client may take for its headers or
+    pause inside its body."""
+    return env_float(environ, "MEMORY_PIPELINE_CLIENT_TIMEOUT", DEFAULT_CLIENT_TIMEOUT_S)
 
 
 def home_dir(environ: Mapping[str, str] | None = None) -> Path:

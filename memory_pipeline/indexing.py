@@ -234,6 +234,11 @@ def check_canary(conn, embedder: Embedder, target: StoredProfile) -> float | Non
     return cosine
 
 
+def canary_cosine(embedder: Embedder, stored: np.ndarray) -> float:
+    """The cosine of the canary phrase embedded now to a generation's ``stored`` canary."""
+    return _cosine(embedder.embed_documents([CANARY_TEXT])[0], stored)
+
+
 def _refuse(conn, target: StoredProfile, cosine: float, *, kept: int = 0) -> None:
     reason = f"the canary phrase now embeds at cosine {cosine:.3f} to its stored vector (< {CANARY_MIN_COSINE})"
     profiles_store.mark_stale(conn, target.id, target.generation, reason)

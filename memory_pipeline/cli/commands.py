@@ -204,7 +204,7 @@ def cmd_forget(args) -> int:
         print(
             f"forgot {what}: {counts.episodes} episode(s), {counts.chunks} chunk(s), {counts.vectors} vector(s), "
             f"{counts.mentions} entity mention(s), {counts.entities} entit(ies), "
-            f"{counts.telemetry} telemetry row(s)"
+            f"{counts.statements} statement(s), {counts.telemetry} telemetry row(s)"
         )
     return ExitCode.OK
 

@@ -10,24 +10,24 @@ import time
 from memory_pipeline import config, indexing
 from memory_pipeline.cli.common import err, open_database, open_memory, print_json
 from memory_pipeline.embedders.factory import build_embedder
-from memory_pipeline.errors import ExitCode, InputError
+from memory_pipeline.errors import ExitCode, InputError, ModelRefused
 from memory_pipeline.storage import index_store, keyword_store, profiles_store
 
 
 def cmd_reindex(args) -> int:
     db = open_database()
-    if args.rollback:
-        with db.connection() as conn:
-            try:
-                message = profiles_store.rollback(conn)
-            except LookupError as exc:
-                raise InputError(str(exc)) from None
-        print(message)
-        return ExitCode.OK
     embedder = build_embedder(config.EmbedSettings.from_env())
     try:
+        if args.rollback:
+            print(_rollback(db, embedder))
+            return ExitCode.OK
         with db.connection() as conn:
+            before = _stale_building(conn, embedder.profile)
             stored, resumed = profiles_store.start_reindex(conn, embedder.profile)
+        if resumed:
+            stored, resumed = _resumable(db, embedder, stored)
+        elif before is not None:
+            _say_left_stale(*before)
         generation = stored.building_generation
         print(
             f"{'resuming' if resumed else 'started'} generation {generation} of {stored.name}; "
@@ -50,6 +50,69 @@ def cmd_reindex(args) -> int:
         or f"{report.pending_after} episode(s) still pending; search has not switched yet"
     )
     return ExitCode.OK
+
+
+def _resumable(db, embedder, stored):
+    """The generation to build: the one being built if the model served now is the one that
+    began it (its canary, re-embedded, still matches), else a fresh one. A model change during
+    an earlier reindex thus costs that generation, never the way forward."""
+    try:
+        with db.connection() as conn:
+            indexing.check_canary(conn, embedder, stored.writing())
+        return stored, True
+    except ModelRefused:
+        pass
+    with db.connection() as conn:
+        before = _stale_building(conn, embedder.profile)
+        fresh = profiles_store.start_reindex(conn, embedder.profile)
+    if before is not None:
+        _say_left_stale(*before)
+    return fresh
+
+
+def _stale_building(conn, profile) -> tuple[int, str] | None:
+    """(generation, reason) of ``profile``'s building generation if the model changed under it."""
+    stored = profiles_store.get_profile(conn, profile)
+    if stored is None or stored.building_generation is None:
+        return None
+    state = profiles_store.generation_state(conn, stored.id, stored.building_generation)
+    return (stored.building_generation, state[1] or "") if state and state[0] == "stale" else None
+
+
+def _say_left_stale(generation: int, reason: str) -> None:
+    err(
+        f"memory-pipeline: generation {generation} was begun by another model than the one "
+        f"served now ({reason}); it stays stale and is never served"
+    )
+
+
+def _rollback(db, embedder) -> str:
+    """``reindex --rollback``: serve the last good generation, but only if the model served now
+    embedded it (its canary matches): vectors of two models are never compared."""
+    next_step = "`memory-pipeline reindex` builds a new generation from the model served now"
+    try:
+        with db.connection() as conn:
+            active, target = profiles_store.rollback_target(conn)
+    except LookupError as exc:
+        raise InputError(f"{exc}; {next_step}") from None
+    if embedder.profile.name != active.name:
+        raise InputError(
+            f"the configured model is {embedder.profile.name}, but search serves {active.name}: "
+            f"configure that one to roll back, or run {next_step.split(' builds')[0]}"
+        )
+    if target.canary_vector is not None:
+        cosine = indexing.canary_cosine(embedder, target.canary_vector)
+        if cosine < indexing.CANARY_MIN_COSINE:
+            raise ModelRefused(
+                f"generation {target.generation} of {active.name} was embedded by another model "
+                f"than the one served now (the canary embeds at cosine {cosine:.3f} to its "
+                f"vector): serve that model again to roll back to it, or {next_step}"
+            )
+    try:
+        with db.connection() as conn:
+            return profiles_store.rollback(conn, expected=target.generation)
+    except LookupError as exc:
+        raise InputError(str(exc)) from None
 
 
 def _days(start: dt.date, end: dt.date) -> list[str]:

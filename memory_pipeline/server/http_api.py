@@ -8,10 +8,13 @@ Routes (OpenAPI at ``/openapi.json``, docs at ``/docs`` and ``/redoc``, offline:
 page (``domain.pages``).
 
 Every error is ``{"error": "<plain message>"}`` with its status: 400 unreadable body, 401 no or
-bad token, 403 a read-only token writing, 404 unknown (or not visible) memory, episode or
-statement, 405 wrong method, 413 body or batch too large, 422 invalid input, 502 the embedding service is down
-or refused, 503 the database is down. A response never carries a stack trace: what is not an
-expected failure is logged here and answered 500 "internal error".
+bad token (or, beyond loopback, no token exists at all), 403 a read-only token writing or a
+foreign ``Origin``, 404 unknown (or not visible) memory, episode or statement, 405 wrong method,
+408 a body that stalls, 413 body or batch too large, 415 a JSON body not sent as
+``application/json``, 421 a foreign ``Host`` on a loopback server (``guard``), 422 invalid input,
+502 the embedding service is down or refused, 503 the database is down. A response never
+carries a stack trace: what is not an expected failure is logged here and answered 500
+"internal error".
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from typing import Any
 from fastapi import FastAPI, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from memory_pipeline import __version__
 from memory_pipeline.domain.documents import MAX_DOCUMENT_BYTES
@@ -55,9 +59,11 @@ from memory_pipeline.server.access import (
     visible_page,
     visible_search,
     visible_status,
+    writable_items,
     writable_memory,
 )
 from memory_pipeline.server.api_docs import add_api_docs
+from memory_pipeline.server.guard import Exposure, RequestGuard, media_type, unsupported_media
 from memory_pipeline.server.observation_routes import add_observation_routes
 
 log = logging.getLogger(__name__)
@@ -70,6 +76,10 @@ class TooLarge(InputError):
 
 
 class BadRequest(InputError):
+    pass
+
+
+class UnsupportedMedia(InputError):
     pass
 
 
@@ -87,6 +97,7 @@ def status_of(exc: MemoryPipelineError) -> int:
         (UnknownStatement, 404),
         (UnknownPage, 404),
         (TooLarge, 413),
+        (UnsupportedMedia, 415),
         (BadRequest, 400),
         (InputError, 422),
         (EmbedderUnavailable, 502),
@@ -123,9 +134,10 @@ def added(document: dict, report) -> JSONResponse:
     return JSONResponse(document, status_code=status)
 
 
-def create_app(memory: Memory) -> FastAPI:
-    """The API over ``memory``. Without tokens in the database every caller has full access (the
-    server then listens on loopback only, ``serve`` sees to it); with tokens each request needs one."""
+def create_app(memory: Memory, exposure: Exposure):
+    """The API over ``memory``, guarded (``guard.RequestGuard``) as ``exposure`` says. Without
+    tokens in the database a loopback server gives every caller full access; with tokens, or
+    bound beyond loopback, each request needs a valid one."""
     app = FastAPI(
         title="memory_pipeline",
         version=__version__,
@@ -170,8 +182,15 @@ def create_app(memory: Memory) -> FastAPI:
         log.exception("unexpected failure on %s %s", request.method, request.url.path)
         return error(500, "internal error")
 
+    @app.exception_handler(ClientDisconnect)
+    async def disconnected(request: Request, exc: ClientDisconnect) -> Response:
+        # The client left (or paused too long: the guard has answered 408): nobody to answer.
+        return Response(status_code=400)
+
     def access_of(request: Request) -> Access:
-        return access_of_token(memory, bearer(request.headers.get("authorization")))
+        return access_of_token(
+            memory, bearer(request.headers.get("authorization")), loopback=exposure.loopback
+        )
 
     async def read_body(request: Request, limit: int) -> bytes:
         """The body, refused as soon as it is known to pass ``limit``: by its declared length
@@ -187,6 +206,11 @@ def create_app(memory: Memory) -> FastAPI:
         return bytes(body)
 
     async def read_json(request: Request) -> Any:
+        # Only application/json: the types a web page may send anywhere without asking
+        # (text/plain, forms) are never read as JSON.
+        media = media_type(request.headers.get("content-type"))
+        if media != "application/json":
+            raise UnsupportedMedia(unsupported_media(media))
         body = await read_body(request, MAX_BODY_BYTES)
         try:
             text = body.decode("utf-8")
@@ -271,16 +295,22 @@ def create_app(memory: Memory) -> FastAPI:
     ) -> JSONResponse:
         access = access_of(request)
         access.require_write()
-        media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        media = media_type(request.headers.get("content-type"))
         if media in CONTENT_TYPES or media == "application/octet-stream":
             return await add_raw_document(
                 request, access, memory_name, kind, name, media, modified_at
             )
         default_memory = memory_name
         body = await read_json(request)
-        items = body.get("episodes") if isinstance(body, dict) and "episodes" in body else body
-        if isinstance(items, dict):
-            items = [items]
+        if isinstance(body, dict) and "episodes" in body:
+            if set(body) != {"episodes"}:
+                extra = ", ".join(repr(k) for k in body if k != "episodes")
+                raise InputError(
+                    f"unknown field {extra} beside 'episodes' (the memory and kind for items "
+                    "that leave them out go in ?memory= and ?kind=)"
+                )
+            body = body["episodes"]
+        items = [body] if isinstance(body, dict) else body
         if not isinstance(items, list):
             raise InputError('expected an episode object, a list of them, or {"episodes": [...]}')
         if len(items) > MAX_ADD_ITEMS:
@@ -295,27 +325,9 @@ def create_app(memory: Memory) -> FastAPI:
                 kind = validate_kind(kind)
             except ValueError as exc:
                 raise InputError(f"kind: {exc}") from None
-        # Items for memories outside the token's scope are rejected in place, with the same
-        # words whether or not such a memory exists.
-        allowed, refused = [], []
-        for i, item in enumerate(items):
-            target = (
-                item.get("memory", default_memory) if isinstance(item, dict) else default_memory
-            )
-            if isinstance(target, str) and not access.sees(target):
-                refused.append(
-                    {
-                        "location": f"episodes[{i}]",
-                        "reason": f"this token cannot write to memory {target!r}",
-                    }
-                )
-                allowed.append(None)
-            else:
-                allowed.append(item)
-        kept = [(i, item) for i, item in enumerate(allowed) if item is not None]
-        report = await run_in_threadpool(
-            memory.add, [item for _, item in kept], memory=default_memory, kind=kind
-        )
+        # One scope decision, on the memory each item will be stored under (written into it).
+        kept, refused = writable_items(access, items, default_memory)
+        report = await run_in_threadpool(memory.add, [item for _, item in kept], kind=kind)
         document = report.to_json()
         # add() locates items by their place in what it was given: map back to the request's.
         for rejection in document["rejected"]:
@@ -380,4 +392,4 @@ def create_app(memory: Memory) -> FastAPI:
     def forget_memory(request: Request, memory_name: str) -> dict:
         return forget_visible(memory, access_of(request), memory_name, None)
 
-    return app
+    return RequestGuard(app, exposure, memory.tokens_configured)

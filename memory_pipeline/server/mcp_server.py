@@ -18,6 +18,10 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import (
+    DEFAULT_MAX_REQUEST_BODY_SIZE,
+    TransportSecuritySettings,
+)
 
 from memory_pipeline import __version__
 from memory_pipeline.domain.policies import MAX_LIMIT
@@ -25,6 +29,7 @@ from memory_pipeline.errors import MemoryPipelineError
 from memory_pipeline.memory import Memory
 from memory_pipeline.server.access import (
     Access,
+    Unauthorized,
     access_of_token,
     bearer,
     forget_visible,
@@ -35,6 +40,7 @@ from memory_pipeline.server.access import (
     visible_status,
     writable_memory,
 )
+from memory_pipeline.server.guard import Exposure, RequestGuard
 
 log = logging.getLogger(__name__)
 
@@ -62,18 +68,26 @@ def _hit(result) -> dict:
 
 
 def build_mcp_server(
-    mem: Memory, stdio_access: Callable[[], Access] = Access.everything
+    mem: Memory,
+    stdio_access: Callable[[], Access] = Access.everything,
+    exposure: Exposure | None = None,
 ) -> MCPServer:
-    """The server; ``stdio_access`` is the access of a client without HTTP headers (stdio)."""
+    """The server; ``stdio_access`` is the access of a client without HTTP headers (stdio).
+    With ``exposure`` (served over HTTP) every call's access comes from its own request's token
+    as the HTTP API decides it, and a call without request headers gets none."""
     server = MCPServer(
         "memory_pipeline", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
 
     def access_of(ctx: Context) -> Access:
         headers = ctx.headers
-        if headers is None:
+        if exposure is None:
             return stdio_access()
-        return access_of_token(mem, bearer(headers.get("authorization")))
+        if headers is None:
+            raise Unauthorized("this server needs a token: Authorization: Bearer <token>")
+        return access_of_token(
+            mem, bearer(headers.get("authorization")), loopback=exposure.loopback
+        )
 
     def call(ctx: Context, action: Callable[[Access], Any]) -> Any:
         try:
@@ -321,7 +335,21 @@ def build_mcp_server(
     return server
 
 
-def streamable_http_app(memory: Memory):
+def streamable_http_app(memory: Memory, exposure: Exposure):
     """The MCP server as an ASGI app serving streamable HTTP at ``/mcp`` (stateless: each request
-    stands alone, so every request's own token decides what it may do)."""
-    return build_mcp_server(memory).streamable_http_app(stateless_http=True, json_response=True)
+    stands alone, so every request's own token decides what it may do), behind the same guard
+    as the HTTP API: Host and Origin, tokens beyond loopback, JSON bodies only. The SDK's own
+    Host check is off: it knows only the loopback names, so it refused every request to a
+    server bound beyond loopback, and knows no reverse proxy."""
+    app = build_mcp_server(memory, exposure=exposure).streamable_http_app(
+        stateless_http=True,
+        json_response=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    return RequestGuard(
+        app,
+        exposure,
+        memory.tokens_configured,
+        json_posts=True,
+        buffer_body=DEFAULT_MAX_REQUEST_BODY_SIZE,
+    )
