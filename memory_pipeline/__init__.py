@@ -2,9 +2,9 @@
 
 Package map, floor by floor (each folder says what belongs in it; imports only point down,
 ``memory_pipeline_tests/test_architecture.py`` checks it):
-- ``domain/``     pure domain code: chunking and paragraph windows, episode records and file
-                  parsing, documents, fusion, policies, entities. No Dagster, no SQL, no network.
-                  Beside it ``errors``, ``config`` and ``redaction``.
+- ``domain/``     pure domain code: chunking and paragraph windows, pages, episode records
+                  and file parsing, documents, fusion, policies, entities. No Dagster, no SQL,
+                  no network. Beside it ``errors``, ``config``, ``redaction`` and ``version``.
 - ``storage/``    PostgreSQL: the embedded server, the connection pool, migrations, and the
                   stores that run the SQL in ``sql/queries``.
 - ``embedders/``  one module per embedding provider behind one interface (``base.Embedder``);
@@ -27,7 +27,9 @@ Package map, floor by floor (each folder says what belongs in it; imports only p
   ``cli/``        the ``memory-pipeline`` command.
 """
 
-__all__ = ["Memory"]
+from memory_pipeline.version import __version__
+
+__all__ = ["Memory", "__version__"]
 
 
 def __getattr__(name: str):

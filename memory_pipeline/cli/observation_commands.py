@@ -19,6 +19,8 @@ def cmd_observe(args) -> int:
         raise InputError("--add-anyway and --revise exclude each other")
     decision = "revise" if args.revise is not None else "add" if args.add_anyway else "ask"
     with open_memory() as mem:
+        # A statement may start a memory; said aloud, so a mistyped --memory does not go unseen.
+        new_memory = isinstance(args.memory, str) and not mem.has_memory(args.memory)
         outcome = mem.observe(
             args.memory,
             args.text,
@@ -33,6 +35,11 @@ def cmd_observe(args) -> int:
             force=args.force,
         )
         print_warnings(mem)
+    if new_memory and outcome.saved_id is not None:
+        err(
+            f"memory-pipeline: note: memory {args.memory!r} did not exist; this statement starts "
+            f"it (`forget --memory {args.memory} --all` removes it)"
+        )
     if args.json:
         print_json(outcome.to_json())
     elif outcome.action == "refused":

@@ -19,16 +19,18 @@ from memory_pipeline.storage import keyword_store
 
 def cmd_reindex(args) -> int:
     db = open_database()
-    if args.rollback:
-        try:
-            message = generations.rollback(db)
-        except LookupError as exc:
-            raise InputError(str(exc)) from None
-        print(message)
-        return ExitCode.OK
     embedder = build_embedder(config.EmbedSettings.from_env())
     try:
-        stored, resumed = generations.start_reindex(db, embedder.profile)
+        if args.rollback:
+            print(generations.rollback_to_served_model(db, embedder))
+            return ExitCode.OK
+        started = generations.reindex(db, embedder)
+        for generation, reason in started.left_stale:
+            err(
+                f"memory-pipeline: generation {generation} was begun by another model than the "
+                f"one served now ({reason}); it stays stale and is never served"
+            )
+        stored, resumed = started.stored, started.resumed
         generation = stored.building_generation
         print(
             f"{'resuming' if resumed else 'started'} generation {generation} of {stored.name}; "

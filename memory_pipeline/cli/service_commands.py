@@ -32,7 +32,7 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
 
 def _require_tokens_off_loopback(mem, host: str) -> None:
-    from memory_pipeline.server.access import is_loopback
+    from memory_pipeline.server.guard import is_loopback
 
     if not is_loopback(host) and not mem.tokens_configured():
         raise ConfigurationError(
@@ -41,48 +41,94 @@ def _require_tokens_off_loopback(mem, host: str) -> None:
         )
 
 
-def _serve_asgi(app, sock: socket.socket) -> None:
-    import uvicorn
+def _exposure(sock: socket.socket):
+    """What the bound socket exposes (its real address: ``--host localhost`` may be ::1), with
+    the environment's allowed names and client timeout; read before the server starts."""
+    import os
 
-    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)
-    uvicorn.Server(config).run(sockets=[sock])
+    from memory_pipeline.server.guard import Exposure
+
+    return Exposure.of(sock.getsockname()[0], os.environ)
 
 
 def cmd_serve(args) -> int:
     from memory_pipeline.server.http_api import create_app
+    from memory_pipeline.server.transport import serve_asgi
 
     with open_memory(pool_size=SERVER_POOL_SIZE) as mem:
         _require_tokens_off_loopback(mem, args.host)
         sock = listening_socket(args.host, args.port)
+        exposure = _exposure(sock)
         host, port = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
-        access = (
-            "bearer tokens required"
-            if mem.tokens_configured()
-            else "no tokens configured: loopback only"
-        )
+        tokens = mem.tokens_configured()
         print(
-            f"memory_pipeline API on http://{shown}:{port} (docs at /docs; {access}); Ctrl-C stops it",
+            f"memory_pipeline API on http://{shown}:{port} (docs at /docs; "
+            f"{access_line(tokens, exposure.loopback)}); Ctrl-C stops it",
             flush=True,
         )
-        _serve_asgi(create_app(mem), sock)
+        with TokenWatch(mem, exposure.loopback, tokens):
+            serve_asgi(create_app(mem, exposure), sock, exposure.client_timeout_s)
     return ExitCode.OK
+
+
+def access_line(tokens: bool, loopback: bool) -> str:
+    """What the server's access is now. Every request checks the tokens afresh (``guard``), so
+    the line says so rather than promising a state that ``tokens create`` may change."""
+    if tokens:
+        return "tokens exist: bearer tokens required on every request"
+    if loopback:
+        return "no tokens yet: loopback callers have full access until one is created"
+    return "no tokens left: every request is refused (401) until one is created"
+
+
+class TokenWatch:
+    """Prints a line on stdout when tokens appear or the last one goes while the server runs,
+    so the start-up line is never left saying what is no longer true."""
+
+    def __init__(self, mem, loopback: bool, tokens: bool, every_s: float = 2.0):
+        import threading
+
+        self.mem, self.loopback, self.tokens, self.every_s = mem, loopback, tokens, every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="token-watch", daemon=True)
+
+    def __enter__(self) -> TokenWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join(timeout=self.every_s + 5)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.every_s):
+            try:
+                tokens = self.mem.tokens_configured()
+            except Exception:  # noqa: BLE001 - the database is down: requests say so themselves
+                continue
+            if tokens != self.tokens:
+                self.tokens = tokens
+                print(f"memory_pipeline API: {access_line(tokens, self.loopback)}", flush=True)
 
 
 def cmd_mcp(args) -> int:
     from memory_pipeline.server.access import Access
     from memory_pipeline.server.mcp_server import build_mcp_server, streamable_http_app
+    from memory_pipeline.server.transport import serve_asgi
 
     with open_memory(pool_size=SERVER_POOL_SIZE) as mem:
         if args.http:
             _require_tokens_off_loopback(mem, args.host)
             sock = listening_socket(args.host, args.port)
+            exposure = _exposure(sock)
             host, port = sock.getsockname()[:2]
+            shown = f"[{host}]" if ":" in host else host
             print(
-                f"memory_pipeline MCP server on http://{host}:{port}/mcp (streamable HTTP); Ctrl-C stops it",
+                f"memory_pipeline MCP server on http://{shown}:{port}/mcp (streamable HTTP); Ctrl-C stops it",
                 flush=True,
             )
-            _serve_asgi(streamable_http_app(mem), sock)
+            serve_asgi(streamable_http_app(mem, exposure), sock, exposure.client_timeout_s)
             return ExitCode.OK
         access = Access.everything()
         if args.token:

@@ -160,7 +160,7 @@ class EntityMatcher(Generic[K]):
         # The guards: no word character (``\w`` or a mark) just before or after a name. sre tests
         # a class's ranges above U+FFFF one by one, and the marks have hundreds: in the guard
         # before the name, every position of every text paid for all of them (most of the
-        # matcher's time: benchmarks/README.md, "EntityMatcher"). So that guard holds the BMP
+        # matcher's time: `git show 93c90e6:benchmarks/README.md`, "EntityMatcher"). So that guard holds the BMP
         # marks only, and ``_matches`` skips a match after an astral mark: the same matches as
         # the full guard (test_entities compares them).
         self._pattern = (

@@ -33,6 +33,16 @@ def json_type(value: Any) -> str:
     return type(value).__name__
 
 
+def given(value: Any, name: str, default: Any = None) -> Any:
+    """``value[name]`` when ``value`` is an object that gives it, else ``default``: a missing
+    field and a null one both mean "not given" (an exported ``"salience": null`` takes the
+    default). The one rule for filling fields, so a check made on the filled value (a token's
+    scope on an item's memory) is made on what is stored."""
+    if isinstance(value, dict) and value.get(name) is not None:
+        return value[name]
+    return default
+
+
 def iter_lines(data: bytes | Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
     """(1-based line number, line) for each non-blank line, without its LF or CRLF ending.
 

@@ -40,6 +40,7 @@ from memory_pipeline.domain.episodes import (
 )
 from memory_pipeline.domain.jsonl import (
     LineRejected,
+    given,
     iter_lines,
     json_type,
     parse_object_line,
@@ -118,8 +119,8 @@ def parse_paths(
         paths = [paths]
 
     parser = _Parser(memory=memory, kind=kind, now=now, sink=sink)
-    for given in paths:
-        parser.parse_given(os.fspath(given))
+    for path in paths:
+        parser.parse_given(os.fspath(path))
     return parser.result
 
 
@@ -635,12 +636,11 @@ def episode_from_object(
     if not isinstance(value, dict):
         raise LineRejected(f"expected a JSON object, got {json_type(value)}")
     reject_unknown_fields(value, _JSONL_FIELDS)
-    # null means "not given", so an exported "salience": null gets the default.
+    # null means "not given" (``given``), so an exported "salience": null gets the default.
     fields = {name: item for name, item in value.items() if item is not None}
-    if memory is not None:
-        fields.setdefault("memory", memory)
-    if kind is not None:
-        fields.setdefault("kind", kind)
+    for name, default in (("memory", memory), ("kind", kind)):
+        if given(value, name, default) is not None:
+            fields[name] = given(value, name, default)
     missing = [name for name in JSONL_REQUIRED_FIELDS if name not in fields]
     if missing:
         hint = memory_hint if "memory" in missing else ""

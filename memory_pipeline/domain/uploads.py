@@ -20,7 +20,7 @@ from typing import Any
 
 from memory_pipeline.domain.documents import DOCUMENT_SUFFIXES, MAX_DOCUMENT_BYTES, DocumentRejected
 from memory_pipeline.domain.episodes import EpisodeDraft, InvalidEpisode, parse_timestamp
-from memory_pipeline.domain.jsonl import LineRejected, json_type, reject_unknown_fields
+from memory_pipeline.domain.jsonl import LineRejected, given, json_type, reject_unknown_fields
 from memory_pipeline.domain.sources import episode_from_document
 
 CONTENT_TYPES = {
@@ -126,8 +126,8 @@ def episode_from_document_item(
         return episode_from_upload(
             data,
             name,
-            memory=value.get("memory", memory),
-            kind=value.get("kind", kind),
+            memory=given(value, "memory", memory),
+            kind=given(value, "kind", kind),
             content_type=content_type,
             modified_at=document.get("modifiedAt"),
         )

@@ -1,6 +1,9 @@
-"""Build the embedder that ``EmbedSettings`` describe (local, ollama or openai provider)."""
+"""Build the embedder that ``EmbedSettings`` describe (local, ollama or openai provider, or the
+one whose wire format a URL given alone speaks: ``embedders.detect``)."""
 
 from __future__ import annotations
+
+import threading
 
 from memory_pipeline.config import EmbedSettings
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
@@ -9,13 +12,63 @@ from memory_pipeline.errors import ConfigurationError
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 
 
+# Settings to detect -> the settings detected, once per process (a failure is not kept: the
+# next call asks again).
+_detected: dict[EmbedSettings, EmbedSettings] = {}
+_detected_lock = threading.Lock()
+
+
+def resolved(settings: EmbedSettings) -> EmbedSettings:
+    """``settings`` with a provider: as given, or detected from the URL's wire format
+    (``embedders.detect``; this asks the endpoint, the first time only)."""
+    if not settings.detecting:
+        return settings
+    with _detected_lock:
+        known = _detected.get(settings)
+    if known is None:
+        from memory_pipeline.embedders.detect import resolve
+
+        known = resolve(settings)
+        with _detected_lock:
+            _detected[settings] = known
+    return known
+
+
 def profile_of(settings: EmbedSettings) -> EmbeddingProfile:
-    """The embedding profile ``settings`` name (provider, model, stored dimension)."""
+    """The embedding profile ``settings`` name (provider, model, stored dimension); settings
+    still to be detected are detected first (``resolved``)."""
+    settings = resolved(settings)
     return EmbeddingProfile(provider=settings.provider, model=settings.model, dim=settings.dim)
 
 
+def describe(settings: EmbedSettings) -> tuple[EmbeddingProfile | None, dict]:
+    """The profile ``settings`` give and what status shows of them: the provider, the wire
+    format and URL it speaks, and how it was chosen (named, default or detected). Detection
+    that fails (the endpoint down, or speaking neither format) is shown, not raised: the
+    profile is then None and ``problem`` says why."""
+    from memory_pipeline.errors import MemoryPipelineError
+    from memory_pipeline.redaction import mask_secrets
+
+    url = mask_secrets(settings.url) if settings.url else None
+    try:
+        settings = resolved(settings)
+    except MemoryPipelineError as exc:
+        shown = {"provider": None, "wireFormat": None, "url": url, "chosenBy": "detect"}
+        return None, {**shown, "problem": str(exc)}
+    local = settings.provider == "local"
+    return profile_of(settings), {
+        "provider": settings.provider,
+        "wireFormat": None if local else settings.provider,
+        "url": None if local else (mask_secrets(settings.url) if settings.url else None),
+        "chosenBy": settings.chosen_by,
+        "problem": None,
+    }
+
+
 def build_embedder(settings: EmbedSettings) -> Embedder:
-    """A ready embedder for ``settings``; nothing is contacted until the first embed or probe."""
+    """A ready embedder for ``settings``; nothing is contacted until the first embed or probe,
+    except to detect the wire format of a URL given without a provider (``resolved``)."""
+    settings = resolved(settings)
     embedder = _provider_embedder(settings)
     embedder.paragraph_windows = settings.paragraph_windows
     embedder.in_flight = settings.in_flight

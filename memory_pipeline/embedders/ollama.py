@@ -80,6 +80,7 @@ class OllamaEmbedder(Embedder):
         except (ValueError, TypeError, httpx.InvalidURL) as exc:
             raise ConfigurationError(f"invalid Ollama host {host!r}: {_short(exc)}") from None
         http = self._client._client  # the client's httpx.Client: its base URL and headers
+        self.base_url = str(http.base_url).rstrip("/")
         url = (
             str(http.base_url).rstrip("/") + "/api/embed"
         )  # below a base path too, as the client does
@@ -147,6 +148,13 @@ class OllamaEmbedder(Embedder):
                 f"model {model!r} is not available on the Ollama server at {self.host} "
                 f"(run: ollama pull {model})"
             )
+        if status in (404, 405):
+            from memory_pipeline.embedders.detect import wrong_format
+
+            # No such route: an endpoint that speaks the other format is a plain wrong setting.
+            refusal = wrong_format("ollama", self.base_url, model, self.timeout_s)
+            if refusal is not None:
+                return refusal
         if status == 404:
             return EmbedderUnavailable(
                 self.service_name,

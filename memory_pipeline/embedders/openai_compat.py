@@ -160,6 +160,13 @@ class OpenAICompatibleEmbedder(Embedder):
             return ModelRefused(
                 f"model {model!r} is not available on the embedding server at {self.base_url}: {message}"
             )
+        if status in (404, 405):
+            from memory_pipeline.embedders.detect import wrong_format
+
+            # No such route: an endpoint that speaks the other format is a plain wrong setting.
+            refusal = wrong_format("openai", self.base_url, model, self.timeout_s)
+            if refusal is not None:
+                return refusal
         if status == 404:
             return EmbedderUnavailable(
                 self.service_name,

@@ -3,7 +3,7 @@
 An index pass makes a model call per batch, several at once from worker threads, and the
 client's own CPU per call counts: it shares the machine's cores with the database and often
 with the model server. httpx spends about three times the standard library's ``http.client``
-per call on the same requests (benchmarks/README.md, "Indexing CPU"), so a plain ``http://``
+per call on the same requests (``git show 93c90e6:benchmarks/README.md``, "Indexing CPU"), so a plain ``http://``
 server reached directly (the usual local model server) is called through ``LeanPoster``: a
 pool of ``http.client`` connections, each used by one call at a time. Anything else keeps httpx
 (``HttpxPoster``): ``https://`` (its certificate settings), a URL carrying credentials, or a

@@ -67,6 +67,11 @@ def check_canary(conn, embedder: Embedder, target: StoredProfile) -> float | Non
     return cosine
 
 
+def canary_cosine(embedder: Embedder, stored: np.ndarray) -> float:
+    """The cosine of the canary phrase embedded now to a generation's ``stored`` canary."""
+    return cosine_of(embedder.embed_documents([CANARY_TEXT])[0], stored)
+
+
 def check_now(db: Database, embedder: Embedder) -> float | None:
     """``check_canary`` for the generation ``embedder`` writes, outside a pass (the nightly run
     checks it even when nothing is pending, so that a silent model swap surfaces before the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import textwrap
 
 from memory_pipeline.search.results import SearchResponse
 
@@ -34,6 +35,20 @@ def _title(result) -> str:
     )
 
 
+def score_note(response: SearchResponse) -> str:
+    """What the score column is: scores are relative to one search, and may be below 0."""
+    if response.reranker == "ran":
+        return (
+            "score: the reranker's relevance, on its model's own scale (it may be negative); "
+            "higher is better, comparable within this search only"
+        )
+    return (
+        "score: fused relevance, comparable within this search only: each channel scales its "
+        "candidates from 0 (its weakest) to its weight (its best) and a result's channels add "
+        "up; salience and age break near-ties, so a weakest candidate can show just below 0"
+    )
+
+
 def notes(response: SearchResponse) -> list[str]:
     lines = []
     if not response.vector_available:
@@ -60,11 +75,15 @@ def human_table(response: SearchResponse) -> str:
     lines.append(f"{'#':>2}  {'score':>7}  {'date':10}  {'kind':8}  {'ranks':11}  title / snippet")
     room = max(30, width - 48)
     for i, r in enumerate(response.results, 1):
+        title = _title(r)
         lines.append(
             f"{i:>2}  {r.score:7.4f}  {r.occurred_at.date().isoformat():10}  {r.kind[:8]:8}  "
-            f"{_ranks(r.ranks):11}  {_title(r)[:room]}"
+            f"{_ranks(r.ranks):11}  {title if len(title) <= room else title[: room - 1] + '…'}"
         )
-        lines.append(f"{'':>44}{r.snippet[:room]}")
+        # The whole snippet, wrapped: it is centred on the query's words (``make_snippet``), and a
+        # cut at the column's width left the answer out more often than not.
+        lines += [f"{'':>44}{line}" for line in textwrap.wrap(r.snippet, room)]
+    lines += textwrap.wrap(score_note(response), max(40, width - 1), subsequent_indent="  ")
     return "\n".join(lines)
 
 
@@ -84,4 +103,6 @@ def markdown_table(response: SearchResponse) -> str:
             f"| {i} | {r.score:.4f} | {r.occurred_at.date()} | {r.kind} | {_ranks(r.ranks)} | "
             f"{cell(_title(r))} | {cell(r.snippet)} |"
         )
+    if response.results:
+        lines += ["", f"_{cell(score_note(response))}_"]
     return "\n".join(lines)

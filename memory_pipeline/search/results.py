@@ -93,6 +93,9 @@ class SearchResponse:
             "keywordMethod": self.keyword_method,
             "entities": self.entities,
             "reranker": self.reranker,
+            # What the results' scores are: "fused" (the channels' scaled scores summed, relative
+            # to this search, a weakest candidate just below 0) or "reranker" (its model's scale).
+            "scoreKind": "reranker" if self.reranker == "ran" else "fused",
             "latencyMs": round(self.latency_ms, 2),
             "results": [r.to_json() for r in self.results],
         }

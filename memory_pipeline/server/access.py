@@ -7,9 +7,9 @@ a name nobody uses, so a token never learns that another memory exists.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from memory_pipeline.errors import InputError, unknown_memory_message
 from memory_pipeline.tokens import ALL_MEMORIES
@@ -62,22 +62,18 @@ class Access:
             )
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 # Episode ids are PostgreSQL bigints; a larger number names no episode (and must not reach SQL).
 MAX_EPISODE_ID = 2**63 - 1
 
 
-def access_of_token(memory, token: str | None) -> Access:
-    """The access a presented bearer token (None: none presented) grants on ``memory``'s service."""
-    if not memory.tokens_configured():
+def access_of_token(memory, token: str | None, *, loopback: bool) -> Access:
+    """The access a presented bearer token (None: none presented) grants on ``memory``'s service.
+
+    Decided per request: with no token in the database a server on ``loopback`` answers every
+    caller as the local user, but one bound beyond loopback grants nothing without a valid
+    token, so revoking the last token closes it instead of opening it (``guard`` refuses such
+    requests first and logs it; this holds even without the guard)."""
+    if loopback and not memory.tokens_configured():
         return Access.everything()
     if not token:
         raise Unauthorized("this server needs a token: Authorization: Bearer <token>")
@@ -130,6 +126,25 @@ def visible_episode(memory, access: Access, episode_id: int) -> dict:
     return document
 
 
+def visible_page(memory, access: Access, episode_id: int, page: int) -> dict:
+    """``Memory.read``'s page if ``access`` sees the episode's memory; else NotFound, in the same
+    words as for no episode (a page count is never told about an episode it must not see)."""
+    from memory_pipeline.errors import UnknownPage
+    from memory_pipeline.memory import UnknownEpisode
+
+    try:
+        document = memory.read(episode_id, page=page)
+    except UnknownEpisode:
+        raise NotFound(f"no episode {episode_id}") from None
+    except UnknownPage:
+        if not access.sees(visible_page(memory, Access.everything(), episode_id, 1)["memory"]):
+            raise NotFound(f"no episode {episode_id}") from None
+        raise
+    if not access.sees(document["memory"]):
+        raise NotFound(f"no episode {episode_id}")
+    return document
+
+
 def visible_status(memory, access: Access) -> dict:
     """``Memory.status`` for a caller of every memory; a scoped caller gets its own memories'
     counts only (global counts would reveal the size of memories it must not know of)."""
@@ -137,6 +152,7 @@ def visible_status(memory, access: Access) -> dict:
         return memory.status()
     document = memory.status()
     return {
+        "version": document["version"],
         "memories": [m.to_json() for m in memory.memories() if access.sees(m.name)],
         "activeProfile": document["activeProfile"],
         "configuredProfile": document["configuredProfile"],
@@ -183,6 +199,36 @@ def writable_memory(access: Access, name: object) -> str:
     if not access.sees(name):
         raise NotFound(f"this token cannot write to memory {name!r}")
     return name
+
+
+def writable_items(
+    access: Access, items: list, default_memory: str | None
+) -> tuple[list[tuple[int, Any]], list[dict]]:
+    """The scope decision for a batch of episodes: ``(kept, refused)``.
+
+    Each item's memory is first made what it will be stored under (``domain.jsonl.given``: its
+    own, or the default when it leaves it out or sends null) and written into the item, so the
+    decision is made on the stored value and nothing fills it in afterwards. ``kept`` pairs each
+    allowed item with its place in the request; ``refused`` locates the others, with the same
+    words whether or not such a memory exists. A memory that is not text reaches no store: the
+    episode rules reject it in place."""
+    from memory_pipeline.domain.jsonl import given
+
+    kept, refused = [], []
+    for i, item in enumerate(items):
+        target = given(item, "memory", default_memory) if isinstance(item, dict) else default_memory
+        if isinstance(target, str) and not access.sees(target):
+            refused.append(
+                {
+                    "location": f"episodes[{i}]",
+                    "reason": f"this token cannot write to memory {target!r}",
+                }
+            )
+            continue
+        if isinstance(item, dict) and target is not None:
+            item = {**item, "memory": target}
+        kept.append((i, item))
+    return kept, refused
 
 
 def readable_memory(memory, access: Access, name: object) -> str:

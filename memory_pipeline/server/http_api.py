@@ -1,16 +1,20 @@
 """The HTTP API (``memory-pipeline serve``): FastAPI over one shared ``Memory``.
 
-Routes (OpenAPI at ``/openapi.json``, docs at ``/docs``): ``GET /v1/search``, ``POST /v1/episodes``
+Routes (OpenAPI at ``/openapi.json``, docs at ``/docs`` and ``/redoc``, offline: ``api_docs``): ``GET /v1/search``, ``POST /v1/episodes``
 (JSON episodes, documents among them as base64 items, or one document as the raw body),
 ``POST /v1/index``, ``POST``/``GET /v1/observations`` and ``PATCH /v1/observations/{id}``
 (``observation_routes``), ``GET /v1/status``, ``GET /v1/memories``, ``GET``/``DELETE /v1/episodes/{id}``,
-``DELETE /v1/memories/{memory}``.
+``DELETE /v1/memories/{memory}``; ``GET /v1/episodes/{id}?page=N`` reads a long episode page by
+page (``domain.pages``).
 
 Every error is ``{"error": "<plain message>"}`` with its status: 400 unreadable body, 401 no or
-bad token, 403 a read-only token writing, 404 unknown (or not visible) memory, episode or
-statement, 405 wrong method, 413 body or batch too large, 422 invalid input, 502 the embedding service is down
-or refused, 503 the database is down. A response never carries a stack trace: what is not an
-expected failure is logged here and answered 500 "internal error".
+bad token (or, beyond loopback, no token exists at all), 403 a read-only token writing or a
+foreign ``Origin``, 404 unknown (or not visible) memory, episode or statement, 405 wrong method,
+408 a body that stalls, 413 body or batch too large, 415 a JSON body not sent as
+``application/json``, 421 a foreign ``Host`` on a loopback server (``guard``), 422 invalid input,
+502 the embedding service is down or refused, 503 the database is down. A response never
+carries a stack trace: what is not an expected failure is logged here and answered 500
+"internal error".
 """
 
 from __future__ import annotations
@@ -22,11 +26,13 @@ from typing import Any
 from fastapi import FastAPI, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from memory_pipeline.domain.documents import MAX_DOCUMENT_BYTES
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
+from memory_pipeline.domain.policies import MAX_LIMIT
 from memory_pipeline.domain.uploads import CONTENT_TYPES
 from memory_pipeline.errors import (
     ConfigurationError,
@@ -35,6 +41,7 @@ from memory_pipeline.errors import (
     InputError,
     MemoryPipelineError,
     ModelRefused,
+    UnknownPage,
 )
 from memory_pipeline.memory import MAX_ADD_ITEMS, Memory, UnknownEpisode, UnknownMemory
 from memory_pipeline.search.results import SearchResponse
@@ -47,12 +54,17 @@ from memory_pipeline.server.access import (
     bearer,
     forget_visible,
     visible_episode,
+    visible_page,
     visible_search,
     visible_status,
+    writable_items,
     writable_memory,
 )
+from memory_pipeline.server.api_docs import add_api_docs
+from memory_pipeline.server.guard import Exposure, RequestGuard, media_type, unsupported_media
 from memory_pipeline.server.observation_routes import add_observation_routes
 from memory_pipeline.statements import UnknownStatement
+from memory_pipeline.version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +76,10 @@ class TooLarge(InputError):
 
 
 class BadRequest(InputError):
+    pass
+
+
+class UnsupportedMedia(InputError):
     pass
 
 
@@ -79,7 +95,9 @@ def status_of(exc: MemoryPipelineError) -> int:
         (UnknownMemory, 404),
         (UnknownEpisode, 404),
         (UnknownStatement, 404),
+        (UnknownPage, 404),
         (TooLarge, 413),
+        (UnsupportedMedia, 415),
         (BadRequest, 400),
         (InputError, 422),
         (EmbedderUnavailable, 502),
@@ -116,15 +134,20 @@ def added(document: dict, report) -> JSONResponse:
     return JSONResponse(document, status_code=status)
 
 
-def create_app(memory: Memory) -> FastAPI:
-    """The API over ``memory``. Without tokens in the database every caller has full access (the
-    server then listens on loopback only, ``serve`` sees to it); with tokens each request needs one."""
+def create_app(memory: Memory, exposure: Exposure):
+    """The API over ``memory``, guarded (``guard.RequestGuard``) as ``exposure`` says. Without
+    tokens in the database a loopback server gives every caller full access; with tokens, or
+    bound beyond loopback, each request needs a valid one."""
     app = FastAPI(
         title="memory_pipeline",
-        version="1",
-        description="Episodes in, fused search out, and forgetting. Authorization: Bearer <token> "
-        "when tokens are configured (memory-pipeline tokens create).",
+        version=__version__,
+        docs_url=None,  # the offline pages of api_docs instead of FastAPI's CDN ones
+        redoc_url=None,
+        description="Episodes in, fused search out, and forgetting. `Authorization: Bearer <token>` "
+        "when tokens are configured (`memory-pipeline tokens create`).",
     )
+
+    add_api_docs(app)
 
     @app.exception_handler(MemoryPipelineError)
     async def expected_failure(request: Request, exc: MemoryPipelineError) -> JSONResponse:
@@ -159,8 +182,15 @@ def create_app(memory: Memory) -> FastAPI:
         log.exception("unexpected failure on %s %s", request.method, request.url.path)
         return error(500, "internal error")
 
+    @app.exception_handler(ClientDisconnect)
+    async def disconnected(request: Request, exc: ClientDisconnect) -> Response:
+        # The client left (or paused too long: the guard has answered 408): nobody to answer.
+        return Response(status_code=400)
+
     def access_of(request: Request) -> Access:
-        return access_of_token(memory, bearer(request.headers.get("authorization")))
+        return access_of_token(
+            memory, bearer(request.headers.get("authorization")), loopback=exposure.loopback
+        )
 
     async def read_body(request: Request, limit: int) -> bytes:
         """The body, refused as soon as it is known to pass ``limit``: by its declared length
@@ -176,6 +206,11 @@ def create_app(memory: Memory) -> FastAPI:
         return bytes(body)
 
     async def read_json(request: Request) -> Any:
+        # Only application/json: the types a web page may send anywhere without asking
+        # (text/plain, forms) are never read as JSON.
+        media = media_type(request.headers.get("content-type"))
+        if media != "application/json":
+            raise UnsupportedMedia(unsupported_media(media))
         body = await read_body(request, MAX_BODY_BYTES)
         try:
             text = body.decode("utf-8")
@@ -201,7 +236,8 @@ def create_app(memory: Memory) -> FastAPI:
         memory_name: str | None = Query(None, alias="memory"),
         q: str | None = None,
         policy: str | None = None,
-        limit: int | None = None,
+        # Bounds checked here, so the error names this query parameter, not the CLI's flag.
+        limit: int | None = Query(None, ge=1, le=MAX_LIMIT),
         channels: str | None = None,
         contested: bool | None = None,
     ) -> dict:
@@ -226,8 +262,16 @@ def create_app(memory: Memory) -> FastAPI:
         access = access_of(request)
         return {"memories": [m.to_json() for m in memory.memories() if access.sees(m.name)]}
 
-    @app.get("/v1/episodes/{episode_id}", summary="One stored episode")
-    def get_episode(request: Request, episode_id: int) -> dict:
+    @app.get(
+        "/v1/episodes/{episode_id}",
+        summary="One stored episode; with ?page=N one page of it (its chunks, up to 16,000 "
+        "characters), with the page count",
+    )
+    def get_episode(
+        request: Request, episode_id: int, page: int | None = Query(None, ge=1)
+    ) -> dict:
+        if page is not None:
+            return visible_page(memory, access_of(request), episode_id, page)
         return visible_episode(memory, access_of(request), episode_id)
 
     @app.get(
@@ -251,16 +295,22 @@ def create_app(memory: Memory) -> FastAPI:
     ) -> JSONResponse:
         access = access_of(request)
         access.require_write()
-        media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        media = media_type(request.headers.get("content-type"))
         if media in CONTENT_TYPES or media == "application/octet-stream":
             return await add_raw_document(
                 request, access, memory_name, kind, name, media, modified_at
             )
         default_memory = memory_name
         body = await read_json(request)
-        items = body.get("episodes") if isinstance(body, dict) and "episodes" in body else body
-        if isinstance(items, dict):
-            items = [items]
+        if isinstance(body, dict) and "episodes" in body:
+            if set(body) != {"episodes"}:
+                extra = ", ".join(repr(k) for k in body if k != "episodes")
+                raise InputError(
+                    f"unknown field {extra} beside 'episodes' (the memory and kind for items "
+                    "that leave them out go in ?memory= and ?kind=)"
+                )
+            body = body["episodes"]
+        items = [body] if isinstance(body, dict) else body
         if not isinstance(items, list):
             raise InputError('expected an episode object, a list of them, or {"episodes": [...]}')
         if len(items) > MAX_ADD_ITEMS:
@@ -275,27 +325,9 @@ def create_app(memory: Memory) -> FastAPI:
                 kind = validate_kind(kind)
             except ValueError as exc:
                 raise InputError(f"kind: {exc}") from None
-        # Items for memories outside the token's scope are rejected in place, with the same
-        # words whether or not such a memory exists.
-        allowed, refused = [], []
-        for i, item in enumerate(items):
-            target = (
-                item.get("memory", default_memory) if isinstance(item, dict) else default_memory
-            )
-            if isinstance(target, str) and not access.sees(target):
-                refused.append(
-                    {
-                        "location": f"episodes[{i}]",
-                        "reason": f"this token cannot write to memory {target!r}",
-                    }
-                )
-                allowed.append(None)
-            else:
-                allowed.append(item)
-        kept = [(i, item) for i, item in enumerate(allowed) if item is not None]
-        report = await run_in_threadpool(
-            memory.add, [item for _, item in kept], memory=default_memory, kind=kind
-        )
+        # One scope decision, on the memory each item will be stored under (written into it).
+        kept, refused = writable_items(access, items, default_memory)
+        report = await run_in_threadpool(memory.add, [item for _, item in kept], kind=kind)
         document = report.to_json()
         # add() locates items by their place in what it was given: map back to the request's.
         for rejection in document["rejected"]:
@@ -360,4 +392,4 @@ def create_app(memory: Memory) -> FastAPI:
     def forget_memory(request: Request, memory_name: str) -> dict:
         return forget_visible(memory, access_of(request), memory_name, None)
 
-    return app
+    return RequestGuard(app, exposure, memory.tokens_configured)

@@ -2,7 +2,8 @@
 
 Tools, named as the ecosystem's memory servers name them: ``search_memory``, ``add_memory``,
 ``add_document`` (HTML, PDF, DOCX in base64), ``save_observation``, ``list_observations``,
-``set_observation_status``, ``list_memories``, ``get_episode``, ``forget``, ``status``. Results carry ids, title, date, score
+``set_observation_status``, ``list_memories``, ``get_episode``, ``read_episode`` (one page of
+a long episode), ``forget``, ``status``. Results carry ids, title, date, score
 and snippet. Over HTTP each request's bearer token scopes the tools exactly as it scopes the HTTP
 API (``access``); on stdio the client acts as the local user, or with ``--token``'s scope.
 An expected failure is a tool error with its plain message; nothing else leaks a traceback.
@@ -17,20 +18,29 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import (
+    DEFAULT_MAX_REQUEST_BODY_SIZE,
+    TransportSecuritySettings,
+)
 
+from memory_pipeline.domain.policies import MAX_LIMIT
 from memory_pipeline.errors import MemoryPipelineError
 from memory_pipeline.memory import Memory
 from memory_pipeline.server.access import (
     Access,
+    Unauthorized,
     access_of_token,
     bearer,
     forget_visible,
     readable_memory,
     visible_episode,
+    visible_page,
     visible_search,
     visible_status,
     writable_memory,
 )
+from memory_pipeline.server.guard import Exposure, RequestGuard
+from memory_pipeline.version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -58,16 +68,26 @@ def _hit(result) -> dict:
 
 
 def build_mcp_server(
-    mem: Memory, stdio_access: Callable[[], Access] = Access.everything
+    mem: Memory,
+    stdio_access: Callable[[], Access] = Access.everything,
+    exposure: Exposure | None = None,
 ) -> MCPServer:
-    """The server; ``stdio_access`` is the access of a client without HTTP headers (stdio)."""
-    server = MCPServer("memory_pipeline", instructions=INSTRUCTIONS, log_level="WARNING")
+    """The server; ``stdio_access`` is the access of a client without HTTP headers (stdio).
+    With ``exposure`` (served over HTTP) every call's access comes from its own request's token
+    as the HTTP API decides it, and a call without request headers gets none."""
+    server = MCPServer(
+        "memory_pipeline", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
 
     def access_of(ctx: Context) -> Access:
         headers = ctx.headers
-        if headers is None:
+        if exposure is None:
             return stdio_access()
-        return access_of_token(mem, bearer(headers.get("authorization")))
+        if headers is None:
+            raise Unauthorized("this server needs a token: Authorization: Bearer <token>")
+        return access_of_token(
+            mem, bearer(headers.get("authorization")), loopback=exposure.loopback
+        )
 
     def call(ctx: Context, action: Callable[[Access], Any]) -> Any:
         try:
@@ -97,6 +117,8 @@ def build_mcp_server(
         true also returns beliefs marked contested (default: the policy's choice, usually not)."""
 
         def run(access: Access) -> dict:
+            if not 1 <= limit <= MAX_LIMIT:  # named as this tool names it, not as the CLI's flag
+                raise ToolError(f"limit {limit}: must be between 1 and {MAX_LIMIT}")
             response = visible_search(
                 mem,
                 access,
@@ -270,7 +292,7 @@ def build_mcp_server(
 
     @server.tool()
     def list_memories(ctx: Context) -> dict:
-        """The memories you can search, with their episode and chunk counts."""
+        """The memories you can search, with their episode, chunk and statement counts."""
         return call(
             ctx,
             lambda access: {
@@ -280,8 +302,16 @@ def build_mcp_server(
 
     @server.tool()
     def get_episode(episode_id: int, ctx: Context) -> dict:
-        """One stored episode in full (title, date, body, metadata) by its episodeId."""
+        """One stored episode in full (title, date, body, metadata) by its episodeId; a long one
+        is better read with read_episode, page by page."""
         return call(ctx, lambda access: visible_episode(mem, access, episode_id))
+
+    @server.tool()
+    def read_episode(episode_id: int, ctx: Context, page: int = 1) -> dict:
+        """Page `page` (from 1) of an episode: `text`, `pages` (how many there are), the page's
+        `start`/`end` character offsets in the body and its `chunkIds` (search results name the
+        same chunks). Read pages 1 to `pages` to have read the whole episode."""
+        return call(ctx, lambda access: visible_page(mem, access, episode_id, page))
 
     @server.tool()
     def forget(
@@ -305,7 +335,21 @@ def build_mcp_server(
     return server
 
 
-def streamable_http_app(memory: Memory):
+def streamable_http_app(memory: Memory, exposure: Exposure):
     """The MCP server as an ASGI app serving streamable HTTP at ``/mcp`` (stateless: each request
-    stands alone, so every request's own token decides what it may do)."""
-    return build_mcp_server(memory).streamable_http_app(stateless_http=True, json_response=True)
+    stands alone, so every request's own token decides what it may do), behind the same guard
+    as the HTTP API: Host and Origin, tokens beyond loopback, JSON bodies only. The SDK's own
+    Host check is off: it knows only the loopback names, so it refused every request to a
+    server bound beyond loopback, and knows no reverse proxy."""
+    app = build_mcp_server(memory, exposure=exposure).streamable_http_app(
+        stateless_http=True,
+        json_response=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    return RequestGuard(
+        app,
+        exposure,
+        memory.tokens_configured,
+        json_posts=True,
+        buffer_body=DEFAULT_MAX_REQUEST_BODY_SIZE,
+    )

@@ -19,7 +19,7 @@ from fastapi import FastAPI, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
-from memory_pipeline.domain.jsonl import LineRejected, json_type, reject_unknown_fields
+from memory_pipeline.domain.jsonl import LineRejected, given, json_type, reject_unknown_fields
 from memory_pipeline.errors import InputError
 from memory_pipeline.memory import Memory
 from memory_pipeline.server.access import Access, readable_memory, writable_memory
@@ -50,8 +50,8 @@ def save_arguments(body: Any, default_memory: str | None) -> dict:
     except LineRejected as rejected:
         raise InputError(rejected.reason) from None
     fields = {name: value for name, value in body.items() if value is not None}
-    if "memory" not in fields and default_memory is not None:
-        fields["memory"] = default_memory
+    if given(body, "memory", default_memory) is not None:
+        fields["memory"] = given(body, "memory", default_memory)
     if "memory" not in fields or "text" not in fields:
         raise InputError("a statement needs 'memory' (or ?memory=) and 'text'")
     force = fields.pop("force", False)
@@ -119,6 +119,6 @@ def add_observation_routes(
         body = await read_json(request)
         if not isinstance(body, dict) or set(body) - {"status", "memory"} or "status" not in body:
             raise InputError('expected {"status": "active" | "contested" | "retired"}')
-        name = writable_memory(access, body.get("memory", memory_name))
+        name = writable_memory(access, given(body, "memory", memory_name))
         await run_in_threadpool(memory.set_observation_status, name, observation_id, body["status"])
         return {"memory": name, "id": observation_id, "status": body["status"]}

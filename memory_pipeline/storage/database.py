@@ -4,7 +4,9 @@
 ``MEMORY_PIPELINE_DATABASE_URL``, else the embedded one), checks that pgvector >= 0.7 is
 available, applies migrations, and opens a pool whose connections know the vector types.
 Connection failures become ``DatabaseUnavailable`` so commands can tell them apart from
-embedding failures.
+embedding failures, and come fast: with the server down a checkout fails within about a second
+(``ServerHealth``, the short connect timeout) instead of waiting out the pool's timeout, and the
+pool reconnects by itself once the server is back.
 """
 
 from __future__ import annotations
@@ -29,6 +31,15 @@ from memory_pipeline.storage.embedded import EmbeddedServer, ensure_embedded_ser
 from memory_pipeline.storage.migrations import apply_migrations
 
 MIN_PGVECTOR = (0, 7)
+# libpq's shortest connect timeout: a server that does not answer within it is down for us.
+CONNECT_TIMEOUT_S = 2
+# A checkout waits this long for a pooled connection before asking whether the server answers
+# at all (``ServerHealth``): a busy pool then keeps waiting, a dead server is a failure at once.
+CHECKOUT_SLICE_S = 0.5
+# How long the pool retries a lost connection in the background before it gives up on it; the
+# next checkout starts a fresh attempt, so after an outage the pool reconnects within seconds
+# instead of after an exponential backoff of minutes.
+RECONNECT_S = 5.0
 # A pooled connection back in the pool for less than this is handed out without a round trip to
 # the server, unless the server has written to it meanwhile (see ``CheckWhenIdle``).
 CHECK_IDLE_S = 5.0
@@ -122,6 +133,48 @@ def _has_input(conn: psycopg.Connection) -> bool:
     return bool(poller.poll(0))
 
 
+class ServerHealth:
+    """Whether the database server answers, as the pool last saw it: the flag that lets every
+    request fail within seconds while the server is down, and recover as soon as it is back.
+
+    Up after any successful checkout; down when the pool gave up reconnecting
+    (``reconnect_failed``) or a probe failed. A probe is one direct connection attempt with the
+    short connect timeout, made by one caller at a time and at most every ``every_s`` seconds
+    (others take its answer), so a crowd of waiting requests does not become a crowd of
+    connection attempts.
+    """
+
+    def __init__(self, url: str, every_s: float = 1.0, *, clock=time.monotonic):
+        self.url = url
+        self.every_s = every_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._probed_at = -float("inf")
+        self.up = True
+        self.reason = ""
+
+    def saw_connection(self) -> None:
+        self.up = True
+
+    def lost(self, reason: str) -> None:
+        self.up, self.reason = False, reason
+
+    def reconnect_failed(self, _pool) -> None:
+        self.lost("the pool could not reconnect")
+
+    def answers(self) -> bool:
+        """Whether the server accepts a connection now (the last probe's answer if recent)."""
+        with self._lock:
+            if self._clock() - self._probed_at >= self.every_s:
+                try:
+                    psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S).close()
+                    self.up = True
+                except psycopg.Error as exc:
+                    self.lost(first_line(exc))
+                self._probed_at = self._clock()
+            return self.up
+
+
 # One search runs its channel groups at the same time, each on its own pooled connection:
 # vector, keyword, graph, date (when the query names one) and the statement channels (sharing
 # one), as ``search.service.channel_groups`` groups them. With fewer, a channel
@@ -132,10 +185,17 @@ POOL_SIZE = 5
 class Database:
     """A migrated database and a pool of connections to it."""
 
-    def __init__(self, url: str, pool: ConnectionPool, embedded: EmbeddedServer | None = None):
+    def __init__(
+        self,
+        url: str,
+        pool: ConnectionPool,
+        embedded: EmbeddedServer | None = None,
+        health: ServerHealth | None = None,
+    ):
         self.url = url
         self.pool = pool
         self.embedded = embedded
+        self.health = health or ServerHealth(url)
 
     @classmethod
     def open(
@@ -166,6 +226,7 @@ class Database:
                 check_pgvector(conn, where)
                 apply_migrations(conn)
             check = CheckWhenIdle()
+            health = ServerHealth(url)
 
             def configure(conn: psycopg.Connection) -> None:
                 register_vector(conn)
@@ -180,7 +241,7 @@ class Database:
                 # autocommit: every ``conn.transaction()`` block is then a real transaction that
                 # commits on exit, never a savepoint inside an implicit outer one.
                 kwargs={
-                    "connect_timeout": 10,
+                    "connect_timeout": CONNECT_TIMEOUT_S,
                     "application_name": "memory_pipeline",
                     "autocommit": True,
                 },
@@ -188,16 +249,48 @@ class Database:
                 # After a server restart pooled connections are dead; checking on checkout
                 # hands out a fresh one, so the next run works without restarting the process.
                 check=check,
+                reconnect_timeout=RECONNECT_S,
+                reconnect_failed=health.reconnect_failed,
                 open=False,
             )
             pool.open(wait=True, timeout=15)
-        return cls(url, pool, embedded)
+        return cls(url, pool, embedded, health)
+
+    def _checkout(self) -> psycopg.Connection:
+        """A pooled connection, waiting up to the pool's timeout while the server answers (a
+        busy pool), but failing at once (``DatabaseUnavailable``) when it does not: at once
+        while it is known down, else after a slice of waiting and a failed probe."""
+        deadline = time.monotonic() + self.pool.timeout
+        while True:
+            if not self.health.up and not self.health.answers():
+                raise DatabaseUnavailable(
+                    f"cannot connect to {redact(self.url)}: {self.health.reason}"
+                )
+            left = deadline - time.monotonic()
+            try:
+                conn = self.pool.getconn(timeout=max(0.01, min(CHECKOUT_SLICE_S, left)))
+            except PoolTimeout:
+                if not self.health.answers():
+                    raise DatabaseUnavailable(
+                        f"cannot connect to {redact(self.url)}: {self.health.reason}"
+                    ) from None
+                if left <= CHECKOUT_SLICE_S:
+                    raise PoolTimeout(
+                        f"no pooled connection was free within {self.pool.timeout:g} s"
+                    ) from None
+                continue
+            self.health.saw_connection()
+            return conn
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[psycopg.Connection]:
         with database_errors(f"lost the connection to {redact(self.url)}"):
-            with self.pool.connection() as conn:
-                yield conn
+            conn = self._checkout()
+            try:
+                with conn:  # as the pool's own connection(): end a transaction left open
+                    yield conn
+            finally:
+                self.pool.putconn(conn)
 
     @contextlib.contextmanager
     def spare_connection(self, timeout: float = 1.0) -> Iterator[psycopg.Connection | None]:

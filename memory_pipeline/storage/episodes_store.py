@@ -89,24 +89,29 @@ def day_preview(conn: psycopg.Connection, day: dt.date, limit: int = 5) -> list[
 
 @dataclass(frozen=True)
 class MemoryCounts:
+    """A memory's counts; ``first_at``/``last_at`` span its episodes' dates (None when it holds
+    only statements); ``statements``: its observations and beliefs that are not retired."""
+
     name: str
     episodes: int
     chunks: int
-    first_at: dt.datetime
-    last_at: dt.datetime
+    first_at: dt.datetime | None
+    last_at: dt.datetime | None
+    statements: int = 0
 
     def to_json(self) -> dict:
         return {
             "name": self.name,
             "episodes": self.episodes,
             "chunks": self.chunks,
-            "firstAt": self.first_at.isoformat(),
-            "lastAt": self.last_at.isoformat(),
+            "statements": self.statements,
+            "firstAt": self.first_at.isoformat() if self.first_at else None,
+            "lastAt": self.last_at.isoformat() if self.last_at else None,
         }
 
 
 def memory_counts(conn: psycopg.Connection) -> list[MemoryCounts]:
-    """Every memory that has episodes, by name."""
+    """Every memory that holds an episode or a statement (``memory_names``), by name."""
     return [MemoryCounts(*row) for row in conn.execute(query("memory_counts")).fetchall()]
 
 
@@ -150,3 +155,57 @@ def get_episode(conn: psycopg.Connection, episode_id: int) -> dict | None:
     for key in ("occurredAt", "ingestedAt", "ingestDay"):
         document[key] = document[key].isoformat()
     return document
+
+
+def episode_header(conn: psycopg.Connection, episode_id: int) -> dict | None:
+    """One episode's fields as ``get_episode`` names them, without the body: ``characters`` (its
+    length) and ``contentHash`` instead; None when there is no such episode."""
+    row = conn.execute(query("episode_header"), {"id": episode_id}).fetchone()
+    if row is None:
+        return None
+    keys = (
+        "id",
+        "memory",
+        "kind",
+        "title",
+        "occurredAt",
+        "ingestedAt",
+        "ingestDay",
+        "salience",
+        "source",
+        "externalId",
+        "metadata",
+        "characters",
+        "contentHash",
+        "chunks",
+    )
+    document = dict(zip(keys, row))
+    for key in ("occurredAt", "ingestedAt", "ingestDay"):
+        document[key] = document[key].isoformat()
+    return document
+
+
+def chunk_spans(conn: psycopg.Connection, episode_id: int) -> list[tuple[int, int, str]]:
+    """The stored chunks of an episode as (start, end, chunk id), in order ([] before indexing)."""
+    return [
+        (start, end, chunk_id)
+        for start, end, chunk_id in conn.execute(
+            "SELECT start_char, end_char, chunk_id FROM chunks WHERE episode_id = %s ORDER BY ordinal",
+            (episode_id,),
+        ).fetchall()
+    ]
+
+
+def body_text(
+    conn: psycopg.Connection, episode_id: int, start: int | None = None, end: int | None = None
+) -> str | None:
+    """The body, or its characters ``start``..``end`` (code points, as chunk offsets count);
+    None when the episode is gone."""
+    if start is None or end is None:
+        row = conn.execute("SELECT body FROM episodes WHERE id = %s", (episode_id,)).fetchone()
+    else:
+        row = conn.execute(
+            "SELECT substr(body, %s, %s) FROM episodes WHERE id = %s",
+            (start + 1, end - start, episode_id),
+        ).fetchone()
+    return None if row is None else row[0]

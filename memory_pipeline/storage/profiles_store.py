@@ -180,7 +180,12 @@ def mark_built(conn: psycopg.Connection, profile_id: int, generation: int) -> No
 def start_reindex(
     conn: psycopg.Connection, profile: EmbeddingProfile
 ) -> tuple[StoredProfile, bool]:
-    """Begin (or resume) building a new generation of ``profile``; returns (profile, resumed)."""
+    """Begin (or resume) building a new generation of ``profile``; returns (profile, resumed).
+
+    A building generation is resumed unless it is stale: the model changed under it too, so
+    its vectors can never be completed by the model served now. It is then left stale (its
+    vectors kept, never served) and the next generation starts, so after any number of model
+    changes a reindex builds from the model now served."""
     register_profile(conn, profile)
     with conn.transaction():
         # Locked and re-read: two reindexes started at once must not both pick the next number.
@@ -188,7 +193,9 @@ def start_reindex(
         stored = get_profile(conn, profile)
         assert stored is not None  # registered above; profiles are never deleted
         if stored.building_generation is not None:
-            return stored, True
+            state = generation_state(conn, stored.id, stored.building_generation)
+            if state is None or state[0] != "stale":
+                return stored, True
         next_generation = conn.execute(
             "SELECT coalesce(max(generation), 0) + 1 FROM embedding_generations WHERE profile_id = %s",
             (stored.id,),
@@ -250,44 +257,65 @@ def promote(conn: psycopg.Connection, stored: StoredProfile) -> str | None:
     return None
 
 
-def rollback(conn: psycopg.Connection) -> str:
-    """Serve the previous generation of the active profile (its vectors were kept)."""
-    with conn.transaction():
-        conn.execute("LOCK TABLE embedding_profiles IN SHARE ROW EXCLUSIVE MODE")
-        active = active_profile(conn)
-        if active is None:
-            raise LookupError("nothing to roll back: no profile is active")
-        row = conn.execute(
-            """SELECT generation FROM embedding_generations
-               WHERE profile_id = %s AND generation < %s AND state IN ('ready', 'retired')
-               ORDER BY generation DESC LIMIT 1""",
+def rollback_target(conn: psycopg.Connection) -> tuple[StoredProfile, Generation]:
+    """The active profile and the generation ``rollback`` would serve: the last good one (ready
+    or retired) before the serving one, passing over stale ones; LookupError saying why none."""
+    active = active_profile(conn)
+    if active is None:
+        raise LookupError("nothing to roll back: no profile is active")
+    row = conn.execute(
+        """SELECT generation FROM embedding_generations
+           WHERE profile_id = %s AND generation < %s AND state IN ('ready', 'retired')
+           ORDER BY generation DESC LIMIT 1""",
+        (active.id, active.generation),
+    ).fetchone()
+    if row is None:
+        earlier = conn.execute(
+            """SELECT generation, state, stale_reason FROM embedding_generations
+               WHERE profile_id = %s AND generation < %s ORDER BY generation DESC LIMIT 1""",
             (active.id, active.generation),
         ).fetchone()
-        if row is None:
-            earlier = conn.execute(
-                """SELECT generation, state, stale_reason FROM embedding_generations
-                   WHERE profile_id = %s AND generation < %s ORDER BY generation DESC LIMIT 1""",
-                (active.id, active.generation),
-            ).fetchone()
-            if earlier is not None and earlier[1] == "stale":
-                raise LookupError(
-                    f"nothing to roll back: generation {earlier[0]} of {active.name} is stale ({earlier[2]}); "
-                    "its vectors are not served again"
-                )
-            raise LookupError(f"nothing to roll back: {active.name} has no earlier generation")
+        if earlier is not None and earlier[1] == "stale":
+            raise LookupError(
+                f"nothing to roll back: generation {earlier[0]} of {active.name} is stale ({earlier[2]}); "
+                "its vectors are not served again"
+            )
+        raise LookupError(f"nothing to roll back: {active.name} has no earlier generation")
+    generation = get_generation(conn, active.id, row[0])
+    assert generation is not None
+    return active, generation
+
+
+def rollback(conn: psycopg.Connection, expected: int | None = None) -> str:
+    """Serve the last good generation before the active one (its vectors were kept), abandoning
+    a reindex in progress. A stale generation stays stale, never 'retired': it must never be
+    rolled back to. ``expected``: the generation the caller checked (``rollback_target``);
+    LookupError if another one would be served by now."""
+    with conn.transaction():
+        conn.execute("LOCK TABLE embedding_profiles IN SHARE ROW EXCLUSIVE MODE")
+        active, target = rollback_target(conn)
+        if expected is not None and expected != target.generation:
+            raise LookupError(
+                f"the generations changed meanwhile (generation {target.generation} is now the "
+                "one to roll back to): run it again"
+            )
         conn.execute(
-            "UPDATE embedding_generations SET state = 'retired' WHERE profile_id = %s AND generation = %s",
+            "UPDATE embedding_generations SET state = 'retired' "
+            "WHERE profile_id = %s AND generation = %s AND state <> 'stale'",
             (active.id, active.generation),
         )
         conn.execute(
             "UPDATE embedding_generations SET state = 'ready' WHERE profile_id = %s AND generation = %s",
-            (active.id, row[0]),
+            (active.id, target.generation),
         )
         conn.execute(
             "UPDATE embedding_profiles SET generation = %s, building_generation = NULL WHERE id = %s",
-            (row[0], active.id),
+            (target.generation, active.id),
         )
-    return f"search now uses {active.name} generation {row[0]} (was generation {active.generation})"
+    return (
+        f"search now uses {active.name} generation {target.generation} "
+        f"(was generation {active.generation})"
+    )
 
 
 def activate_profile(conn: psycopg.Connection, profile: EmbeddingProfile) -> StoredProfile:

@@ -1,5 +1,5 @@
 """Hostile input and bad configuration through the real console script: every line answered,
-the README's exit codes, no traceback, no password in any output."""
+docs/cli.md's exit codes, no traceback, no password in any output."""
 
 from __future__ import annotations
 

@@ -317,7 +317,7 @@ def test_neighbouring_ranks_of_one_channel_are_not_a_near_tie():
 
 
 def test_the_sample_corpus_dentist_case_first_by_both_channels_stays_first():
-    # The README's example before this rule: "Dentist" ranks 1 + 1, "1:1 with Tomás" 2 + 4 and
+    # The example the README gave before this rule: "Dentist" ranks 1 + 1, "1:1 with Tomás" 2 + 4 and
     # newer and more salient; the multiplying factors used to put the 1:1 first.
     ranked = {"vector": ["dentist", "tomas"], "keyword": ["dentist", "a", "b", "tomas"]}
     facts = {

@@ -35,6 +35,7 @@ import httpx
 import psutil
 import pytest
 
+from memory_pipeline_tests.support.chromium import chromium_or_skip
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
 from memory_pipeline_tests.support.processes import describe, processes_naming
 
@@ -212,7 +213,7 @@ def _stop(
 ) -> list[str]:
     """End the ``ui`` process group; return the processes naming ``home`` that outlived it.
 
-    ``recover``, when given, is what the README tells a user to do about a leftover (run any
+    ``recover``, when given, is what docs/operations.md tells a user to do about a leftover (run any
     command on the same home): called once if something outlived the group, then judged again.
     """
     try:
@@ -320,40 +321,7 @@ def ui() -> UiServer:
 
 
 # -- Chromium -----------------------------------------------------------------------------------
-_APT_UPDATED = False
-
-
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
     """Debian's Chromium; installed with apt when missing and we are root, else skip."""
-    global _APT_UPDATED
-    found = shutil.which("chromium")
-    if found:
-        return found
-    if os.geteuid() != 0:
-        pytest.skip(
-            "chromium is not installable here: not root (install Debian's chromium package)"
-        )
-    if not shutil.which("apt-get"):
-        pytest.skip("chromium is not installable here: no apt-get on this machine")
-    apt_env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    steps = [] if _APT_UPDATED else [["apt-get", "update"]]
-    steps.append(["apt-get", "install", "-y", "--no-install-recommends", "chromium"])
-    for step in steps:
-        try:
-            done = subprocess.run(
-                step, env=apt_env, capture_output=True, text=True, timeout=300, check=False
-            )
-        except subprocess.TimeoutExpired:
-            pytest.skip(f"chromium is not installable here: `{' '.join(step)}` took over 5 minutes")
-        if done.returncode != 0:
-            pytest.skip(
-                f"chromium is not installable here: `{' '.join(step)}` exited {done.returncode}: "
-                f"{(done.stderr or done.stdout)[-500:]}"
-            )
-        if step[1] == "update":
-            _APT_UPDATED = True
-    found = shutil.which("chromium")
-    if not found:
-        pytest.skip("chromium is not installable here: apt-get succeeded but no `chromium` on PATH")
-    return found
+    return chromium_or_skip()

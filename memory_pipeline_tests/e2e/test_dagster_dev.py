@@ -87,7 +87,7 @@ def plain_dev():
         yield folder, url, env, proc
     finally:
         # SIGTERM ends a Python process without its exit handlers, so pgserver's count of the
-        # embedded server's users can miss the last one and leave postgres running; the README's
+        # embedded server's users can miss the last one and leave postgres running; docs/operations.md's
         # recovery (any command on the same home stops it) is what this judges, not a clean race.
         leftovers = _stop(
             proc,

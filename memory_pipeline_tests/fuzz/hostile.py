@@ -9,7 +9,7 @@ Generators (hypothesis strategies):
 
 Checks run the real ``memory-pipeline`` entry point (``cli.main.main``) in-process and return a
 list of problems (empty: the case passed) rather than raising, so that a long run counts every
-failing case instead of stopping at the first. What they assert: the exit code the README's
+failing case instead of stopping at the first. What they assert: the exit code docs/cli.md's
 table gives, no traceback, JSON output that is strict UTF-8, every valid record stored exactly
 once, every broken one rejected at ``FILE:LINE``, and no search result from another memory.
 """

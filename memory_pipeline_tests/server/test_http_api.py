@@ -9,6 +9,8 @@ import psycopg
 from memory_pipeline_tests.helpers import count
 from memory_pipeline_tests.support.service import CLI, ServerProcess
 
+JSON = {"Content-Type": "application/json"}
+
 
 def ep(memory: str, title: str, body: str, day: str = "2026-03-01") -> dict:
     return {"memory": memory, "kind": "note", "title": title, "occurred_at": day, "body": body}
@@ -118,9 +120,9 @@ def test_errors_are_plain_with_their_status(api, local):
         (api.get("/v1/search", params={"memory": "alice", "q": "x" * 5000}), 422, None),
         (api.get("/v1/search", params={"memory": "alice", "q": "x", "policy": "nope"}), 422, None),
         (api.get("/v1/search", params={"memory": "../etc", "q": "x"}), 422, None),
-        (api.post("/v1/episodes", content=b"{not json"), 400, None),
-        (api.post("/v1/episodes", content=b'{"title": "\xff"}'), 400, None),
-        (api.post("/v1/episodes", content=b"x" * (9 * 1024 * 1024)), 413, None),
+        (api.post("/v1/episodes", content=b"{not json", headers=JSON), 400, None),
+        (api.post("/v1/episodes", content=b'{"title": "\xff"}', headers=JSON), 400, None),
+        (api.post("/v1/episodes", content=b"x" * (9 * 1024 * 1024), headers=JSON), 413, None),
         (
             api.post("/v1/episodes", json=[ep("alice", "t", f"b{i}") for i in range(1001)]),
             413,

@@ -146,7 +146,15 @@ def test_saving_shows_close_ones_refuses_duplicates_revises_and_search_finds_the
             422,
             f"episode_ids: no episode {episode} in memory 'bob'",
         ),  # another memory's episode is not a source
-        (api.post("/v1/observations", content=b"{oops"), 400, None),
+        (
+            api.post(
+                "/v1/observations",
+                content=b"{oops",
+                headers={"Content-Type": "application/json"},
+            ),
+            400,
+            None,
+        ),
         (api.get("/v1/observations"), 422, "'memory'"),
         (api.get("/v1/observations", params={"memory": "alice", "limit": 0}), 422, "limit"),
     ]:

@@ -29,6 +29,7 @@ TOOLS = {
     "add_document",
     "list_memories",
     "get_episode",
+    "read_episode",
     "forget",
     "status",
     "save_observation",

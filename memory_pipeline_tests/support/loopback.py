@@ -162,6 +162,10 @@ class LoopbackEmbeddingServer:
       answers it with HTTP 400, like a server that only speaks floats.
     * ``keepalive_s``: an idle kept-alive connection is closed after this many seconds, like
       llama.cpp's and Go's idle timeouts. ``None`` (default): kept open.
+    * ``wire_formats``: the formats served, ``{"ollama", "openai"}`` by default (both, as Ollama
+      itself does). A format left out has no route: ``/api/embed`` then answers 404 with Go's
+      plain-text ``404 page not found`` (an Ollama-style server's mux), the OpenAI routes 404
+      with FastAPI's ``{"detail": "Not Found"}``, as a server speaking only the other one would.
     * ``answers_per_connection``: after answering this many embed requests on one connection, the
       next request on it is read and the connection closed without an answer (a server whose
       idle timeout fires just as a request arrives). ``None`` (default): no limit.
@@ -177,6 +181,7 @@ class LoopbackEmbeddingServer:
     * ``connections``: how many TCP connections embed requests came on.
     * ``dropped``: how many requests were closed unanswered (``answers_per_connection``).
     * ``authorizations``: the ``Authorization`` header of each embed request (None when absent).
+    * ``unrouted``: the paths of embed requests in a format not served (``wire_formats``).
 
     Use as a context manager, or call ``stop()`` (idempotent). ``clear()`` forgets the request
     log and resets the success count that ``fail_after`` compares with.
@@ -197,6 +202,7 @@ class LoopbackEmbeddingServer:
         max_input_tokens: int | None = None,
         keepalive_s: float | None = None,
         answers_per_connection: int | None = None,
+        wire_formats: Iterable[str] = ("ollama", "openai"),
     ):
         if dim <= 0:
             raise ValueError(f"dim must be positive, got {dim}")
@@ -211,6 +217,8 @@ class LoopbackEmbeddingServer:
         self.base64 = base64
         self.keepalive_s = keepalive_s
         self.answers_per_connection = answers_per_connection
+        self.wire_formats = set(wire_formats)
+        self._unrouted: list[str] = []
         self._connections: set[tuple] = set()
         self._authorizations: list[str | None] = []
         self._dropped = 0
@@ -280,6 +288,12 @@ class LoopbackEmbeddingServer:
     def dropped(self) -> int:
         with self._lock:
             return self._dropped
+
+    @property
+    def unrouted(self) -> list[str]:
+        """The paths of embed requests in a format left out of ``wire_formats``, in order."""
+        with self._lock:
+            return list(self._unrouted)
 
     def clear(self) -> None:
         with self._lock:
@@ -369,6 +383,20 @@ def _make_handler(server: LoopbackEmbeddingServer) -> type[BaseHTTPRequestHandle
                 kind = "server_error" if status >= 500 else "invalid_request_error"
                 self._send_json(status, {"error": {"message": message, "type": kind, "code": code}})
 
+        def _no_route(self, flavour: str) -> None:
+            """What a server that does not speak ``flavour`` answers on its route."""
+            with server._lock:
+                server._unrouted.append(self.path)
+            if flavour == "ollama":  # asked of an OpenAI-style server (FastAPI)
+                self._send_json(404, {"detail": "Not Found"})
+                return
+            body = b"404 page not found"  # asked of an Ollama-style server (Go's mux)
+            self.send_response(404)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
         def do_GET(self) -> None:  # noqa: N802 - stdlib name
             names = sorted(server.models) if server.models is not None else []
             if self.path == "/":
@@ -404,6 +432,9 @@ def _make_handler(server: LoopbackEmbeddingServer) -> type[BaseHTTPRequestHandle
             flavour = _EMBED_ROUTES.get(self.path)
             if flavour is None:
                 self._error("openai", 404, f"no route for POST {self.path}")
+                return
+            if flavour not in server.wire_formats:
+                self._no_route(flavour)
                 return
             try:
                 body = json.loads(raw.decode("utf-8") or "{}")

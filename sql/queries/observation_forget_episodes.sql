@@ -2,6 +2,7 @@
 -- vectors by ON DELETE CASCADE); one that also cites a kept episode stays, without the forgotten
 -- ids and passages. A kept revision that pointed at a deleted statement loses that link, so the
 -- history never names a forgotten statement. One statement: the foreign key is checked at its end.
+-- Returns (statements deleted, their vectors, statements kept without the forgotten citations).
 WITH doomed AS (
     SELECT id FROM observations
     WHERE memory = %(memory)s
@@ -17,5 +18,10 @@ WITH doomed AS (
       AND o.id NOT IN (SELECT id FROM doomed)
       AND (o.episode_ids && %(episode_ids)s::bigint[] OR o.revises IN (SELECT id FROM doomed))
     RETURNING o.id
+), gone AS (
+    DELETE FROM observations WHERE id IN (SELECT id FROM doomed) RETURNING id
 )
-DELETE FROM observations WHERE id IN (SELECT id FROM doomed)
+-- The count of vectors reads the snapshot from before this statement: the ones the cascade takes.
+SELECT (SELECT count(*) FROM gone),
+       (SELECT count(*) FROM observation_embeddings WHERE observation_id IN (SELECT id FROM doomed)),
+       (SELECT count(*) FROM kept)
