@@ -53,7 +53,8 @@ def test_reindex_builds_a_new_generation_and_rollback_serves_the_old_one(cli, tm
         assert resumed.code == 0, resumed.err
         assert "resuming generation 2" in resumed.out and "generation 2" in resumed.out
         assert cli("status", "--json", env=env).json()["activeProfile"]["generation"] == 2
-    rolled = cli("reindex", "--rollback")
-    assert rolled.code == 0, rolled.err
-    assert "generation 1 (was generation 2)" in rolled.out
-    assert cli("status", "--json").json()["activeProfile"]["generation"] == 1
+        # Rolling back asks the model served now (its canary) before serving generation 1 again.
+        rolled = cli("reindex", "--rollback", env=env)
+        assert rolled.code == 0, rolled.err
+        assert "generation 1 (was generation 2)" in rolled.out
+        assert cli("status", "--json", env=env).json()["activeProfile"]["generation"] == 1
