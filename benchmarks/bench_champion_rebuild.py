@@ -2,7 +2,7 @@
 """How long a keyword champion-list rebuild takes and how long the memory's writers wait for it.
 
 On the database ``bench_search_latency.py --home DIR`` keeps, rebuilds the memory's lists with
-this code (``keyword_store.refresh_champions``: a snapshot read and the load of a new generation
+this code (``champions_store.refresh_champions``: a snapshot read and the load of a new generation
 beside the writers, then a swap under the memory's statistics row lock), and with ``--base DIR
 --base-home HOME`` also an earlier checkout's (its own copy of this script, run with its own code
 on HOME, a copy of the kept database at that checkout's migrations: a database this code opened
@@ -31,7 +31,7 @@ from pathlib import Path
 import bench_search_latency as latency  # sibling modules (benchmarks/)
 import psycopg
 
-from memory_pipeline.storage import keyword_store
+from memory_pipeline.storage import champions_store
 
 
 class Probe:
@@ -109,7 +109,7 @@ def rebuild_base(base: Path, home: Path, args: argparse.Namespace) -> dict:
 
 
 def rebuild_this(conn: psycopg.Connection) -> dict:
-    build = keyword_store.refresh_champions(conn, latency.MEMORY)
+    build = champions_store.refresh_champions(conn, latency.MEMORY)
     assert build.outcome == "built", build
     return {
         "seconds": build.seconds,

@@ -55,10 +55,10 @@ from pathlib import Path
 import numpy as np
 from bench_databases import Databases, fresh_database  # a sibling module (benchmarks/)
 
-from memory_pipeline import indexing
 from memory_pipeline.domain.chunking import chunk_body
 from memory_pipeline.domain.episodes import EpisodeDraft, make_episode
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
+from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 from memory_pipeline.storage.episodes_store import store_episodes
 from memory_pipeline.storage.index_store import count_summary
@@ -235,7 +235,7 @@ def store_run(
         t0 = time.perf_counter()
         if profiler:
             profiler.enable()
-        report = indexing.index_until_done(db, embedder)
+        report = index_until_done(db, embedder)
         if profiler:
             profiler.disable()
         wall = time.perf_counter() - t0
@@ -375,7 +375,7 @@ def bench_model(dbs: Databases, args) -> dict:
             with db.connection() as conn:
                 store_episodes(conn, drafts, INGEST_DAY)
             t0 = time.perf_counter()
-            report = indexing.index_until_done(db, embedder)
+            report = index_until_done(db, embedder)
             wall = time.perf_counter() - t0
         if report.vectors != len(texts) or report.pending_after != 0:
             raise SystemExit(

@@ -64,7 +64,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory_pipeline import indexing
 from memory_pipeline.config import EmbedSettings
 from memory_pipeline.domain import fusion
 from memory_pipeline.domain.chunking import chunk_body
@@ -73,6 +72,8 @@ from memory_pipeline.domain.observations import make_observation
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.embedders.factory import build_embedder
+from memory_pipeline.indexing.report import IndexReport
+from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.search.service import (
     GRAPH_CANDIDATES,
     KEYWORD_CANDIDATES,
@@ -383,7 +384,7 @@ def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict
 
     last = [0.0]
 
-    def progress(report: indexing.IndexReport) -> None:
+    def progress(report: IndexReport) -> None:
         now = time.perf_counter()
         if now - last[0] >= 10:
             last[0] = now
@@ -394,7 +395,7 @@ def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict
             )
 
     t_index = time.perf_counter()
-    report = indexing.index_until_done(db, embedder, on_progress=progress)
+    report = index_until_done(db, embedder, on_progress=progress)
     info["index_seconds"] = time.perf_counter() - t_index
     info["index_vectors"] = report.vectors
     info["index_window_vectors"] = report.windows
@@ -409,7 +410,7 @@ def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict
     with db.connection() as conn:
         info["statements_inserted"] = load_statements(conn, convs)
     if info["statements_inserted"]:
-        report = indexing.index_until_done(db, embedder)
+        report = index_until_done(db, embedder)
         print(f"index: {report.statement_vectors} observation vector(s) written")
 
     with db.connection() as conn:

@@ -110,8 +110,10 @@ from memory_pipeline.search.service import (
     followed_entities,
 )
 from memory_pipeline.storage import (
+    champions_store,
     entities_store,
     hnsw_store,
+    keyword_stats_store,
     keyword_store,
     search_store,
 )
@@ -124,7 +126,7 @@ from memory_pipeline.storage.profiles_store import (
     get_profile,
 )
 from memory_pipeline.storage.search_store import Filters
-from memory_pipeline.storage.vector_store import MIN_EF_SEARCH, nearest_chunks, nearest_statement
+from memory_pipeline.storage.vector_store import MIN_EF_SEARCH, nearest_chunks, nearest_query
 
 MEMORY = "bench"
 WindowFn = Callable[[list[str]], np.ndarray]
@@ -425,7 +427,7 @@ def load(
     assert len(set(chunk_ids)) == len(chunk_ids) == len(vectors)
     # COPY bypasses index_store.write_episodes, which keeps the keyword statistics: count them once.
     t0 = time.perf_counter()
-    keyword_store.recompute(conn, [MEMORY])
+    keyword_stats_store.recompute(conn, [MEMORY])
     timings["keyword_stats_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     windows = copy_embeddings(conn, profile, episodes, chunk_ids, vectors, window_fn)
@@ -582,7 +584,7 @@ def kept_database(dbs: Databases, home: Path, args: dict) -> tuple[str, dict | N
 def keyword_champions(conn: psycopg.Connection) -> float:
     """Build the memory's keyword champion lists, as the nightly job does, and ANALYZE them; seconds."""
     t0 = time.perf_counter()
-    keyword_store.refresh_champions(conn, MEMORY)
+    champions_store.refresh_champions(conn, MEMORY)
     for table in ("keyword_champion_state", "keyword_champion_lists", "keyword_champions"):
         conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
     return time.perf_counter() - t0
@@ -832,7 +834,7 @@ def explain(
         if exact:
             conn.execute("SET LOCAL enable_indexscan = off")
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        statement = nearest_statement(profile, filtered=False, by_windows=False)
+        statement = nearest_query(profile, filtered=False, by_windows=False)
         rows = conn.execute(
             sql.SQL("EXPLAIN ") + statement,
             {"q": HalfVector(vector), "memory": MEMORY, "limit": 10, "kinds": None, "since": None},
@@ -914,11 +916,11 @@ def diagnose(db: Database, service: SearchService, meta: dict, cprofile_path: st
         ).fetchone()[0]
         rows = []
         for q, ms in zip(timed, kw_ms):
-            path, name, params = keyword_store.statement(conn, MEMORY, q, Filters())
+            path, name, params = keyword_store.planned_query(conn, MEMORY, q, Filters())
             matched = (
                 conn.execute(
                     "SELECT count(*) FROM chunks WHERE memory = %s AND tsv @@ %s::tsquery",
-                    (MEMORY, search_store.or_tsquery(list(params["lexemes"]))),
+                    (MEMORY, keyword_store.or_tsquery(list(params["lexemes"]))),
                 ).fetchone()[0]
                 if name
                 else 0

@@ -31,13 +31,14 @@ import sys
 import time
 from pathlib import Path
 
-from memory_pipeline import indexing, observations
 from memory_pipeline.cli.commands import SAMPLE_CORPUS, SAMPLE_EPISODES
 from memory_pipeline.domain import fusion
 from memory_pipeline.domain.observations import make_observation
 from memory_pipeline.domain.policies import load_policies
+from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
+from memory_pipeline.statements import save as save_statement
 from memory_pipeline.storage import entities_store, hnsw_store, observations_store, search_store
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 from memory_pipeline.storage.profiles_store import active_profile
@@ -132,7 +133,7 @@ def main() -> int:
             if report.rejections:
                 raise SystemExit("\n".join(map(str, report.rejections)))
             embedder = embedder_for(args)
-            indexing.index_until_done(db, embedder)
+            index_until_done(db, embedder)
             with db.connection() as conn:
                 entities_store.refresh_memories(conn, [MEMORY], entities_store.EntityReport())
                 hnsw_store.ensure_index(conn, active_profile(conn))
@@ -147,16 +148,14 @@ def main() -> int:
 
             keys = {}
             for s in statements:
-                outcome = observations.save(
+                outcome = save_statement(
                     db,
                     make_observation(memory=MEMORY, text=s["text"]),
                     embedder=embedder,
                     decision="add",
                 )
                 keys[s["text"]] = f"observation:{outcome.saved_id}"
-            indexing.index_until_done(
-                db, embedder
-            )  # a statement saved without its vector gets it here
+            index_until_done(db, embedder)  # a statement saved without its vector gets it here
 
             for s in statements:
                 key = keys[s["text"]]

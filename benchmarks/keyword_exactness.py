@@ -22,7 +22,7 @@ import time
 import bench_search_latency as latency  # sibling modules (benchmarks/)
 import psycopg
 
-from memory_pipeline.storage import keyword_store, search_store
+from memory_pipeline.storage import keyword_store
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.search_store import Filters
 
@@ -50,12 +50,12 @@ def main() -> int:
 def compare(conn: psycopg.Connection, queries: list[str]) -> None:
     filters, rows = Filters(), []
     for text in queries:
-        path, name, params = keyword_store.statement(conn, latency.MEMORY, text, filters)
+        path, name, params = keyword_store.planned_query(conn, latency.MEMORY, text, filters)
         if path != "capped":
             continue
         everything = {
             **params,
-            "gate": search_store.or_tsquery(params["lexemes"]),
+            "gate": keyword_store.or_tsquery(params["lexemes"]),
             "common": None,
             "fill": None,
             "champion": None,

@@ -1,35 +1,35 @@
 """memory_pipeline: episodes -> chunks -> embeddings -> HNSW, as Dagster assets on PostgreSQL/pgvector.
 
-Package map (each folder says what belongs in it):
-- ``domain/``     pure domain code: chunking and paragraph windows, pages, episode records and file
-                  parsing, fusion, policies, entities.
-                  No Dagster, no SQL, no network.
-- ``embedders/``  one module per embedding provider behind one interface (``base.Embedder``).
-- ``rerankers/``  the optional ``/v1/rerank`` client; its failures never fail a search.
+Package map, floor by floor (each folder says what belongs in it; imports only point down,
+``memory_pipeline_tests/test_architecture.py`` checks it):
+- ``domain/``     pure domain code: chunking and paragraph windows, pages, episode records
+                  and file parsing, documents, fusion, policies, entities. No Dagster, no SQL,
+                  no network. Beside it ``errors``, ``config``, ``redaction`` and ``version``.
 - ``storage/``    PostgreSQL: the embedded server, the connection pool, migrations, and the
                   stores that run the SQL in ``sql/queries``.
-- ``indexing.py`` the index pass: pending episodes -> chunks -> vectors (chunk + paragraph
-                  windows), canary first, one commit per episode; promotes a finished
-                  generation or profile.
-- ``ingest.py``   files -> episodes for an ingest day (shared by the CLI and the episodes asset).
-- ``memory.py``   the Python API (``Memory``) that the CLI, the servers and the resources call.
-- ``server/``     the HTTP API (FastAPI) and the MCP server, both over ``Memory``.
-- ``search/``     fused retrieval (``service.SearchService``), result documents, renderers.
-- ``resources.py`` Dagster ``ConfigurableResource`` wrappers: database, embedder, search.
-- ``defs/``       Dagster wiring only: partitions, assets, jobs, sensors, schedules.
-- ``cli/``        the ``memory-pipeline`` command.
+- ``embedders/``  one module per embedding provider behind one interface (``base.Embedder``);
+  ``rerankers/``  the optional ``/v1/rerank`` client; its failures never fail a search.
+- the application core:
+  ``ingest.py``   files -> episodes for an ingest day; what a day holds.
+  ``indexing/``   the index pass (pending episodes -> chunks -> vectors, canary first, one
+                  commit per episode), passes until done, a day's work, pending counts,
+                  generations, statements' vectors, linking and keyword lists beside the pass.
+  ``search/``     fused retrieval (``service.SearchService``), result documents, renderers.
+  ``statements.py`` saving observations and beliefs; ``tokens.py`` access tokens;
+  ``maintenance.py`` global upkeep; ``reporting.py`` what the core tells an adapter.
+- ``memory.py``   the Python API (``Memory``): the core's face, importing no adapter.
+- the adapters, over ``Memory`` and the core:
+  ``orchestration/`` Dagster helpers that define nothing (instance, storage, the resource,
+                  settings, metadata, recording work in Dagster);
+  ``server/``     the HTTP API (FastAPI) and the MCP server;
+  ``defs/``       Dagster definitions only: partitions, assets, checks, jobs, sensors, schedules;
+  ``definitions.py`` the Dagster entry point (one ``load_from_defs_folder`` call);
+  ``cli/``        the ``memory-pipeline`` command.
 """
 
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _version
+from memory_pipeline.version import __version__
 
 __all__ = ["Memory", "__version__"]
-
-try:
-    # The installed distribution's version (pyproject.toml), so it is written in one place.
-    __version__ = _version("memory_pipeline")
-except PackageNotFoundError:  # run from a source tree that was never installed
-    __version__ = "0+unknown"
 
 
 def __getattr__(name: str):

@@ -1,7 +1,7 @@
 """Ingest: parse source files into episodes and store them for an ingest day.
 
 Shared by the CLI (``memory-pipeline ingest``) and the ``episodes`` asset (the day's inbox), so
-both report and reject exactly the same way.
+both report and reject exactly the same way; ``day_episodes`` is what a day then holds.
 
 Episodes are stored while the files are still being parsed, ``BATCH`` at a time, each batch in
 one transaction: memory stays flat whatever the size of the input. A database failure part way
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory_pipeline.domain.sources import EpisodeDraft, Rejection, parse_paths
+from memory_pipeline.storage import episodes_store
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.episodes_store import store_episodes
 
@@ -76,3 +77,22 @@ def ingest_paths(
         store()
     report.files_read, report.rejections = parsed.files_read, list(parsed.rejections)
     return report
+
+
+@dataclass
+class DayEpisodes:
+    """What an ingest day holds: episodes per memory and kind, and the first few."""
+
+    summary: list[dict]  # memory, kind, episodes
+    preview: list[dict]
+
+    @property
+    def episodes(self) -> int:
+        return sum(r["episodes"] for r in self.summary)
+
+
+def day_episodes(db: Database, day: dt.date) -> DayEpisodes:
+    with db.connection() as conn:
+        return DayEpisodes(
+            episodes_store.day_summary(conn, day), episodes_store.day_preview(conn, day)
+        )

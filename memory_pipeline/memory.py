@@ -1,4 +1,5 @@
-"""The Python API: one ``Memory`` that the CLI, the HTTP and MCP servers and Dagster's resources use.
+"""The Python API: one ``Memory``, the face of the core, that the CLI, the HTTP and MCP servers and
+Dagster's resource use.
 
     from memory_pipeline import Memory
 
@@ -13,6 +14,10 @@ Every setting is a keyword argument of ``Memory.open``; one left out comes from 
 variable (``config.ENV_VARS``), so an application, a test or a Dagster resource passes exactly
 what it means and nothing reads the environment behind its back. Expected failures raise the
 ``errors`` classes (``DatabaseUnavailable``, ``EmbedderUnavailable``, ``InputError``...).
+
+This module imports no adapter: what an adapter must be told about the work done here (Dagster's
+partitions after an ingest, a forgetting or an index run) goes to the ``reporting.Reporter`` it
+passes to ``Memory.open``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_pipeline import __version__, config, indexing, linking
+from memory_pipeline import config, statements, tokens
 from memory_pipeline.domain.documents import DocumentRejected
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.domain.jsonl import LineRejected
@@ -37,19 +42,26 @@ from memory_pipeline.domain.uploads import episode_from_document_item, episode_f
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.embedders.factory import build_embedder, describe
 from memory_pipeline.errors import ConfigurationError, InputError, UnknownMemory
+from memory_pipeline.indexing import linking
+from memory_pipeline.indexing.keyword_lists import ListsBeside
+from memory_pipeline.indexing.pending import pending_by_day, pending_of
+from memory_pipeline.indexing.report import IndexReport
+from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
-from memory_pipeline.keyword_lists import ListsBeside
+from memory_pipeline.reporting import Reporter
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import (
+    champions_store,
+    entities_store,
     episodes_store,
     forget_store,
-    keyword_store,
     search_store,
     tokens_store,
 )
 from memory_pipeline.storage.database import POOL_SIZE, Database, redact
 from memory_pipeline.storage.forget_store import ForgetCounts
+from memory_pipeline.version import __version__
 
 # At most this many episodes in one ``add`` call: one transaction stores them all.
 MAX_ADD_ITEMS = 1000
@@ -137,6 +149,7 @@ class Memory:
         reranker=None,
         telemetry: TelemetrySettings = TelemetrySettings(),
         home: Path | None = None,
+        reporter: Reporter | None = None,
         record_in_dagster: bool = True,
         owns_db: bool = True,
     ):
@@ -145,12 +158,13 @@ class Memory:
         self.policies = policies
         self.telemetry = telemetry
         self.home = home
-        self.record_in_dagster = record_in_dagster
+        # Told what this Memory stored, forgot and indexed (``reporting``); None: nobody.
+        self.reporter = reporter if record_in_dagster else None
         self._owns_db = owns_db
         self._embedder: Embedder | None = None
         self._lock = threading.Lock()
+        self._report_lock = threading.Lock()  # one event at a time reaches the reporter
         self._purged_at = 0.0
-        self._instance = None  # Dagster's instance, opened on the first event reported to it
         self.warnings: list[
             str
         ] = []  # problems that failed nothing (Dagster not told), oldest first
@@ -183,6 +197,7 @@ class Memory:
         policies_path: str | os.PathLike | None = None,
         telemetry: bool | None = None,
         telemetry_days: int | None = None,
+        reporter: Reporter | None = None,
         record_in_dagster: bool = True,
         environ: Mapping[str, str] | None = None,
     ) -> Memory:
@@ -192,7 +207,9 @@ class Memory:
         server in ``home``, else MEMORY_PIPELINE_HOME). ``embed_url`` is the openai provider's
         base URL, or the Ollama server for the ollama provider; with no provider, the wire
         format it speaks is detected (``embedders.detect``). ``environ`` replaces
-        ``os.environ`` as the source of the settings not given.
+        ``os.environ`` as the source of the settings not given. ``reporter`` is told what this
+        Memory stores, forgets and indexes (``reporting``: the CLI passes one that records it
+        in Dagster); ``record_in_dagster=False`` keeps it untold.
         """
         provider = (embed_provider or "").strip().lower() or None
         env = _overridden(
@@ -236,6 +253,7 @@ class Memory:
                 reranker=reranker,
                 telemetry=telemetry_settings,
                 home=home_dir,
+                reporter=reporter,
                 record_in_dagster=record_in_dagster,
             )
         except BaseException:
@@ -252,13 +270,17 @@ class Memory:
             return self._embedder
 
     def close(self) -> None:
+        self._close(wait=True)
+
+    def _close(self, *, wait: bool) -> None:
+        """``wait`` False: closing on a failure (the reporter's work ahead is not waited for)."""
         with self._lock:
             if self._embedder is not None:
                 self._embedder.close()
                 self._embedder = None
-            if self._instance is not None:
-                self._instance.dispose()
-                self._instance = None
+        if self.reporter is not None:
+            with self._report_lock:
+                self.reporter.close(wait=wait)
         reranker = self.search_service.reranker
         if reranker is not None:
             reranker.close()
@@ -268,8 +290,8 @@ class Memory:
     def __enter__(self) -> Memory:
         return self
 
-    def __exit__(self, *exc_info) -> None:
-        self.close()
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self._close(wait=exc_type is None)
 
     # -- memories ---------------------------------------------------------------------------
     def memories(self) -> list[episodes_store.MemoryCounts]:
@@ -423,12 +445,12 @@ class Memory:
         self,
         *,
         day: dt.date | None = None,
-        on_progress: Callable[[indexing.IndexReport], None] | None = None,
+        on_progress: Callable[[IndexReport], None] | None = None,
         on_committed: Callable[[list[int]], None] | None = None,
-    ) -> indexing.IndexReport:
+    ) -> IndexReport:
         """Chunk and embed everything pending (of one ingest day), until done or something fails;
         ``on_committed`` gets the ids of each committed batch of episodes."""
-        return indexing.index_until_done(
+        return index_until_done(
             self.db, self.embedder, day=day, on_progress=on_progress, on_committed=on_committed
         )
 
@@ -436,19 +458,22 @@ class Memory:
         self,
         *,
         day: dt.date | None = None,
-        on_progress: Callable[[indexing.IndexReport], None] | None = None,
+        on_progress: Callable[[IndexReport], None] | None = None,
         keyword_lists: bool = False,
         planned: int | None = None,
-    ) -> indexing.IndexReport:
+    ) -> IndexReport:
         """``index``, and the ``entity_mentions`` work for the episodes it commits (and for any an
         earlier run committed but did not link): in a worker process while the pass runs
         (``linking``). A failure of either is raised at once; the worker never outlives this call.
         ``keyword_lists``: also leave no memory's keyword champion lists missing or stale, built
         beside the pass once most of the ``planned`` episodes (default: those pending now) are
-        committed (``keyword_lists.ListsBeside``); the builds go to ``report.keyword_lists``."""
-        if keyword_lists and planned is None:
-            planned = indexing.pending_count(self.db, self.embedder, day=day)
-        lists = ListsBeside(self.db, planned or 0) if keyword_lists else None
+        committed (``keyword_lists.ListsBeside``); the builds go to ``report.keyword_lists``.
+        The reporter is told the days the run finished (every episode of the day chunked,
+        embedded and linked): ``memory-pipeline index``'s work, as their partitions would do it."""
+        before = pending_by_day(self.db, self.embedder)
+        if planned is None:
+            planned = pending_of(before, day)
+        lists = ListsBeside(self.db, planned) if keyword_lists else None
 
         def committed(episode_ids: list[int]) -> None:
             linker.link(episode_ids)
@@ -462,18 +487,46 @@ class Memory:
             linker.finish()
             if lists is not None:
                 report.keyword_lists = lists.finish()
+        after = report.pending_days or {}  # counted by the run once it was done
+        finished = [d for d in before if d not in after and (day is None or d == day.isoformat())]
+        if finished:
+            self._tell(
+                lambda reporter: reporter.days_indexed(finished, "memory-pipeline index"),
+                failed="indexed, but could not record it",
+            )
         return report
 
     def rebuild_keyword_lists(
         self, *, memory: str | None = None, stale_only: bool = False
-    ) -> list[keyword_store.ChampionBuild]:
+    ) -> list[champions_store.ChampionBuild]:
         """Rebuild the keyword champion lists of every memory of more than ``keyword_store.CAP``
         chunk rows (``memory``: only that one; ``stale_only``: only lists that are missing or
-        stale, ``keyword_store.STALE_CHANGE``), one memory after the other, beside its writers;
+        stale, ``champions_store.STALE_CHANGE``), one memory after the other, beside its writers;
         a memory at or under the cap has none (its keyword queries are exact)."""
         names = None if memory is None else [self.require_memory(memory)]
         with self.db.connection() as conn:
-            return keyword_store.refresh_all_champions(conn, stale_only=stale_only, memories=names)
+            return champions_store.refresh_all_champions(
+                conn, stale_only=stale_only, memories=names
+            )
+
+    # -- entities ---------------------------------------------------------------------------
+    def import_entities(self, pairs: Iterable[tuple[str, Any]]) -> entities_store.EntityReport:
+        """Store entities given as (memory, ``domain.entities.Entity``) pairs (what
+        ``parse_entity_import`` reads), merging those a memory knows already by name or alias,
+        and link each touched memory's episodes that mention them (the graph channel)."""
+        report = entities_store.EntityReport()
+        with self.db.connection() as conn:
+            touched = entities_store.import_entities(conn, list(pairs), report)
+            for memory in sorted(touched):
+                entities_store.link_mentions(conn, memory, report)
+        return report
+
+    def entities(self, memory: str, *, limit: int = 10) -> list[dict]:
+        """A memory's entities with their aliases, source and episode count, most mentioned
+        first; UnknownMemory when it has no episodes."""
+        memory = self.require_memory(memory)
+        with self.db.connection() as conn:
+            return entities_store.top_entities(conn, [memory], limit=limit)
 
     # -- searching --------------------------------------------------------------------------
     def search(
@@ -518,11 +571,10 @@ class Memory:
         decision: str = "ask",
         revise_id: int | None = None,
         force: bool = False,
-    ) -> observations.SaveOutcome:
-        """Save an observation or a belief, showing close existing ones first (``observations``):
+    ) -> statements.SaveOutcome:
+        """Save an observation or a belief, showing close existing ones first (``statements``):
         ``decision`` "ask" saves only when nothing is close, "add" saves anyway, "revise" replaces
         ``revise_id`` (kept as history); a near-exact duplicate is refused unless ``force``."""
-        from memory_pipeline import observations
         from memory_pipeline.domain.observations import InvalidObservation, make_observation
 
         try:
@@ -539,7 +591,7 @@ class Memory:
             )
         except InvalidObservation as exc:
             raise InputError(str(exc)) from None
-        return observations.save(
+        return statements.save(
             self.db,
             draft,
             embedder=self._statement_embedder(),
@@ -550,12 +602,11 @@ class Memory:
 
     def import_observations(
         self, path: str | os.PathLike, *, memory: str | None = None, force: bool = False
-    ) -> tuple[list[observations.SaveOutcome], list[str]]:
+    ) -> tuple[list[statements.SaveOutcome], list[str]]:
         """Save every statement of a JSONL file (``domain.observations.JSONL_FIELDS``) next to the
         close ones ("add"); near-exact duplicates are refused unless ``force``. Returns the outcomes
         and ``FILE:LINE: reason`` for each rejected line (bad fields, a cited episode of another
         memory, or a duplicate)."""
-        from memory_pipeline import observations
         from memory_pipeline.domain.observations import parse_observation_lines
 
         display = os.fspath(path)
@@ -568,7 +619,7 @@ class Memory:
         embedder = self._statement_embedder() if drafts else None
         for line, draft in drafts:
             try:
-                outcome = observations.save(
+                outcome = statements.save(
                     self.db, draft, embedder=embedder, decision="add", force=force
                 )
             except InputError as exc:  # e.g. an episode of another memory: this line only
@@ -607,9 +658,8 @@ class Memory:
 
     def set_observation_status(self, memory: str, observation_id: int, status: str) -> None:
         """Mark a statement active, contested or retired."""
-        from memory_pipeline import observations
 
-        observations.set_status(
+        statements.set_status(
             self.db, self._checked(validate_memory_name, memory, "memory"), observation_id, status
         )
 
@@ -779,30 +829,7 @@ class Memory:
     ) -> tuple[str, tokens_store.StoredToken]:
         """A new bearer token for ``memories`` (``["*"]``: all) with ``access`` "read" or "write";
         returns the token itself (shown once, only its hash is stored) and its record."""
-        import psycopg
-
-        from memory_pipeline.server.access import ALL_MEMORIES, new_token
-
-        if not isinstance(name, str) or not name.strip() or len(name) > 100 or "\x00" in name:
-            raise InputError("a token needs a name of 1 to 100 characters")
-        if access not in ("read", "write"):
-            raise InputError(f"access {access!r}: expected read or write")
-        if not memories:
-            raise InputError("a token needs at least one memory (or '*' for every memory)")
-        names = sorted(
-            {
-                m if m == ALL_MEMORIES else self._checked(validate_memory_name, m, "memory")
-                for m in memories
-            }
-        )
-        token = new_token()
-        try:
-            with self.db.connection() as conn:
-                return token, tokens_store.create(conn, name.strip(), token, names, access)
-        except psycopg.errors.UniqueViolation:
-            raise InputError(
-                f"a token named {name.strip()!r} exists already (revoke it first)"
-            ) from None
+        return tokens.create(self.db, name, memories, access)
 
     def tokens(self) -> list[tokens_store.StoredToken]:
         with self.db.connection() as conn:
@@ -833,7 +860,7 @@ class Memory:
         if time.monotonic() - self._purged_at >= PURGE_EVERY_S:
             self.purge_telemetry()
 
-    # -- Dagster ----------------------------------------------------------------------------
+    # -- telling the reporter ---------------------------------------------------------------
     def _tell_dagster_ingested(
         self, day: dt.date, inserted: int, duplicates: int, rejected: int, by: str
     ) -> None:
@@ -853,28 +880,28 @@ class Memory:
                 what="the forgetting",
             )
 
-    def _report_days(self, days: list[dt.date], metadata: dict, *, what: str) -> None:
-        """A runless materialization of each day's ``episodes`` partition (best effort).
+    def _report_days(self, days: list[dt.date], details: dict, *, what: str) -> None:
+        """Tell the reporter each day's episodes changed, with the episodes it now holds."""
 
-        The data is already stored (or deleted); failing to tell Dagster only costs the UI a
-        square, so a problem here becomes a warning in ``self.warnings``, never a failure.
-        """
-        if not self.record_in_dagster:
+        def tell(reporter: Reporter) -> None:
+            for day in days:
+                with self.db.connection() as conn:
+                    rows = sum(r["episodes"] for r in episodes_store.day_summary(conn, day))
+                reporter.episodes_changed(day.isoformat(), rows, details)
+
+        self._tell(tell, failed=f"done, but could not record {what}")
+
+    def _tell(self, tell: Callable[[Reporter], None], *, failed: str) -> None:
+        """``tell(reporter)``, best effort. The data is already stored (or deleted); failing to
+        tell only costs the reporter's view (a square of Dagster's UI), so a problem here
+        becomes a warning in ``self.warnings``, never a failure."""
+        if self.reporter is None:
             return
         try:
-            from memory_pipeline.defs.instance import open_instance, report_episodes_partition
-
-            with self._lock:
-                if self._instance is None:
-                    self._instance = open_instance()
-                for day in days:
-                    with self.db.connection() as conn:
-                        rows = sum(r["episodes"] for r in episodes_store.day_summary(conn, day))
-                    report_episodes_partition(
-                        self._instance, day.isoformat(), {"dagster/row_count": rows, **metadata}
-                    )
+            with self._report_lock:
+                tell(self.reporter)
         except Exception as exc:  # noqa: BLE001 - reported, never fatal (see docstring)
-            self.warnings.append(f"done, but could not record {what} in Dagster: {exc}")
+            self.warnings.append(f"{failed} in {self.reporter.name}: {exc}")
 
     def take_warnings(self) -> list[str]:
         taken, self.warnings = self.warnings, []

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from memory_pipeline.dagster_storage import as_psycopg2_url
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.ollama import OllamaEmbedder
+from memory_pipeline.orchestration.dagster_storage import as_psycopg2_url
 from memory_pipeline.storage.database import Database
 
 QWEN = "qwen3-embedding:0.6b"

@@ -9,8 +9,11 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from memory_pipeline import indexing
 from memory_pipeline.errors import EmbedderUnavailable, ModelRefused
+from memory_pipeline.indexing import index_pass
+from memory_pipeline.indexing.canary import CANARY_TEXT
+from memory_pipeline.indexing.pending import pending_count
+from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.storage import index_store, profiles_store
 from memory_pipeline_tests.helpers import count, episode, ollama_embedder, write_jsonl
@@ -38,7 +41,7 @@ def run_in_threads(*calls):
 
 
 def embedded_texts(server) -> Counter:
-    return Counter(t for texts in server.inputs for t in texts if t != indexing.CANARY_TEXT)
+    return Counter(t for texts in server.inputs for t in texts if t != CANARY_TEXT)
 
 
 def test_two_passes_on_one_backlog_embed_each_text_once_and_report_only_their_own(db, tmp_path):
@@ -49,8 +52,8 @@ def test_two_passes_on_one_backlog_embed_each_text_once_and_report_only_their_ow
             ollama_embedder(server.url, batch_size=4),
         )
         reports = run_in_threads(
-            lambda: indexing.index_until_done(db, first),
-            lambda: indexing.index_until_done(db, second),
+            lambda: index_until_done(db, first),
+            lambda: index_until_done(db, second),
         )
         texts = embedded_texts(server)
     assert not [r for r in reports if isinstance(r, Exception)], reports
@@ -60,7 +63,7 @@ def test_two_passes_on_one_backlog_embed_each_text_once_and_report_only_their_ow
     assert sum(texts.values()) == vectors + windows
     assert sum(r.episodes for r in reports) == 40  # each episode reported by the pass that did it
     assert sum(r.vectors for r in reports) == vectors
-    assert indexing.pending_count(db, first) == 0
+    assert pending_count(db, first) == 0
 
 
 def test_a_pass_skips_episodes_another_pass_has_claimed(db, tmp_path):
@@ -71,11 +74,11 @@ def test_a_pass_skips_episodes_another_pass_has_claimed(db, tmp_path):
             holder, None, index_store.pending_ids(holder, None, limit=2)
         )
         assert len(held) == 2 and not finished
-        report = indexing.index_until_done(db, embedder)
+        report = index_until_done(db, embedder)
         assert report.episodes == 4 and report.pending_after == 2
         assert not {e.body for e in held} & {t for texts in server.inputs for t in texts}
         index_store.release_claims(holder, [e.id for e in held])
-        assert indexing.index_until_done(db, embedder).episodes == 2
+        assert index_until_done(db, embedder).episodes == 2
 
 
 def original_then_swapped(after_calls: int):
@@ -110,7 +113,7 @@ def test_a_model_swapped_in_the_middle_of_a_pass_leaves_none_of_its_vectors(
         embedder.in_flight, embedder.canary_every = in_flight, canary_every
         server.answer_override = original_then_swapped(after_calls=12)
         with pytest.raises(ModelRefused) as info:
-            indexing.index_until_done(db, embedder)
+            index_until_done(db, embedder)
         message = str(info.value)
         assert "No vector of the changed model was written" in message
         with db.connection() as conn:
@@ -130,7 +133,7 @@ def test_a_model_swapped_in_the_middle_of_a_pass_leaves_none_of_its_vectors(
         )
         # The suggested recovery: serve the original model again and re-run.
         server.answer_override = None
-        report = indexing.index_until_done(db, embedder)
+        report = index_until_done(db, embedder)
     assert report.pending_after == 0
     with db.connection() as conn:
         assert profiles_store.get_generation(conn, profile.id, profile.generation).state == "ready"
@@ -141,19 +144,19 @@ def test_a_swap_after_the_last_canary_of_a_pass_is_caught_by_its_closing_canary(
 ):
     # No canary rides in the pass's calls (the probe aside): only the one sent after the last
     # call has ended can prove their vectors, and it sees the swapped model.
-    monkeypatch.setattr(indexing, "CANARY_EVERY_SECONDS", 10_000.0)
+    monkeypatch.setattr(index_pass, "CANARY_EVERY_SECONDS", 10_000.0)
     ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(12)])])
     with LoopbackEmbeddingServer(dim=1024) as server:
         embedder = ollama_embedder(server.url, batch_size=4)
         embedder.in_flight, embedder.canary_every = 2, 10_000
         server.answer_override = original_then_swapped(after_calls=3)
         with pytest.raises(ModelRefused):
-            indexing.index_until_done(db, embedder)
-        canaries = [i for i, texts in enumerate(server.inputs) if indexing.CANARY_TEXT in texts]
+            index_until_done(db, embedder)
+        canaries = [i for i, texts in enumerate(server.inputs) if CANARY_TEXT in texts]
         calls = len(server.inputs)
     assert canaries == [0, calls - 1]  # the probe, then one after the last call
     assert count(db, "SELECT count(*) FROM embeddings") == 0
-    assert indexing.pending_count(db, embedder) == 12
+    assert pending_count(db, embedder) == 12
 
 
 def test_a_pass_writes_episodes_whose_names_are_being_linked_meanwhile(db, tmp_path):
@@ -166,7 +169,7 @@ def test_a_pass_writes_episodes_whose_names_are_being_linked_meanwhile(db, tmp_p
                 "INSERT INTO episode_names (episode_id, memory, names) "
                 "SELECT id, memory, '{}' FROM episodes"
             )
-            report = indexing.index_until_done(db, ollama_embedder(server.url))
+            report = index_until_done(db, ollama_embedder(server.url))
     assert report.episodes == 3 and report.skipped_locked == 0 and report.pending_after == 0
 
 
@@ -175,7 +178,7 @@ def test_index_keeps_the_configured_number_of_model_calls_in_flight(db, tmp_path
     with LoopbackEmbeddingServer(dim=1024, delay_s=0.05) as server:
         embedder = ollama_embedder(server.url, batch_size=2)
         embedder.in_flight = 3
-        report = indexing.index_until_done(db, embedder)
+        report = index_until_done(db, embedder)
         assert server.max_in_flight == 3
     assert report.pending_after == 0 and report.episodes == 12
 
@@ -203,17 +206,17 @@ def advisory_locks(db) -> int:
 def test_one_pass_claims_in_rounds_embeds_each_text_once_and_releases_every_claim(
     db, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(indexing, "CLAIM_ROUND", 5)
+    monkeypatch.setattr(index_pass, "CLAIM_ROUND", 5)
     ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(23)])])
     with LoopbackEmbeddingServer(dim=1024, delay_s=0.005) as server:
         embedder = ollama_embedder(server.url, batch_size=3)
         embedder.in_flight = 2
-        report = indexing.index_pass(db, embedder)
+        report = index_pass.index_pass(db, embedder)
         texts = embedded_texts(server)
     assert report.episodes == 23 and report.passes == 1
     assert max(texts.values()) == 1
     assert advisory_locks(db) == 0
-    assert indexing.pending_count(db, embedder) == 0
+    assert pending_count(db, embedder) == 0
 
 
 def test_a_failed_pass_releases_its_claims(db, tmp_path):
@@ -221,6 +224,6 @@ def test_a_failed_pass_releases_its_claims(db, tmp_path):
     with LoopbackEmbeddingServer(dim=1024, fail_after=3) as server:
         embedder = ollama_embedder(server.url, batch_size=3)
         with pytest.raises(EmbedderUnavailable):
-            indexing.index_until_done(db, embedder)
+            index_until_done(db, embedder)
     assert advisory_locks(db) == 0
-    assert 0 < indexing.pending_count(db, embedder) < 8
+    assert 0 < pending_count(db, embedder) < 8

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memory_pipeline import indexing
 from memory_pipeline.domain.policies import load_policies
+from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.render import human_table
 from memory_pipeline.search.service import SearchService
@@ -47,7 +47,7 @@ def test_a_phrase_from_a_deep_section_finds_its_document_with_the_headings_above
     ingest_paths(db, [tmp_path / "docs"], memory="m")
     with LoopbackEmbeddingServer(dim=1024) as server:
         embedder = ollama_embedder(server.url)
-        indexing.index_until_done(db, embedder)
+        index_until_done(db, embedder)
         service = SearchService(db, load_policies(), embedder=embedder)
         response = service.search("m", DEEP_PHRASE, channels=("keyword",), limit=3)
         found = {r.title: r for r in response.results}
@@ -92,8 +92,8 @@ def test_anchors_off_means_none_is_stored_indexed_embedded_or_shown_whichever_pa
 
     import dagster as dg
 
-    from memory_pipeline.defs.assets import chunks, embeddings
-    from memory_pipeline.resources import MemoryResource
+    from memory_pipeline.defs.assets.index import chunks, embeddings
+    from memory_pipeline.orchestration.resources import MemoryResource
 
     day = "2026-11-02"
     document_folder(tmp_path / "docs")
@@ -114,7 +114,7 @@ def test_anchors_off_means_none_is_stored_indexed_embedded_or_shown_whichever_pa
         ingest_paths(db, [tmp_path / "docs" / "page.html"], memory="m")
         embedder = ollama_embedder(server.url)
         embedder.heading_anchors = False  # what the factory sets from the switch
-        indexing.index_until_done(db, embedder)
+        index_until_done(db, embedder)
         model_inputs = [text for batch in server.inputs for text in batch]
         response = SearchService(db, load_policies(), embedder=embedder).search(
             "m", DEEP_PHRASE, limit=3

@@ -6,12 +6,15 @@ import math
 
 import pytest
 
-from memory_pipeline import indexing
 from memory_pipeline.domain.chunking import chunk_body, content_hash
 from memory_pipeline.domain.windows import paragraph_windows
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.errors import EmbedderUnavailable, ModelRefused
+from memory_pipeline.indexing import index_pass
+from memory_pipeline.indexing.canary import CANARY_TEXT
+from memory_pipeline.indexing.pending import pending_count
+from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.profiles_store import active_profile
@@ -46,7 +49,7 @@ def test_index_pass_writes_exact_chunks_and_normalised_vectors(db, corpus):
     rows, path = corpus
     ingest_paths(db, [path])
     with LoopbackEmbeddingServer(dim=1024) as server:
-        report = indexing.index_until_done(db, ollama_embedder(server.url))
+        report = index_until_done(db, ollama_embedder(server.url))
         batch_sizes = [r.n_inputs for r in server.requests]
         inputs = server.inputs
     assert report.episodes == len(rows)
@@ -57,9 +60,9 @@ def test_index_pass_writes_exact_chunks_and_normalised_vectors(db, corpus):
     # Probe first (the canary alone), then full batches of 16 across chunks and episodes (a chunk's
     # text, then its paragraph windows), one short batch at the end; every call starts with the
     # canary, which proves the vectors of that call come from the generation's model.
-    assert inputs[0] == [indexing.CANARY_TEXT]
+    assert inputs[0] == [CANARY_TEXT]
     assert all(n == 16 for n in batch_sizes[1:-1]) and 2 <= batch_sizes[-1] <= 16
-    assert all(texts[0] == indexing.CANARY_TEXT for texts in inputs)
+    assert all(texts[0] == CANARY_TEXT for texts in inputs)
     assert sum(batch_sizes[1:]) - (len(batch_sizes) - 1) == expected_vectors(
         rows
     ) + expected_windows(rows)
@@ -96,9 +99,9 @@ def test_reingest_and_reindex_are_idempotent(db, corpus):
     assert first.inserted == len(rows) and again.inserted == 0 and again.duplicates == len(rows)
     with LoopbackEmbeddingServer(dim=1024) as server:
         embedder = ollama_embedder(server.url)
-        indexing.index_until_done(db, embedder)
+        index_until_done(db, embedder)
         before = count(db, "SELECT count(*) FROM embeddings")
-        second = indexing.index_until_done(db, embedder)
+        second = index_until_done(db, embedder)
     assert second.episodes == 0 and second.vectors == 0
     assert count(db, "SELECT count(*) FROM embeddings") == before
 
@@ -108,7 +111,7 @@ def test_wrong_dimension_is_refused_before_any_write(db, corpus):
     ingest_paths(db, [path])
     with LoopbackEmbeddingServer(dim=256) as server:
         with pytest.raises(ModelRefused) as info:
-            indexing.index_until_done(db, ollama_embedder(server.url, dim=512))
+            index_until_done(db, ollama_embedder(server.url, dim=512))
         assert len(server.requests) == 1  # only the probe
     assert "256" in str(info.value) and "512" in str(info.value)
     assert count(db, "SELECT count(*) FROM embeddings") == 0
@@ -119,10 +122,10 @@ def test_server_down_stops_before_writing_and_names_the_service(db, corpus):
     rows, path = corpus
     ingest_paths(db, [path])
     with pytest.raises(EmbedderUnavailable) as info:
-        indexing.index_until_done(db, ollama_embedder(unused_port_url()))
+        index_until_done(db, ollama_embedder(unused_port_url()))
     assert str(info.value).startswith("the Ollama embedding service is unavailable")
     assert count(db, "SELECT count(*) FROM chunks") == 0
-    assert indexing.pending_count(db, ollama_embedder(unused_port_url())) == len(rows)
+    assert pending_count(db, ollama_embedder(unused_port_url())) == len(rows)
 
 
 def test_server_failing_mid_run_leaves_each_episode_whole_or_pending(db, corpus):
@@ -130,7 +133,7 @@ def test_server_failing_mid_run_leaves_each_episode_whole_or_pending(db, corpus)
     ingest_paths(db, [path])
     with LoopbackEmbeddingServer(dim=1024, fail_after=2) as server:  # the probe and one batch
         with pytest.raises(EmbedderUnavailable):
-            indexing.index_until_done(db, ollama_embedder(server.url))
+            index_until_done(db, ollama_embedder(server.url))
     with db.connection() as conn:
         states = conn.execute(
             """SELECT e.body, count(DISTINCT c.ordinal), count(DISTINCT v.chunk_id)
@@ -144,7 +147,7 @@ def test_server_failing_mid_run_leaves_each_episode_whole_or_pending(db, corpus)
         chunks = chunk_body(body)
         assert (n_chunks, n_vectors) in {(0, 0), (len(chunks), len({c.chunk_id for c in chunks}))}
     with LoopbackEmbeddingServer(dim=1024) as server:
-        report = indexing.index_until_done(db, ollama_embedder(server.url))
+        report = index_until_done(db, ollama_embedder(server.url))
     assert report.episodes == len(rows) - len(indexed) and report.pending_after == 0
     assert count(db, "SELECT count(*) FROM embeddings") == expected_vectors(rows)
 
@@ -153,10 +156,10 @@ def test_switching_profile_adds_vectors_and_keeps_the_old_ones(db, corpus):
     rows, path = corpus
     ingest_paths(db, [path])
     with LoopbackEmbeddingServer(dim=1024) as server:
-        indexing.index_until_done(db, ollama_embedder(server.url, dim=512))
+        index_until_done(db, ollama_embedder(server.url, dim=512))
         other = ollama_embedder(server.url, dim=256, model="nomic-embed-text")
-        assert indexing.pending_count(db, other) == len(rows)
-        report = indexing.index_until_done(db, other)
+        assert pending_count(db, other) == len(rows)
+        report = index_until_done(db, other)
     assert report.vectors == expected_vectors(rows) and report.chunks == 0  # chunks reused
     with db.connection() as conn:
         per_profile = dict(
@@ -201,7 +204,7 @@ def test_openai_compatible_provider_indexes_and_searches(db, tmp_path):
         embedder = OpenAICompatibleEmbedder(
             EmbeddingProfile("openai", "e5", 384), base_url=server.url + "/v1"
         )
-        report = indexing.index_until_done(db, embedder)
+        report = index_until_done(db, embedder)
         assert {r.input_type for r in server.requests} == {"passage"}
         query = embedder.embed_query("bicycle chain")
     assert report.vectors == 3
@@ -224,7 +227,7 @@ def test_paragraph_windows_switched_off_embed_chunks_only(db, corpus):
     with LoopbackEmbeddingServer(dim=1024) as server:
         embedder = ollama_embedder(server.url)
         embedder.paragraph_windows = False  # what MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off sets
-        report = indexing.index_until_done(db, embedder)
+        report = index_until_done(db, embedder)
         inputs = sum(r.n_inputs for r in server.requests)
         calls = len(server.requests)
     assert report.vectors == expected_vectors(rows) and report.windows == 0
@@ -237,10 +240,10 @@ def test_a_run_that_fits_one_pass_makes_one_and_then_counts_what_is_pending(db, 
     rows, path = corpus
     ingest_paths(db, [path])
     with LoopbackEmbeddingServer(dim=1024) as server:
-        report = indexing.index_until_done(db, ollama_embedder(server.url))
+        report = index_until_done(db, ollama_embedder(server.url))
         assert report.passes == 1 and report.episodes == len(rows)
         assert report.pending_after == 0 and report.pending_days == {}
-        again = indexing.index_until_done(db, ollama_embedder(server.url))
+        again = index_until_done(db, ollama_embedder(server.url))
     assert again.passes == 1 and again.episodes == 0 and again.pending_after == 0
 
 
@@ -249,7 +252,7 @@ def test_progress_counts_everything_done_so_far_across_passes(db, tmp_path):
     ingest_paths(db, [tmp_path / "e.jsonl"])
     seen = []
     with LoopbackEmbeddingServer(dim=1024) as server:
-        report = indexing.index_until_done(
+        report = index_until_done(
             db,
             ollama_embedder(server.url),
             pass_limit=2,
@@ -273,9 +276,7 @@ def test_a_pass_that_wrote_many_vectors_refreshes_the_planner_statistics(
     with Database.open(db_url, max_size=pool_size) as db:
         ingest_paths(db, [path])
         with LoopbackEmbeddingServer(dim=1024) as server:
-            report = indexing.index_until_done(
-                db, ollama_embedder(server.url), analyze_after=analyze_after
-            )
+            report = index_until_done(db, ollama_embedder(server.url), analyze_after=analyze_after)
         with db.connection() as conn:
             stored = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
             reltuples = conn.execute(
@@ -293,24 +294,24 @@ def test_a_pass_that_wrote_many_vectors_refreshes_the_planner_statistics(
 def test_commits_run_on_two_storing_connections_when_the_pool_can_spare_one(
     db_url, corpus, monkeypatch, pool_size
 ):
-    # Two storing threads, each on its own connection (indexing.STORE_THREADS): commits handed
+    # Two storing threads, each on its own connection (index_pass.STORE_THREADS): commits handed
     # over one after the other alternate between them. A pool that cannot spare the second (the
     # pass's own connection and one storing connection fill a pool of 2) leaves one, and the pass
     # still writes everything.
     rows, path = corpus
     used = []
-    write_episodes = indexing.index_store.write_episodes
+    write_episodes = index_pass.index_store.write_episodes
 
     def recording(conn, profile, works):
         used.append(conn.info.backend_pid)
         return write_episodes(conn, profile, works)
 
-    monkeypatch.setattr(indexing.index_store, "write_episodes", recording)
-    monkeypatch.setattr(indexing, "WRITE_EVERY_CHUNKS", 1)  # a commit per episode
+    monkeypatch.setattr(index_pass.index_store, "write_episodes", recording)
+    monkeypatch.setattr(index_pass, "WRITE_EVERY_CHUNKS", 1)  # a commit per episode
     with Database.open(db_url, max_size=pool_size) as small:
         ingest_paths(small, [path])
         with LoopbackEmbeddingServer(dim=1024) as server:
-            report = indexing.index_until_done(small, ollama_embedder(server.url))
+            report = index_until_done(small, ollama_embedder(server.url))
         assert report.chunks == expected_chunks(rows) and report.vectors == expected_vectors(rows)
         assert count(small, "SELECT count(*) FROM chunks") == expected_chunks(rows)
     assert len(used) >= 4

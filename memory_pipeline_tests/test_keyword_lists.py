@@ -1,4 +1,4 @@
-"""Keyword champion lists built beside an index run (``memory_pipeline.keyword_lists``): started
+"""Keyword champion lists built beside an index run (``memory_pipeline.indexing.keyword_lists``): started
 once most of the run is committed, they see what was committed by then and the writers add the
 rest, so the lists are exact when the run ends and nothing is left to build after it. Real
 database, real loopback model server with one slot."""
@@ -9,9 +9,10 @@ import random
 
 import pytest
 
-from memory_pipeline import Memory, indexing
-from memory_pipeline.keyword_lists import START_SHARE
-from memory_pipeline.storage import keyword_store
+from memory_pipeline import Memory
+from memory_pipeline.indexing import index_pass
+from memory_pipeline.indexing.keyword_lists import START_SHARE
+from memory_pipeline.storage import champions_store, keyword_store
 from memory_pipeline_tests.helpers import QWEN, count
 from memory_pipeline_tests.storage.test_keyword_store import (
     assert_lists_hold_the_rows_above_their_floor,
@@ -48,7 +49,7 @@ def _add(mem: Memory, episodes: list[dict]) -> None:
 def slow_mem(db_url, monkeypatch):
     # One call of 16 at a time, 0.1 s each, a commit after each: the run's last 15% (12 calls)
     # takes over a second, far longer than building lists over ~1,000 chunks.
-    monkeypatch.setattr(indexing, "WRITE_EVERY_CHUNKS", 1)
+    monkeypatch.setattr(index_pass, "WRITE_EVERY_CHUNKS", 1)
     with LoopbackEmbeddingServer(dim=512, models={QWEN}, delay_s=0.1, slots=1) as server:
         with Memory.open(
             url=db_url,
@@ -73,7 +74,7 @@ def test_a_large_memorys_lists_are_built_beside_the_pass_and_exact_at_its_end(sl
     # ... and the writers after it kept the lists exact, so they are not stale either.
     with slow_mem.db.connection() as conn:
         assert assert_lists_hold_the_rows_above_their_floor(conn, "big") > built.rows
-        assert keyword_store.refresh_all_champions(conn, stale_only=True) == []
+        assert champions_store.refresh_all_champions(conn, stale_only=True) == []
 
 
 def test_without_keyword_lists_nothing_is_built_and_a_small_run_builds_after_its_pass(slow_mem):

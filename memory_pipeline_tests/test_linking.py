@@ -1,4 +1,4 @@
-"""Entity linking beside the index pass (``memory_pipeline.linking``): the rows it stores are the
+"""Entity linking beside the index pass (``memory_pipeline.indexing.linking``): the rows it stores are the
 ``entity_mentions`` stage's, what an earlier run left unlinked is linked by the next, failures are
 raised plainly and no worker process outlives the call. Real database, real worker process."""
 
@@ -12,7 +12,7 @@ import pytest
 from memory_pipeline import Memory
 from memory_pipeline.domain.entities import Entity
 from memory_pipeline.errors import DatabaseUnavailable, EmbedderUnavailable
-from memory_pipeline.linking import EntityLinker, LinkingFailed
+from memory_pipeline.indexing.linking import EntityLinker, LinkingFailed
 from memory_pipeline.storage import entities_store
 from memory_pipeline_tests.helpers import count
 from memory_pipeline_tests.support.loopback import unused_port_url
@@ -114,10 +114,10 @@ def test_the_workers_database_failure_is_a_plain_database_error():
 
 
 def test_the_workers_failure_during_the_pass_is_raised_as_itself(mem, monkeypatch):
-    from memory_pipeline import indexing
+    from memory_pipeline.indexing import index_pass
 
     monkeypatch.setattr(
-        indexing, "WRITE_EVERY_CHUNKS", 1
+        index_pass, "WRITE_EVERY_CHUNKS", 1
     )  # a commit per episode: several after the failure
     mem.add(_episodes("alice", 0, BODIES), ingest_day=DAY)
     with EntityLinker(

@@ -163,13 +163,13 @@ def test_forget_episode_removes_every_derived_row_and_search_never_returns_it(me
         == 0
     )
     # Keyword statistics equal a recount of what is left.
-    from memory_pipeline.storage import keyword_store
+    from memory_pipeline.storage import keyword_stats_store
 
     with mem.db.connection() as conn:
-        assert keyword_store.stored_stats(conn, "alice") == keyword_store.counted_stats(
+        assert keyword_stats_store.stored_stats(conn, "alice") == keyword_stats_store.counted_stats(
             conn, "alice"
         )
-        assert "zanzibar" not in keyword_store.stored_stats(conn, "alice")[1]
+        assert "zanzibar" not in keyword_stats_store.stored_stats(conn, "alice")[1]
     for query in ("Zanzibar vacation", "zanzibar"):
         assert all(r.episode_id != secret for r in mem.search("alice", query).results)
         assert not [r for r in mem.search("alice", query).results if "Zanzibar" in r.text]

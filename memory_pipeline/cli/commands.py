@@ -11,11 +11,12 @@ import sys
 import time
 from pathlib import Path
 
-from memory_pipeline import config, indexing
+from memory_pipeline import config
 from memory_pipeline.cli.common import err, open_database, open_memory, print_json, print_warnings
 from memory_pipeline.cli.ops_commands import keyword_list_lines
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.errors import ExitCode, InputError
+from memory_pipeline.indexing.report import IndexReport
 from memory_pipeline.ingest import ingest_paths
 
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "sample_corpus"
@@ -64,64 +65,31 @@ def cmd_ingest(args) -> int:
     return ExitCode.INPUT_REJECTED if report.rejections else ExitCode.OK
 
 
-def record_index_in_dagster(days: list[str], opening) -> None:
-    """Mark the days this command finished as materialized chunks, embeddings and entity_mentions
-    partitions, so the UI's partition status and lineage are true whichever path did the work
-    (best effort, as for ingest). ``opening``: the instance being opened meanwhile
-    (``open_instance_meanwhile``)."""
-    try:
-        instance = opening.result()
-    except Exception as exc:  # noqa: BLE001 - reported, never fatal
-        if days:
-            err(f"memory-pipeline: warning: indexed, but could not record it in Dagster: {exc}")
-        return
-    try:
-        if days:
-            from memory_pipeline.defs.instance import report_indexed_days
-
-            report_indexed_days(
-                instance,
-                days,
-                "memory-pipeline index",
-                assets=("chunks", "embeddings", "entity_mentions"),
-            )
-    except Exception as exc:  # noqa: BLE001 - reported, never fatal
-        err(f"memory-pipeline: warning: indexed, but could not record it in Dagster: {exc}")
-    finally:
-        instance.dispose()
-
-
 # -- index ----------------------------------------------------------------------------------
 def cmd_index(args) -> int:
     last = [0.0]
 
-    def progress(report: indexing.IndexReport) -> None:
+    def progress(report: IndexReport) -> None:
         now = time.monotonic()
         if now - last[0] >= 2.0:
             last[0] = now
             err(f"  ... {report.episodes} episodes, {report.vectors} vectors")
 
-    from memory_pipeline.defs.instance import open_instance_meanwhile
+    from memory_pipeline.orchestration.reporting import DagsterReporter
 
-    with open_memory() as mem:
-        dagster = open_instance_meanwhile()
-        before = indexing.pending_by_day(mem.db, mem.embedder)
-        planned = before.get(args.day.isoformat(), 0) if args.day else sum(before.values())
+    reporter = DagsterReporter()
+    with open_memory(reporter) as mem:
+        # Importing Dagster and setting up its storage take seconds: they overlap the pass,
+        # whose finished days the reporter records at its end.
+        reporter.open_meanwhile()
         # The entity_mentions work too (in a worker process beside the pass), so the days' three
-        # partitions recorded below are all true; and, where users only run the CLI, this is
-        # where a memory's keyword lists get built (beside the pass's last part).
+        # partitions recorded are all true; and, where users only run the CLI, this is where a
+        # memory's keyword lists get built (beside the pass's last part).
         report = mem.index_and_link(
-            day=args.day,
-            on_progress=progress,
-            keyword_lists=not args.no_keyword_lists,
-            planned=planned,
+            day=args.day, on_progress=progress, keyword_lists=not args.no_keyword_lists
         )
-        after = report.pending_days  # counted by the run once it was done
-        finished = [
-            d for d in before if d not in after and (args.day is None or d == args.day.isoformat())
-        ]
         builds = report.keyword_lists
-    record_index_in_dagster(finished, dagster)
+        print_warnings(mem)
     if args.json:
         print_json(
             {
@@ -219,7 +187,7 @@ def last_nightly_run() -> dict | None:
     try:
         import dagster as dg
 
-        from memory_pipeline.defs.instance import open_instance
+        from memory_pipeline.orchestration.instance import open_instance
 
         instance = open_instance()
         try:
@@ -314,7 +282,7 @@ def cmd_demo(args) -> int:
     generation, statement vectors, the HNSW index, statistics, with their checks), recorded in
     Dagster's instance."""
     from memory_pipeline.definitions import load
-    from memory_pipeline.defs.instance import add_partitions, open_instance
+    from memory_pipeline.orchestration.instance import add_partitions, open_instance
 
     with open_memory() as mem:
         print(f"memory_pipeline demo: home {config.home_dir()}")
@@ -377,8 +345,12 @@ def _demo_searches(mem) -> None:
 
 # -- ui -------------------------------------------------------------------------------------
 def cmd_ui(args) -> int:
-    from memory_pipeline.defs.instance import WORKSPACE_YAML, apply_pool_limits, open_instance
-    from memory_pipeline.defs.settings import OpsSettings
+    from memory_pipeline.orchestration.instance import (
+        WORKSPACE_YAML,
+        apply_pool_limits,
+        open_instance,
+    )
+    from memory_pipeline.orchestration.settings import OpsSettings
 
     OpsSettings.from_env()  # a bad schedule/sensor setting fails here, plainly, not in the code server
     open_database()  # starts the embedded server (held by this process) and migrates

@@ -11,13 +11,16 @@ from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 
 
-def open_memory(**settings):
+def open_memory(reporter=None, **settings):
     """The ``Memory`` every command works through, configured by the environment (``settings``:
-    ``Memory.open`` keyword arguments that a command decides, such as the pool size)."""
+    ``Memory.open`` keyword arguments that a command decides, such as the pool size). What it
+    stores, forgets and indexes is recorded in Dagster (``reporter``, by default a new
+    ``DagsterReporter``), so the UI's partitions are true whichever path did the work."""
     from memory_pipeline.memory import Memory
+    from memory_pipeline.orchestration.reporting import DagsterReporter
 
     exit_cleanly_on_sigterm()  # as in open_database: SIGTERM still stops an embedded server
-    return Memory.open(**settings)
+    return Memory.open(reporter=reporter or DagsterReporter(), **settings)
 
 
 def print_warnings(memory) -> None:

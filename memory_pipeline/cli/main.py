@@ -6,8 +6,8 @@ import argparse
 import datetime as dt
 import sys
 
-from memory_pipeline import __version__
 from memory_pipeline.errors import ExitCode, MemoryPipelineError
+from memory_pipeline.version import __version__
 
 
 def _date(text: str) -> dt.date:

@@ -1,5 +1,5 @@
 """``memory-pipeline observe`` and ``memory-pipeline observations``: statements about the person
-or the world, saved after the close existing ones are shown (``memory_pipeline.observations``)."""
+or the world, saved after the close existing ones are shown (``memory_pipeline.statements``)."""
 
 from __future__ import annotations
 

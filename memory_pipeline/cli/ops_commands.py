@@ -7,11 +7,14 @@ import datetime as dt
 import os
 import time
 
-from memory_pipeline import config, indexing
+from memory_pipeline import config
 from memory_pipeline.cli.common import err, open_database, open_memory, print_json
 from memory_pipeline.embedders.factory import build_embedder
-from memory_pipeline.errors import ExitCode, InputError, ModelRefused
-from memory_pipeline.storage import index_store, keyword_store, profiles_store
+from memory_pipeline.errors import ExitCode, InputError
+from memory_pipeline.indexing import generations
+from memory_pipeline.indexing.days import days_with_episodes, forget_chunks_of_days
+from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.storage import keyword_store
 
 
 def cmd_reindex(args) -> int:
@@ -19,15 +22,15 @@ def cmd_reindex(args) -> int:
     embedder = build_embedder(config.EmbedSettings.from_env())
     try:
         if args.rollback:
-            print(_rollback(db, embedder))
+            print(generations.rollback_to_served_model(db, embedder))
             return ExitCode.OK
-        with db.connection() as conn:
-            before = _stale_building(conn, embedder.profile)
-            stored, resumed = profiles_store.start_reindex(conn, embedder.profile)
-        if resumed:
-            stored, resumed = _resumable(db, embedder, stored)
-        elif before is not None:
-            _say_left_stale(*before)
+        started = generations.reindex(db, embedder)
+        for generation, reason in started.left_stale:
+            err(
+                f"memory-pipeline: generation {generation} was begun by another model than the "
+                f"one served now ({reason}); it stays stale and is never served"
+            )
+        stored, resumed = started.stored, started.resumed
         generation = stored.building_generation
         print(
             f"{'resuming' if resumed else 'started'} generation {generation} of {stored.name}; "
@@ -39,7 +42,7 @@ def cmd_reindex(args) -> int:
                 "search switches when nothing is pending"
             )
             return ExitCode.OK
-        report = indexing.index_until_done(db, embedder, on_progress=lambda r: None)
+        report = index_until_done(db, embedder, on_progress=lambda r: None)
     finally:
         embedder.close()
     print(
@@ -50,69 +53,6 @@ def cmd_reindex(args) -> int:
         or f"{report.pending_after} episode(s) still pending; search has not switched yet"
     )
     return ExitCode.OK
-
-
-def _resumable(db, embedder, stored):
-    """The generation to build: the one being built if the model served now is the one that
-    began it (its canary, re-embedded, still matches), else a fresh one. A model change during
-    an earlier reindex thus costs that generation, never the way forward."""
-    try:
-        with db.connection() as conn:
-            indexing.check_canary(conn, embedder, stored.writing())
-        return stored, True
-    except ModelRefused:
-        pass
-    with db.connection() as conn:
-        before = _stale_building(conn, embedder.profile)
-        fresh = profiles_store.start_reindex(conn, embedder.profile)
-    if before is not None:
-        _say_left_stale(*before)
-    return fresh
-
-
-def _stale_building(conn, profile) -> tuple[int, str] | None:
-    """(generation, reason) of ``profile``'s building generation if the model changed under it."""
-    stored = profiles_store.get_profile(conn, profile)
-    if stored is None or stored.building_generation is None:
-        return None
-    state = profiles_store.generation_state(conn, stored.id, stored.building_generation)
-    return (stored.building_generation, state[1] or "") if state and state[0] == "stale" else None
-
-
-def _say_left_stale(generation: int, reason: str) -> None:
-    err(
-        f"memory-pipeline: generation {generation} was begun by another model than the one "
-        f"served now ({reason}); it stays stale and is never served"
-    )
-
-
-def _rollback(db, embedder) -> str:
-    """``reindex --rollback``: serve the last good generation, but only if the model served now
-    embedded it (its canary matches): vectors of two models are never compared."""
-    next_step = "`memory-pipeline reindex` builds a new generation from the model served now"
-    try:
-        with db.connection() as conn:
-            active, target = profiles_store.rollback_target(conn)
-    except LookupError as exc:
-        raise InputError(f"{exc}; {next_step}") from None
-    if embedder.profile.name != active.name:
-        raise InputError(
-            f"the configured model is {embedder.profile.name}, but search serves {active.name}: "
-            f"configure that one to roll back, or run {next_step.split(' builds')[0]}"
-        )
-    if target.canary_vector is not None:
-        cosine = indexing.canary_cosine(embedder, target.canary_vector)
-        if cosine < indexing.CANARY_MIN_COSINE:
-            raise ModelRefused(
-                f"generation {target.generation} of {active.name} was embedded by another model "
-                f"than the one served now (the canary embeds at cosine {cosine:.3f} to its "
-                f"vector): serve that model again to roll back to it, or {next_step}"
-            )
-    try:
-        with db.connection() as conn:
-            return profiles_store.rollback(conn, expected=target.generation)
-    except LookupError as exc:
-        raise InputError(str(exc)) from None
 
 
 def _days(start: dt.date, end: dt.date) -> list[str]:
@@ -135,26 +75,21 @@ def cmd_backfill(args) -> int:
     """Launch a Dagster backfill of index_day_job over the range's ingest days that hold episodes
     (through the running web server: it is on the Backfills page, cancellable there); wait for
     its runs unless --no-wait."""
-    from memory_pipeline.dagster_api import DagsterApi
-    from memory_pipeline.defs.instance import add_partitions, open_instance
-    from memory_pipeline.storage import partition_store
+    from memory_pipeline.orchestration.dagster_api import DagsterApi
+    from memory_pipeline.orchestration.instance import add_partitions, open_instance
 
     days = _days(args.start, args.end)
     db = open_database()
-    with db.connection() as conn:
-        holding = [
-            d
-            for d in partition_store.days_with_episodes(conn)
-            if args.start.isoformat() <= d <= args.end.isoformat()
-        ]
+    holding = [
+        d for d in days_with_episodes(db) if args.start.isoformat() <= d <= args.end.isoformat()
+    ]
     if not holding:
         print(f"no ingest day from {args.start} to {args.end} holds episodes: nothing to backfill")
         return ExitCode.OK
     api = DagsterApi(dagster_url(args))
     api.ping()  # before deleting anything: the backfill must be launchable
     if args.rechunk:
-        with db.connection() as conn:
-            deleted = index_store.delete_chunks_of_days(conn, args.start, args.end)
+        deleted = forget_chunks_of_days(db, args.start, args.end)
         # Vectors are keyed by content address: unchanged chunk texts find theirs again.
         print(
             f"deleted {deleted} chunk row(s) of {len(holding)} day(s); vectors are kept and reused by content"

@@ -17,7 +17,6 @@ from memory_pipeline.domain.jsonl import (
 from memory_pipeline.domain.policies import PolicyError, parse_channels
 from memory_pipeline.errors import ExitCode, InputError
 from memory_pipeline.search.render import human_table
-from memory_pipeline.storage import entities_store
 
 
 def _channels(text: str | None) -> tuple[str, ...] | None:
@@ -141,11 +140,8 @@ def cmd_entities(args) -> int:
         pairs, rejections = parse_entity_import(args.file, memory=memory)
         for rejection in rejections:
             err(str(rejection))
-        report = entities_store.EntityReport()
-        with open_memory() as mem, mem.db.connection() as conn:
-            touched = entities_store.import_entities(conn, pairs, report)
-            for m in sorted(touched):
-                entities_store.link_mentions(conn, m, report)
+        with open_memory() as mem:
+            report = mem.import_entities(pairs)
         summary = {
             "imported": report.imported,
             "merged": report.merged,
@@ -161,9 +157,7 @@ def cmd_entities(args) -> int:
             )
         return ExitCode.INPUT_REJECTED if rejections else ExitCode.OK
     with open_memory() as mem:
-        memory = mem.require_memory(args.memory)
-        with mem.db.connection() as conn:
-            rows = entities_store.top_entities(conn, [memory], limit=10_000)
+        rows = mem.entities(args.memory, limit=10_000)
     if args.json:
         print_json(rows)
     else:

@@ -1,5 +1,9 @@
-"""Dagster wiring only: partitions, assets, jobs, sensors, schedules and resources.
+"""Dagster definitions only: partitions, assets, checks, jobs, sensors, schedules and resources.
 
-Everything here delegates to ``memory_pipeline.ingest``, ``memory_pipeline.indexing`` and the
-stores; ``memory_pipeline.definitions`` loads this folder.
+Each asset, check, sensor and op calls the application core (``Memory`` through the ``memory``
+resource, and the core's functions: ``ingest``, ``indexing``, ``maintenance``) as the CLI and the
+servers do; the Dagster helpers that define nothing live in ``memory_pipeline.orchestration``.
+``memory_pipeline.definitions`` loads this folder. A module here names another's assets by key
+and reaches its jobs through their module, never by importing the objects, so the loader meets
+each definition once.
 """

@@ -5,7 +5,7 @@ import dagster as dg
 
 from memory_pipeline.defs.schedules import build_schedules
 from memory_pipeline.defs.sensors import build_sensors
-from memory_pipeline.defs.settings import OpsSettings
+from memory_pipeline.orchestration.settings import OpsSettings
 
 
 @dg.definitions

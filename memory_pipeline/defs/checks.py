@@ -6,23 +6,20 @@ import datetime as dt
 
 import dagster as dg
 
-from memory_pipeline.defs.assets import backlog, hnsw_index
-from memory_pipeline.defs.settings import backlog_max_age_hours
-from memory_pipeline.resources import MemoryResource
-from memory_pipeline.storage import health_store
-from memory_pipeline.storage.profiles_store import active_profile, writing_target
+from memory_pipeline import maintenance
+from memory_pipeline.indexing.pending import oldest_pending
+from memory_pipeline.orchestration.resources import MemoryResource
+from memory_pipeline.orchestration.settings import backlog_max_age_hours
 
 MIN_INDEX_RECALL = 0.95
 
 
 @dg.asset_check(
-    asset=hnsw_index,
+    asset="hnsw_index",
     description=f"Recall@10 of the HNSW index against exact search is at least {MIN_INDEX_RECALL}.",
 )
 def hnsw_index_recall(memory: MemoryResource) -> dg.AssetCheckResult:
-    with memory.db.connection() as conn:
-        profile = active_profile(conn)
-        recall = health_store.index_recall(conn, profile) if profile else None
+    recall = maintenance.index_recall(memory.db)
     if recall is None:
         return dg.AssetCheckResult(passed=True, description="no vectors to measure yet")
     return dg.AssetCheckResult(
@@ -37,15 +34,13 @@ def hnsw_index_recall(memory: MemoryResource) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(
-    asset=backlog,
+    asset="backlog",
     description="The oldest pending episode is younger than MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS (24 h).",
 )
 def backlog_is_fresh(memory: MemoryResource) -> dg.AssetCheckResult:
     limit_h = backlog_max_age_hours()
-    with memory.db.connection() as conn:
-        # Pending for the configured profile, as the sensor and the index passes count it.
-        target = writing_target(conn, memory.profile)
-        oldest = health_store.oldest_pending(conn, target)
+    # Pending for the configured profile, as the sensor and the index passes count it.
+    oldest = oldest_pending(memory.db, memory.profile)
     if oldest is None:
         return dg.AssetCheckResult(
             passed=True, metadata={"oldest_pending_hours": 0.0, "limit_hours": limit_h}

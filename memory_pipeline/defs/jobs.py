@@ -11,25 +11,11 @@ Redis broker: a backfill's embedding steps then run on the workers' machines.
 import dagster as dg
 from dagster_celery import celery_executor
 
-from memory_pipeline.defs.assets import (
-    backlog,
-    chunks,
-    embeddings,
-    entities,
-    entity_mentions,
-    episodes,
-    hnsw_index,
-    keyword_champions,
-    pipeline_stats,
-    serving_generation,
-    statement_vectors,
-)
-
 index_day_job = dg.define_asset_job(
     "index_day_job",
     # With the partition checks: each is about its own day, so every run (and a backfill of any
     # size) evaluates them.
-    selection=dg.AssetSelection.assets(episodes, chunks, embeddings, entity_mentions),
+    selection=dg.AssetSelection.assets("episodes", "chunks", "embeddings", "entity_mentions"),
     executor_def=dg.in_process_executor,
     tags={"memory_pipeline/kind": "partition"},
     description="Load a day's inbox, chunk and embed the day's episodes, link their entity mentions (one partition).",
@@ -37,7 +23,7 @@ index_day_job = dg.define_asset_job(
 
 index_day_distributed_job = dg.define_asset_job(
     "index_day_distributed_job",
-    selection=dg.AssetSelection.assets(episodes, chunks, embeddings, entity_mentions),
+    selection=dg.AssetSelection.assets("episodes", "chunks", "embeddings", "entity_mentions"),
     executor_def=celery_executor,
     # The Launchpad's preset: a Redis on this machine. Point both at the broker the workers
     # (`celery -A dagster_celery.app worker -Q dagster`) listen to.
@@ -54,7 +40,7 @@ index_day_distributed_job = dg.define_asset_job(
 switch_generation_job = dg.define_asset_job(
     "switch_generation_job",
     # Statement vectors first: a new generation serves observations and beliefs from its first search.
-    selection=dg.AssetSelection.assets(statement_vectors, serving_generation, hnsw_index),
+    selection=dg.AssetSelection.assets("statement_vectors", "serving_generation", "hnsw_index"),
     executor_def=dg.in_process_executor,
     description="Embed pending statements, serve the new generation once nothing is pending for it, "
     "then build its HNSW index.",
@@ -62,7 +48,7 @@ switch_generation_job = dg.define_asset_job(
 
 embed_statements_job = dg.define_asset_job(
     "embed_statements_job",
-    selection=dg.AssetSelection.assets(statement_vectors),
+    selection=dg.AssetSelection.assets("statement_vectors"),
     executor_def=dg.in_process_executor,
     description="Embed observations and beliefs that have no vector for the generation being written "
     "(saved while the model was down, or imported); with its check.",
@@ -70,7 +56,7 @@ embed_statements_job = dg.define_asset_job(
 
 build_hnsw_index_job = dg.define_asset_job(
     "build_hnsw_index_job",
-    selection=dg.AssetSelection.assets(hnsw_index),
+    selection=dg.AssetSelection.assets("hnsw_index"),
     executor_def=dg.in_process_executor,
     description="Create or repair the HNSW index of the active embedding profile.",
 )
@@ -78,13 +64,13 @@ build_hnsw_index_job = dg.define_asset_job(
 nightly_maintenance_job = dg.define_asset_job(
     "nightly_maintenance_job",
     selection=dg.AssetSelection.assets(
-        backlog,
-        entities,
-        keyword_champions,
-        statement_vectors,
-        serving_generation,
-        hnsw_index,
-        pipeline_stats,
+        "backlog",
+        "entities",
+        "keyword_champions",
+        "statement_vectors",
+        "serving_generation",
+        "hnsw_index",
+        "pipeline_stats",
     ),
     executor_def=dg.in_process_executor,
     description="Index everything pending (canary first), promote recurring names, rebuild the keyword "

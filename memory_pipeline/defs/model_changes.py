@@ -2,8 +2,8 @@
 
 import dagster as dg
 
-from memory_pipeline.resources import MemoryResource
-from memory_pipeline.storage import profiles_store
+from memory_pipeline.indexing import generations
+from memory_pipeline.orchestration.resources import MemoryResource
 
 
 @dg.op(
@@ -12,8 +12,7 @@ from memory_pipeline.storage import profiles_store
     "pending for it, switch_generation_job (requested by the sensor) makes search serve it."
 )
 def start_reindex_op(context: dg.OpExecutionContext, memory: MemoryResource) -> dict:
-    with memory.db.connection() as conn:
-        stored, resumed = profiles_store.start_reindex(conn, memory.profile)
+    stored, resumed = generations.start_reindex(memory.db, memory.profile)
     verb = "resumed" if resumed else "started"
     context.log.info(f"{verb} generation {stored.building_generation} of {stored.name}")
     context.add_output_metadata(
@@ -31,11 +30,10 @@ def start_reindex_op(context: dg.OpExecutionContext, memory: MemoryResource) -> 
     description="Serve the previous generation of the active profile again (its vectors were kept)."
 )
 def rollback_generation_op(context: dg.OpExecutionContext, memory: MemoryResource) -> str:
-    with memory.db.connection() as conn:
-        try:
-            message = profiles_store.rollback(conn)
-        except LookupError as exc:
-            raise dg.Failure(description=str(exc), allow_retries=False) from None
+    try:
+        message = generations.rollback(memory.db)
+    except LookupError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
     context.log.info(message)
     context.add_output_metadata({"result": message})
     return message

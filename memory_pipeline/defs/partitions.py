@@ -10,4 +10,6 @@ to be read when the definitions are imported.
 
 import dagster as dg
 
-ingest_days = dg.DynamicPartitionsDefinition(name="ingest_days")
+from memory_pipeline.orchestration.instance import PARTITIONS
+
+ingest_days = dg.DynamicPartitionsDefinition(name=PARTITIONS)

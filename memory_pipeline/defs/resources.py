@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from memory_pipeline.resources import MemoryResource
+from memory_pipeline.orchestration.resources import MemoryResource
 
 
 def default_resources() -> dict:

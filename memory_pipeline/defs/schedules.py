@@ -2,14 +2,14 @@
 
 import dagster as dg
 
-from memory_pipeline.defs.jobs import nightly_maintenance_job
+from memory_pipeline.defs import jobs
 
 
 def build_schedules(cron: str, timezone: str) -> list[dg.ScheduleDefinition]:
     return [
         dg.ScheduleDefinition(
             name="nightly_maintenance_schedule",
-            job=nightly_maintenance_job,
+            job=jobs.nightly_maintenance_job,
             cron_schedule=cron,
             execution_timezone=timezone,
             default_status=dg.DefaultScheduleStatus.RUNNING,

@@ -14,7 +14,7 @@ import dagster as dg
 
 from memory_pipeline.domain.policies import parse_channels
 from memory_pipeline.errors import MemoryPipelineError
-from memory_pipeline.resources import MemoryResource
+from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline.search.render import markdown_table
 
 EXAMPLE_MEMORY = "mara"  # the sample corpus's (memory_pipeline/sample_corpus), loaded by the demo

@@ -22,13 +22,12 @@ from pathlib import Path
 import dagster as dg
 
 from memory_pipeline import config
-from memory_pipeline.defs.jobs import embed_statements_job, index_day_job, switch_generation_job
+from memory_pipeline.defs import jobs
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.domain.sources import SUPPORTED_SUFFIXES
+from memory_pipeline.indexing.pending import outlook
 from memory_pipeline.ingest import utc_today
-from memory_pipeline.resources import MemoryResource
-from memory_pipeline.storage import index_store, observations_store, partition_store
-from memory_pipeline.storage.profiles_store import active_profile, get_profile, writing_target
+from memory_pipeline.orchestration.resources import MemoryResource
 
 RETRY_AFTER_S = 300
 PARTITION_TAG = "dagster/partition"
@@ -89,7 +88,7 @@ def plan_requests(
         requests.append(
             dg.RunRequest(
                 run_key=f"{day}:{signature}:{attempt}",
-                job_name=index_day_job.name,
+                job_name=jobs.index_day_job.name,
                 partition_key=day,
                 tags={
                     "memory_pipeline/trigger": "unindexed_episodes_sensor",
@@ -104,7 +103,7 @@ def plan_requests(
 def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
     @dg.sensor(
         name="unindexed_episodes_sensor",
-        jobs=[index_day_job, switch_generation_job, embed_statements_job],
+        jobs=[jobs.index_day_job, jobs.switch_generation_job, jobs.embed_statements_job],
         minimum_interval_seconds=interval_s,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Finds pending episodes (no chunks, or chunks without a vector for the profile and "
@@ -113,28 +112,19 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
         "observations or beliefs lack a vector, embed_statements_job.",
     )
     def unindexed_episodes_sensor(context: dg.SensorEvaluationContext, memory: MemoryResource):
-        configured = memory.profile
-        with memory.db.connection() as conn:
-            target = writing_target(conn, configured)
-            pending = {
-                day: (p.count, p.newest_id)
-                for day, p in index_store.pending_days(conn, target).items()
-            }
-            days = set(partition_store.days_with_episodes(conn))
-            stored, serving = get_profile(conn, configured), active_profile(conn)
-            statements = observations_store.pending_count(conn, target) if target else 0
-        new_days = missing_partitions(context.instance, days)
+        work = outlook(memory.db, memory.profile)
+        target, statements = work.target, work.statements
+        pending = {day: (p.count, p.newest_id) for day, p in work.pending.items()}
+        new_days = missing_partitions(context.instance, work.days)
         partition_requests = [ingest_days.build_add_request(new_days)] if new_days else []
         total = sum(n for n, _ in pending.values())
         if not pending:
-            to_switch = stored is not None and (
-                stored.building_generation is not None or serving is None or serving.id != stored.id
-            )
-            if to_switch and not in_flight(context.instance, switch_generation_job.name):
+            to_switch = work.switch_due
+            if to_switch and not in_flight(context.instance, jobs.switch_generation_job.name):
                 return dg.SensorResult(
                     run_requests=[
                         dg.RunRequest(
-                            job_name=switch_generation_job.name,
+                            job_name=jobs.switch_generation_job.name,
                             tags={"memory_pipeline/trigger": "unindexed_episodes_sensor"},
                         )
                     ],
@@ -144,7 +134,7 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
             if (
                 statements
                 and not to_switch
-                and not in_flight(context.instance, embed_statements_job.name)
+                and not in_flight(context.instance, jobs.embed_statements_job.name)
             ):
                 # The same pending statements are asked for again only after RETRY_AFTER_S.
                 window = int(time.time() // RETRY_AFTER_S)
@@ -152,7 +142,7 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
                     run_requests=[
                         dg.RunRequest(
                             run_key=f"statements:{target.id}:{target.generation}:{statements}:{window}",
-                            job_name=embed_statements_job.name,
+                            job_name=jobs.embed_statements_job.name,
                             tags={
                                 "memory_pipeline/trigger": "unindexed_episodes_sensor",
                                 "memory_pipeline/pending_statements": str(statements),
@@ -189,7 +179,7 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
 
     @dg.sensor(
         name="inbox_sensor",
-        job=index_day_job,
+        job=jobs.index_day_job,
         minimum_interval_seconds=interval_s,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Files dropped into the inbox folder (MEMORY_PIPELINE_INBOX) are filed under "

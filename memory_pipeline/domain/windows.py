@@ -10,7 +10,7 @@ Each chunk of two or more paragraphs therefore also gets one vector per *window*
   section follows).
 
 A window is a slice of the chunk's text, separators included, so it reads exactly as written.
-``MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off`` skips them at indexing time (``indexing.chunk_views``).
+``MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off`` skips them at indexing time (``indexing.plan.chunk_views``).
 The vector channel scores a chunk by its best window (``vector_store.nearest_chunks``). A chunk
 with one paragraph, or none, has no windows: its only view is the chunk itself.
 

@@ -7,15 +7,12 @@ a name nobody uses, so a token never learns that another memory exists.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from memory_pipeline.errors import InputError, unknown_memory_message
-
-ALL_MEMORIES = "*"
-TOKEN_PREFIX = "mpt_"
+from memory_pipeline.tokens import ALL_MEMORIES
 
 
 class NotFound(InputError):
@@ -24,11 +21,6 @@ class NotFound(InputError):
 
 class Forbidden(InputError):
     """The caller sees the memory but its token may only read it."""
-
-
-def new_token() -> str:
-    """A fresh random token (256 bits); only its hash is ever stored."""
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
 @dataclass(frozen=True)

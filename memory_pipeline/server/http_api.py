@@ -30,7 +30,6 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
-from memory_pipeline import __version__
 from memory_pipeline.domain.documents import MAX_DOCUMENT_BYTES
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.domain.policies import MAX_LIMIT
@@ -45,7 +44,6 @@ from memory_pipeline.errors import (
     UnknownPage,
 )
 from memory_pipeline.memory import MAX_ADD_ITEMS, Memory, UnknownEpisode, UnknownMemory
-from memory_pipeline.observations import UnknownStatement
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.server.access import (
     Access,
@@ -65,6 +63,8 @@ from memory_pipeline.server.access import (
 from memory_pipeline.server.api_docs import add_api_docs
 from memory_pipeline.server.guard import Exposure, RequestGuard, media_type, unsupported_media
 from memory_pipeline.server.observation_routes import add_observation_routes
+from memory_pipeline.statements import UnknownStatement
+from memory_pipeline.version import __version__
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,6 @@ from mcp.server.transport_security import (
     TransportSecuritySettings,
 )
 
-from memory_pipeline import __version__
 from memory_pipeline.domain.policies import MAX_LIMIT
 from memory_pipeline.errors import MemoryPipelineError
 from memory_pipeline.memory import Memory
@@ -41,6 +40,7 @@ from memory_pipeline.server.access import (
     writable_memory,
 )
 from memory_pipeline.server.guard import Exposure, RequestGuard
+from memory_pipeline.version import __version__
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from memory_pipeline.domain.entities import (
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.search_store import entities_version, memory_entities
 
-# Episodes whose bodies are read at once: a few MB of text, and one write statement per page.
+# Episodes whose bodies are read at once: a few MB of text, and one write query per page.
 PAGE_EPISODES = 1000
 
 
@@ -67,7 +67,7 @@ def extract_episode_names(
 def _insert_names(
     conn: psycopg.Connection, bodies: list[tuple[int, str, str]], report: EntityReport
 ) -> None:
-    """Store the name candidates of these (episode id, memory, body) rows, in one statement."""
+    """Store the name candidates of these (episode id, memory, body) rows, in one query."""
     if bodies:
         conn.execute(
             query("episode_names_insert"),
@@ -117,7 +117,7 @@ def link_mentions(conn: psycopg.Connection, memory: str, report: EntityReport, *
     that names it (idempotent).
 
     Reads all of the memory's (or the day's) bodies, a page at a time, each page's links
-    written in one statement: linear in the memory's size. The names are matched by one
+    written in one query: linear in the memory's size. The names are matched by one
     trie-shaped pattern (``EntityMatcher``), so thousands of entities cost little more than a few.
     """
     matcher = _matcher(conn, memory)  # one compiled pattern for the whole memory

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import psycopg
 from psycopg import sql
 
-from memory_pipeline.storage import keyword_store
+from memory_pipeline.storage import keyword_stats_store
 from memory_pipeline.storage.paths import query
 
 
@@ -171,7 +171,7 @@ def forget(
             # The recount drops the lexemes only the forgotten chunks had.
             stats = ("keyword_stats", "keyword_memory_stats")
             held = {t: _rows_of(conn, t, memory) for t in stats}
-            keyword_store.recompute(conn, [memory])
+            keyword_stats_store.recompute(conn, [memory])
             tables.update({t: max(0, held[t] - _rows_of(conn, t, memory)) for t in stats})
     counts.episodes, counts.chunks = tables["episodes"], tables["chunks"]
     counts.vectors, counts.mentions = tables["embeddings"], tables["entity_mentions"]

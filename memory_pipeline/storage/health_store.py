@@ -10,7 +10,7 @@ from psycopg.types.json import Jsonb
 
 from memory_pipeline.storage.index_store import count_summary, pending_days
 from memory_pipeline.storage.profiles_store import StoredProfile
-from memory_pipeline.storage.vector_store import nearest_chunks, nearest_statement
+from memory_pipeline.storage.vector_store import nearest_chunks, nearest_query
 
 
 def vector_integrity(conn: psycopg.Connection, profile: StoredProfile) -> dict:
@@ -49,7 +49,7 @@ def index_recall(
     """Recall@k of the HNSW index against exact search, with stored vectors as queries.
 
     The approximate side is ``vector_store.nearest_chunks`` itself (the ef_search search uses);
-    the exact side is the same statement with index scans off (a sequential scan and a sort).
+    the exact side is the same query with index scans off (a sequential scan and a sort).
     """
     queries = conn.execute(
         "SELECT memory, embedding FROM embeddings WHERE profile_id = %s AND generation = %s "
@@ -58,7 +58,7 @@ def index_recall(
     ).fetchall()
     if not queries:
         return None
-    exact_statement = nearest_statement(profile, filtered=False, by_windows=False)
+    exact_query = nearest_query(profile, filtered=False, by_windows=False)
     found = total = 0
     for memory, vector in queries:
         query_vector = np.array(vector.to_list(), dtype=np.float32)
@@ -68,7 +68,7 @@ def index_recall(
             exact = {
                 r[1]
                 for r in conn.execute(
-                    exact_statement,
+                    exact_query,
                     {"q": vector, "memory": memory, "limit": k, "kinds": None, "since": None},
                 )
             }

@@ -11,7 +11,7 @@ import psycopg
 from pgvector import HalfVector
 
 from memory_pipeline.domain.chunking import Chunk
-from memory_pipeline.storage import keyword_store
+from memory_pipeline.storage import keyword_stats_store
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import StoredProfile
 
@@ -159,7 +159,7 @@ def existing_vectors(
     keys = list(keys)
     if not keys:
         return set()
-    # prepare=False: after 5 runs psycopg prepares the statement and PostgreSQL may settle on a
+    # prepare=False: after 5 runs psycopg prepares the query and PostgreSQL may settle on a
     # generic plan that cannot see the arrays' lengths (existing_vectors.sql forces one probe
     # per key whatever the statistics; this keeps each call planned with its real arrays).
     rows = conn.execute(
@@ -299,7 +299,7 @@ def write_episodes(
                 cur, profile, [(w.episode.memory, c, v) for w, c, v in new]
             )
             touched.update(w.episode.id for w, _, _ in new)
-        keyword_store.record_chunks(cur, [w.episode.id for w in unchunked])
+        keyword_stats_store.record_chunks(cur, [w.episode.id for w in unchunked])
         # Only what this call wrote: an episode another pass finished meanwhile is not ours.
         report.episodes = len(touched)
     return report
@@ -307,7 +307,7 @@ def write_episodes(
 
 def analyze_written(conn: psycopg.Connection) -> None:
     """Refresh the planner's statistics of the tables an index pass writes (what the pending
-    listing, ``pending_episodes`` of migration 0012, reads): ``indexing.ANALYZE_AFTER`` says when."""
+    listing, ``pending_episodes`` of migration 0012, reads): ``indexing.index_pass.ANALYZE_AFTER`` says when."""
     conn.execute("ANALYZE episodes, chunks, embeddings")
 
 
@@ -321,7 +321,7 @@ def delete_chunks_of_days(conn: psycopg.Connection, start: dt.date, end: dt.date
                SELECT memory, count(*) FROM d GROUP BY memory""",
             (start, end),
         ).fetchall()
-        keyword_store.recompute(conn, [memory for memory, _ in gone])
+        keyword_stats_store.recompute(conn, [memory for memory, _ in gone])
     return sum(n for _, n in gone)
 
 

@@ -1,7 +1,7 @@
 """Observations and beliefs in PostgreSQL: storing, revising, listing, their vectors and HNSW
 indexes, and the two ways search finds them (by words and by vector).
 
-SQL in ``sql/queries/observation_*.sql``; the vector statement and the per-(profile, generation)
+SQL in ``sql/queries/observation_*.sql``; the vector query and the per-(profile, generation)
 HNSW index are built here with ``psycopg.sql`` because the index is a partial expression index
 whose predicate must repeat the profile id and generation as constants (as ``hnsw_store``).
 """
@@ -183,7 +183,7 @@ def by_words(
             "kinds": list(kinds),
             "statuses": list(statuses),
             "lexemes": lexemes,
-            "tsquery": search_store.or_tsquery(lexemes),
+            "tsquery": keyword_store.or_tsquery(lexemes),
             "limit": limit,
             **keyword_store.BM25.params(),
         },
@@ -343,7 +343,7 @@ def by_vector(
     """(id, cosine similarity) of the nearest statements of ``memory`` of the given kinds and
     statuses, through the profile generation's HNSW index, best first."""
     expr = _expression(profile)
-    statement = sql.SQL(
+    nearest = sql.SQL(
         "SELECT v.observation_id, {expr} <=> %(q)s::halfvec({dim}) AS distance "
         "FROM observation_embeddings v JOIN observations o ON o.id = v.observation_id "
         "WHERE v.profile_id = {pid} AND v.generation = {gen} AND v.memory = %(memory)s "
@@ -357,7 +357,7 @@ def by_vector(
     )
     found = hnsw_rows(
         conn,
-        statement,
+        nearest,
         {
             "q": HalfVector(vector),
             "memory": memory,

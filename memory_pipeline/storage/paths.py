@@ -12,8 +12,8 @@ SQL_DIR = PROJECT_ROOT / "sql"
 @cache
 def query(name: str) -> str:
     """The text of ``sql/queries/<name>.sql``, read once per process, without its whole-line
-    comments: they are for readers, not the server, and psycopg converts a statement's
-    placeholders once and keeps the result only for statements of up to 4 KiB (a commented
+    comments: they are for readers, not the server, and psycopg converts a query's
+    placeholders once and keeps the result only for queries of up to 4 KiB (a commented
     keyword query was converted again on every search)."""
     text = (SQL_DIR / "queries" / f"{name}.sql").read_text(encoding="utf-8")
     return (

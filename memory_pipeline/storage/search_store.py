@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg.types.json import Jsonb
 
+from memory_pipeline.storage import keyword_store
 from memory_pipeline.storage.paths import query
 
 
@@ -44,18 +45,11 @@ def query_lexemes(conn: psycopg.Connection, text: str) -> list[str]:
     return list(row[0])
 
 
-def or_tsquery(lexemes: list[str]) -> str:
-    """A tsquery matching any lexeme. Lexemes are quoted, so nothing in them is syntax."""
-    quoted = ["'" + lex.replace("\\", "\\\\").replace("'", "''") + "'" for lex in lexemes]
-    return " | ".join(quoted)
-
-
 def keyword_candidates(
     conn: psycopg.Connection, memory: str, text: str, filters: Filters, *, limit: int = 50
 ) -> tuple[list[tuple[str, float]], str]:
-    """(ranked (chunk_id, score) list, method): BM25 full text, else the literal substring."""
-    from memory_pipeline.storage import keyword_store  # it uses or_tsquery from here
-
+    """(ranked (chunk_id, score) list, method): BM25 full text, else the literal substring
+    (``keyword_store``: the planner that keeps it fast in large memories)."""
     return keyword_store.candidates(conn, memory, text, filters, limit)
 
 

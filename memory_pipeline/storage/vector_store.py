@@ -29,12 +29,12 @@ MIN_EF_SEARCH = 100
 
 
 def hnsw_rows(
-    conn: psycopg.Connection, statement: sql.Composable, params: dict, *, ef_search: int
+    conn: psycopg.Connection, hnsw_query: sql.Composable, params: dict, *, ef_search: int
 ) -> list[tuple]:
-    """The rows of one HNSW ``statement`` with ``hnsw.ef_search`` and pgvector's relaxed iterative
+    """The rows of one ``hnsw_query`` with ``hnsw.ef_search`` and pgvector's relaxed iterative
     scan set for it alone (a transaction's local settings).
 
-    In pipeline mode: BEGIN, the settings, the statement and COMMIT cost one round trip to the
+    In pipeline mode: BEGIN, the settings, the query and COMMIT cost one round trip to the
     server instead of five, which is most of a vector search's wait on a busy machine.
     """
     with conn.pipeline():
@@ -44,7 +44,7 @@ def hnsw_rows(
                 "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
                 (str(ef_search),),
             )
-            cursor = conn.execute(statement, params)
+            cursor = conn.execute(hnsw_query, params)
     return cursor.fetchall()
 
 
@@ -58,10 +58,10 @@ class VectorHit:
     )
 
 
-def nearest_statement(profile: StoredProfile, *, filtered: bool, by_windows: bool) -> sql.Composed:
-    """The statement ``nearest_chunks`` runs (parameters: q, memory, limit, kinds, since)."""
+def nearest_query(profile: StoredProfile, *, filtered: bool, by_windows: bool) -> sql.Composed:
+    """The query ``nearest_chunks`` runs (parameters: q, memory, limit, kinds, since)."""
     expr = index_expression(profile)
-    statement = sql.SQL(
+    near = sql.SQL(
         "SELECT memory, chunk_id, {expr} <=> %(q)s::halfvec({dim}) AS distance{windows} "
         "FROM embeddings v WHERE profile_id = {pid} AND generation = {gen} AND memory = %(memory)s "
         "{policy_filter}"
@@ -76,7 +76,7 @@ def nearest_statement(profile: StoredProfile, *, filtered: bool, by_windows: boo
     )
     if not by_windows:
         return sql.SQL("SELECT memory, chunk_id, distance, NULL::int FROM ({near}) AS near").format(
-            near=statement
+            near=near
         )
     # MATERIALIZED: the LIMIT applies first, so only the candidates' windows are read.
     return sql.SQL(
@@ -85,7 +85,7 @@ def nearest_statement(profile: StoredProfile, *, filtered: bool, by_windows: boo
         "FROM near n LEFT JOIN LATERAL ("
         "SELECT w <=> %(q)s::halfvec({dim}) AS distance, (o - 1)::int AS window "
         "FROM unnest(n.windows) WITH ORDINALITY AS x(w, o) ORDER BY 1 LIMIT 1) best ON true"
-    ).format(near=statement, dim=sql.Literal(profile.dim))
+    ).format(near=near, dim=sql.Literal(profile.dim))
 
 
 def nearest_chunks(
@@ -111,12 +111,12 @@ def nearest_chunks(
     ``by_windows``: each candidate's distance becomes that of its nearest view, the chunk's
     paragraph windows (``domain.windows``) or, for a chunk without windows, the chunk vector, and
     the candidates are re-ordered by it. The HNSW scan still picks the candidates by chunk vector;
-    the windows only re-score them, in the same statement.
+    the windows only re-score them, in the same query.
     """
-    statement = nearest_statement(profile, filtered=bool(kinds or since), by_windows=by_windows)
+    nearest = nearest_query(profile, filtered=bool(kinds or since), by_windows=by_windows)
     rows = hnsw_rows(
         conn,
-        statement,
+        nearest,
         {
             "q": HalfVector(query_vector),
             "memory": memory,

@@ -7,9 +7,11 @@ import sys
 
 import dagster as dg
 
-from memory_pipeline.defs.assets import chunks, embeddings, episodes, hnsw_index
-from memory_pipeline.defs.instance import DAGSTER_YAML as PROJECT_DAGSTER_YAML
-from memory_pipeline.resources import MemoryResource
+from memory_pipeline.defs.assets.index import chunks, embeddings
+from memory_pipeline.defs.assets.ingest import episodes
+from memory_pipeline.defs.assets.maintenance import hnsw_index
+from memory_pipeline.orchestration.instance import DAGSTER_YAML as PROJECT_DAGSTER_YAML
+from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline_tests.helpers import count, episode, write_jsonl
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
 

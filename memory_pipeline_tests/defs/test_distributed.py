@@ -14,8 +14,8 @@ import time
 import dagster as dg
 import pytest
 
-from memory_pipeline.defs.instance import add_partitions
 from memory_pipeline.ingest import ingest_paths
+from memory_pipeline.orchestration.instance import add_partitions
 from memory_pipeline.storage.paths import PROJECT_ROOT
 from memory_pipeline_tests.e2e.conftest import free_port
 from memory_pipeline_tests.helpers import count, episode, write_jsonl

@@ -9,22 +9,16 @@ import time
 import dagster as dg
 import pytest
 
-from memory_pipeline import indexing
 from memory_pipeline.definitions import load
-from memory_pipeline.defs.assets import (
-    EMBEDDING_POOL,
-    backlog,
-    chunks,
-    embeddings,
-    hnsw_index,
-    pipeline_stats,
-)
+from memory_pipeline.defs.assets.index import chunks, embeddings
+from memory_pipeline.defs.assets.maintenance import backlog, hnsw_index, pipeline_stats
 from memory_pipeline.defs.checks import backlog_is_fresh
-from memory_pipeline.defs.instance import add_partitions, apply_pool_limits
 from memory_pipeline.defs.sensors import RETRY_AFTER_S, build_sensors, days_in_flight, plan_requests
 from memory_pipeline.errors import DatabaseUnavailable
+from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import ingest_paths, utc_today
-from memory_pipeline.resources import MemoryResource
+from memory_pipeline.orchestration.instance import EMBEDDING_POOL, add_partitions, apply_pool_limits
+from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline_tests.helpers import count, episode, ollama_embedder, write_jsonl
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
 
@@ -315,11 +309,11 @@ def test_a_database_restart_fails_the_run_plainly_and_the_next_run_succeeds(
         thread.start()
         try:
             with pytest.raises(DatabaseUnavailable) as info:
-                indexing.index_until_done(db, embedder)
+                index_until_done(db, embedder)
         finally:
             thread.join()
         assert str(info.value).startswith("the database is unavailable")
-        report = indexing.index_until_done(db, ollama_embedder(slow.url, batch_size=16))
+        report = index_until_done(db, ollama_embedder(slow.url, batch_size=16))
     assert report.pending_after == 0
     assert (
         count(

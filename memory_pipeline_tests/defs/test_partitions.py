@@ -9,11 +9,12 @@ import dagster as dg
 import pytest
 
 from memory_pipeline.definitions import load
-from memory_pipeline.defs.assets import chunks, embeddings, entity_mentions, episodes
-from memory_pipeline.defs.instance import add_partitions
+from memory_pipeline.defs.assets.index import chunks, embeddings, entity_mentions
+from memory_pipeline.defs.assets.ingest import episodes
 from memory_pipeline.domain.entities import Entity
 from memory_pipeline.ingest import ingest_paths
-from memory_pipeline.resources import MemoryResource
+from memory_pipeline.orchestration.instance import add_partitions
+from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline.storage import entities_store, profiles_store
 from memory_pipeline_tests.helpers import episode, write_jsonl
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from memory_pipeline import indexing, observations
+from memory_pipeline import statements
 from memory_pipeline.domain.observations import make_observation
 from memory_pipeline.domain.policies import Policy, load_policies
 from memory_pipeline.errors import InputError
+from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import observations_store
@@ -22,28 +23,28 @@ def draft(text: str, **fields):
 
 
 def test_saving_shows_close_statements_and_the_caller_decides(db, world):
-    first = observations.save(
+    first = statements.save(
         db, draft("Alice planted tulips with Tomás in the back garden"), embedder=world
     )
     assert first.action == "added" and first.vector == "stored" and first.close == []
 
     similar = draft("Alice planted garlic in the back garden")
-    asked = observations.save(db, similar, embedder=world)
+    asked = statements.save(db, similar, embedder=world)
     assert asked.action == "undecided" and asked.saved_id is None
     assert [c.observation.id for c in asked.close] == [first.saved_id]
     assert "words" in asked.close[0].by and asked.close[0].similarity is not None
 
-    added = observations.save(db, similar, embedder=world, decision="add")
+    added = statements.save(db, similar, embedder=world, decision="add")
     assert added.action == "added" and added.saved_id != first.saved_id
 
-    again = observations.save(
+    again = statements.save(
         db,
         draft("alice planted TULIPS with Tomas in the back garden!"),
         embedder=world,
         decision="add",
     )
     assert again.action == "refused" and again.duplicate_of == first.saved_id
-    forced = observations.save(
+    forced = statements.save(
         db,
         draft("alice planted TULIPS with Tomas in the back garden!"),
         embedder=world,
@@ -54,10 +55,10 @@ def test_saving_shows_close_statements_and_the_caller_decides(db, world):
 
 
 def test_a_revision_retires_the_old_version_and_keeps_it_as_history(db, world):
-    old = observations.save(
+    old = statements.save(
         db, draft("Alice's bike chain was fixed with oil"), embedder=world
     ).saved_id
-    new = observations.save(
+    new = statements.save(
         db,
         draft("Alice's bike chain and derailleur were fixed with oil"),
         embedder=world,
@@ -72,9 +73,9 @@ def test_a_revision_retires_the_old_version_and_keeps_it_as_history(db, world):
     assert {o.id: o.status for o in history} == {new.saved_id: "active", old: "retired"}
     assert next(o for o in history if o.id == new.saved_id).revises == old
     with pytest.raises(InputError, match=f"no active or contested statement #{old}"):
-        observations.save(db, draft("something else entirely"), decision="revise", revise_id=old)
+        statements.save(db, draft("something else entirely"), decision="revise", revise_id=old)
     with pytest.raises(InputError, match="unknown decision"):
-        observations.save(db, draft("x"), decision="maybe")
+        statements.save(db, draft("x"), decision="maybe")
 
 
 def test_the_index_pass_embeds_statements_and_builds_their_index(db, world):
@@ -85,17 +86,17 @@ def test_the_index_pass_embeds_statements_and_builds_their_index(db, world):
         )
         profile = active_profile(conn)
         assert observations_store.pending_count(conn, profile) == 2
-    report = indexing.index_until_done(db, world)
+    report = index_until_done(db, world)
     assert report.statement_vectors == 2
     with db.connection() as conn:
         assert observations_store.pending_count(conn, profile) == 0
         state = observations_store.index_state(conn, profile)
     assert state["valid"] and state["vectors"] == 2
-    assert indexing.index_until_done(db, world).statement_vectors == 0
+    assert index_until_done(db, world).statement_vectors == 0
 
 
 def test_search_returns_statements_with_their_kind_and_sources(db, world, service):
-    obs = observations.save(
+    obs = statements.save(
         db,
         draft(
             "The bike computer showed error LDG-4102 after the chain repair",
@@ -124,12 +125,12 @@ def test_search_returns_statements_with_their_kind_and_sources(db, world, servic
 
 
 def test_contested_beliefs_only_when_the_policy_says_so(db, world):
-    contested = observations.save(
+    contested = statements.save(
         db,
         draft("Alice secretly dislikes the garden soil", kind="belief", status="contested"),
         embedder=world,
     ).saved_id
-    active = observations.save(
+    active = statements.save(
         db, draft("Alice enjoys baking sourdough", kind="belief"), embedder=world
     ).saved_id
     policies = {**load_policies(), "doubts": Policy(name="doubts", contested_beliefs=True)}
@@ -141,16 +142,16 @@ def test_contested_beliefs_only_when_the_policy_says_so(db, world):
     assert f"belief:{contested}" in keys(doubts)
     baking = service.search("alice", "sourdough baking", limit=10, channels=("belief",))
     assert keys(baking) == {f"belief:{active}"} and baking.results[0].kind == "belief"
-    observations.set_status(db, "alice", active, "retired")
+    statements.set_status(db, "alice", active, "retired")
     assert service.search("alice", "sourdough baking", limit=10, channels=("belief",)).results == []
     with pytest.raises(InputError, match="no statement #999999"):
-        observations.set_status(db, "alice", 999999, "contested")
+        statements.set_status(db, "alice", 999999, "contested")
 
 
 def test_a_statement_citing_chunks_ranks_them_in_its_place(db, world, service):
     chunk = service.search("alice", "bike chain", channels=("keyword",), limit=1).results[0]
     bob_chunk = service.search("bob", "garden", channels=("keyword",), limit=1).results[0].chunk_id
-    saved = observations.save(
+    saved = statements.save(
         db,
         draft(
             "The LDG-4102 error came back after the repair",
@@ -174,12 +175,10 @@ def test_a_statement_citing_chunks_ranks_them_in_its_place(db, world, service):
 def test_a_statement_citing_no_passage_is_ranked_among_the_chunks(db, world, service):
     query = "which error did the bike computer show?"
     before = service.candidates("alice", query)
-    saved = observations.save(
+    saved = statements.save(
         db, draft("Alice's bike computer shows error LDG-4102"), embedder=world
     ).saved_id
-    unrelated = observations.save(
-        db, draft("Alice enjoys baking sourdough"), embedder=world
-    ).saved_id
+    unrelated = statements.save(db, draft("Alice enjoys baking sourdough"), embedder=world).saved_id
     key = f"observation:{saved}"
     after = service.candidates("alice", query)
     # The keyword channel scores it as one more chunk of the memory (its BM25 on the chunks'
@@ -208,7 +207,7 @@ def test_a_statement_citing_no_passage_is_ranked_among_the_chunks(db, world, ser
 
 def test_a_statement_citing_chunks_does_not_join_the_chunk_channels(db, world, service):
     chunk = service.search("alice", "bike chain", channels=("keyword",), limit=1).results[0]
-    observations.save(
+    statements.save(
         db,
         draft("Alice's bike computer shows error LDG-4102", passages=[chunk.chunk_id]),
         embedder=world,
@@ -239,8 +238,8 @@ def test_a_statement_does_not_join_the_keyword_channels_substring_fallback(
         ],
     )
     ingest_paths(db, [path])
-    indexing.index_until_done(db, world)
-    saved = observations.save(db, draft("The spare key code is zzqx"), embedder=world).saved_id
+    index_until_done(db, world)
+    saved = statements.save(db, draft("The spare key code is zzqx"), embedder=world).saved_id
     ranked = service.candidates("alice", "zzqx", channels=("keyword", "observation"))
     assert [k for k, _ in ranked["observation"]] == [f"observation:{saved}"]
     assert len(ranked["keyword"]) == 1 and not ranked["keyword"][0][0].startswith("observation:")

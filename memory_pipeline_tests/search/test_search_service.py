@@ -9,17 +9,17 @@ import pytest
 from pgvector import HalfVector
 from psycopg import sql
 
-from memory_pipeline import indexing
 from memory_pipeline.domain.entities import Entity
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.errors import InputError
+from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.rerankers.http import HttpReranker
 from memory_pipeline.search.service import SearchService, channel_groups
 from memory_pipeline.storage import entities_store, hnsw_store
 from memory_pipeline.storage.database import POOL_SIZE
 from memory_pipeline.storage.profiles_store import active_profile
-from memory_pipeline.storage.vector_store import nearest_chunks, nearest_statement
+from memory_pipeline.storage.vector_store import nearest_chunks, nearest_query
 from memory_pipeline_tests.helpers import ollama_embedder, write_jsonl
 from memory_pipeline_tests.search.conftest import ALICE, NOW
 from memory_pipeline_tests.support.loopback import unused_port_url
@@ -369,7 +369,7 @@ def test_both_graph_query_plans_return_the_same_chunks(db, world):
 
 def test_graph_channel_follows_only_names_that_narrow_the_memory_down(db, world):
     from memory_pipeline.search.service import entity_matcher, followed_entities
-    from memory_pipeline.storage import keyword_store, search_store
+    from memory_pipeline.storage import keyword_stats_store, search_store
 
     with db.connection() as conn:
         conn.execute(
@@ -400,7 +400,7 @@ def test_graph_channel_follows_only_names_that_narrow_the_memory_down(db, world)
         # them left (the others' chunks deleted, as a re-chunk does), Tomás's 2 are half, no more.
         conn.execute("""DELETE FROM chunks WHERE episode_id IN
                         (SELECT id FROM episodes WHERE memory = 'alice' ORDER BY id LIMIT 2)""")
-        keyword_store.recompute(conn, ["alice"])
+        keyword_stats_store.recompute(conn, ["alice"])
         assert search_store.graph_rule_counts(conn, "alice", [everyone, tom]) == (
             {everyone: 6, tom: 2},
             4,
@@ -408,7 +408,7 @@ def test_graph_channel_follows_only_names_that_narrow_the_memory_down(db, world)
         assert followed_entities(conn, "alice", "everyone and tom", matcher) == ([tom], 2, 4)
         conn.execute("""DELETE FROM chunks WHERE episode_id IN
                         (SELECT id FROM episodes WHERE memory = 'alice' ORDER BY id LIMIT 3)""")
-        keyword_store.recompute(conn, ["alice"])
+        keyword_stats_store.recompute(conn, ["alice"])
         # Fewer than four: every mentioned name is followed, as in any small memory.
         assert followed_entities(conn, "alice", "everyone and tom", matcher) == (
             [everyone, tom],
@@ -470,7 +470,7 @@ def test_vector_channel_scores_a_chunk_by_its_best_paragraph_window(db, tmp_path
     ]
     ingest_paths(db, [write_jsonl(tmp_path / "w.jsonl", rows)])
     embedder = ollama_embedder(embed_server.url)
-    indexing.index_until_done(db, embedder)
+    index_until_done(db, embedder)
     query = "bicycle chain snapped climb"
     vector = embedder.embed_query(query)
     with db.connection() as conn:
@@ -503,7 +503,7 @@ def test_the_window_rescoring_statement_still_walks_the_hnsw_index(db, world, fi
     with db.connection() as conn:
         profile = active_profile(conn)
         index = hnsw_store.ensure_index(conn, profile).name
-        statement = nearest_statement(profile, filtered=filtered, by_windows=True)
+        statement = nearest_query(profile, filtered=filtered, by_windows=True)
         params = {
             "q": HalfVector(world.embed_query("garden")),
             "memory": "alice",
@@ -542,7 +542,7 @@ def test_adjacent_chunks_of_one_episode_come_back_as_one_passage(db, tmp_path, e
         },
     ]
     ingest_paths(db, [write_jsonl(tmp_path / "w.jsonl", rows)])
-    indexing.index_until_done(db, ollama_embedder(embed_server.url))
+    index_until_done(db, ollama_embedder(embed_server.url))
     service = SearchService(db, load_policies(), embedder=None, clock=lambda: NOW)
     response = service.search("m", "zebra crossing school", channels=("keyword",), limit=8)
     assert sorted(r.title for r in response.results) == ["Town report", "Town report", "Zoo"]

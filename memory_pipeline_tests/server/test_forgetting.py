@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from memory_pipeline.storage import entities_store, keyword_store
+from memory_pipeline.storage import champions_store, entities_store
 from memory_pipeline_tests.server.test_request_guard import mcp_call, tool_result
 from memory_pipeline_tests.server.test_tokens_isolation import cli, ep
 from memory_pipeline_tests.support.service import ServerProcess
@@ -127,7 +127,7 @@ def test_the_report_counts_every_table_forgetting_deletes_from(api, local):
     # Entities and keyword champion lists too (a memory this small has none of its own).
     with local.db.connection() as conn:
         entities_store.refresh_memories(conn, ["alice", "bob"], entities_store.EntityReport())
-        keyword_store.refresh_all_champions(conn, min_df=1, memories=["alice"])
+        champions_store.refresh_all_champions(conn, min_df=1, memories=["alice"])
     bob = scan(local, "bob")
 
     before = scan(local, "alice")

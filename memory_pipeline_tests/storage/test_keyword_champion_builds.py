@@ -1,4 +1,4 @@
-"""Rebuilding the keyword champion lists beside writers and deleters (keyword_store.refresh_champions,
+"""Rebuilding the keyword champion lists beside writers and deleters (champions_store.refresh_champions,
 migrations 0026, 0027) against the real database: each phase held open by the test, never timed."""
 
 from __future__ import annotations
@@ -8,7 +8,12 @@ import time
 
 import psycopg
 
-from memory_pipeline.storage import forget_store, index_store, keyword_store
+from memory_pipeline.storage import (
+    champions_store,
+    forget_store,
+    index_store,
+    keyword_stats_store,
+)
 from memory_pipeline_tests.storage.test_keyword_store import (
     DAY1,
     DAY2,
@@ -143,22 +148,22 @@ def test_a_writer_commits_during_the_read_and_its_rows_join_the_new_lists(db):
     index(db)
     with db.connection() as conn:
         # The lists a from-scratch rebuild gives these chunks, with nobody writing.
-        assert keyword_store.refresh_champions(conn, "big", min_df=5, size=4).outcome == "built"
+        assert champions_store.refresh_champions(conn, "big", min_df=5, size=4).outcome == "built"
         reference_lists, reference_rows = lists(conn, "big"), rows(conn, "big")
         assert len(reference_rows) > 10 and min(reference_lists[1].values()) > 0
     add(db, "big", SHORT, day=DAY2)
     with db.connection() as conn:
-        assert keyword_store.start_build(conn, "big")
+        assert champions_store.start_build(conn, "big")
         with conn.transaction():  # the long read, held open until the writer is done
-            keyword_store.stage_build(conn, "big", min_df=5, size=4)
+            champions_store.stage_build(conn, "big", min_df=5, size=4)
             writer, out = in_thread(index, db)
             writer.join(120)
             assert not writer.is_alive() and out == [
                 None
             ]  # it committed while the read was still open
-        assert keyword_store.load_build(conn, "big")
-        build = keyword_store.swap_build(conn, "big")
-        keyword_store.end_build(conn, "big")
+        assert champions_store.load_build(conn, "big")
+        build = champions_store.swap_build(conn, "big")
+        champions_store.end_build(conn, "big")
         assert build.outcome == "built" and build.backlog == 2 and build.attempts == 1
         assert generations(conn, "big") == (2, ([2], [2]))  # the first build's generation is gone
         # The lists of the snapshot the read took (the writer's chunks came after it) ...
@@ -182,11 +187,11 @@ def test_the_swap_holds_back_only_the_memorys_writers_and_only_while_it_runs(db)
     index(db)
     add(db, "other", SHORT, day=DAY2)
     with db.connection() as conn:
-        assert keyword_store.start_build(conn, "big")
-        keyword_store.stage_build(conn, "big", min_df=5, size=4)
-        assert keyword_store.load_build(conn, "big")
+        assert champions_store.start_build(conn, "big")
+        champions_store.stage_build(conn, "big", min_df=5, size=4)
+        assert champions_store.load_build(conn, "big")
         with conn.transaction():  # the swap, held open
-            assert keyword_store.swap_build(conn, "big").outcome == "built"
+            assert champions_store.swap_build(conn, "big").outcome == "built"
             index(db)  # another memory's writer: not held back
             add(db, "big", SHORT, day=DAY2)
             writer, out = in_thread(index, db)
@@ -196,7 +201,7 @@ def test_the_swap_holds_back_only_the_memorys_writers_and_only_while_it_runs(db)
             assert writer.is_alive()
         writer.join(120)
         assert out == [None]
-        keyword_store.end_build(conn, "big")
+        champions_store.end_build(conn, "big")
         # It wrote after the swap: its chunks went through the new floors.
         new = [r for r in rows(conn, "big") if r[1] in episodes_of_day(conn, "big", DAY2)]
         assert new and assert_lists_hold_the_rows_above_their_floor(conn, "big") > len(new)
@@ -208,33 +213,33 @@ def test_deleters_during_the_build(db):
     add(db, "big", [body(i) for i in range(60, 80)] + SHORT, day=DAY2)
     index(db)
     with db.connection() as conn:
-        keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
+        champions_store.refresh_champions(conn, "big", min_df=5, size=4)
         listed = conn.execute(
             "SELECT DISTINCT k.episode_id FROM keyword_champions k JOIN episodes e ON e.id = k.episode_id"
             " WHERE e.ingest_day = %s ORDER BY 1",
             (DAY1,),
         ).fetchall()
-        assert keyword_store.start_build(conn, "big")
-        keyword_store.stage_build(conn, "big", min_df=5, size=4)
+        assert champions_store.start_build(conn, "big")
+        champions_store.stage_build(conn, "big", min_df=5, size=4)
         # After the snapshot: an episode of listed chunks forgotten, the second day rechunked
         # (`backfill --rechunk`: its chunks deleted, then written again with the same keys).
         forget_store.forget(conn, "big", [listed[0][0]])
         index_store.delete_chunks_of_days(conn, DAY2, DAY2)
-        assert keyword_store.load_build(conn, "big")
+        assert champions_store.load_build(conn, "big")
     index(db)
     with db.connection() as conn:
-        build = keyword_store.swap_build(conn, "big")
-        keyword_store.end_build(conn, "big")
+        build = champions_store.swap_build(conn, "big")
+        champions_store.end_build(conn, "big")
         assert build.outcome == "built" and build.backlog == len(episodes_of_day(conn, "big", DAY2))
         assert not [r for r in rows(conn, "big") if r[1] == listed[0][0]]
         assert assert_lists_hold_the_rows_above_their_floor(conn, "big") == build.rows
         # The memory forgotten whole while its lists are being rebuilt: nothing is installed.
-        assert keyword_store.start_build(conn, "big")
-        keyword_store.stage_build(conn, "big", min_df=5, size=4)
-        assert keyword_store.load_build(conn, "big")
+        assert champions_store.start_build(conn, "big")
+        champions_store.stage_build(conn, "big", min_df=5, size=4)
+        assert champions_store.load_build(conn, "big")
         forget_store.forget(conn, "big")
-        assert keyword_store.swap_build(conn, "big").outcome == "gone"
-        keyword_store.end_build(conn, "big")
+        assert champions_store.swap_build(conn, "big").outcome == "gone"
+        champions_store.end_build(conn, "big")
         assert lists(conn, "big") == (None, {}) and leftovers(conn) == (0, 0, 0, 0)
         assert generations(conn, "big") == (None, ([], []))
 
@@ -248,18 +253,18 @@ def test_the_load_and_the_swap_give_way_to_a_deleter_instead_of_deadlocking(db):
     add(db, "big", [body(i) for i in range(60)])
     index(db)
     with db.connection() as conn:
-        keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
+        champions_store.refresh_champions(conn, "big", min_df=5, size=4)
         victim = conn.execute(
             "SELECT episode_id FROM keyword_champions WHERE memory = 'big' LIMIT 1"
         ).fetchone()[0]
-        assert keyword_store.start_build(conn, "big")
-        keyword_store.stage_build(conn, "big", min_df=5, size=4)
-        report = keyword_store.ChampionBuild("big")
+        assert champions_store.start_build(conn, "big")
+        champions_store.stage_build(conn, "big", min_df=5, size=4)
+        report = champions_store.ChampionBuild("big")
         with db.connection() as deleter, deleter.transaction():
             deleter.execute("DELETE FROM episodes WHERE id = %s", (victim,))  # forget's first step
-            load, out = in_thread(keyword_store.load_build, conn, "big", report)
+            load, out = in_thread(champions_store.load_build, conn, "big", report)
             wait_until(lambda: report.gave_way >= 1, "the load finds the deleted rows locked")
-            keyword_store.recompute(
+            keyword_stats_store.recompute(
                 deleter, ["big"]
             )  # the deleter's last step: needs the stats row
         load.join(120)
@@ -271,15 +276,15 @@ def test_the_load_and_the_swap_give_way_to_a_deleter_instead_of_deadlocking(db):
         gave_way = report.gave_way
         with db.connection() as deleter, deleter.transaction():
             deleter.execute("DELETE FROM episodes WHERE id = %s", (logged[0],))
-            swap, out = in_thread(keyword_store.swap_build, conn, "big", report)
+            swap, out = in_thread(champions_store.swap_build, conn, "big", report)
             wait_until(
                 lambda: report.gave_way > gave_way,
                 "the swap finds the logged episode's rows locked",
             )
-            keyword_store.recompute(deleter, ["big"])
+            keyword_stats_store.recompute(deleter, ["big"])
         swap.join(120)
         assert out == [report] and report.outcome == "built" and report.attempts >= 2
-        keyword_store.end_build(conn, "big")
+        champions_store.end_build(conn, "big")
         assert not [r for r in rows(conn, "big") if r[1] in (victim, logged[0])]
         assert [
             r for r in rows(conn, "big") if r[1] == logged[1]
@@ -293,14 +298,14 @@ def test_one_rebuild_of_a_memory_at_a_time_and_crashed_ones_are_cleared(db, db_u
     index(db)
     with db.connection() as conn, psycopg.connect(db_url, autocommit=True) as other:
         other.execute(
-            "SELECT pg_advisory_lock(%s, hashtext('big'))", (keyword_store.BUILD_LOCK_CLASS,)
+            "SELECT pg_advisory_lock(%s, hashtext('big'))", (champions_store.BUILD_LOCK_CLASS,)
         )
-        assert keyword_store.refresh_champions(conn, "big", min_df=5, size=4).outcome == "busy"
-        assert keyword_store.start_build(
+        assert champions_store.refresh_champions(conn, "big", min_df=5, size=4).outcome == "busy"
+        assert champions_store.start_build(
             other, "big"
         )  # then its process dies mid-build, after its load
-        keyword_store.stage_build(other, "big", min_df=5, size=4)
-        assert keyword_store.load_build(other, "big")
+        champions_store.stage_build(other, "big", min_df=5, size=4)
+        assert champions_store.load_build(other, "big")
         assert generations(conn, "big") == (
             0,
             ([1], [1]),
@@ -309,7 +314,7 @@ def test_one_rebuild_of_a_memory_at_a_time_and_crashed_ones_are_cleared(db, db_u
     index(db)  # writers log while the build looks registered
     with db.connection() as conn:
         assert leftovers(conn)[:2] == (1, 2)
-        build = keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
+        build = champions_store.refresh_champions(conn, "big", min_df=5, size=4)
         assert build.outcome == "built" and build.backlog == 0 and build.generation == 2
         assert leftovers(conn) == (0, 0, 0, 0) and generations(conn, "big") == (2, ([2], [2]))
         assert_lists_hold_the_rows_above_their_floor(conn, "big")
@@ -324,7 +329,7 @@ def test_missing_and_stale_lists(db):
         def stale() -> list[str]:
             return [
                 b.memory
-                for b in keyword_store.refresh_all_champions(
+                for b in champions_store.refresh_all_champions(
                     conn, min_df=20, size=4, stale_only=True
                 )
             ]
@@ -337,7 +342,7 @@ def test_missing_and_stale_lists(db):
         add(
             db,
             "big",
-            [body(i) for i in range(40, 40 + int(chunks * keyword_store.STALE_CHANGE))],
+            [body(i) for i in range(40, 40 + int(chunks * champions_store.STALE_CHANGE))],
             day=DAY2,
         )
         index(db)

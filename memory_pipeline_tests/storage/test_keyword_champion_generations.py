@@ -10,7 +10,7 @@ import shutil
 import psycopg
 
 from memory_pipeline.domain.episodes import make_episode
-from memory_pipeline.storage import keyword_store
+from memory_pipeline.storage import champions_store, keyword_stats_store, keyword_store
 from memory_pipeline.storage.episodes_store import store_episodes
 from memory_pipeline.storage.migrations import apply_migrations, migration_files
 from memory_pipeline.storage.paths import query
@@ -40,13 +40,13 @@ def test_searches_read_the_current_generation_whole_until_the_swap_commits(db, d
     add(db, "big", [body(i) for i in range(60)])
     index(db)
     with db.connection() as conn, psycopg.connect(db_url, autocommit=True) as search:
-        assert keyword_store.refresh_champions(conn, "big", min_df=5, size=4).generation == 1
+        assert champions_store.refresh_champions(conn, "big", min_df=5, size=4).generation == 1
         old_lists, old_rows = lists(conn, "big"), rows(conn, "big")
         assert keyword_store.plan(search, "big", "river", cap=5).champion == "river"
         # A rebuild with deeper lists (size 6): loaded, not yet swapped in.
-        assert keyword_store.start_build(conn, "big")
-        keyword_store.stage_build(conn, "big", min_df=5, size=6)
-        assert keyword_store.load_build(conn, "big")
+        assert champions_store.start_build(conn, "big")
+        champions_store.stage_build(conn, "big", min_df=5, size=6)
+        assert champions_store.load_build(conn, "big")
         assert generations(search, "big") == (1, ([1, 2], [1, 2]))
         assert lists(search, "big") == old_lists and rows(search, "big") == old_rows
         # A writer now grows the current generation only (and logs its episodes for the swap).
@@ -61,11 +61,11 @@ def test_searches_read_the_current_generation_whole_until_the_swap_commits(db, d
             search.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             assert rows(search, "big") == grown
             with conn.transaction():  # the swap, held open: the flip is not visible yet
-                build = keyword_store.swap_build(conn, "big")
+                build = champions_store.swap_build(conn, "big")
                 assert build.outcome == "built" and build.generation == 2 and build.backlog == 2
             assert lists(search, "big") == old_lists and rows(search, "big") == grown
             assert keyword_store.plan(search, "big", "river", cap=5).champion == "river"
-        keyword_store.end_build(conn, "big")
+        champions_store.end_build(conn, "big")
         # After: the new generation only, its lists deeper, the logged episodes weighed into it.
         assert generations(search, "big") == (2, ([2], [2]))
         new_lists, new_rows = lists(search, "big"), rows(search, "big")
@@ -83,13 +83,13 @@ def test_a_rebuild_that_does_not_swap_leaves_the_lists_as_they_were_and_nothing_
     add(db, "big", [body(i) for i in range(60)])
     index(db)
     with db.connection() as conn:
-        keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
+        champions_store.refresh_champions(conn, "big", min_df=5, size=4)
         before = lists(conn, "big"), rows(conn, "big")
-        assert keyword_store.start_build(conn, "big")
-        keyword_store.stage_build(conn, "big", min_df=5, size=6)
-        assert keyword_store.load_build(conn, "big")
+        assert champions_store.start_build(conn, "big")
+        champions_store.stage_build(conn, "big", min_df=5, size=6)
+        assert champions_store.load_build(conn, "big")
         assert generations(conn, "big") == (1, ([1, 2], [1, 2]))
-        keyword_store.end_build(
+        champions_store.end_build(
             conn, "big"
         )  # cut short before the swap (refresh_champions' finally)
         assert (
@@ -177,10 +177,10 @@ def test_a_database_with_lists_migrates_in_place(pg_server, tmp_path):
                 "0028_keyword_memory_episodes",
             ]
             # 0028 counted the memory's episodes that have chunks: the statistics are as if recorded now.
-            assert keyword_store.stored_stats(conn, "big") == keyword_store.counted_stats(
+            assert keyword_stats_store.stored_stats(
                 conn, "big"
-            )
-            assert keyword_store.stored_stats(conn, "big")[0].episodes == 60
+            ) == keyword_stats_store.counted_stats(conn, "big")
+            assert keyword_stats_store.stored_stats(conn, "big")[0].episodes == 60
             # The lists are the memory's generation 1, as they were, read by searches and grown by writers.
             assert generations(conn, "big") == (1, ([1], [1]))
             assert (
@@ -191,7 +191,7 @@ def test_a_database_with_lists_migrates_in_place(pg_server, tmp_path):
             assert keyword_store.ranked(conn, "big", "river", Filters(), limit=3, cap=5)[0]
             assert_lists_hold_the_rows_above_their_floor(conn, "big")
             # A rebuild from the same chunks: generation 2, the same lists, generation 1 gone.
-            build = keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
+            build = champions_store.refresh_champions(conn, "big", min_df=5, size=4)
             assert build.outcome == "built" and build.generation == 2
             assert generations(conn, "big") == (2, ([2], [2]))
             assert (
@@ -277,11 +277,11 @@ def test_the_staged_lists_are_exactly_the_best_rows_whatever_the_sample(db):
             (1, size + 1),
             (1, 1),
             (1, 10**6),
-            (keyword_store.SAMPLE_EVERY, None),
+            (champions_store.SAMPLE_EVERY, None),
             (2, 3),
         ):
-            assert keyword_store.start_build(conn, "big")
-            keyword_store.stage_build(
+            assert champions_store.start_build(conn, "big")
+            champions_store.stage_build(
                 conn,
                 "big",
                 min_df=min_df,
@@ -290,4 +290,4 @@ def test_the_staged_lists_are_exactly_the_best_rows_whatever_the_sample(db):
                 sample_rank=sample_rank,
             )
             assert staged(conn, "big") == expected, (sample_every, sample_rank)
-            keyword_store.end_build(conn, "big")
+            champions_store.end_build(conn, "big")

@@ -1,4 +1,4 @@
-"""Keyword statistics and the keyword query (keyword_store) against the real database."""
+"""Keyword statistics (keyword_stats_store) and the keyword query (keyword_store) against the real database."""
 
 from __future__ import annotations
 
@@ -11,10 +11,17 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from memory_pipeline import indexing
 from memory_pipeline.domain.episodes import make_episode
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
-from memory_pipeline.storage import forget_store, index_store, keyword_store, search_store
+from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.storage import (
+    champions_store,
+    forget_store,
+    index_store,
+    keyword_stats_store,
+    keyword_store,
+    search_store,
+)
 from memory_pipeline.storage.episodes_store import store_episodes
 from memory_pipeline.storage.paths import SQL_DIR, query
 from memory_pipeline.storage.search_store import Filters
@@ -56,16 +63,16 @@ def add(
 
 
 def index(db) -> None:
-    report = indexing.index_until_done(db, TinyEmbedder())
+    report = index_until_done(db, TinyEmbedder())
     assert report.pending_after == 0
 
 
 def assert_stats_match_a_recount(db, *memories: str) -> None:
     with db.connection() as conn:
         for memory in memories:
-            assert keyword_store.stored_stats(conn, memory) == keyword_store.counted_stats(
+            assert keyword_stats_store.stored_stats(
                 conn, memory
-            ), memory
+            ) == keyword_stats_store.counted_stats(conn, memory), memory
 
 
 def old_bm25(
@@ -79,7 +86,7 @@ def old_bm25(
         {
             "memory": memory,
             "lexemes": lexemes,
-            "tsquery": search_store.or_tsquery(lexemes),
+            "tsquery": keyword_store.or_tsquery(lexemes),
             "limit": limit,
             **filters.params(),
             **keyword_store.BM25.params(),
@@ -120,7 +127,7 @@ def test_stats_after_indexing_equal_a_recount(db):
     index(db)
     assert_stats_match_a_recount(db, "alice", "bob")
     with db.connection() as conn:
-        stats, df = keyword_store.stored_stats(conn, "alice")
+        stats, df = keyword_stats_store.stored_stats(conn, "alice")
         rows = conn.execute(
             "SELECT count(*), sum(length(tsv)) FROM chunks WHERE memory = 'alice'"
         ).fetchone()
@@ -130,12 +137,15 @@ def test_stats_after_indexing_equal_a_recount(db):
             "SELECT count(*), count(DISTINCT chunk_id) FROM chunks WHERE memory = 'alice' AND tsv @@ 'garden'"
         ).fetchone()
         assert df["garden"] == garden[0] == garden[1] + 2
-        assert keyword_store.stored_stats(conn, "bob")[1]["garden"] == 1
-        before = keyword_store.stored_stats(conn, "alice"), keyword_store.stored_stats(conn, "bob")
-        keyword_store.recompute(conn, ["alice", "bob"])
+        assert keyword_stats_store.stored_stats(conn, "bob")[1]["garden"] == 1
+        before = (
+            keyword_stats_store.stored_stats(conn, "alice"),
+            keyword_stats_store.stored_stats(conn, "bob"),
+        )
+        keyword_stats_store.recompute(conn, ["alice", "bob"])
         assert (
-            keyword_store.stored_stats(conn, "alice"),
-            keyword_store.stored_stats(conn, "bob"),
+            keyword_stats_store.stored_stats(conn, "alice"),
+            keyword_stats_store.stored_stats(conn, "bob"),
         ) == before
 
 
@@ -143,13 +153,13 @@ def test_stats_grow_with_new_episodes(db):
     add(db, "alice", GARDEN[:3])
     index(db)
     with db.connection() as conn:
-        first, first_df = keyword_store.stored_stats(conn, "alice")
+        first, first_df = keyword_stats_store.stored_stats(conn, "alice")
     add(db, "alice", GARDEN[3:], day=DAY2)
     add(db, "carol", ["A new memory about the garden."], day=DAY2)
     index(db)
     assert_stats_match_a_recount(db, "alice", "carol")
     with db.connection() as conn:
-        second, second_df = keyword_store.stored_stats(conn, "alice")
+        second, second_df = keyword_stats_store.stored_stats(conn, "alice")
     assert second.chunks > first.chunks and second.total_lexemes > first.total_lexemes
     assert second_df["garden"] == first_df["garden"] + 3
     assert all(second_df[lexeme] >= df for lexeme, df in first_df.items())
@@ -161,7 +171,10 @@ def test_stats_stay_right_after_rechunk(db):
     add(db, "bob", ["Only bob's garden, ingested on the first day."], day=DAY1)
     index(db)
     with db.connection() as conn:
-        indexed = keyword_store.stored_stats(conn, "alice"), keyword_store.stored_stats(conn, "bob")
+        indexed = (
+            keyword_stats_store.stored_stats(conn, "alice"),
+            keyword_stats_store.stored_stats(conn, "bob"),
+        )
         day1, day2 = (
             conn.execute(
                 "SELECT count(*) FROM chunks c JOIN episodes e ON e.id = c.episode_id WHERE e.ingest_day = %s",
@@ -171,20 +184,20 @@ def test_stats_stay_right_after_rechunk(db):
         )
         # What `memory-pipeline backfill --rechunk` does first.
         assert index_store.delete_chunks_of_days(conn, DAY1, DAY1) == day1
-        assert keyword_store.stored_stats(conn, "bob") == (
+        assert keyword_stats_store.stored_stats(conn, "bob") == (
             None,
             {},
         )  # no chunks left: no statistics
         assert (
-            keyword_store.stored_stats(conn, "alice")[0].chunks == day2
+            keyword_stats_store.stored_stats(conn, "alice")[0].chunks == day2
         )  # the second day's chunk rows
     assert_stats_match_a_recount(db, "alice", "bob")
     index(db)  # ... and then the days' chunks are written again
     assert_stats_match_a_recount(db, "alice", "bob")
     with db.connection() as conn:
         assert (
-            keyword_store.stored_stats(conn, "alice"),
-            keyword_store.stored_stats(conn, "bob"),
+            keyword_stats_store.stored_stats(conn, "alice"),
+            keyword_stats_store.stored_stats(conn, "bob"),
         ) == indexed
 
 
@@ -192,20 +205,20 @@ def test_migration_backfills_existing_chunks(db):
     add(db, "alice", GARDEN)
     index(db)
     with db.connection() as conn:
-        indexed = keyword_store.stored_stats(conn, "alice")
+        indexed = keyword_stats_store.stored_stats(conn, "alice")
         conn.execute("DELETE FROM keyword_stats")
         conn.execute("DELETE FROM keyword_memory_stats")
         migration = (SQL_DIR / "migrations" / "0004_keyword_stats.sql").read_text(encoding="utf-8")
         conn.execute(migration.split("-- Backfill from the chunks already stored.")[1])
         # 0028's backfill of the episodes column, which 0004's rows take as 0.
-        assert keyword_store.stored_stats(conn, "alice")[0].episodes == 0
+        assert keyword_stats_store.stored_stats(conn, "alice")[0].episodes == 0
         episodes = (SQL_DIR / "migrations" / "0028_keyword_memory_episodes.sql").read_text(
             encoding="utf-8"
         )
         conn.execute(episodes[episodes.index("UPDATE keyword_memory_stats") :])
-        assert keyword_store.stored_stats(conn, "alice") == indexed and indexed[0].episodes == len(
-            GARDEN
-        )
+        assert keyword_stats_store.stored_stats(conn, "alice") == indexed and indexed[
+            0
+        ].episodes == len(GARDEN)
 
 
 # -- the keyword query ---------------------------------------------------------------------------
@@ -302,7 +315,7 @@ def test_scores_are_textbook_bm25_with_the_constants_passed(small_world, bm25):
                 " unnest(c.tsv) u GROUP BY c.chunk_id"
             )
         }
-        _, name, params = keyword_store.statement(conn, "alice", text, Filters(), bm25=bm25)
+        _, name, params = keyword_store.planned_query(conn, "alice", text, Filters(), bm25=bm25)
         plan = "\n".join(
             r[0] for r in conn.execute("EXPLAIN VERBOSE " + query(name), params, prepare=False)
         )
@@ -429,7 +442,7 @@ def test_champion_lists_stay_right_after_every_writer(db):
     add(db, "big", [common_body(i) for i in range(60, 80)], day=DAY2)
     index(db)
     with db.connection() as conn:
-        build = keyword_store.refresh_champions(conn, "big", min_df=5, size=4)
+        build = champions_store.refresh_champions(conn, "big", min_df=5, size=4)
         rows = build.rows
         assert build.outcome == "built" and build.attempts == 1 and build.backlog == 0
         floors = dict(
@@ -472,7 +485,7 @@ def test_a_common_word_reads_its_champions_exactly_as_bm25_ranks_it(db):
     cap, limit = 12, 6
     with db.connection() as conn:
         before, _ = keyword_store.ranked(conn, "big", "river", Filters(), limit=limit, cap=cap)
-        keyword_store.refresh_champions(conn, "big", min_df=cap, size=8)
+        champions_store.refresh_champions(conn, "big", min_df=cap, size=8)
         add(db, "big", ["The river, the river: a short river note."], day=DAY2)  # after the refresh
         index(db)
         for text, filters in (
@@ -489,9 +502,9 @@ def test_a_common_word_reads_its_champions_exactly_as_bm25_ranks_it(db):
         assert rows and keyword_store.plan(conn, "big", "river mountain", cap=cap).champion is None
         # The nightly refresh rebuilds large memories' lists and drops those of memories now small.
         assert [
-            b.memory for b in keyword_store.refresh_all_champions(conn, min_df=cap, size=8)
+            b.memory for b in champions_store.refresh_all_champions(conn, min_df=cap, size=8)
         ] == ["big"]
-        assert keyword_store.refresh_all_champions(conn, min_df=10**6) == []
+        assert champions_store.refresh_all_champions(conn, min_df=10**6) == []
         assert conn.execute("SELECT count(*) FROM keyword_champion_state").fetchone()[0] == 0
         # Before the lists, a sample of the rows in table order: not the top (why they exist).
         assert [c for c, _ in before] != [c for c, _ in old_bm25(conn, "big", "river", limit=limit)]
@@ -563,7 +576,7 @@ def test_recording_chunks_in_the_lists_unnests_each_chunk_row_once(db):
     add(db, "big", [common_body(i) for i in range(60)], day=DAY1)
     index(db)
     with db.connection() as conn:
-        assert keyword_store.refresh_champions(conn, "big", min_df=5, size=4).outcome == "built"
+        assert champions_store.refresh_champions(conn, "big", min_df=5, size=4).outcome == "built"
         ids = [r[0] for r in conn.execute("SELECT id FROM episodes WHERE memory = 'big'")]
         rows = conn.execute(
             "SELECT count(*) FROM chunks WHERE episode_id = ANY(%s)", (ids,)

@@ -11,28 +11,24 @@ day fails, and its metadata names those days.
 """
 
 import datetime as dt
-import os
-import time
 
 import dagster as dg
 
-from memory_pipeline import indexing
-from memory_pipeline.defs.assets._common import (
+from memory_pipeline.defs.partitions import ingest_days
+from memory_pipeline.indexing.days import chunk_day, embed_day, link_day
+from memory_pipeline.orchestration import day_metadata
+from memory_pipeline.orchestration.assets import (
     BACKFILL_POLICY,
     CHUNKS_TABLE,
-    EMBEDDING_POOL,
     EMBEDDINGS_TABLE,
     ENTITY_MENTIONS_TABLE,
     OWNERS,
+    code_referenced,
     days_label,
     days_of,
 )
-from memory_pipeline.defs.assets.ingest import episodes
-from memory_pipeline.defs.metadata import markdown_table
-from memory_pipeline.defs.partitions import ingest_days
-from memory_pipeline.resources import MemoryResource
-from memory_pipeline.storage import entities_store, partition_store
-from memory_pipeline.storage.profiles_store import writing_target
+from memory_pipeline.orchestration.instance import EMBEDDING_POOL
+from memory_pipeline.orchestration.resources import MemoryResource
 
 
 def _check_over_days(
@@ -55,7 +51,7 @@ def _check_over_days(
     partitions_def=ingest_days,
     backfill_policy=BACKFILL_POLICY,
     group_name="index",
-    deps=[episodes],
+    deps=["episodes"],
     kinds={"postgres"},
     owners=OWNERS,
     tags={"stage": "index"},
@@ -76,25 +72,9 @@ def chunks(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mate
     days = days_of(context)
     failing, totals = [], {"episodes": 0, "episodes_without_chunks": 0}
     for day in days:
-        report = indexing.chunk_pending(
-            memory.db, day=day, anchors=memory.api.embed_settings.heading_anchors
-        )
-        with memory.db.connection() as conn:
-            stats = partition_store.chunk_stats(conn, day)
-        context.add_asset_metadata(
-            {
-                "dagster/row_count": stats["chunks"],
-                "new_chunks": report.chunks,
-                "episodes_chunked": report.episodes,
-                "mean_chunk_chars": round(stats["characters"] / stats["chunks"], 1)
-                if stats["chunks"]
-                else 0.0,
-                "seconds": round(report.seconds, 3),
-                "chunks_per_second": round(report.chunks_per_second, 1),
-                "preview": markdown_table(report.preview),
-            },
-            partition_key=day.isoformat(),
-        )
+        chunked = chunk_day(memory.db, day, anchors=memory.api.embed_settings.heading_anchors)
+        stats = chunked.stats
+        context.add_asset_metadata(day_metadata.chunks(chunked), partition_key=day.isoformat())
         totals["episodes"] += stats["episodes"]
         totals["episodes_without_chunks"] += stats["episodes_without_chunks"]
         if stats["episodes_without_chunks"]:
@@ -113,7 +93,7 @@ def chunks(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mate
     partitions_def=ingest_days,
     backfill_policy=BACKFILL_POLICY,
     group_name="index",
-    deps=[chunks],
+    deps=["chunks"],
     kinds={"postgres", "pgvector"},
     owners=OWNERS,
     tags={"stage": "index", "calls": "embedding-model"},
@@ -139,7 +119,7 @@ def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
     failing, totals = [], {}
     generation = 0
     for day in days:
-        report = indexing.embed_day(
+        embedded = embed_day(
             memory.db,
             model,
             day,
@@ -147,38 +127,12 @@ def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
                 f"{r.episodes} episodes, {r.vectors} vectors so far"
             ),
         )
-        with memory.db.connection() as conn:
-            target = writing_target(conn, memory.profile)
-            found = (
-                partition_store.vector_integrity(conn, day, target)
-                if target
-                else partition_store.no_vectors(conn, day)
-            )
-        generation = target.generation if target else 0
+        report, found, generation = embedded.report, embedded.vectors, embedded.generation
         context.log.info(
             f"{day}: {report.episodes} episodes, {report.vectors} vectors in {report.seconds:.1f}s "
             f"({report.vectors_per_second:.1f} vectors/s) with {report.profile}"
         )
-        context.add_asset_metadata(
-            {
-                "dagster/row_count": found["vectors"],
-                "profile": report.profile,
-                "generation": generation,
-                "episodes_indexed": report.episodes,
-                "new_vectors": report.vectors,
-                "new_window_vectors": report.windows,
-                "model_calls": report.model_calls,
-                "pending_after": report.pending_after or 0,
-                "seconds": round(report.seconds, 3),
-                "embed_seconds": round(report.embed_seconds, 3),
-                "store_seconds": round(report.store_seconds, 3),
-                "vectors_per_second": round(report.vectors_per_second, 2),
-                # Which process embedded: tells a distributed executor's workers apart.
-                "worker_pid": os.getpid(),
-                "preview": markdown_table(report.preview),
-            },
-            partition_key=day.isoformat(),
-        )
+        context.add_asset_metadata(day_metadata.embeddings(embedded), partition_key=day.isoformat())
         for key, value in found.items():
             totals[key] = totals.get(key, 0) + value
         if found["missing"] or found["wrong_dimension"] or found["not_normalized"]:
@@ -201,7 +155,7 @@ def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
     partitions_def=ingest_days,
     backfill_policy=BACKFILL_POLICY,
     group_name="index",
-    deps=[episodes],
+    deps=["episodes"],
     kinds={"postgres"},
     owners=OWNERS,
     tags={"stage": "index"},
@@ -225,22 +179,10 @@ def entity_mentions(
     days = days_of(context)
     failing, totals = [], {"episodes_without_names": 0}
     for day in days:
-        started = time.perf_counter()
-        report = entities_store.EntityReport()
-        with memory.db.connection() as conn:
-            memories = entities_store.refresh_day(conn, day, report)
-            stats = partition_store.entity_stats(conn, day)
-            top = entities_store.top_entities(conn, memories)
+        linked = link_day(memory.db, day)
+        stats = linked.stats
         context.add_asset_metadata(
-            {
-                "dagster/row_count": stats["mentions"],
-                "memories": len(memories),
-                "new_mentions": report.mentions_added,
-                "episodes_scanned_for_names": report.extracted_episodes,
-                "seconds": round(time.perf_counter() - started, 3),
-                "top_entities": markdown_table(top),
-            },
-            partition_key=day.isoformat(),
+            day_metadata.entity_mentions(linked), partition_key=day.isoformat()
         )
         totals["episodes_without_names"] += stats["episodes_without_names"]
         if stats["episodes_without_names"]:
@@ -257,3 +199,8 @@ def entity_mentions(
             )
         ],
     )
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return code_referenced([chunks, embeddings, entity_mentions])

@@ -8,12 +8,17 @@ import time
 import dagster as dg
 
 from memory_pipeline import config
-from memory_pipeline.defs.assets._common import BACKFILL_POLICY, EPISODES_TABLE, OWNERS, days_of
-from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
-from memory_pipeline.ingest import ingest_paths
-from memory_pipeline.resources import MemoryResource
-from memory_pipeline.storage import episodes_store
+from memory_pipeline.ingest import day_episodes, ingest_paths
+from memory_pipeline.orchestration import day_metadata
+from memory_pipeline.orchestration.assets import (
+    BACKFILL_POLICY,
+    EPISODES_TABLE,
+    OWNERS,
+    code_referenced,
+    days_of,
+)
+from memory_pipeline.orchestration.resources import MemoryResource
 
 
 @dg.asset(
@@ -48,21 +53,22 @@ def _load_day(context: dg.AssetExecutionContext, memory: MemoryResource, day) ->
         context.log.info(f"inbox {inbox}: {loaded.summary()}")
         for rejection in loaded.rejections:
             context.log.warning(str(rejection))
-    with memory.db.connection() as conn:
-        summary = episodes_store.day_summary(conn, day)
-        preview = episodes_store.day_preview(conn, day)
+    held = day_episodes(memory.db, day)
     metadata = {
-        "dagster/row_count": sum(r["episodes"] for r in summary),
+        **day_metadata.episodes(held),
         "inbox": str(inbox),
         "inbox_new": loaded.inserted if loaded else 0,
         "inbox_duplicates": loaded.duplicates if loaded else 0,
         "inbox_rejected": len(loaded.rejections) if loaded else 0,
         "seconds": round(time.perf_counter() - started, 3),
-        "by_memory_and_kind": markdown_table(summary),
-        "preview": markdown_table(preview),
     }
     if loaded and loaded.rejections:
         metadata["rejections"] = dg.MetadataValue.md(
             "\n".join(f"- `{r}`" for r in loaded.rejections[:50])
         )
     return metadata
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return code_referenced([episodes])

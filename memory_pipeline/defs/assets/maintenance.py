@@ -12,30 +12,29 @@ import time
 
 import dagster as dg
 
-from memory_pipeline import indexing, observations
-from memory_pipeline.defs.assets._common import (
-    EMBEDDING_POOL,
+from memory_pipeline import maintenance
+from memory_pipeline.defs.partitions import ingest_days
+from memory_pipeline.indexing import canary
+from memory_pipeline.indexing.days import index_day
+from memory_pipeline.indexing.generations import serving_integrity, switch_when_complete
+from memory_pipeline.indexing.pending import pending_by_day, pending_count
+from memory_pipeline.indexing.report import IndexReport
+from memory_pipeline.indexing.statement_vectors import embed_pending, integrity
+from memory_pipeline.ingest import day_episodes
+from memory_pipeline.orchestration import day_metadata
+from memory_pipeline.orchestration.assets import (
     ENTITIES_TABLE,
     OWNERS,
     PROFILES_TABLE,
     STATEMENT_VECTORS_TABLE,
     STATS_TABLE,
+    code_referenced,
 )
-from memory_pipeline.defs.assets.index import chunks, embeddings, entity_mentions
-from memory_pipeline.defs.assets.ingest import episodes
-from memory_pipeline.defs.metadata import markdown_table
-from memory_pipeline.defs.partitions import ingest_days
-from memory_pipeline.resources import MemoryResource
-from memory_pipeline.storage import (
-    entities_store,
-    health_store,
-    hnsw_store,
-    index_store,
-    keyword_store,
-    observations_store,
-    partition_store,
-)
-from memory_pipeline.storage.profiles_store import active_profile, register_profile, writing_target
+from memory_pipeline.orchestration.instance import EMBEDDING_POOL
+from memory_pipeline.orchestration.metadata import markdown_table
+from memory_pipeline.orchestration.reporting import day_materializations
+from memory_pipeline.orchestration.resources import MemoryResource
+from memory_pipeline.storage import champions_store, keyword_store
 
 
 @dg.asset(
@@ -55,49 +54,37 @@ from memory_pipeline.storage.profiles_store import active_profile, register_prof
 def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
     model = memory.embedder
     db = memory.db
-    pending = indexing.pending_by_day(db, model)
+    pending = pending_by_day(db, model)
     if pending:
         context.instance.add_dynamic_partitions(ingest_days.name, sorted(pending))
-    total = indexing.IndexReport(profile=model.profile.name)
+    total = IndexReport(profile=model.profile.name)
     mentions = 0
     for day in sorted(pending):
-        date = dt.date.fromisoformat(day)
-        chunked = indexing.chunk_pending(db, day=date, anchors=model.heading_anchors)
-        embedded = indexing.embed_day(db, model, date)
-        total.add(chunked)
-        total.add(embedded)
-        if embedded.canary_checked and not total.canary_checked:
-            total.canary_checked, total.canary_cosine = True, embedded.canary_cosine
-        entity_report = entities_store.EntityReport()
-        with db.connection() as conn:
-            entities_store.refresh_day(conn, date, entity_report)
-        mentions += entity_report.mentions_added
-        for asset, row_meta in (
-            (episodes, {}),
-            (chunks, {"new_chunks": chunked.chunks}),
-            (embeddings, {"new_vectors": embedded.vectors, "profile": embedded.profile}),
-            (entity_mentions, {"new_mentions": entity_report.mentions_added}),
+        done = index_day(db, model, dt.date.fromisoformat(day))
+        total.add(done.chunked.report)
+        total.add(done.embedded.report)
+        if done.embedded.report.canary_checked and not total.canary_checked:
+            total.canary_checked = True
+            total.canary_cosine = done.embedded.report.canary_cosine
+        mentions += done.linked.report.mentions_added
+        # The day's partitions, recorded as their own runs record them.
+        by = {"materialized_by": "backlog", "run_id": context.run.run_id}
+        for event in day_materializations(
+            day,
+            {
+                "episodes": {**day_metadata.episodes(day_episodes(db, done.chunked.day)), **by},
+                "chunks": {**day_metadata.chunks(done.chunked), **by},
+                "embeddings": {**day_metadata.embeddings(done.embedded), **by},
+                "entity_mentions": {**day_metadata.entity_mentions(done.linked), **by},
+            },
         ):
-            context.log_event(
-                dg.AssetMaterialization(
-                    asset_key=asset.key,
-                    partition=day,
-                    metadata={
-                        **row_meta,
-                        "materialized_by": "backlog",
-                        "run_id": context.run.run_id,
-                    },
-                )
-            )
+            context.log_event(event)
     cosine = total.canary_cosine
     if not total.canary_checked:
         # Nothing was pending: the canary runs every night all the same, so that a silent model
         # swap surfaces before the next ingest.
-        with db.connection() as conn:
-            cosine = indexing.check_canary(
-                conn, model, register_profile(conn, model.profile).writing()
-            )
-    after = indexing.pending_count(db, model)
+        cosine = canary.check_now(db, model)
+    after = pending_count(db, model)
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": after,
@@ -118,7 +105,7 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
 
 @dg.asset(
     group_name="maintenance",
-    deps=[entity_mentions, backlog],
+    deps=["entity_mentions", "backlog"],
     kinds={"postgres"},
     owners=OWNERS,
     tags={"stage": "maintenance"},
@@ -130,34 +117,28 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
     ),
 )
 def entities(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
-    started = time.perf_counter()
-    report = entities_store.EntityReport()
-    with memory.db.connection() as conn:
-        memories = entities_store.promote_memories(conn, report)
-        entities_store.compact_mention_counts(conn)
-        total = entities_store.count_entities(conn)
-        top = entities_store.top_entities(conn, memories)
+    promoted = maintenance.promote_entities(memory.db)
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": total,
-            "memories": len(memories),
-            "new_entities": report.promoted,
-            "new_mentions": report.mentions_added,
-            "seconds": round(time.perf_counter() - started, 3),
-            "top_entities": markdown_table(top),
+            "dagster/row_count": promoted.total,
+            "memories": len(promoted.memories),
+            "new_entities": promoted.report.promoted,
+            "new_mentions": promoted.report.mentions_added,
+            "seconds": round(promoted.seconds, 3),
+            "top_entities": markdown_table(promoted.top),
         }
     )
 
 
 @dg.asset(
     group_name="maintenance",
-    deps=[backlog],
+    deps=["backlog"],
     kinds={"postgres"},
     owners=OWNERS,
     tags={"stage": "maintenance"},
     description=(
         "The keyword channel's champion lists, rebuilt for every memory of more than "
-        f"{keyword_store.CAP} chunks: each common word's {keyword_store.CHAMPIONS} best chunks by "
+        f"{keyword_store.CAP} chunks: each common word's {champions_store.CHAMPIONS} best chunks by "
         "BM25, which a one-word lookup of it reads instead of the word's whole posting list. "
         "Writes keep them right in between; rebuilding re-centres them on the current lengths. "
         "A rebuild reads beside the writers; the memory's chunk writers only wait for its swap "
@@ -168,8 +149,7 @@ def keyword_champions(
     context: dg.AssetExecutionContext, memory: MemoryResource
 ) -> dg.MaterializeResult:
     started = time.perf_counter()
-    with memory.db.connection() as conn:
-        builds = keyword_store.refresh_all_champions(conn)
+    builds = memory.api.rebuild_keyword_lists()
     for build in builds:
         if build.outcome != "built":
             context.log.warning(
@@ -201,7 +181,7 @@ def keyword_champions(
 
 @dg.asset(
     group_name="maintenance",
-    deps=[backlog],
+    deps=["backlog"],
     kinds={"postgres", "pgvector"},
     owners=OWNERS,
     tags={"stage": "maintenance", "calls": "embedding-model"},
@@ -227,10 +207,8 @@ def statement_vectors(
     context: dg.AssetExecutionContext, memory: MemoryResource
 ) -> dg.MaterializeResult:
     model = memory.embedder
-    written = observations.embed_pending(memory.db, model)
-    with memory.db.connection() as conn:
-        serving = active_profile(conn)
-        found = observations_store.vector_integrity(conn, serving) if serving else None
+    written = embed_pending(memory.db, model)
+    serving, found = integrity(memory.db)
     passed = found is None or not (
         found["missing"] or found["wrong_dimension"] or found["not_normalized"]
     )
@@ -260,7 +238,7 @@ def statement_vectors(
 
 @dg.asset(
     group_name="maintenance",
-    deps=[embeddings, backlog, statement_vectors],
+    deps=["embeddings", "backlog", "statement_vectors"],
     kinds={"postgres"},
     owners=OWNERS,
     tags={"stage": "maintenance"},
@@ -282,14 +260,10 @@ def serving_generation(
     context: dg.AssetExecutionContext, memory: MemoryResource
 ) -> dg.MaterializeResult:
     model = memory.embedder
-    db = memory.db
-    pending = indexing.pending_count(db, model)
-    switched = indexing.promote_when_complete(db, model, pending=pending)
+    pending, switched = switch_when_complete(memory.db, model)
     if switched:
         context.log.info(switched)
-    with db.connection() as conn:
-        profile = active_profile(conn)
-        found = health_store.vector_integrity(conn, profile) if profile else None
+    profile, found = serving_integrity(memory.db)
     passed = (
         bool(found)
         and found["missing"] == 0
@@ -324,7 +298,7 @@ def serving_generation(
 
 @dg.asset(
     group_name="maintenance",
-    deps=[serving_generation],
+    deps=["serving_generation"],
     kinds={"pgvector"},
     owners=OWNERS,
     tags={"stage": "maintenance"},
@@ -335,12 +309,10 @@ def serving_generation(
     ),
 )
 def hnsw_index(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
-    with memory.db.connection() as conn:  # autocommit: CREATE INDEX CONCURRENTLY needs it
-        profile = active_profile(conn)
-        if profile is None:
-            raise dg.Failure("no embedding profile is active yet: materialize embeddings first")
-        state = hnsw_store.ensure_index(conn, profile)
-        health_store.analyze(conn)
+    try:
+        profile, state = maintenance.ensure_hnsw_index(memory.db)
+    except LookupError as exc:
+        raise dg.Failure(str(exc)) from None
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": state.rows,
@@ -362,7 +334,7 @@ def hnsw_index(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
 
 @dg.asset(
     group_name="maintenance",
-    deps=[hnsw_index],
+    deps=["hnsw_index"],
     kinds={"postgres"},
     owners=OWNERS,
     tags={"stage": "maintenance"},
@@ -376,18 +348,8 @@ def hnsw_index(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
 def pipeline_stats(
     context: dg.AssetExecutionContext, memory: MemoryResource
 ) -> dg.MaterializeResult:
-    now = dt.datetime.now(dt.UTC)
-    with memory.db.connection() as conn:
-        stats = health_store.daily_stats(conn, now - dt.timedelta(hours=24))
-        profile = active_profile(conn)
-        # Pending for the configured profile, as the sensor and the index passes count it.
-        target = writing_target(conn, memory.profile)
-        stats["pending"] = sum(index_store.pending_by_day(conn, target).values())
-        stats["active_profile"] = (
-            f"{profile.name} generation {profile.generation}" if profile else None
-        )
-        stats["days_with_episodes"] = len(partition_store.days_with_episodes(conn))
-        health_store.save_daily_stats(conn, now.date(), stats)
+    # Pending for the configured profile, as the sensor and the index passes count it.
+    stats = maintenance.record_daily_stats(memory.db, memory.profile)
     metadata = {k: v for k, v in stats.items() if isinstance(v, (int, float)) and v is not None}
     metadata["episodes_by_kind"] = markdown_table(
         [{"kind": k, "episodes": n} for k, n in stats["episodes_by_kind"].items()]
@@ -395,3 +357,18 @@ def pipeline_stats(
     metadata["active_profile"] = stats["active_profile"] or "none"
     metadata["dagster/row_count"] = stats["episodes"]
     return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return code_referenced(
+        [
+            backlog,
+            entities,
+            keyword_champions,
+            statement_vectors,
+            serving_generation,
+            hnsw_index,
+            pipeline_stats,
+        ]
+    )

@@ -18,7 +18,7 @@ import docx as python_docx
 from docx.opc.exceptions import PackageNotFoundError
 from docx.table import Table
 
-from memory_pipeline.domain.documents import Block, Budget, Document, DocumentRejected
+from memory_pipeline.domain.documents.document import Block, Budget, Document, DocumentRejected
 from memory_pipeline.domain.documents.sanitize import one_line
 
 MAX_UNPACKED_BYTES = 100 * 1024 * 1024

@@ -14,7 +14,7 @@ import datetime as dt
 
 from bs4 import BeautifulSoup, Comment, Doctype, NavigableString, ProcessingInstruction, Tag
 
-from memory_pipeline.domain.documents import Block, Budget, Document, DocumentRejected
+from memory_pipeline.domain.documents.document import Block, Budget, Document, DocumentRejected
 from memory_pipeline.domain.documents.sanitize import one_line
 from memory_pipeline.domain.episodes import parse_timestamp
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import pypdf
 from pypdf.errors import PyPdfError
 
-from memory_pipeline.domain.documents import Block, Budget, Document, DocumentRejected
+from memory_pipeline.domain.documents.document import Block, Budget, Document, DocumentRejected
 from memory_pipeline.domain.documents.sanitize import one_line
 
 # pypdf logs what it repairs in a damaged file; without a configured handler Python would print

@@ -1,4 +1,4 @@
-"""Saving observations and beliefs (close existing ones first), and embedding them.
+"""Saving statements (observations and beliefs): close existing ones first, revisions, status.
 
 Saving a statement first looks for close existing ones of the same memory, by vector (when an
 embedder of the serving profile is at hand) and by words (BM25), and shows them back. The caller
@@ -16,11 +16,10 @@ refused whatever the decision, unless ``force``. A statement cites only episodes
 memory: search shows its sources to whoever may read that memory, so an id from another memory
 is refused (``episode_ids``), not stored.
 
-Vectors: statements get one vector per (profile, generation), like chunks. ``embed_pending``
-writes the missing ones for the generation being written (``indexing.index_until_done`` calls it:
-``memory-pipeline index`` and ``Memory.index``; in Dagster the ``statement_vectors`` asset; a
-reindex's new generation makes every statement pending again); ``save`` also stores the new statement's vector at once when
-it has an embedder of the serving profile, so it is searchable by meaning straight away.
+Vectors: statements get one vector per (profile, generation), like chunks; the index pass
+writes the missing ones (``indexing.statement_vectors``). ``save`` also stores the new
+statement's vector at once when it has an embedder of the serving profile, so it is searchable by
+meaning straight away.
 """
 
 from __future__ import annotations
@@ -39,7 +38,6 @@ from memory_pipeline.storage.observations_store import StoredObservation
 
 CLOSE_LIMIT = 5
 LIVE = ("active", "contested")
-EMBED_PASS_LIMIT = 1000
 
 log = logging.getLogger(__name__)
 
@@ -239,35 +237,6 @@ def save(
         else:
             outcome.vector = "pending"
     return outcome
-
-
-def embed_pending(db: Database, embedder: Embedder, *, limit: int = EMBED_PASS_LIMIT) -> int:
-    """Embed statements without a vector for the generation ``embedder`` writes (the canary is
-    checked first, as for chunks); build that generation's HNSW index over them. Returns how
-    many vectors were written."""
-    from memory_pipeline.indexing import check_canary  # indexing calls this module
-
-    written = 0
-    with db.connection() as conn:
-        target = profiles_store.writing_target(conn, embedder.profile)
-        if target is None:
-            return 0  # no chunk was ever embedded with this profile: nothing serves yet
-        if not observations_store.pending_count(conn, target):
-            return 0
-        profile = profiles_store.register_profile(conn, embedder.profile).writing()
-        check_canary(conn, embedder, profile)
-        while True:
-            todo = observations_store.pending(conn, profile, limit=limit)
-            if not todo:
-                break
-            for start in range(0, len(todo), embedder.batch_size):
-                batch = todo[start : start + embedder.batch_size]
-                vectors = embedder.embed_documents([text for _, _, text in batch])
-                written += observations_store.write_vectors(
-                    conn, profile, [(i, m) for i, m, _ in batch], vectors
-                )
-        observations_store.ensure_index(conn, profile)
-    return written
 
 
 def set_status(db: Database, memory: str, observation_id: int, status: str) -> None:

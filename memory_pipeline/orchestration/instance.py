@@ -1,9 +1,9 @@
-"""This project's Dagster instance for the CLI: its home folder, partitions, and runless events.
+"""This project's Dagster instance for the CLI: its home folder, its partitions, its pool limits.
 
-The instance's storage resolves itself (``memory_pipeline.dagster_storage``); this module gives
-CLI commands a persistent DAGSTER_HOME (HOME/dagster, with the project's dagster.yaml) and
-lets commands outside Dagster (``memory-pipeline ingest``, ``index``) tell Dagster what they
-did, so the UI's partitions are true however the work was done.
+The instance's storage resolves itself (``orchestration.dagster_storage``); this module gives CLI
+commands a persistent DAGSTER_HOME (HOME/dagster, with the project's dagster.yaml), opened at
+once or on a thread meanwhile, so that commands outside Dagster can tell it what they did
+(``orchestration.reporting``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,10 @@ from memory_pipeline.storage.paths import PROJECT_ROOT
 
 DAGSTER_YAML = PROJECT_ROOT / "dagster.yaml"
 WORKSPACE_YAML = PROJECT_ROOT / "workspace.yaml"
-PARTITIONS = "ingest_days"  # memory_pipeline.defs.partitions.ingest_days.name
+PARTITIONS = "ingest_days"  # the name of defs.partitions.ingest_days
+# Every step that calls the embedding model takes a slot of this pool, so a 100-day backfill
+# queues behind the model server's capacity instead of flooding it.
+EMBEDDING_POOL = "embedding"
 
 
 def prepare_dagster_env(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -74,34 +77,6 @@ def add_partitions(instance, days: Iterable[str]) -> list[str]:
     return new
 
 
-def report_episodes_partition(instance, day: str, metadata: dict) -> None:
-    import dagster as dg
-
-    add_partitions(instance, [day])
-    instance.report_runless_asset_event(
-        dg.AssetMaterialization(asset_key="episodes", partition=day, metadata=metadata)
-    )
-
-
-def report_indexed_days(
-    instance, days: Iterable[str], by: str, assets=("chunks", "embeddings")
-) -> None:
-    """Record the days an index pass outside Dagster completed as materializations of the
-    ``assets`` partitions it did the work of (``memory-pipeline index``: chunks, vectors and
-    entity mentions)."""
-    import dagster as dg
-
-    days = sorted(set(days))
-    add_partitions(instance, days)
-    for day in days:
-        for asset in assets:
-            instance.report_runless_asset_event(
-                dg.AssetMaterialization(
-                    asset_key=asset, partition=day, metadata={"materialized_by": by}
-                )
-            )
-
-
 def embed_concurrency(environ: Mapping[str, str] | None = None) -> int:
     from memory_pipeline.config import env_int
 
@@ -112,8 +87,6 @@ def embed_concurrency(environ: Mapping[str, str] | None = None) -> int:
 
 def apply_pool_limits(instance, environ: Mapping[str, str] | None = None) -> int:
     """Set the embedding pool's limit in the instance (what the UI's Concurrency page shows)."""
-    from memory_pipeline.defs.assets import EMBEDDING_POOL
-
     limit = embed_concurrency(environ)
     instance.event_log_storage.set_concurrency_slots(EMBEDDING_POOL, limit)
     return limit

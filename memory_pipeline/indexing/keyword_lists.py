@@ -1,6 +1,6 @@
 """Keyword champion lists built beside an index run instead of after it.
 
-`memory-pipeline index` leaves every memory's champion lists fresh (``keyword_store``: lists that
+`memory-pipeline index` leaves every memory's champion lists fresh (``champions_store``: lists that
 are missing are built, stale ones rebuilt). Built after the pass, that build added its whole
 time to the command's (a fresh memory of 100,000 chunks: seconds after the pass,
 benchmarks/README.md), while the pass itself, waiting on the model server, left a core idle.
@@ -9,7 +9,7 @@ A rebuild can run beside the memory's writers (migration 0026: writers log what 
 meanwhile and the swap weighs it; from then on they keep the lists exact). So ``ListsBeside``
 starts the build on a thread and connection of its own once the run has committed
 ``START_SHARE`` of the episodes it set out to index: the build reads what is committed by then,
-and the writers add the rest. The stale rule (``keyword_store.STALE_CHANGE``, a change of more
+and the writers add the rest. The stale rule (``champions_store.STALE_CHANGE``, a change of more
 than a quarter of the chunk rows since the build) then holds at the end, so ``finish``'s own
 check of missing and stale lists (the same call the command made after the pass before) finds
 nothing left, except a memory that reached the share late (memories interleave in the pass's
@@ -20,18 +20,18 @@ from __future__ import annotations
 
 import threading
 
-from memory_pipeline.storage import keyword_store
+from memory_pipeline.storage import champions_store
+from memory_pipeline.storage.champions_store import ChampionBuild
 from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.keyword_store import ChampionBuild
 
 # The share of a run's episodes committed before its lists are built beside the rest: late
-# enough that the chunks written after the build stay under keyword_store.STALE_CHANGE of those
+# enough that the chunks written after the build stay under champions_store.STALE_CHANGE of those
 # it saw (here at most 15 of 85), early enough that the build ends before the pass.
 START_SHARE = 0.85
 
 
 class ListsBeside:
-    """Builds missing and stale champion lists (of every memory, as ``keyword_store.
+    """Builds missing and stale champion lists (of every memory, as ``champions_store.
     refresh_all_champions`` with ``stale_only``) once ``committed`` has counted ``START_SHARE``
     of ``planned`` episodes, on a thread; ``finish`` waits for it and checks again."""
 
@@ -54,7 +54,7 @@ class ListsBeside:
             with self.db.connection() as conn:
                 self._conn = conn
                 try:
-                    self.builds += keyword_store.refresh_all_champions(conn, stale_only=True)
+                    self.builds += champions_store.refresh_all_champions(conn, stale_only=True)
                 finally:
                     self._conn = None
         except BaseException as exc:  # noqa: BLE001 - raised on the run's thread by ``finish``
@@ -68,11 +68,11 @@ class ListsBeside:
             if self._error is not None:
                 raise self._error
         with self.db.connection() as conn:
-            self.builds += keyword_store.refresh_all_champions(conn, stale_only=True)
+            self.builds += champions_store.refresh_all_champions(conn, stale_only=True)
         return self.builds
 
     def abandon(self) -> None:
-        """The run failed: cancel a build still running (its statement ends; a rebuild cut short
+        """The run failed: cancel a build still running (its query ends; a rebuild cut short
         leaves the old lists in place) and wait for the thread to give its connection back."""
         conn = self._conn
         if self._thread is not None and self._thread.is_alive():

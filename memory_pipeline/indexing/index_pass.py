@@ -1,4 +1,4 @@
-"""The index pass: pending episodes -> chunks -> vectors, committed episode by episode.
+"""One index pass: pending episodes -> chunks -> vectors, committed episode by episode.
 
 A pass lists up to ``PASS_LIMIT`` pending episodes, oldest occurrence first, and claims them
 ``CLAIM_ROUND`` at a time while the model works on the previous round (an advisory lock each,
@@ -15,7 +15,7 @@ own connection, so two commits' database work overlaps; this thread claims, chun
 next rounds and collects the vectors meanwhile. So the model server, the database and this
 process's own work all overlap.
 
-The canary phrase proves where vectors come from. By default (``Embedder.canary_every`` 1,
+The canary phrase (``canary``) proves where vectors come from. By default (``Embedder.canary_every`` 1,
 MEMORY_PIPELINE_CANARY_EVERY) every model call carries it as its first input and a call's
 vectors are used only when its own canary matches the generation's stored canary: one request,
 one model, so a model swapped at any moment writes nothing, whichever server of several behind
@@ -43,26 +43,25 @@ import time
 from collections import deque
 from collections.abc import Callable, Generator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 
 import numpy as np
 import psycopg
 
-from memory_pipeline import observations
-from memory_pipeline.domain.anchors import anchored, model_text
-from memory_pipeline.domain.chunking import chunk_body
-from memory_pipeline.domain.windows import paragraph_windows
 from memory_pipeline.embedders.base import Embedder
-from memory_pipeline.errors import ModelRefused
+from memory_pipeline.indexing.canary import (
+    CANARY_MIN_COSINE,
+    CANARY_TEXT,
+    check_canary,
+    cosine_of,
+    refuse,
+    stored_canary,
+)
+from memory_pipeline.indexing.plan import chunk_views, plan
+from memory_pipeline.indexing.report import IndexReport, count
 from memory_pipeline.storage import index_store, profiles_store
 from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.index_store import (
-    ChunkVectors,
-    EpisodeWork,
-    PendingEpisode,
-    WriteReport,
-)
-from memory_pipeline.storage.profiles_store import StoredProfile, get_profile
+from memory_pipeline.storage.index_store import ChunkVectors, EpisodeWork, WriteReport
+from memory_pipeline.storage.profiles_store import StoredProfile
 
 # A pass claims up to this many episodes, CLAIM_ROUND at a time: the next round is claimed
 # and planned while the model embeds the last one, so the model is not idle between rounds, and
@@ -99,158 +98,11 @@ STORE_THREADS = 2
 # slower side, the pass waits here instead of holding ever more embedded work in memory.
 WRITES_AHEAD = STORE_THREADS + 1
 
-# The canary: a fixed phrase whose vector is stored per (profile, generation) and re-embedded
-# at the start of every pass. The same model reproduces it (cosine ~1.0, halfvec rounding
-# aside); a model swapped under the same name does not, whatever its dimension.
-CANARY_TEXT = (
-    "Canary for memory_pipeline: on a rainy Tuesday in Lisbon, Mara wrote down the ledger "
-    "totals, the name of her running coach, and a recipe for sourdough bread."
-)
-CANARY_MIN_COSINE = 0.99
 # With ``Embedder.canary_every`` above 1, the canary still rides at least this often, so
 # vectors wait little for the canary that proves them (module docstring).
 CANARY_EVERY_SECONDS = 0.25
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class IndexReport:
-    profile: str
-    passes: int = 0
-    episodes: int = 0
-    chunks: int = 0
-    vectors: int = 0
-    windows: int = 0  # paragraph-window vectors embedded along with the chunk vectors
-    statement_vectors: int = 0  # observations and beliefs embedded (index_until_done)
-    model_calls: int = 0
-    embed_seconds: float = 0.0
-    store_seconds: float = 0.0
-    seconds: float = 0.0
-    skipped_locked: int = 0
-    pending_after: int | None = None
-    pending_days: dict[str, int] | None = None  # pending episodes per ingest day after the run
-    canary_checked: bool = False  # a pass ran the canary (the first one's result is kept)
-    canary_cosine: float | None = None  # None when checked: recorded for the first time
-    analyzed: bool = False  # the pass ANALYZEd what it wrote beside itself (``ANALYZE_AFTER``)
-    switched: str | None = None
-    preview: list[dict] = field(default_factory=list)
-    # keyword_store.ChampionBuild of the lists the run built (``Memory.index_and_link``).
-    keyword_lists: list = field(default_factory=list)
-
-    @property
-    def chunks_per_second(self) -> float:
-        return self.chunks / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def vectors_per_second(self) -> float:
-        return self.vectors / self.seconds if self.seconds > 0 else 0.0
-
-    def add(self, other: IndexReport) -> None:
-        for name in (
-            "passes",
-            "episodes",
-            "chunks",
-            "vectors",
-            "windows",
-            "model_calls",
-            "skipped_locked",
-        ):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        for name in ("embed_seconds", "store_seconds", "seconds"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.preview = (self.preview + other.preview)[:5]
-        self.analyzed = self.analyzed or other.analyzed
-
-
-def plan(
-    conn, profile: StoredProfile | None, pending: list[PendingEpisode], *, anchors: bool
-) -> list[EpisodeWork]:
-    """Chunk the episodes and find which of their chunk ids still need a vector. ``anchors``
-    (MEMORY_PIPELINE_HEADING_ANCHORS) has no default: every path that writes chunks must say it."""
-    chunked = index_store.episodes_with_chunks(conn, [p.id for p in pending])
-    works = []
-    for episode in pending:
-        chunks = chunk_body(episode.body, episode.content_hash)
-        if anchors:  # the headings above each chunk (domain.anchors); text and ids unchanged
-            chunks = anchored(episode.body, chunks)
-        works.append(EpisodeWork(episode, chunks, episode.id in chunked, missing=[], vectors={}))
-    if profile is not None:
-        keys = {(w.episode.memory, c.chunk_id) for w in works for c in w.chunks}
-        present = index_store.existing_vectors(conn, profile, keys)
-    else:
-        present = set()
-    for work in works:
-        seen: set[str] = set()
-        for c in work.chunks:
-            # Identical texts inside one episode share an id: embed them once.
-            if c.chunk_id not in seen and (work.episode.memory, c.chunk_id) not in present:
-                work.missing.append(c.chunk_id)
-            seen.add(c.chunk_id)
-    return works
-
-
-def stale_message(profile: StoredProfile, generation: int, reason: str, *, kept: int = 0) -> str:
-    kept_note = (
-        f" The {kept} vectors committed before the change were each followed by a matching "
-        "canary, so they are the original model's."
-        if kept
-        else ""
-    )
-    return (
-        f"the model behind {profile.name} (generation {generation}) changed under the same name: "
-        f"{reason}. No vector of the changed model was written.{kept_note} The generation is "
-        "marked stale and search answers with the keyword and graph channels only. Recover with "
-        "`memory-pipeline reindex` (re-embeds everything as a new generation while search keeps "
-        "serving), or serve the original model again and re-run."
-    )
-
-
-def _cosine(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b) or 1.0))
-
-
-def check_canary(conn, embedder: Embedder, target: StoredProfile) -> float | None:
-    """Re-embed the canary for the generation being written; refuse a silently changed model.
-
-    This is also the run's probe: the first model call, so a wrong dimension or an unreachable
-    server stops the run before anything is written. Returns the cosine (None on first use).
-    """
-    vector = embedder.embed_documents([CANARY_TEXT])[0]
-    generation = profiles_store.get_generation(conn, target.id, target.generation)
-    if generation is None or generation.canary_vector is None:
-        profiles_store.record_canary(conn, target.id, target.generation, CANARY_TEXT, vector)
-        return None
-    cosine = _cosine(vector, generation.canary_vector)
-    if cosine < CANARY_MIN_COSINE:
-        _refuse(conn, target, cosine)
-    if generation.state == "stale":
-        profiles_store.clear_stale(
-            conn,
-            target.id,
-            target.generation,
-            building=target.building_generation == target.generation,
-        )
-    return cosine
-
-
-def canary_cosine(embedder: Embedder, stored: np.ndarray) -> float:
-    """The cosine of the canary phrase embedded now to a generation's ``stored`` canary."""
-    return _cosine(embedder.embed_documents([CANARY_TEXT])[0], stored)
-
-
-def _refuse(conn, target: StoredProfile, cosine: float, *, kept: int = 0) -> None:
-    reason = f"the canary phrase now embeds at cosine {cosine:.3f} to its stored vector (< {CANARY_MIN_COSINE})"
-    profiles_store.mark_stale(conn, target.id, target.generation, reason)
-    raise ModelRefused(stale_message(target, target.generation, reason, kept=kept))
-
-
-def stored_canary(conn, target: StoredProfile) -> np.ndarray:
-    """The canary vector of the generation ``target`` writes (recorded by ``check_canary``)."""
-    generation = profiles_store.get_generation(conn, target.id, target.generation)
-    if generation is None or generation.canary_vector is None:  # check_canary records it first
-        raise RuntimeError(f"no canary recorded for {target.name} generation {target.generation}")
-    return generation.canary_vector
 
 
 # One model input of a pass: the episode's work, the chunk id, how many views the chunk has, text.
@@ -284,7 +136,7 @@ def index_pass(
     started = time.perf_counter()
     report = IndexReport(profile=embedder.profile.name, passes=1)
     # Claims (session advisory locks) and reads on ``conn``, commits on the storing threads'
-    # connections (a psycopg connection runs one statement at a time).
+    # connections (a psycopg connection runs one query at a time).
     with db.connection() as conn, contextlib.ExitStack() as stack:
         store_conns = [stack.enter_context(db.connection())]
         for _ in range(STORE_THREADS - 1):
@@ -420,13 +272,13 @@ class _Pass:
         """Check a canary the model embedded in a call sent at ``started``: a mismatch stops the
         pass (the proven episodes are committed first, nothing else); a match proves every
         call that had ended before ``started`` (``promote``)."""
-        cosine = _cosine(canary, self.canary)
+        cosine = cosine_of(canary, self.canary)
         if cosine < CANARY_MIN_COSINE:
             # The unproven episodes are dropped; the committed ones are the original model's
             # (each was followed by a matching canary).
             self.flush()
             self.collect(ahead=0)  # every commit done: ``kept`` counts them all
-            _refuse(self.conn, self.profile, cosine, kept=self.report.vectors)
+            refuse(self.conn, self.profile, cosine, kept=self.report.vectors)
         self.proven_until = max(self.proven_until, started)
 
     def promote(self) -> None:
@@ -562,7 +414,7 @@ class _Pass:
             except BaseException:
                 self.store_failed = True
                 raise
-            _count(self.report, works, written, seconds)
+            count(self.report, works, written, seconds)
             if self.statistics is not None:
                 self.statistics.committed(self.report, listed=len(self.candidates or ()))
             episode_ids = [w.episode.id for w in works]
@@ -681,175 +533,3 @@ def model_calls(
         finally:
             for future in running:
                 future.cancel()
-
-
-def chunk_views(text: str, *, windows: bool = True, anchor: str = "") -> list[str]:
-    """The model inputs for one chunk: its text, then (unless switched off) its paragraph windows
-    (``domain.windows``), each after the chunk's heading anchor (``domain.anchors.model_text``).
-    Without windows the vector channel scores the chunk by its own vector. The windows carry the
-    anchor too: the vector channel scores a chunk by its best window, so an anchor on the chunk
-    vector alone would reach the HNSW scan but not the score."""
-    views = [text, *paragraph_windows(text)] if windows else [text]
-    return [model_text(anchor, view) for view in views]
-
-
-def _count(
-    report: IndexReport, works: list[EpisodeWork], written: WriteReport, seconds: float
-) -> None:
-    """Add one commit of ``works`` to ``report``."""
-    report.store_seconds += seconds
-    report.episodes += written.episodes
-    report.chunks += written.chunks
-    report.vectors += written.vectors
-    report.skipped_locked += written.skipped_locked
-    for w in works[: max(0, 5 - len(report.preview))]:
-        report.preview.append(
-            {
-                "episode_id": w.episode.id,
-                "memory": w.episode.memory,
-                "chunks": len(w.chunks),
-                "first_chunk": w.chunks[0].text[:80] if w.chunks else "",
-            }
-        )
-
-
-def index_until_done(
-    db: Database,
-    embedder: Embedder,
-    *,
-    day: dt.date | None = None,
-    on_progress: Callable[[IndexReport], None] | None = None,
-    chunked_only: bool = False,
-    promote: bool = True,
-    pass_limit: int = PASS_LIMIT,
-    on_committed: Callable[[list[int]], None] | None = None,
-    analyze_after: int = ANALYZE_AFTER,
-) -> IndexReport:
-    """Run passes until nothing is pending (or a pass could do nothing: others hold the rest; or,
-    with ``chunked_only``, only episodes without chunks are left).
-
-    ``promote=False`` leaves the serving generation alone (a day's partition must not switch
-    search for everyone; ``promote_when_complete`` is then the caller's to run globally).
-    ``on_progress`` gets the totals so far, earlier passes included; ``on_committed`` the ids of
-    each committed batch (``index_pass``). A pass that wrote ``analyze_after`` vectors or more
-    refreshes the planner's statistics of what it wrote before the next one lists its work, beside
-    itself or else after it (``ANALYZE_AFTER``)."""
-    total = IndexReport(profile=embedder.profile.name)
-
-    def so_far(one: IndexReport) -> None:
-        running = IndexReport(profile=total.profile)
-        running.add(total)
-        running.add(one)
-        on_progress(running)  # type: ignore[misc]
-
-    counts: dict[str, int] | None = None
-    while True:
-        one = index_pass(
-            db,
-            embedder,
-            day=day,
-            limit=pass_limit,
-            on_progress=so_far if on_progress else None,
-            chunked_only=chunked_only,
-            on_committed=on_committed,
-            analyze_after=analyze_after,
-        )
-        total.add(one)
-        if one.vectors + one.windows >= analyze_after and not one.analyzed:
-            with db.connection() as conn:
-                index_store.analyze_written(conn)
-        if one.canary_checked and not total.canary_checked:
-            total.canary_checked, total.canary_cosine = True, one.canary_cosine
-        if one.episodes == 0:
-            counts = None
-            break
-        # The count the report needs anyway, instead of one more pass listing nothing.
-        counts = pending_by_day(db, embedder)
-        if _pending(counts, day) == 0:
-            break
-    # Observations and beliefs get vectors from the same model, generation and canary; before
-    # the switch below, so a new generation serves them from its first search. Not in a day's
-    # partition (``chunked_only``): statements are no day's, the statement_vectors asset does it.
-    if not chunked_only:
-        total.statement_vectors = observations.embed_pending(db, embedder)
-    if counts is None:
-        counts = pending_by_day(db, embedder)
-    total.pending_days, total.pending_after = counts, _pending(counts, day)
-    if promote:
-        total.switched = promote_when_complete(db, embedder, pending=sum(counts.values()))
-    return total
-
-
-def embed_day(
-    db: Database,
-    embedder: Embedder,
-    day: dt.date,
-    on_progress: Callable[[IndexReport], None] | None = None,
-) -> IndexReport:
-    """The ``embeddings`` partition's work: vectors for the day's stored chunks that lack one in
-    the generation being written; writes no chunk and never switches the serving generation."""
-    return index_until_done(
-        db, embedder, day=day, on_progress=on_progress, chunked_only=True, promote=False
-    )
-
-
-def promote_when_complete(db: Database, embedder: Embedder, *, pending: int) -> str | None:
-    """Switch search to the written generation/profile once nothing at all (``pending``, counted
-    for it by the caller) is pending for it."""
-    with db.connection() as conn:
-        stored = get_profile(conn, embedder.profile)
-        if stored is None or (stored.is_active and stored.building_generation is None):
-            if stored is not None:  # first generation of the first profile: mark it ready
-                profiles_store.mark_built(conn, stored.id, stored.generation)
-            return None
-        if pending > 0:
-            return None
-        switched = profiles_store.promote(conn, stored)
-    if switched:
-        log.info(switched)
-    return switched
-
-
-def pending_by_day(db: Database, embedder: Embedder) -> dict[str, int]:
-    """Pending episodes per ingest day for the generation ``embedder`` writes."""
-    with db.connection() as conn:
-        return index_store.pending_by_day(
-            conn, profiles_store.writing_target(conn, embedder.profile)
-        )
-
-
-def _pending(counts: dict[str, int], day: dt.date | None) -> int:
-    return counts.get(day.isoformat(), 0) if day is not None else sum(counts.values())
-
-
-def pending_count(db: Database, embedder: Embedder, *, day: dt.date | None = None) -> int:
-    return _pending(pending_by_day(db, embedder), day)
-
-
-def chunk_pending(
-    db: Database, *, anchors: bool, day: dt.date | None = None, limit: int = 5000
-) -> IndexReport:
-    """Chunk episodes that have no chunks yet (no model involved): the ``chunks`` stage alone.
-    ``anchors`` off stores no heading anchor, so none is keyword-indexed, embedded or shown."""
-    started = time.perf_counter()
-    report = IndexReport(profile="", passes=1)
-    with db.connection() as conn:
-        while True:
-            unchunked = index_store.unchunked_episodes(conn, limit=limit, day=day)
-            if not unchunked:
-                break
-            works = plan(conn, None, unchunked, anchors=anchors)
-            for w in works:
-                w.missing.clear()  # chunks only: no vectors wanted here
-            before = report.episodes
-            t0 = time.perf_counter()
-            _count(
-                report,
-                works,
-                index_store.write_episodes(conn, None, works),
-                time.perf_counter() - t0,
-            )
-            if report.episodes == before:
-                break
-    report.seconds = time.perf_counter() - started
-    return report

@@ -1,7 +1,9 @@
 """The Dagster resource: the ``Memory`` Python API (``memory_pipeline.memory``), as assets use it.
 
-One resource, ``memory``, so Dagster goes through the same API as the CLI and the servers and
-nothing here rebuilds their objects. Each field left unset comes from its environment variable
+One resource, ``memory``, so Dagster goes through the same core as the CLI and the servers and
+nothing here rebuilds their objects: ``api`` is the ``Memory``, and ``db``, ``embedder`` and
+``profile`` are its parts, which the assets pass to the core's functions (``indexing``,
+``maintenance``). Each field left unset comes from its environment variable
 (``config.ENV_VARS``) when the resource is set up for a run, sensor tick or check, never when a
 module is imported; a deployment that wants a value pinned sets the field, or binds it with
 ``dg.EnvVar("NAME")`` (which then requires the variable), and tests pass explicit values.

@@ -1,14 +1,10 @@
-"""What the asset modules share: the embedding pool, the backfill policy, the run's days, owners,
-table metadata."""
+"""What the asset modules share: the backfill policy, the run's days, owners, table metadata, code
+references."""
 
 import datetime as dt
 import warnings
 
 import dagster as dg
-
-# Every step that calls the embedding model takes a slot of this pool, so a 100-day backfill
-# queues behind the model server's capacity instead of flooding it.
-EMBEDDING_POOL = "embedding"
 
 OWNERS = ["team:memory-pipeline"]
 
@@ -20,6 +16,14 @@ BACKFILL_POLICY = dg.BackfillPolicy.multi_run(max_partitions_per_run=10)
 # Dagster 1.13 marks the parameter beta and warns at every import of the assets (on the stderr
 # of `memory-pipeline ui`, demo, every run): said here once instead.
 warnings.filterwarnings("ignore", message="Parameter `backfill_policy`", category=dg.BetaWarning)
+
+
+def code_referenced(assets: list[dg.AssetsDefinition]) -> dg.Definitions:
+    """``assets`` as a module's definitions, each linked to the function that computes it (the
+    UI's "code references")."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.BetaWarning)  # code references are beta in Dagster 1.13
+        return dg.Definitions(assets=dg.with_source_code_references(assets))
 
 
 def days_of(context: dg.AssetExecutionContext) -> list[dt.date]:

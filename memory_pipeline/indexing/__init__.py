@@ -1,0 +1,1 @@
+"""The index pass: pending episodes -> chunks -> vectors, and the work beside it."""

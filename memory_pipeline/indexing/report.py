@@ -1,0 +1,76 @@
+"""What a run of the index pass did: ``IndexReport``, filled commit by commit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memory_pipeline.storage.index_store import EpisodeWork, WriteReport
+
+
+@dataclass
+class IndexReport:
+    profile: str
+    passes: int = 0
+    episodes: int = 0
+    chunks: int = 0
+    vectors: int = 0
+    windows: int = 0  # paragraph-window vectors embedded along with the chunk vectors
+    statement_vectors: int = 0  # observations and beliefs embedded (index_until_done)
+    model_calls: int = 0
+    embed_seconds: float = 0.0
+    store_seconds: float = 0.0
+    seconds: float = 0.0
+    skipped_locked: int = 0
+    pending_after: int | None = None
+    pending_days: dict[str, int] | None = None  # pending episodes per ingest day after the run
+    canary_checked: bool = False  # a pass ran the canary (the first one's result is kept)
+    canary_cosine: float | None = None  # None when checked: recorded for the first time
+    analyzed: bool = False  # the pass ANALYZEd what it wrote beside itself (``ANALYZE_AFTER``)
+    switched: str | None = None
+    preview: list[dict] = field(default_factory=list)
+    # champions_store.ChampionBuild of the lists the run built (``Memory.index_and_link``).
+    keyword_lists: list = field(default_factory=list)
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.chunks / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def vectors_per_second(self) -> float:
+        return self.vectors / self.seconds if self.seconds > 0 else 0.0
+
+    def add(self, other: IndexReport) -> None:
+        for name in (
+            "passes",
+            "episodes",
+            "chunks",
+            "vectors",
+            "windows",
+            "model_calls",
+            "skipped_locked",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name in ("embed_seconds", "store_seconds", "seconds"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.preview = (self.preview + other.preview)[:5]
+        self.analyzed = self.analyzed or other.analyzed
+
+
+def count(
+    report: IndexReport, works: list[EpisodeWork], written: WriteReport, seconds: float
+) -> None:
+    """Add one commit of ``works`` to ``report`` (its figures and the first five as a preview)."""
+    report.store_seconds += seconds
+    report.episodes += written.episodes
+    report.chunks += written.chunks
+    report.vectors += written.vectors
+    report.skipped_locked += written.skipped_locked
+    for w in works[: max(0, 5 - len(report.preview))]:
+        report.preview.append(
+            {
+                "episode_id": w.episode.id,
+                "memory": w.episode.memory,
+                "chunks": len(w.chunks),
+                "first_chunk": w.chunks[0].text[:80] if w.chunks else "",
+            }
+        )

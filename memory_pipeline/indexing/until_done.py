@@ -1,0 +1,84 @@
+"""Index passes until nothing is pending: what ``memory-pipeline index``, ``Memory.index`` and a
+day's ``embeddings`` partition run, then the statements' vectors and the switch to a finished
+generation."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+from memory_pipeline.embedders.base import Embedder
+from memory_pipeline.indexing.generations import promote_when_complete
+from memory_pipeline.indexing.index_pass import ANALYZE_AFTER, PASS_LIMIT, index_pass
+from memory_pipeline.indexing.pending import pending_by_day, pending_of
+from memory_pipeline.indexing.report import IndexReport
+from memory_pipeline.indexing.statement_vectors import embed_pending
+from memory_pipeline.storage import index_store
+from memory_pipeline.storage.database import Database
+
+
+def index_until_done(
+    db: Database,
+    embedder: Embedder,
+    *,
+    day: dt.date | None = None,
+    on_progress: Callable[[IndexReport], None] | None = None,
+    chunked_only: bool = False,
+    promote: bool = True,
+    pass_limit: int = PASS_LIMIT,
+    on_committed: Callable[[list[int]], None] | None = None,
+    analyze_after: int = ANALYZE_AFTER,
+) -> IndexReport:
+    """Run passes until nothing is pending (or a pass could do nothing: others hold the rest; or,
+    with ``chunked_only``, only episodes without chunks are left).
+
+    ``promote=False`` leaves the serving generation alone (a day's partition must not switch
+    search for everyone; ``promote_when_complete`` is then the caller's to run globally).
+    ``on_progress`` gets the totals so far, earlier passes included; ``on_committed`` the ids of
+    each committed batch (``index_pass``). A pass that wrote ``analyze_after`` vectors or more
+    refreshes the planner's statistics of what it wrote before the next one lists its work, beside
+    itself or else after it (``ANALYZE_AFTER``)."""
+    total = IndexReport(profile=embedder.profile.name)
+
+    def so_far(one: IndexReport) -> None:
+        running = IndexReport(profile=total.profile)
+        running.add(total)
+        running.add(one)
+        on_progress(running)  # type: ignore[misc]
+
+    counts: dict[str, int] | None = None
+    while True:
+        one = index_pass(
+            db,
+            embedder,
+            day=day,
+            limit=pass_limit,
+            on_progress=so_far if on_progress else None,
+            chunked_only=chunked_only,
+            on_committed=on_committed,
+            analyze_after=analyze_after,
+        )
+        total.add(one)
+        if one.vectors + one.windows >= analyze_after and not one.analyzed:
+            with db.connection() as conn:
+                index_store.analyze_written(conn)
+        if one.canary_checked and not total.canary_checked:
+            total.canary_checked, total.canary_cosine = True, one.canary_cosine
+        if one.episodes == 0:
+            counts = None
+            break
+        # The count the report needs anyway, instead of one more pass listing nothing.
+        counts = pending_by_day(db, embedder)
+        if pending_of(counts, day) == 0:
+            break
+    # Observations and beliefs get vectors from the same model, generation and canary; before
+    # the switch below, so a new generation serves them from its first search. Not in a day's
+    # partition (``chunked_only``): statements are no day's, the statement_vectors asset does it.
+    if not chunked_only:
+        total.statement_vectors = embed_pending(db, embedder)
+    if counts is None:
+        counts = pending_by_day(db, embedder)
+    total.pending_days, total.pending_after = counts, pending_of(counts, day)
+    if promote:
+        total.switched = promote_when_complete(db, embedder, pending=sum(counts.values()))
+    return total

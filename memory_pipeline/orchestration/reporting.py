@@ -1,0 +1,96 @@
+"""Recording work in Dagster: materializations of the days' partitions, however the work was done.
+
+One way to record a day, whichever path did its work: ``day_materializations`` builds the
+events, a run logs them (the ``backlog`` asset: ``context.log_event``), work done outside any
+run reports them to the instance as runless events (``DagsterReporter``, the
+``reporting.Reporter`` the CLI gives ``Memory``: ``memory-pipeline ingest``, ``forget``,
+``index`` and the servers it starts). So the UI's partition status and lineage are true
+whichever path did the work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from memory_pipeline.orchestration.instance import (
+    add_partitions,
+    open_instance,
+    open_instance_meanwhile,
+)
+
+# The day's partitions an index run outside Dagster did the work of: chunks, vectors and the
+# entity mentions (``Memory.index_and_link`` links what it commits).
+INDEXED_ASSETS = ("chunks", "embeddings", "entity_mentions")
+
+
+def day_materializations(day: str, metadata_by_asset: Mapping[str, Mapping[str, Any]]) -> list:
+    """One materialization of ``day``'s partition per asset, with that asset's metadata."""
+    import dagster as dg
+
+    return [
+        dg.AssetMaterialization(asset_key=asset, partition=day, metadata=dict(metadata))
+        for asset, metadata in metadata_by_asset.items()
+    ]
+
+
+def report_runless(instance, days: Iterable[str], events: Iterable) -> None:
+    """Add the days' partitions that are missing, then report ``events`` as runless."""
+    add_partitions(instance, days)
+    for event in events:
+        instance.report_runless_asset_event(event)
+
+
+class DagsterReporter:
+    """Tells this project's Dagster instance what a ``Memory`` did outside Dagster's runs: an
+    ingest or a forgetting as a materialization of the days' ``episodes`` partitions, an index
+    run as materializations of the ``INDEXED_ASSETS`` partitions of the days it finished.
+
+    The instance opens on the first event (importing Dagster and setting up its storage take
+    seconds), or on a thread from ``open_meanwhile`` on, for a command that records at its end."""
+
+    name = "Dagster"
+
+    def __init__(self) -> None:
+        self._instance = None
+        self._opening: Future | None = None
+
+    def open_meanwhile(self) -> None:
+        """Start opening the instance on a daemon thread (``open_instance_meanwhile``)."""
+        if self._instance is None and self._opening is None:
+            self._opening = open_instance_meanwhile()
+
+    def _open(self):
+        if self._instance is None:
+            self._instance = self._opening.result() if self._opening else open_instance()
+        return self._instance
+
+    def episodes_changed(self, day: str, episodes: int, details: Mapping[str, Any]) -> None:
+        metadata = {"dagster/row_count": episodes, **details}
+        report_runless(self._open(), [day], day_materializations(day, {"episodes": metadata}))
+
+    def days_indexed(self, days: Sequence[str], by: str) -> None:
+        days = sorted(set(days))
+        events = [
+            event
+            for day in days
+            for event in day_materializations(
+                day, {asset: {"materialized_by": by} for asset in INDEXED_ASSETS}
+            )
+        ]
+        report_runless(self._open(), days, events)
+
+    def close(self, *, wait: bool = True) -> None:
+        """Dispose of the instance; one still opening is waited for (its thread would be cut
+        short at exit, mid-connection), unless ``wait`` is False: a command that fails is
+        never held back by it."""
+        instance, opening = self._instance, self._opening
+        self._instance = self._opening = None
+        if instance is None and opening is not None and (wait or opening.done()):
+            try:
+                instance = opening.result()
+            except Exception:  # noqa: BLE001 - nothing was recorded with it, nothing to say
+                instance = None
+        if instance is not None:
+            instance.dispose()

@@ -1,0 +1,90 @@
+"""The keyword channel's statistics: per memory, each lexeme's document frequency and the totals.
+
+Two small tables (``sql/migrations/0004_keyword_stats.sql``) hold, per memory, each lexeme's
+document frequency (``keyword_stats.df``: chunk rows holding it) and the memory's chunk-row count
+and summed document length (``keyword_memory_stats``), which ``keyword_store`` plans its query
+with. They change with the chunks: ``record_chunks`` in the transaction that writes chunks
+(``index_store.write_episodes``), ``recompute`` where chunks are deleted (``memory-pipeline
+backfill --rechunk``, forgetting).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import psycopg
+
+from memory_pipeline.storage.paths import query
+
+
+def record_chunks(conn: psycopg.Connection | psycopg.Cursor, episode_ids: Sequence[int]) -> None:
+    """Add the chunk rows of ``episode_ids`` (written in the current transaction) to the statistics.
+
+    Call it once per transaction, after the chunks are written, for exactly the episodes whose
+    chunks that transaction wrote. One query (``keyword_stats_record.sql``): memory totals
+    first, then lexemes, each in key order, so concurrent writers lock rows in one order. Then
+    the champion lists (``keyword_champions_record.sql``), after the memories' statistics rows:
+    a rebuild's swap holds such a row, so the writer reads the lists it installed.
+    """
+    ids = list(episode_ids)
+    if ids:
+        conn.execute(query("keyword_stats_record"), {"episode_ids": ids})
+        conn.execute(query("keyword_champions_record"), {"episode_ids": ids})
+
+
+def recompute(conn: psycopg.Connection, memories: Iterable[str]) -> None:
+    """Recount the statistics of ``memories`` from their chunks (after chunks were deleted).
+
+    Takes ``keyword_memory_stats`` in SHARE ROW EXCLUSIVE mode for the rest of the transaction:
+    it waits for writers whose chunks are not committed yet (so it counts them) and holds new
+    ones back until it commits (they then add to the recounted figures). Writers take nothing
+    of the statistics before that table, so they cannot deadlock with it.
+    """
+    names = sorted(set(memories))
+    if not names:
+        return
+    with conn.transaction():
+        conn.execute("LOCK TABLE keyword_memory_stats IN SHARE ROW EXCLUSIVE MODE")
+        conn.execute(query("keyword_stats_recompute_memories"), {"memories": names})
+        conn.execute(query("keyword_stats_recompute_lexemes"), {"memories": names})
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    chunks: int
+    total_lexemes: int
+    episodes: int  # episodes with chunk rows (migration 0028)
+
+
+def stored_stats(
+    conn: psycopg.Connection, memory: str
+) -> tuple[MemoryStats | None, dict[str, int]]:
+    """The statistics as stored for ``memory`` (None: no row)."""
+    row = conn.execute(
+        "SELECT chunks, total_lexemes, episodes FROM keyword_memory_stats WHERE memory = %s",
+        (memory,),
+    ).fetchone()
+    df = dict(
+        conn.execute("SELECT lexeme, df FROM keyword_stats WHERE memory = %s", (memory,)).fetchall()
+    )
+    return (MemoryStats(*row) if row else None), df
+
+
+def counted_stats(
+    conn: psycopg.Connection, memory: str
+) -> tuple[MemoryStats | None, dict[str, int]]:
+    """The statistics of ``memory`` counted from its chunks now (what ``recompute`` would store)."""
+    row = conn.execute(
+        "SELECT count(*), sum(length(tsv)), count(DISTINCT episode_id) FROM chunks WHERE memory = %s"
+        " HAVING count(*) > 0",
+        (memory,),
+    ).fetchone()
+    df = dict(
+        conn.execute(
+            """SELECT u.lexeme, count(*) FROM chunks c, unnest(tsvector_to_array(c.tsv)) AS u(lexeme)
+               WHERE c.memory = %s GROUP BY u.lexeme""",
+            (memory,),
+        ).fetchall()
+    )
+    return (MemoryStats(row[0], int(row[1]), row[2]) if row else None), df
