@@ -345,12 +345,9 @@ def _demo_searches(mem) -> None:
 
 # -- ui -------------------------------------------------------------------------------------
 def cmd_ui(args) -> int:
-    from memory_pipeline.orchestration.instance import (
-        WORKSPACE_YAML,
-        apply_pool_limits,
-        open_instance,
-    )
+    from memory_pipeline.orchestration.instance import apply_pool_limits, open_instance
     from memory_pipeline.orchestration.settings import OpsSettings
+    from memory_pipeline.storage.paths import WORKSPACE_YAML
 
     OpsSettings.from_env()  # a bad schedule/sensor setting fails here, plainly, not in the code server
     open_database()  # starts the embedded server (held by this process) and migrates
@@ -375,10 +372,10 @@ def cmd_ui(args) -> int:
         f"embedding pool limit {pool_limit}"
     )
     # dagster dev ignores SIGINT/SIGTERM from a non-interactive parent (ENVIRONMENT.md): give it
-    # its own process group and end the whole group ourselves.
-    proc = subprocess.Popen(
-        command, env=env, start_new_session=True, cwd=str(WORKSPACE_YAML.parent)
-    )
+    # its own process group and end the whole group ourselves. It runs in DAGSTER_HOME, whatever
+    # the caller's folder: the code location is a module, found by import, and the folder of an
+    # installed package's workspace.yaml (site-packages) is no place to start processes in.
+    proc = subprocess.Popen(command, env=env, start_new_session=True, cwd=env["DAGSTER_HOME"])
     try:
         return proc.wait()
     finally:

@@ -15,10 +15,8 @@ from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 
 from memory_pipeline import config
-from memory_pipeline.storage.paths import PROJECT_ROOT
+from memory_pipeline.storage.paths import DAGSTER_YAML
 
-DAGSTER_YAML = PROJECT_ROOT / "dagster.yaml"
-WORKSPACE_YAML = PROJECT_ROOT / "workspace.yaml"
 PARTITIONS = "ingest_days"  # the name of defs.partitions.ingest_days
 # Every step that calls the embedding model takes a slot of this pool, so a 100-day backfill
 # queues behind the model server's capacity instead of flooding it.

@@ -1,12 +1,29 @@
-"""Where the project's SQL files live (``sql/`` at the project root)."""
+"""Where the project's files live: ``sql/``, ``dagster.yaml`` and ``workspace.yaml``.
+
+They sit at the top of the repository; a wheel carries copies inside the package (``setup.py``
+copies them at build time), so an installed package finds them from any folder. A checkout (an
+editable install) has no copies and reads the repository's own.
+"""
 
 from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-SQL_DIR = PROJECT_ROOT / "sql"
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+# The repository's top level when running from a checkout (tests and benchmarks use it).
+PROJECT_ROOT = PACKAGE_DIR.parent
+
+
+def project_file(name: str) -> Path:
+    """``name`` inside the installed package if the wheel carried it, else the checkout's."""
+    packaged = PACKAGE_DIR / name
+    return packaged if packaged.exists() else PROJECT_ROOT / name
+
+
+SQL_DIR = project_file("sql")
+DAGSTER_YAML = project_file("dagster.yaml")
+WORKSPACE_YAML = project_file("workspace.yaml")
 
 
 @cache
