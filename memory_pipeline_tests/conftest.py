@@ -24,6 +24,19 @@ from memory_pipeline_tests.support.processes import stop_left_servers
 TEMPLATE = "mp_test_template"
 
 
+# Fixtures that start the console script as a process of its own: ``cli`` (each call imports the
+# package and Dagster anew, seconds apiece) and ``api`` (a ``memory-pipeline serve``).
+PROCESS_FIXTURES = {"cli", "api"}
+
+
+def pytest_collection_modifyitems(items):
+    """A test that uses a process fixture is ``slow``: the inner loop (``pytest -m "not slow"``)
+    leaves it to the full suite. Tests that start processes otherwise carry the mark themselves."""
+    for item in items:
+        if PROCESS_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def isolated_home():
     """Never touch the developer's ./.memory_pipeline or their configured servers.
@@ -110,3 +123,13 @@ def mem(db_url, model):
         url=db_url, embed_provider="ollama", embed_url=model.url, record_in_dagster=False
     ) as memory:
         yield memory
+
+
+# The package built as a wheel and installed outside the checkout (built once per session, when
+# a test asks for it: the demo runs from it).
+@pytest.fixture(scope="session")
+def installed_package(tmp_path_factory):
+    from memory_pipeline_tests.support.wheel import build_wheel, install
+
+    folder = tmp_path_factory.mktemp("package")
+    return install(build_wheel(folder / "dist"), folder / "venv")

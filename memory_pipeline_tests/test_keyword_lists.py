@@ -19,6 +19,8 @@ from memory_pipeline_tests.storage.test_keyword_store import (
 )
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
 
+pytestmark = pytest.mark.slow  # thousands of episodes through a one-slot model: seconds each
+
 EPISODES = 1200  # one chunk each; START_SHARE of them is over keyword_store.CAP
 
 

@@ -1,11 +1,13 @@
-"""`memory-pipeline demo` runs the named jobs a deployment runs, with every check evaluated."""
+"""`memory-pipeline demo` runs the named jobs a deployment runs, with every check evaluated: from
+the installed wheel (``installed_package``), in a folder outside the checkout; a search from
+another folder then finds the sample corpus."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -16,8 +18,11 @@ from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
 pytestmark = pytest.mark.slow
 
 
-def test_demo_runs_the_day_and_nightly_jobs_and_their_checks_pass():
+def test_demo_runs_the_day_and_nightly_jobs_and_their_checks_pass(installed_package, tmp_path):
     home = Path(tempfile.mkdtemp(prefix="mpdemo"))  # short: unix socket paths are limited
+    cli = str(installed_package.bin / "memory-pipeline")
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "elsewhere").mkdir()
     env = {
         k: v
         for k, v in os.environ.items()
@@ -31,11 +36,20 @@ def test_demo_runs_the_day_and_nightly_jobs_and_their_checks_pass():
                 OLLAMA_HOST=server.url,
             )
             done = subprocess.run(
-                [str(Path(sys.executable).with_name("memory-pipeline")), "demo"],
+                [cli, "demo"],
                 env=env,
+                cwd=tmp_path / "demo",
                 capture_output=True,
                 text=True,
                 timeout=600,
+            )
+            found = subprocess.run(
+                [cli, "search", "the Saturday sourdough loaf", "--memory", "mara", "--json"],
+                env=env,
+                cwd=tmp_path / "elsewhere",
+                capture_output=True,
+                text=True,
+                timeout=300,
             )
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -58,3 +72,6 @@ def test_demo_runs_the_day_and_nightly_jobs_and_their_checks_pass():
         line = next(line for line in out.splitlines() if line.strip().startswith(f"{asset}:"))
         assert int(line.split(":")[1].split()[0]) > 0, line
     assert "1. Postmortem: duplicate invoices (LDG-4102)" in out
+    assert found.returncode == 0, found.stdout[-3000:] + found.stderr[-3000:]
+    titles = [r["title"] for r in json.loads(found.stdout)["results"]]
+    assert "Sourdough: the Saturday loaf" in titles, titles

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import dagster as dg
+import pytest
 
 from memory_pipeline.defs.assets.index import chunks, embeddings
 from memory_pipeline.defs.assets.ingest import episodes
@@ -94,6 +95,7 @@ def test_partition_loads_its_inbox_and_indexes_it(db, db_url, tmp_path, monkeypa
     assert "WHERE ((profile_id = 1) AND (generation = 1))" in indexdef
 
 
+@pytest.mark.slow  # starts processes
 def test_definitions_load_and_validate(tmp_path):
     from memory_pipeline.definitions import load
 

@@ -286,6 +286,7 @@ def test_embedding_steps_share_a_pool_whose_limit_comes_from_the_environment():
     assert instance.event_log_storage.get_concurrency_info(EMBEDDING_POOL).slot_count == 3
 
 
+@pytest.mark.slow  # starts processes
 def test_a_database_restart_fails_the_run_plainly_and_the_next_run_succeeds(
     db, tmp_path, pg_server
 ):

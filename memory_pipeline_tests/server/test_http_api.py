@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import psycopg
+import pytest
 
 from memory_pipeline_tests.helpers import count
 from memory_pipeline_tests.support.service import CLI, ServerProcess
@@ -141,6 +142,7 @@ def test_errors_are_plain_with_their_status(api, local):
     assert api.get("/openapi.json").json()["paths"]["/v1/search"]["get"]
 
 
+@pytest.mark.slow  # starts processes
 def test_model_server_down_is_502_and_database_down_is_503(env, local, model, pg_server, db_url):
     local.add([ep("alice", "A", "apples")])
     server = ServerProcess(["serve", "--port", "0"], {**env, "OLLAMA_HOST": "http://127.0.0.1:9"})
@@ -173,6 +175,7 @@ def test_model_server_down_is_502_and_database_down_is_503(env, local, model, pg
     assert "Traceback" not in "".join(server.stderr)
 
 
+@pytest.mark.slow  # starts processes
 def test_without_tokens_the_server_refuses_to_listen_beyond_loopback(env):
     done = subprocess.run(
         CLI + ["serve", "--host", "0.0.0.0", "--port", "0"],

@@ -9,6 +9,7 @@ import json
 import sys
 
 import httpx2
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -50,6 +51,7 @@ def error_text(result) -> str:
     return text.split(": ", 1)[1] if text.startswith("Error executing tool") else text
 
 
+@pytest.mark.slow  # starts processes
 def test_every_tool_over_stdio(env, local, tmp_path):
     local.add([ep("bob", "Bob's", "Bob keeps bees on the roof.")])
 
@@ -223,6 +225,7 @@ def test_every_tool_over_stdio(env, local, tmp_path):
     assert count(local.db, "SELECT count(*) FROM episodes") == 0
 
 
+@pytest.mark.slow  # starts processes
 def test_streamable_http_scopes_every_tool_by_token(env, local):
     local.add(
         [

@@ -56,6 +56,7 @@ def two_memories(local):
     return report.inserted_ids
 
 
+@pytest.mark.slow  # starts processes
 def test_tokens_are_stored_hashed_and_managed_with_the_cli(env, local):
     token = create_token(env, "agent", "--memory", "alice", "--write")
     assert token.startswith("mpt_") and len(token) > 40
@@ -156,6 +157,7 @@ def test_a_token_sees_only_its_memories_through_every_endpoint(api, env, local, 
     assert count(local.db, "SELECT count(*) FROM episodes WHERE memory = 'bob'") == 3
 
 
+@pytest.mark.slow  # starts processes
 def test_with_tokens_every_request_needs_one_and_ipv6_loopback_serves(env, local):
     create_token(env, "admin", "--all-memories", "--write")
     from memory_pipeline_tests.support.service import ServerProcess
