@@ -166,7 +166,9 @@ class EmbedSettings:
         default_model, default_dim = PROVIDER_DEFAULTS.get(provider, ("", 0))
         model = environ.get("MEMORY_PIPELINE_EMBED_MODEL", "").strip() or default_model
         if provider == "ollama":
-            url = environ.get("OLLAMA_HOST", "").strip() or embed_url or "http://127.0.0.1:11434"
+            url: str | None = (
+                environ.get("OLLAMA_HOST", "").strip() or embed_url or "http://127.0.0.1:11434"
+            )
         else:
             url = embed_url
         if provider == "openai" and not url:

@@ -12,9 +12,9 @@ those as already stored (bodies are unique per memory), so a retry is always saf
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from memory_pipeline.domain.sources import EpisodeDraft, Rejection, parse_paths
 from memory_pipeline.storage import episodes_store
@@ -50,7 +50,7 @@ def utc_today() -> dt.date:
 
 def ingest_paths(
     db: Database,
-    paths: Iterable[str | Path],
+    paths: Iterable[str | os.PathLike],
     *,
     memory: str | None = None,
     kind: str | None = None,

@@ -813,7 +813,7 @@ class Memory:
                     "generation": target.building_generation,
                     "state": building.state,
                 }
-                if building
+                if target and building
                 else None
             ),
             "index": index,

@@ -216,7 +216,7 @@ def save(
     if decision == "ask" and close:
         return outcome
     with db.connection() as conn:
-        if decision == "revise":
+        if revise_id is not None:  # decision == "revise" (only revise takes one, checked above)
             saved = observations_store.revise(conn, revise_id, draft)
             if saved is None:
                 raise UnknownStatement(

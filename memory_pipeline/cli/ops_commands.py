@@ -25,9 +25,9 @@ def cmd_reindex(args) -> int:
             print(generations.rollback_to_served_model(db, embedder))
             return ExitCode.OK
         started = generations.reindex(db, embedder)
-        for generation, reason in started.left_stale:
+        for stale, reason in started.left_stale:
             err(
-                f"memory-pipeline: generation {generation} was begun by another model than the "
+                f"memory-pipeline: generation {stale} was begun by another model than the "
                 f"one served now ({reason}); it stays stale and is never served"
             )
         stored, resumed = started.stored, started.resumed

@@ -27,6 +27,7 @@ from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.domain.sources import SUPPORTED_SUFFIXES
 from memory_pipeline.indexing.pending import outlook
 from memory_pipeline.ingest import utc_today
+from memory_pipeline.orchestration.instance import PARTITIONS
 from memory_pipeline.orchestration.resources import MemoryResource
 
 RETRY_AFTER_S = 300
@@ -63,7 +64,7 @@ def in_flight(instance: dg.DagsterInstance, job: str) -> bool:
 
 
 def missing_partitions(instance: dg.DagsterInstance, days: set[str]) -> list[str]:
-    return sorted(days - set(instance.get_dynamic_partitions(ingest_days.name)))
+    return sorted(days - set(instance.get_dynamic_partitions(PARTITIONS)))
 
 
 def plan_requests(
@@ -132,7 +133,8 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
                     cursor="{}",
                 )
             if (
-                statements
+                target is not None
+                and statements
                 and not to_switch
                 and not in_flight(context.instance, jobs.embed_statements_job.name)
             ):
@@ -158,7 +160,7 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
                 dynamic_partitions_requests=partition_requests,
             )
         cursor = json.loads(context.cursor) if context.cursor else {}
-        valid = set(context.instance.get_dynamic_partitions(ingest_days.name)) | set(new_days)
+        valid = set(context.instance.get_dynamic_partitions(PARTITIONS)) | set(new_days)
         requests, next_cursor = plan_requests(
             pending, days_in_flight(context.instance, pending), cursor, time.time(), valid
         )
@@ -209,7 +211,9 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
                 skip_reason=dg.SkipReason(f"no new files in {inbox}"), cursor=json.dumps(seen)
             )
         # A day folder is a day that receives episodes: its partition exists from now on.
-        new_days = missing_partitions(context.instance, {r.partition_key for r in requests})
+        new_days = missing_partitions(
+            context.instance, {r.partition_key for r in requests if r.partition_key}
+        )
         return dg.SensorResult(
             run_requests=requests,
             cursor=json.dumps(seen),

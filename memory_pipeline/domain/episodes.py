@@ -168,7 +168,8 @@ def _check_salience(salience: Any) -> float:
         )
     # Compared before float(): an integer too large for a float (1 and 400 zeros) is simply out
     # of range, not an OverflowError that would cost the rest of the file.
-    if not 0 <= salience <= 1:
+    # (numbers.Real declares < and <= only: the comparisons are written with those.)
+    if salience < 0 or not salience <= 1:
         raise InvalidEpisode("salience", f"salience outside [0, 1]: {_show(salience)}")
     value = float(salience)
     if 0.0 < value < _SMALLEST_REAL:

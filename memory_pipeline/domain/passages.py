@@ -15,38 +15,41 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+Key = TypeVar("Key", bound=Hashable)  # what identifies a hit: a chunk id, a test's number
 
 
 @dataclass(frozen=True)
-class Hit:
+class Hit(Generic[Key]):
     """One ranked chunk: ``key`` identifies it, ``start``/``end`` are offsets in its episode body."""
 
-    key: Hashable
+    key: Key
     episode_id: int
     start: int
     end: int
 
 
 @dataclass
-class Passage:
+class Passage(Generic[Key]):
     """Adjacent hits of one episode: ``hits`` in text order, ``best`` the best-ranked of them."""
 
     episode_id: int
     start: int
     end: int
-    best: Hit
+    best: Hit[Key]
     rank: int  # 0-based rank of ``best`` in the walk
-    hits: list[Hit] = field(default_factory=list)
+    hits: list[Hit[Key]] = field(default_factory=list)
 
     @property
-    def keys(self) -> list[Hashable]:
+    def keys(self) -> list[Key]:
         return [h.key for h in self.hits]
 
 
-def sew(hits: Iterable[Hit], limit: int, *, join: bool = True) -> list[Passage]:
+def sew(hits: Iterable[Hit[Key]], limit: int, *, join: bool = True) -> list[Passage[Key]]:
     """Passages of ``hits`` (best first) by the rule in this module's docstring; with ``join``
     off every hit stays a passage of its own (chunk-level results, for measuring)."""
-    passages: list[Passage] = []
+    passages: list[Passage[Key]] = []
     seen: set[tuple[int, int, int]] = set()
     for rank, hit in enumerate(hits):
         span = (hit.episode_id, hit.start, hit.end)

@@ -18,7 +18,6 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -89,7 +88,7 @@ class ParseResult:
 
 
 def parse_paths(
-    paths: Iterable[str | Path] | str | Path,
+    paths: Iterable[str | os.PathLike] | str | os.PathLike,
     *,
     memory: str | None = None,
     kind: str | None = None,
@@ -623,7 +622,7 @@ def episode_from_document(
 
 
 def episode_from_object(
-    value: dict[str, Any],
+    value: object,
     location: str,
     *,
     memory: str | None = None,

@@ -53,8 +53,8 @@ def _check_host(host: str) -> None:
         url = httpx.URL(text if "://" in text else f"http://{text}")
     except (httpx.InvalidURL, ValueError, TypeError):
         url = None
-    malformed = not text or any(c.isspace() for c in text) or url is None
-    if malformed or url.scheme not in ("http", "https") or not url.host:
+    malformed = not text or any(c.isspace() for c in text)
+    if malformed or url is None or url.scheme not in ("http", "https") or not url.host:
         raise ConfigurationError(f"invalid Ollama host {host!r}: expected http://HOST:PORT")
 
 

@@ -6,6 +6,7 @@ import base64
 import json
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import httpx
 import numpy as np
@@ -40,7 +41,7 @@ def _short(text: object, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def _json(content: bytes) -> object:
+def _json(content: bytes) -> Any:
     """A JSON body, parsed by orjson; what orjson refuses (NaN literals, which some servers
     write) by the standard library, so a body reads as it did before orjson."""
     try:
@@ -111,7 +112,9 @@ class OpenAICompatibleEmbedder(Embedder):
         # in flight (index passes run several at once, ``Embedder.in_flight``).
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if transport.lean_applies(self.url):
-            self._poster = transport.LeanPoster(self.url, timeout_s=timeout_s, headers=headers)
+            self._poster: transport.LeanPoster | transport.HttpxPoster = transport.LeanPoster(
+                self.url, timeout_s=timeout_s, headers=headers
+            )
         else:
             client = httpx.Client(
                 timeout=timeout_s,

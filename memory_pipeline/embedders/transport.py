@@ -76,6 +76,8 @@ class LeanPoster:
 
     def __init__(self, url: str, *, timeout_s: float, headers: Mapping[str, str]):
         parts = urllib.parse.urlsplit(url)
+        if not parts.hostname:  # lean_applies(url) was asked first: it refuses such a URL
+            raise ValueError(f"no host in {url!r}")
         self.host, self.port = parts.hostname, parts.port or 80
         self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self.timeout_s = timeout_s

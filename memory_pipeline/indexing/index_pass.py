@@ -235,7 +235,9 @@ class _Pass:
             for number, vectors, started, ended in calls:
                 report.embed_seconds += ended - started
                 report.model_calls += 1
-                views, with_canary = self.batches[number]
+                batch = self.batches[number]
+                assert batch is not None  # each call's batch is read once, as its call returns
+                views, with_canary = batch
                 self.batches[number] = None
                 if with_canary:
                     self.prove(vectors[0], started)
@@ -272,6 +274,7 @@ class _Pass:
         """Check a canary the model embedded in a call sent at ``started``: a mismatch stops the
         pass (the proven episodes are committed first, nothing else); a match proves every
         call that had ended before ``started`` (``promote``)."""
+        assert self.profile is not None and self.canary is not None  # set by the first claim
         cosine = cosine_of(canary, self.canary)
         if cosine < CANARY_MIN_COSINE:
             # The unproven episodes are dropped; the committed ones are the original model's

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import threading
 
+import psycopg
+
 from memory_pipeline.storage import champions_store
 from memory_pipeline.storage.champions_store import ChampionBuild
 from memory_pipeline.storage.database import Database
@@ -40,7 +42,8 @@ class ListsBeside:
         self.builds: list[ChampionBuild] = []
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
-        self._conn = None  # the build's connection while it runs (to cancel it on a failure)
+        # The build's connection while it runs (to cancel it on a failure).
+        self._conn: psycopg.Connection | None = None
 
     def committed(self, episode_ids: list[int]) -> None:
         """Count a committed batch (the pass's ``on_committed``); start the build at the share."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from concurrent.futures import Future
 
 from memory_pipeline import config
@@ -23,7 +23,9 @@ PARTITIONS = "ingest_days"  # the name of defs.partitions.ingest_days
 EMBEDDING_POOL = "embedding"
 
 
-def prepare_dagster_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+def prepare_dagster_env(
+    environ: MutableMapping[str, str] | None = None,
+) -> MutableMapping[str, str]:
     """Set DAGSTER_HOME (HOME/dagster with the project's dagster.yaml) and an absolute
     MEMORY_PIPELINE_HOME, so child processes (``dagster dev``) use the same instance and data
     whatever their working directory. Returns the environment (``os.environ`` by default)."""

@@ -144,7 +144,7 @@ def channel_groups(channels) -> list[tuple[str, ...]]:
     every chunk channel alone, the statement channels (small) together on one. The default
     policy's make five (four when the query names no date), storage.database.POOL_SIZE, so no
     channel waits for another's connection."""
-    groups = [(ch,) for ch in channels if ch in CHUNK_CHANNELS]
+    groups: list[tuple[str, ...]] = [(ch,) for ch in channels if ch in CHUNK_CHANNELS]
     if any(ch in STATEMENT_CHANNELS for ch in channels):
         groups.append(tuple(ch for ch in channels if ch in STATEMENT_CHANNELS))
     return groups

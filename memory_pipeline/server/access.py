@@ -159,7 +159,7 @@ def visible_status(memory, access: Access) -> dict:
     }
 
 
-def forget_visible(memory, access: Access, name: str, episode_id: int | None) -> dict:
+def forget_visible(memory, access: Access, name: str | None, episode_id: int | None) -> dict:
     """Forget an episode (of memory ``name`` when given) or a whole memory, within ``access``."""
     from memory_pipeline.memory import UnknownEpisode, UnknownMemory
 

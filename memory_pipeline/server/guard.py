@@ -223,6 +223,8 @@ class RequestGuard:
 
     async def _buffered(self, scope, receive, send) -> None:
         timeout = self.exposure.client_timeout_s
+        limit = self.buffer_body
+        assert limit is not None  # only a guard that buffers bodies calls this
         body = bytearray()
         while True:
             with anyio.move_on_after(timeout) as waited:
@@ -234,7 +236,7 @@ class RequestGuard:
             if message["type"] != "http.request":
                 return  # the client left
             body += message.get("body", b"")
-            if len(body) > self.buffer_body:
+            if len(body) > limit:
                 error = {
                     "error": f"the body is larger than {self.buffer_body} bytes, the most accepted"
                 }

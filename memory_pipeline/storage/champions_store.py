@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import psycopg
 
+from memory_pipeline.storage.database import one_row
 from memory_pipeline.storage.keyword_store import BM25, CAP, Bm25
 from memory_pipeline.storage.paths import query
 
@@ -96,9 +97,9 @@ def refresh_champions(
     """
     report = ChampionBuild(memory)
     started = time.perf_counter()
-    if not conn.execute(
-        "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (BUILD_LOCK_CLASS, memory)
-    ).fetchone()[0]:
+    if not one_row(
+        conn, "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (BUILD_LOCK_CLASS, memory)
+    )[0]:
         report.outcome = "busy"
         return report
     try:
@@ -272,11 +273,12 @@ def swap_build(
         t0 = time.perf_counter()
         drop_old_generations(conn, memory)
         report.drop_seconds = time.perf_counter() - t0
-        report.rows, report.lists = conn.execute(
+        report.rows, report.lists = one_row(
+            conn,
             "SELECT (SELECT count(*) FROM keyword_champions WHERE memory = %(m)s AND generation = %(g)s),"
             " (SELECT count(*) FROM keyword_champion_lists WHERE memory = %(m)s AND generation = %(g)s)",
             {"m": memory, "g": report.generation},
-        ).fetchone()
+        )
     return report
 
 
@@ -300,11 +302,12 @@ def drop_old_generations(conn: psycopg.Connection, memory: str, *, batch: int = 
         deleted += n
         if n:
             continue
-        left = conn.execute(
+        left = one_row(
+            conn,
             "SELECT EXISTS (SELECT 1 FROM keyword_champions k JOIN keyword_champion_state s USING (memory)"
             " WHERE k.memory = %s AND k.generation <> s.generation)",
             (memory,),
-        ).fetchone()[0]
+        )[0]
         if not left or retries >= DROP_RETRIES:
             break
         retries += 1  # rows a deleter holds: its cascade deletes them, or its rollback frees them

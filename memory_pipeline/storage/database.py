@@ -22,6 +22,7 @@ from pathlib import Path
 
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg.abc import Params, QueryNoTemplate
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memory_pipeline import config
@@ -48,6 +49,17 @@ CHECK_IDLE_S = 5.0
 def redact(url: str) -> str:
     """The connection string (URL or key=value) without its password, for messages."""
     return mask_secrets(url)
+
+
+def one_row(
+    conn: psycopg.Connection, query: QueryNoTemplate, params: Params | None = None
+) -> tuple:
+    """The row of a query that always returns one (an aggregate, ``SELECT EXISTS``,
+    ``INSERT ... RETURNING``); ``fetchone()`` is typed optional, for the queries that may not."""
+    row = conn.execute(query, params).fetchone()
+    if row is None:
+        raise RuntimeError("a query that always returns a row returned none")
+    return row
 
 
 def first_line(exc: BaseException) -> str:

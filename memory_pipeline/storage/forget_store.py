@@ -18,6 +18,7 @@ import psycopg
 from psycopg import sql
 
 from memory_pipeline.storage import keyword_stats_store
+from memory_pipeline.storage.database import one_row
 from memory_pipeline.storage.paths import query
 
 
@@ -63,7 +64,7 @@ class ForgetCounts:
 
 
 def _count(conn: psycopg.Connection, statement, *params) -> int:
-    return conn.execute(statement, params).fetchone()[0]
+    return one_row(conn, statement, params)[0]
 
 
 def _rows_of(conn: psycopg.Connection, table: str, memory: str) -> int:
@@ -130,10 +131,11 @@ def forget(
                 else 0
             )
             # A statement drawn only from forgotten episodes would keep their content alive.
-            deleted, vectors, trimmed = conn.execute(
+            deleted, vectors, trimmed = one_row(
+                conn,
                 query("observation_forget_episodes"),
                 {"memory": memory, "episode_ids": ids, "chunk_ids": chunk_ids},
-            ).fetchone()
+            )
             tables["observations"], tables["observation_embeddings"] = deleted, vectors
             counts.statements_trimmed = trimmed
         tables["episodes"] = conn.execute(

@@ -8,6 +8,7 @@ import numpy as np
 import psycopg
 from psycopg.types.json import Jsonb
 
+from memory_pipeline.storage.database import one_row
 from memory_pipeline.storage.index_store import count_summary, pending_days
 from memory_pipeline.storage.profiles_store import StoredProfile
 from memory_pipeline.storage.vector_store import nearest_chunks, nearest_query
@@ -16,14 +17,16 @@ from memory_pipeline.storage.vector_store import nearest_chunks, nearest_query
 def vector_integrity(conn: psycopg.Connection, profile: StoredProfile) -> dict:
     """Missing vectors, wrong dimensions and non-unit vectors (chunk and window vectors alike) for
     one (profile, generation)."""
-    missing = conn.execute(
+    missing = one_row(
+        conn,
         """SELECT count(DISTINCT (c.memory, c.chunk_id)) FROM chunks c
            WHERE NOT EXISTS (SELECT 1 FROM embeddings v WHERE v.profile_id = %s AND v.generation = %s
                              AND v.memory = c.memory AND v.chunk_id = c.chunk_id)""",
         (profile.id, profile.generation),
-    ).fetchone()[0]
+    )[0]
     # Every vector of a row counts: the chunk's and its paragraph windows' (domain.windows).
-    rows, windows, wrong_dim, not_unit = conn.execute(
+    rows, windows, wrong_dim, not_unit = one_row(
+        conn,
         """SELECT count(*) FILTER (WHERE x.is_chunk),
                   count(*) FILTER (WHERE NOT x.is_chunk),
                   count(*) FILTER (WHERE vector_dims(x.vector) <> %s),
@@ -33,7 +36,7 @@ def vector_integrity(conn: psycopg.Connection, profile: StoredProfile) -> dict:
                                UNION ALL SELECT w, false FROM unnest(v.windows) AS w) AS x(vector, is_chunk)
            WHERE v.profile_id = %s AND v.generation = %s""",
         (profile.dim, profile.id, profile.generation),
-    ).fetchone()
+    )
     return {
         "vectors": rows,
         "window_vectors": windows,
@@ -85,10 +88,11 @@ def oldest_pending(conn: psycopg.Connection, profile: StoredProfile | None) -> d
 
 def daily_stats(conn: psycopg.Connection, since: dt.datetime) -> dict:
     counts = count_summary(conn, None)
-    per_kind = dict(
+    per_kind: dict[str, int] = dict(
         conn.execute("SELECT kind, count(*) FROM episodes GROUP BY kind ORDER BY kind").fetchall()
     )
-    searches, p50, p95, fallbacks, vector_down = conn.execute(
+    searches, p50, p95, fallbacks, vector_down = one_row(
+        conn,
         """SELECT count(*),
                   percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms),
                   percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms),
@@ -96,7 +100,7 @@ def daily_stats(conn: psycopg.Connection, since: dt.datetime) -> dict:
                   count(*) FILTER (WHERE vector_status LIKE 'unavailable%%')
            FROM search_telemetry WHERE searched_at >= %s""",
         (since,),
-    ).fetchone()
+    )
     return {
         "episodes": counts["episodes"],
         "chunks": counts["chunks"],

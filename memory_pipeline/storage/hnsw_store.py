@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import sql
 
+from memory_pipeline.storage.database import one_row
 from memory_pipeline.storage.profiles_store import StoredProfile
 
 HNSW_M = 16
@@ -88,10 +89,11 @@ def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> IndexState
         conn.execute("RESET maintenance_work_mem")
         build_seconds = time.perf_counter() - started
     exists, valid, size, options = _inspect(conn, name)
-    rows = conn.execute(
+    rows = one_row(
+        conn,
         "SELECT count(*) FROM embeddings WHERE profile_id = %s AND generation = %s",
         (profile.id, profile.generation),
-    ).fetchone()[0]
+    )[0]
     # The index's own parameters: one built before a change of the constants keeps its own.
     return IndexState(
         name,

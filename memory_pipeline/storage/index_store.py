@@ -12,6 +12,7 @@ from pgvector import HalfVector
 
 from memory_pipeline.domain.chunking import Chunk
 from memory_pipeline.storage import keyword_stats_store
+from memory_pipeline.storage.database import one_row
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import StoredProfile
 
@@ -326,17 +327,18 @@ def delete_chunks_of_days(conn: psycopg.Connection, start: dt.date, end: dt.date
 
 
 def count_summary(conn: psycopg.Connection, profile: StoredProfile | None) -> dict[str, int]:
-    episodes, chunks = conn.execute(
-        "SELECT (SELECT count(*) FROM episodes), (SELECT count(*) FROM chunks)"
-    ).fetchone()
+    episodes, chunks = one_row(
+        conn, "SELECT (SELECT count(*) FROM episodes), (SELECT count(*) FROM chunks)"
+    )
     vectors = windowed = 0
     if profile is not None:
         # windows IS NOT NULL reads the null bitmap only, never the (TOASTed) arrays.
-        vectors, windowed = conn.execute(
+        vectors, windowed = one_row(
+            conn,
             "SELECT count(*), count(*) FILTER (WHERE windows IS NOT NULL) FROM embeddings "
             "WHERE profile_id = %s AND generation = %s",
             (profile.id, profile.generation),
-        ).fetchone()
+        )
     return {
         "episodes": episodes,
         "chunks": chunks,

@@ -65,7 +65,7 @@ def stored_stats(
         "SELECT chunks, total_lexemes, episodes FROM keyword_memory_stats WHERE memory = %s",
         (memory,),
     ).fetchone()
-    df = dict(
+    df: dict[str, int] = dict(
         conn.execute("SELECT lexeme, df FROM keyword_stats WHERE memory = %s", (memory,)).fetchall()
     )
     return (MemoryStats(*row) if row else None), df
@@ -80,7 +80,7 @@ def counted_stats(
         " HAVING count(*) > 0",
         (memory,),
     ).fetchone()
-    df = dict(
+    df: dict[str, int] = dict(
         conn.execute(
             """SELECT u.lexeme, count(*) FROM chunks c, unnest(tsvector_to_array(c.tsv)) AS u(lexeme)
                WHERE c.memory = %s GROUP BY u.lexeme""",

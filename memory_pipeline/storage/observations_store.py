@@ -19,6 +19,7 @@ from psycopg import sql
 
 from memory_pipeline.domain.observations import ObservationDraft
 from memory_pipeline.storage import keyword_store, search_store
+from memory_pipeline.storage.database import one_row
 from memory_pipeline.storage.hnsw_store import HNSW_EF_CONSTRUCTION, HNSW_M
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import StoredProfile
@@ -73,7 +74,8 @@ def _stored(row) -> StoredObservation:
 
 
 def insert(conn: psycopg.Connection, draft: ObservationDraft, *, revises: int | None = None) -> int:
-    return conn.execute(
+    return one_row(
+        conn,
         query("observation_insert"),
         {
             "memory": draft.memory,
@@ -87,7 +89,7 @@ def insert(conn: psycopg.Connection, draft: ObservationDraft, *, revises: int | 
             "revises": revises,
             "observed_at": draft.observed_at,
         },
-    ).fetchone()[0]
+    )[0]
 
 
 def foreign_episodes(
@@ -157,10 +159,11 @@ def any_statements(
 ) -> bool:
     """Whether the memory holds a statement of these kinds and statuses (a statement channel
     with none has nothing to rank and need not wait for the query's vector)."""
-    return conn.execute(
+    return one_row(
+        conn,
         "SELECT EXISTS (SELECT 1 FROM observations WHERE memory = %s AND kind = ANY(%s) AND status = ANY(%s))",
         (memory, list(kinds), list(statuses)),
-    ).fetchone()[0]
+    )[0]
 
 
 def by_words(
@@ -236,26 +239,28 @@ def pending(
 
 
 def pending_count(conn: psycopg.Connection, profile: StoredProfile) -> int:
-    return conn.execute(
+    return one_row(
+        conn,
         query("observation_pending_count"),
         {
             "profile_id": profile.id,
             "generation": profile.generation,
         },
-    ).fetchone()[0]
+    )[0]
 
 
 def vector_integrity(conn: psycopg.Connection, profile: StoredProfile) -> dict:
     """Live statements, those without a vector, and mis-sized or non-unit vectors for
     ``profile``'s generation (the statement_vectors asset's check)."""
-    row = conn.execute(
+    row = one_row(
+        conn,
         query("observation_vector_integrity"),
         {
             "profile_id": profile.id,
             "generation": profile.generation,
             "dim": profile.dim,
         },
-    ).fetchone()
+    )
     return dict(zip(("statements", "missing", "vectors", "wrong_dimension", "not_normalized"), row))
 
 
@@ -317,10 +322,11 @@ def index_state(conn: psycopg.Connection, profile: StoredProfile) -> dict:
         "JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = %s",
         (index_name(profile),),
     ).fetchone()
-    vectors = conn.execute(
+    vectors = one_row(
+        conn,
         "SELECT count(*) FROM observation_embeddings WHERE profile_id = %s AND generation = %s",
         (profile.id, profile.generation),
-    ).fetchone()[0]
+    )[0]
     return {
         "name": index_name(profile),
         "exists": row is not None,

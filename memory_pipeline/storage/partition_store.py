@@ -6,15 +6,14 @@ import datetime as dt
 
 import psycopg
 
+from memory_pipeline.storage.database import one_row
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import StoredProfile
 
 
 def chunk_stats(conn: psycopg.Connection, day: dt.date) -> dict:
     """The day's chunks, their characters, and its episodes still without a chunk."""
-    chunks, chars, unchunked, episodes = conn.execute(
-        query("day_chunk_stats"), {"day": day}
-    ).fetchone()
+    chunks, chars, unchunked, episodes = one_row(conn, query("day_chunk_stats"), {"day": day})
     return {
         "chunks": chunks,
         "characters": int(chars),
@@ -25,7 +24,8 @@ def chunk_stats(conn: psycopg.Connection, day: dt.date) -> dict:
 
 def vector_integrity(conn: psycopg.Connection, day: dt.date, profile: StoredProfile) -> dict:
     """Missing, mis-sized and non-unit vectors among the day's chunks for ``profile``'s generation."""
-    row = conn.execute(
+    row = one_row(
+        conn,
         query("day_vector_integrity"),
         {
             "day": day,
@@ -33,7 +33,7 @@ def vector_integrity(conn: psycopg.Connection, day: dt.date, profile: StoredProf
             "generation": profile.generation,
             "dim": profile.dim,
         },
-    ).fetchone()
+    )
     names = ("chunks", "missing", "vectors", "window_vectors", "wrong_dimension", "not_normalized")
     return dict(zip(names, row))
 
@@ -52,7 +52,7 @@ def no_vectors(conn: psycopg.Connection, day: dt.date) -> dict:
 
 
 def entity_stats(conn: psycopg.Connection, day: dt.date) -> dict:
-    mentions, without_names = conn.execute(query("day_entity_stats"), {"day": day}).fetchone()
+    mentions, without_names = one_row(conn, query("day_entity_stats"), {"day": day})
     return {"mentions": mentions, "episodes_without_names": without_names}
 
 

@@ -19,6 +19,7 @@ import psycopg
 from pgvector import HalfVector
 
 from memory_pipeline.embedders.base import EmbeddingProfile
+from memory_pipeline.storage.database import one_row
 
 
 @dataclass(frozen=True)
@@ -196,10 +197,11 @@ def start_reindex(
             state = generation_state(conn, stored.id, stored.building_generation)
             if state is None or state[0] != "stale":
                 return stored, True
-        next_generation = conn.execute(
+        next_generation = one_row(
+            conn,
             "SELECT coalesce(max(generation), 0) + 1 FROM embedding_generations WHERE profile_id = %s",
             (stored.id,),
-        ).fetchone()[0]
+        )[0]
         conn.execute(
             "UPDATE embedding_profiles SET building_generation = %s WHERE id = %s",
             (next_generation, stored.id),

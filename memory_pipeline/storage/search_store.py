@@ -13,6 +13,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from memory_pipeline.storage import keyword_store
+from memory_pipeline.storage.database import one_row
 from memory_pipeline.storage.paths import query
 
 
@@ -29,19 +30,21 @@ class Filters:
 
 def memory_exists(conn: psycopg.Connection, memory: str) -> bool:
     """A memory exists once it holds an episode or a statement (an agent may write only those)."""
-    return conn.execute(
+    return one_row(
+        conn,
         "SELECT EXISTS (SELECT 1 FROM episodes WHERE memory = %(m)s)"
         " OR EXISTS (SELECT 1 FROM observations WHERE memory = %(m)s)",
         {"m": memory},
-    ).fetchone()[0]
+    )[0]
 
 
 def query_lexemes(conn: psycopg.Connection, text: str) -> list[str]:
     """The query's lexemes under the same configuration as the stored ``chunks.tsv``."""
-    row = conn.execute(
+    row = one_row(
+        conn,
         "SELECT coalesce(array_agg(lexeme ORDER BY lexeme), '{}') FROM unnest(to_tsvector('english', %s))",
         (text,),
-    ).fetchone()
+    )
     return list(row[0])
 
 
@@ -171,7 +174,8 @@ def chunk_rows(
 
 def chunk_texts(conn: psycopg.Connection, memory: str, chunk_ids: list[str]) -> dict[str, str]:
     """The texts of ``chunk_ids`` in ``memory`` (what ``chunk_rows`` reads for them)."""
-    return {cid: row.text for cid, row in chunk_rows(conn, memory, chunk_ids).items()}
+    rows = chunk_rows(conn, memory, chunk_ids).items()
+    return {cid: row.text for cid, row in rows if row.text is not None}
 
 
 def record_telemetry(conn: psycopg.Connection, row: dict) -> None:

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import psycopg
 
+from memory_pipeline.storage.database import one_row
+
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
@@ -33,11 +35,12 @@ def create(
     conn: psycopg.Connection, name: str, token: str, memories: list[str], access: str
 ) -> StoredToken:
     """Store a new token (its hash); psycopg.errors.UniqueViolation when the name is taken."""
-    row = conn.execute(
+    row = one_row(
+        conn,
         "INSERT INTO api_tokens (name, token_hash, memories, access) VALUES (%s, %s, %s, %s) "
         "RETURNING name, memories, access, created_at",
         (name, token_hash(token), memories, access),
-    ).fetchone()
+    )
     return StoredToken(row[0], tuple(row[1]), row[2], row[3])
 
 
@@ -61,4 +64,4 @@ def revoke(conn: psycopg.Connection, name: str) -> bool:
 
 
 def any_tokens(conn: psycopg.Connection) -> bool:
-    return conn.execute("SELECT EXISTS (SELECT 1 FROM api_tokens)").fetchone()[0]
+    return one_row(conn, "SELECT EXISTS (SELECT 1 FROM api_tokens)")[0]

@@ -29,7 +29,7 @@ MIN_EF_SEARCH = 100
 
 
 def hnsw_rows(
-    conn: psycopg.Connection, hnsw_query: sql.Composable, params: dict, *, ef_search: int
+    conn: psycopg.Connection, hnsw_query: sql.Composed, params: dict, *, ef_search: int
 ) -> list[tuple]:
     """The rows of one ``hnsw_query`` with ``hnsw.ef_search`` and pgvector's relaxed iterative
     scan set for it alone (a transaction's local settings).

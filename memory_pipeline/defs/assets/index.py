@@ -116,7 +116,8 @@ def chunks(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mate
 def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
     days = days_of(context)
     model = memory.embedder
-    failing, totals = [], {}
+    failing: list[dt.date] = []
+    totals: dict[str, int] = {}
     generation = 0
     for day in days:
         embedded = embed_day(

@@ -9,6 +9,7 @@ reindex (``switch_generation_job``).
 
 import datetime as dt
 import time
+from typing import Any
 
 import dagster as dg
 
@@ -265,7 +266,7 @@ def serving_generation(
         context.log.info(switched)
     profile, found = serving_integrity(memory.db)
     passed = (
-        bool(found)
+        found is not None
         and found["missing"] == 0
         and found["wrong_dimension"] == 0
         and found["not_normalized"] == 0
@@ -350,7 +351,9 @@ def pipeline_stats(
 ) -> dg.MaterializeResult:
     # Pending for the configured profile, as the sensor and the index passes count it.
     stats = maintenance.record_daily_stats(memory.db, memory.profile)
-    metadata = {k: v for k, v in stats.items() if isinstance(v, (int, float)) and v is not None}
+    metadata: dict[str, Any] = {
+        k: v for k, v in stats.items() if isinstance(v, (int, float)) and v is not None
+    }
     metadata["episodes_by_kind"] = markdown_table(
         [{"kind": k, "episodes": n} for k, n in stats["episodes_by_kind"].items()]
     )

@@ -41,7 +41,7 @@ def read_docx(data: bytes, budget: Budget) -> Document:
         budget.check_time()
         if isinstance(item, Table):
             for row in item.rows:
-                cells = []
+                cells: list[str] = []
                 for cell in row.cells:
                     text = one_line(cell.text)
                     if text and (not cells or cells[-1] != text):  # merged cells repeat their text
