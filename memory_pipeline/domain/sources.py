@@ -423,7 +423,14 @@ class _FrontMatter:
         plain_numbers: dict[str, str] = {}
         for key_node, value_node in node.value:
             key = str(key_node.value)
-            lines[key] = first_line + key_node.start_mark.line
+            line = first_line + key_node.start_mark.line
+            if key in lines:
+                # YAML keeps the last value, but the raw scalars above would keep another one:
+                # refuse rather than guess which the writer meant (JSONL lines refuse it too).
+                raise _FrontMatterRejected(
+                    f"front matter key '{key}' repeated (first on line {lines[key]})", line
+                )
+            lines[key] = line
             # Names and titles are text as written: YAML would read `title: 1984` as a number
             # and `memory: yes` as true.
             if (

@@ -522,6 +522,19 @@ def test_front_matter_salience_in_exponent_form_is_a_number(in_tmp):
     assert messages(result) == ['b.md:3: salience must be a number in [0, 1], got "0.5"']
 
 
+def test_a_front_matter_key_given_twice_is_refused_at_its_second_line(in_tmp):
+    # Found by the fuzz suite: with salience twice, YAML kept the last value (1e300, out of
+    # range) while the plain-number reading kept the first, so the file was stored as valid.
+    write(
+        in_tmp / "r.md",
+        "---\nmemory: alice\nsalience: 5e-324\nsalience: 1" + "0" * 300 + "\n---\nb\n",
+    )
+    write(in_tmp / "ok.md", "---\nmemory: alice\nsalience: 0.5\n---\nkept\n")
+    result = parse_paths(["r.md", "ok.md"])
+    assert [e.title for e in result.episodes] == ["ok"]
+    assert messages(result) == ["r.md:4: front matter key 'salience' repeated (first on line 3)"]
+
+
 def test_a_value_yaml_cannot_build_is_located_at_its_key(in_tmp):
     # Found by the fuzz suite: the rejection pointed at the first front matter line.
     write(in_tmp / "d.md", "---\nmemory: alice\ntitle: t\ndate: 2024-13-45\n---\nbody\n")
