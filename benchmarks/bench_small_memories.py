@@ -223,7 +223,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{s[row]['first']:>3} first, {s[row][f'in_{LIMIT}']:>3} in {LIMIT}" for row in ROWS
         )
         print(f"{name:12} {s['questions']:>9}  {cells}")
-    misses = [q for q in figures["per_question"] if q["titles"]["fused default"][:1] != [q["expect"]]]
+    misses = [
+        q for q in figures["per_question"] if q["titles"]["fused default"][:1] != [q["expect"]]
+    ]
     if misses:
         print("\nfused default, not first:")
         for q in misses:

@@ -59,6 +59,16 @@ def keyword_candidates(
     return keyword_store.candidates(conn, memory, text, filters, limit)
 
 
+def keyword_hits(
+    conn: psycopg.Connection, memory: str, text: str, filters: Filters, *, limit: int = 50
+):
+    """``keyword_candidates`` with the query's lexeme statistics (``keyword_store.KeywordHits``),
+    which fusion weighs the scores against."""
+    from memory_pipeline.storage import keyword_store
+
+    return keyword_store.scored_candidates(conn, memory, text, filters, limit)
+
+
 @dataclass(frozen=True)
 class StoredEntity:
     id: int
