@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_pipeline import config, indexing, linking
+from memory_pipeline.domain import calibration
 from memory_pipeline.domain.documents import DocumentRejected
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.domain.jsonl import LineRejected
@@ -425,10 +426,15 @@ class Memory:
         on_committed: Callable[[list[int]], None] | None = None,
     ) -> indexing.IndexReport:
         """Chunk and embed everything pending (of one ingest day), until done or something fails;
-        ``on_committed`` gets the ids of each committed batch of episodes."""
-        return indexing.index_until_done(
+        ``on_committed`` gets the ids of each committed batch of episodes. The first run that uses
+        a generation's model measures it (``memory_pipeline.calibration``)."""
+        from memory_pipeline import calibration as model_calibration
+
+        report = indexing.index_until_done(
             self.db, self.embedder, day=day, on_progress=on_progress, on_committed=on_committed
         )
+        model_calibration.after_index(self.db, self.embedder, report.canary_checked)
+        return report
 
     def index_and_link(
         self,
@@ -668,6 +674,11 @@ class Memory:
             )
             index = hnsw_store.inspect(conn, profile) if profile else None
             memories = episodes_store.memory_counts(conn)
+            measured = (
+                profiles_store.stored_calibration(conn, profile.id, profile.generation)
+                if profile
+                else None
+            )
         return {
             "dataFolder": str(self.home) if self.home else None,
             "database": redact(self.db.url)
@@ -711,6 +722,9 @@ class Memory:
                 else None
             ),
             "index": index,
+            # The serving generation's similarity cut-offs (domain.calibration), or the defaults
+            # and why they hold.
+            "calibration": (measured or calibration.DEFAULT).to_json() if profile else None,
             "telemetry": {
                 "enabled": self.telemetry.enabled,
                 "retentionDays": self.telemetry.retention_days,

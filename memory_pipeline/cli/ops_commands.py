@@ -7,7 +7,7 @@ import datetime as dt
 import os
 import time
 
-from memory_pipeline import config, indexing
+from memory_pipeline import calibration, config, indexing
 from memory_pipeline.cli.common import err, open_database, open_memory, print_json
 from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.errors import ExitCode, InputError
@@ -40,6 +40,7 @@ def cmd_reindex(args) -> int:
             )
             return ExitCode.OK
         report = indexing.index_until_done(db, embedder, on_progress=lambda r: None)
+        calibration.after_index(db, embedder, report.canary_checked)  # the new generation's
     finally:
         embedder.close()
     print(

@@ -18,7 +18,8 @@ stores the result with the profile's generation) and its cut-offs follow from wh
   and, when the model cannot tell the two apart on the probes (other >= same), halfway between
   the medians of ``same`` and ``related``, flagged ``separated: false``.
 * ``duplicate``: a near-exact duplicate, refused unless forced: ``close + 0.8 × (1 − close)``
-  (the defaults 0.85 and 0.97 obey the same rule).
+  (the defaults 0.85 and 0.97 obey the same rule), and at least the default 0.97 for a model
+  that does not separate the probes (refusing is the one decision the caller must override).
 * ``query_floor`` and ``query_match``: what a question's cosine to a passage about something else
   is (the median over ``question`` x other facts' statements) and to the passage that answers it
   (the median over each ``question`` and its own statement), as the model embeds queries and
@@ -375,9 +376,12 @@ def derive(cosines: Mapping[str, Sequence[float]]) -> Calibration:
             "the model puts a question no nearer its answer than other passages "
             f"(median {match:.3f} against {floor:.3f})"
         )
+    duplicate = close + DUPLICATE_SHARE * (1.0 - close)
     return Calibration(
         close=close,
-        duplicate=close + DUPLICATE_SHARE * (1.0 - close),
+        # A model that cannot tell paraphrases from other facts must not refuse on its word:
+        # only the default's near-identity counts as a duplicate then.
+        duplicate=duplicate if separated else max(duplicate, DEFAULT_DUPLICATE),
         query_floor=floor,
         query_match=match,
         measured=True,

@@ -59,6 +59,7 @@ def test_the_defaults_rule_the_same_way():
 def test_overlapping_classes_give_a_flagged_compromise():
     measured = calibration.derive(cosines(same=0.86, related=0.86, spread=0.04))
     assert measured.measured and not measured.separated and "compromise" in measured.reason
+    assert measured.duplicate >= DEFAULT.duplicate
 
 
 @pytest.mark.parametrize(

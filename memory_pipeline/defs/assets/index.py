@@ -16,6 +16,7 @@ import time
 
 import dagster as dg
 
+from memory_pipeline import calibration as model_calibration
 from memory_pipeline import indexing
 from memory_pipeline.defs.assets._common import (
     BACKFILL_POLICY,
@@ -30,9 +31,10 @@ from memory_pipeline.defs.assets._common import (
 from memory_pipeline.defs.assets.ingest import episodes
 from memory_pipeline.defs.metadata import markdown_table
 from memory_pipeline.defs.partitions import ingest_days
+from memory_pipeline.domain import calibration
 from memory_pipeline.resources import MemoryResource
 from memory_pipeline.storage import entities_store, partition_store
-from memory_pipeline.storage.profiles_store import writing_target
+from memory_pipeline.storage.profiles_store import stored_calibration, writing_target
 
 
 def _check_over_days(
@@ -147,6 +149,7 @@ def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
                 f"{r.episodes} episodes, {r.vectors} vectors so far"
             ),
         )
+        model_calibration.after_index(memory.db, model, report.canary_checked)
         with memory.db.connection() as conn:
             target = writing_target(conn, memory.profile)
             found = (
@@ -154,6 +157,9 @@ def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
                 if target
                 else partition_store.no_vectors(conn, day)
             )
+            measured = (
+                stored_calibration(conn, target.id, target.generation) if target else None
+            ) or calibration.DEFAULT
         generation = target.generation if target else 0
         context.log.info(
             f"{day}: {report.episodes} episodes, {report.vectors} vectors in {report.seconds:.1f}s "
@@ -176,6 +182,9 @@ def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
                 # Which process embedded: tells a distributed executor's workers apart.
                 "worker_pid": os.getpid(),
                 "preview": markdown_table(report.preview),
+                # The profile's measured cut-offs (domain.calibration), or the defaults and why.
+                "calibration": dg.MetadataValue.json(measured.to_json()),
+                "close_statement_cut_off": round(measured.close, 4),
             },
             partition_key=day.isoformat(),
         )

@@ -12,6 +12,7 @@ import time
 
 import dagster as dg
 
+from memory_pipeline import calibration as model_calibration
 from memory_pipeline import indexing, observations
 from memory_pipeline.defs.assets._common import (
     EMBEDDING_POOL,
@@ -68,6 +69,7 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
         total.add(embedded)
         if embedded.canary_checked and not total.canary_checked:
             total.canary_checked, total.canary_cosine = True, embedded.canary_cosine
+            model_calibration.after_index(db, model, True)  # once per generation
         entity_report = entities_store.EntityReport()
         with db.connection() as conn:
             entities_store.refresh_day(conn, date, entity_report)
