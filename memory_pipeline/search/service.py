@@ -1,4 +1,4 @@
-"""Fused retrieval: run the channels, fuse by reciprocal rank, adjust, optionally rerank.
+"""Fused retrieval: run the channels, fuse their scores, adjust, optionally rerank.
 
 One search, inside one memory:
 1. validate the input and resolve the policy (kinds, time window, channels, limit);
@@ -16,13 +16,17 @@ One search, inside one memory:
    keyword channels also rank it among their chunks by the same measures (its cosine; its BM25
    on the memory's chunk statistics; ``domain.observations.join_chunk_channel``);
 3. fusion (``domain.fusion``): CombSUM of each channel's min-max normalized scores with
-   per-channel weights, near-ties broken by salience and recency (a statement's confidence
-   stands in for salience);
+   per-channel weights, the keyword channel's weighed by how much of the query its best match
+   covers (``domain.evidence``), near-ties broken by salience and recency (a statement's
+   confidence stands in for salience);
 4. if a reranker is configured, the policy allows it and there are more candidates than
    wanted, the reranker orders the fused pool; any failure keeps the fused order;
 5. adjacent chunks of one episode among the results are sewn into one passage
    (``domain.passages``); the limit counts passages;
-6. a telemetry row records candidates, ranks, scores, the reranker's outcome and latency.
+6. the memory's newest episodes that no index pass has chunked yet (no channel can see them) are
+   counted, and those holding a word of the query listed beside the results
+   (``search_store.pending_in_memory``): nothing written is invisible;
+7. a telemetry row records candidates, ranks, scores, the reranker's outcome and latency.
 Without a usable embedder the vector channel is skipped and the response says why; the query
 embedding has its own short deadline and a circuit breaker (``search.query_embedding``), so a
 hung model server costs one short wait, not every search.
@@ -329,6 +333,21 @@ class SearchService:
                     **{k: statements[k].text for k in keys if k in statements},
                 }
 
+            # Stored but not chunked yet: no channel can find it, so the answer says so (issue 27).
+            pending = search_store.pending_in_memory(conn, memory, query, filters)
+            response.pending_episodes = len(pending)
+            response.pending_more = len(pending) >= search_store.PENDING_WINDOW
+            response.pending_matches = [
+                {
+                    "episodeId": p.id,
+                    "title": p.title,
+                    "kind": p.kind,
+                    "occurredAt": p.occurred_at.isoformat(),
+                    "snippet": make_snippet(p.head, query),
+                }
+                for p in pending
+                if p.matches
+            ][: chosen.limit]
             final, scores, response.reranker = self._rerank(chosen, query, fused, texts)
             response.results = self._passages(
                 final, scores, rows, statements, best_window, query, chosen, texts, sew=sew
