@@ -3,7 +3,8 @@
 Package map, floor by floor (each folder says what belongs in it; imports only point down,
 ``memory_pipeline_tests/test_architecture.py`` checks it):
 - ``domain/``     pure domain code: chunking and paragraph windows, pages, episode records
-                  and file parsing, documents, fusion, policies, entities. No Dagster, no SQL,
+                  and file parsing, documents, fusion and its evidence scale, the embedding
+                  calibration's probes and cut-offs, policies, entities. No Dagster, no SQL,
                   no network. Beside it ``errors``, ``config``, ``redaction`` and ``version``.
 - ``storage/``    PostgreSQL: the embedded server, the connection pool, migrations, and the
                   stores that run the SQL in ``sql/queries``.
@@ -13,7 +14,8 @@ Package map, floor by floor (each folder says what belongs in it; imports only p
   ``ingest.py``   files -> episodes for an ingest day; what a day holds.
   ``indexing/``   the index pass (pending episodes -> chunks -> vectors, canary first, one
                   commit per episode), passes until done, a day's work, pending counts,
-                  generations, statements' vectors, linking and keyword lists beside the pass.
+                  generations, statements' vectors, a generation's model calibration,
+                  linking and keyword lists beside the pass.
   ``search/``     fused retrieval (``service.SearchService``), result documents, renderers.
   ``statements.py`` saving observations and beliefs; ``tokens.py`` access tokens;
   ``maintenance.py`` global upkeep; ``reporting.py`` what the core tells an adapter.

@@ -21,6 +21,7 @@ class ExitCode:
     DAGSTER_UNAVAILABLE = 8  # no Dagster web server answers (memory-pipeline backfill)
     RUNS_FAILED = 9  # a Dagster backfill finished with failed or cancelled days
     BACKFILL_CANCELED = 10  # the Dagster backfill itself was cancelled (Backfills page, GraphQL)
+    NOT_SAVED = 11  # a statement held back: close ones exist, nothing was saved (observe)
 
 
 class MemoryPipelineError(Exception):

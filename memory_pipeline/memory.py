@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_pipeline import config, statements, tokens
+from memory_pipeline.domain import calibration
 from memory_pipeline.domain.documents import DocumentRejected
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.domain.jsonl import LineRejected
@@ -449,7 +450,8 @@ class Memory:
         on_committed: Callable[[list[int]], None] | None = None,
     ) -> IndexReport:
         """Chunk and embed everything pending (of one ingest day), until done or something fails;
-        ``on_committed`` gets the ids of each committed batch of episodes."""
+        ``on_committed`` gets the ids of each committed batch of episodes. The first run that uses
+        a generation's model measures it (``indexing.calibration``, run by ``index_until_done``)."""
         return index_until_done(
             self.db, self.embedder, day=day, on_progress=on_progress, on_committed=on_committed
         )
@@ -772,6 +774,11 @@ class Memory:
             )
             index = hnsw_store.inspect(conn, profile) if profile else None
             memories = episodes_store.memory_counts(conn)
+            measured = (
+                profiles_store.stored_calibration(conn, profile.id, profile.generation)
+                if profile
+                else None
+            )
         return {
             "version": __version__,
             "dataFolder": str(self.home) if self.home else None,
@@ -817,6 +824,9 @@ class Memory:
                 else None
             ),
             "index": index,
+            # The serving generation's similarity cut-offs (domain.calibration), or the defaults
+            # and why they hold.
+            "calibration": (measured or calibration.DEFAULT).to_json() if profile else None,
             "telemetry": {
                 "enabled": self.telemetry.enabled,
                 "retentionDays": self.telemetry.retention_days,

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from memory_pipeline.domain.calibration import Calibration
 from memory_pipeline.domain.observations import ObservationDraft, is_close, is_near_duplicate
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.errors import EmbedderUnavailable, InputError, ModelRefused
@@ -81,9 +82,30 @@ class SaveOutcome:
     duplicate_of: int | None = None
     vector: str = "none"  # "stored", "pending" (the index pass embeds it) or "none" (not saved)
 
+    @property
+    def saved(self) -> bool:
+        return self.saved_id is not None
+
+    @property
+    def message(self) -> str:
+        """What happened, in words: every interface says "not saved" the same way."""
+        if self.action == "refused":
+            return (
+                f"not saved: a near-exact duplicate of statement #{self.duplicate_of} "
+                "(force saves it anyway)"
+            )
+        if self.action == "undecided":
+            return (
+                f"not saved: {len(self.close)} close statement(s) already exist; save it next to "
+                "them (decision add), replace one (decision revise with its id), or drop it"
+            )
+        return f"saved as #{self.saved_id}"
+
     def to_json(self) -> dict:
         return {
             "action": self.action,
+            "saved": self.saved,
+            "message": self.message,
             "id": self.saved_id,
             "duplicateOf": self.duplicate_of,
             "vector": self.vector,
@@ -92,11 +114,12 @@ class SaveOutcome:
 
 
 def _serving_embedder(conn, embedder: Embedder | None):
-    """(profile, embedder) when ``embedder`` embeds for the serving profile, else (profile, None)."""
-    profile = profiles_store.active_profile(conn)
+    """(profile, embedder, calibration): ``embedder`` when it embeds for the serving profile,
+    else None; the serving generation's calibration (its cut-offs; the defaults if unmeasured)."""
+    profile, _, measured = profiles_store.serving(conn)
     if profile is None or embedder is None or embedder.profile.name != profile.name:
-        return profile, None
-    return profile, embedder
+        return profile, None, measured
+    return profile, embedder, measured
 
 
 def _query_vector(embedder: Embedder | None, text: str) -> np.ndarray | None:
@@ -116,12 +139,13 @@ def close_existing(
     *,
     embedder: Embedder | None = None,
     limit: int = CLOSE_LIMIT,
-) -> tuple[list[Close], np.ndarray | None]:
+) -> tuple[list[Close], np.ndarray | None, Calibration]:
     """The live statements (both kinds) of the draft's memory close to it (``domain.observations.
-    is_close``: by vector or by shared words), most similar first; also the draft's vector. The
+    is_close``: by vector, at the serving profile's calibrated cut-off, or by shared words), most
+    similar first; also the draft's vector and the calibration whose cut-offs were used. The
     nearest few by vector and by BM25 are the candidates."""
     with db.connection() as conn:
-        profile, usable = _serving_embedder(conn, embedder)
+        profile, usable, measured = _serving_embedder(conn, embedder)
         vector = _query_vector(usable, draft.text)
         by_vector: dict[int, float] = {}
         if vector is not None and profile is not None:
@@ -154,7 +178,7 @@ def close_existing(
     close = []
     for i in ids:
         if not (
-            is_close(by_vector.get(i), words, theirs[i])
+            is_close(by_vector.get(i), words, theirs[i], cut_off=measured.close)
             or is_near_duplicate(draft.text, stored[i].text)
         ):
             continue
@@ -168,7 +192,7 @@ def close_existing(
             ids.index(c.observation.id),
         )
     )
-    return close[:limit], vector
+    return close[:limit], vector, measured
 
 
 def _is_statement_id(value: object) -> bool:
@@ -199,14 +223,16 @@ def save(
             f"no active or contested statement #{revise_id} in memory {draft.memory!r} to revise"
         )
     _check_sources(db, draft)
-    close, vector = close_existing(db, draft, embedder=embedder)
+    close, vector, measured = close_existing(db, draft, embedder=embedder)
     outcome = SaveOutcome("undecided", close=close)
     duplicate = next(
         (
             c
             for c in close
             if c.observation.id != revise_id
-            and is_near_duplicate(draft.text, c.observation.text, c.similarity)
+            and is_near_duplicate(
+                draft.text, c.observation.text, c.similarity, cut_off=measured.duplicate
+            )
         ),
         None,
     )
@@ -228,7 +254,7 @@ def save(
             saved = observations_store.insert(conn, draft)
             outcome.action = "added"
         outcome.saved_id = saved
-        profile, usable = _serving_embedder(conn, embedder)
+        profile, usable, _ = _serving_embedder(conn, embedder)
         if vector is not None and profile is not None:
             observations_store.write_vectors(
                 conn, profile, [(saved, draft.memory)], vector[None, :]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from memory_pipeline.domain import calibration
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.ollama import OllamaEmbedder
 from memory_pipeline.orchestration.dagster_storage import as_psycopg2_url
@@ -46,6 +47,26 @@ def ollama_embedder(
     url: str, dim: int = 512, model: str = QWEN, batch_size: int = 16
 ) -> OllamaEmbedder:
     return OllamaEmbedder(EmbeddingProfile("ollama", model, dim), host=url, batch_size=batch_size)
+
+
+def is_probe(text: str) -> bool:
+    """A text of the calibration's probe set (a question with its query instruction, if any)."""
+    documents, questions = calibration.probe_texts()
+    return any(text.endswith(probe) for probe in (*documents, *questions))
+
+
+def split_calibration(server) -> tuple[list, list[list[str]], list[str]]:
+    """A loopback server's requests as (the index passes' requests, their inputs, the probe texts
+    sent): ``index_until_done`` also measures a new generation's model once, after its passes,
+    in requests that hold only probe texts (``indexing.calibration``)."""
+    kept, inputs, probes = [], [], []
+    for request, texts in zip(server.requests, server.inputs, strict=True):
+        if texts and all(is_probe(t) for t in texts):
+            probes.extend(texts)
+        else:
+            kept.append(request)
+            inputs.append(texts)
+    return kept, inputs, probes
 
 
 def count(db: Database, sql: str, *params) -> int:

@@ -16,7 +16,13 @@ from memory_pipeline.indexing.pending import pending_count
 from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.storage import index_store, profiles_store
-from memory_pipeline_tests.helpers import count, episode, ollama_embedder, write_jsonl
+from memory_pipeline_tests.helpers import (
+    count,
+    episode,
+    ollama_embedder,
+    split_calibration,
+    write_jsonl,
+)
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer, hashing_vector
 
 
@@ -41,7 +47,10 @@ def run_in_threads(*calls):
 
 
 def embedded_texts(server) -> Counter:
-    return Counter(t for texts in server.inputs for t in texts if t != CANARY_TEXT)
+    """The texts sent to the model, without the canary and the calibration's probe set (which
+    ``index_until_done`` embeds once a generation, after its passes)."""
+    _, inputs, _ = split_calibration(server)
+    return Counter(t for texts in inputs for t in texts if t != CANARY_TEXT)
 
 
 def test_two_passes_on_one_backlog_embed_each_text_once_and_report_only_their_own(db, tmp_path):

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from memory_pipeline.domain import calibration
 from memory_pipeline.domain.chunking import chunk_body, content_hash
 from memory_pipeline.domain.windows import paragraph_windows
 from memory_pipeline.embedders.base import EmbeddingProfile
@@ -19,7 +20,13 @@ from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.profiles_store import active_profile
 from memory_pipeline.storage.vector_store import nearest_chunks
-from memory_pipeline_tests.helpers import count, episode, ollama_embedder, write_jsonl
+from memory_pipeline_tests.helpers import (
+    count,
+    episode,
+    ollama_embedder,
+    split_calibration,
+    write_jsonl,
+)
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer, unused_port_url
 
 
@@ -50,8 +57,12 @@ def test_index_pass_writes_exact_chunks_and_normalised_vectors(db, corpus):
     ingest_paths(db, [path])
     with LoopbackEmbeddingServer(dim=1024) as server:
         report = index_until_done(db, ollama_embedder(server.url))
-        batch_sizes = [r.n_inputs for r in server.requests]
-        inputs = server.inputs
+        requests, inputs, probes = split_calibration(server)
+        batch_sizes = [r.n_inputs for r in requests]
+    # The run measured the new generation's model after its passes, each probe once.
+    documents, questions = calibration.probe_texts()
+    assert len(probes) == len(set(probes)) == len(documents) + len(questions)
+    assert len(server.requests) > len(requests) and server.inputs[-1][-1] == probes[-1]
     assert report.episodes == len(rows)
     assert report.chunks == expected_chunks(rows)
     assert report.vectors == expected_vectors(rows)
@@ -205,7 +216,10 @@ def test_openai_compatible_provider_indexes_and_searches(db, tmp_path):
             EmbeddingProfile("openai", "e5", 384), base_url=server.url + "/v1"
         )
         report = index_until_done(db, embedder)
-        assert {r.input_type for r in server.requests} == {"passage"}
+        # The passes embed passages; the calibration after them embeds its probe questions as
+        # queries (``indexing.calibration``).
+        requests, _, probes = split_calibration(server)
+        assert {r.input_type for r in requests} == {"passage"} and probes
         query = embedder.embed_query("bicycle chain")
     assert report.vectors == 3
     with db.connection() as conn:
@@ -228,8 +242,9 @@ def test_paragraph_windows_switched_off_embed_chunks_only(db, corpus):
         embedder = ollama_embedder(server.url)
         embedder.paragraph_windows = False  # what MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off sets
         report = index_until_done(db, embedder)
-        inputs = sum(r.n_inputs for r in server.requests)
-        calls = len(server.requests)
+        requests, _, _ = split_calibration(server)
+        inputs = sum(r.n_inputs for r in requests)
+        calls = len(requests)
     assert report.vectors == expected_vectors(rows) and report.windows == 0
     assert inputs == calls + expected_vectors(rows)  # a canary per call, then one input per chunk
     assert count(db, "SELECT count(*) FROM embeddings WHERE windows IS NOT NULL") == 0

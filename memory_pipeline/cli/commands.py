@@ -243,6 +243,13 @@ def cmd_status(args) -> int:
             f"canary:           {canary['state']}"
             + (f" ({canary['reason']})" if canary["reason"] else "")
         )
+    measured = doc.get("calibration")
+    if measured:
+        print(
+            f"calibration:      close statements from cosine {measured['close']:.3f}, "
+            f"near duplicates from {measured['duplicate']:.3f}"
+            + (" (measured)" if measured["measured"] else f" (defaults: {measured['reason']})")
+        )
     index = doc["index"]
     if index:
         print(

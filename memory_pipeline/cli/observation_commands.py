@@ -66,7 +66,9 @@ def cmd_observe(args) -> int:
         if outcome.close:
             print("close statements:")
             _show_close(outcome)
-    return ExitCode.USAGE if outcome.action == "refused" else ExitCode.OK
+    if outcome.action == "refused":
+        return ExitCode.USAGE
+    return ExitCode.NOT_SAVED if outcome.action == "undecided" else ExitCode.OK
 
 
 def cmd_observations(args) -> int:

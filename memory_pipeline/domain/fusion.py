@@ -9,11 +9,15 @@ channel's best candidate to 1 and its worst to 0, so a channel that finds one cl
 candidate (BM25 far above the rest) gives it its whole weight, and one whose candidates are all
 alike (cosines within a few hundredths) spreads its weight over them::
 
-    combsum(key) = Σ over channels c that returned key:  weight_c × (s_c(key) − min_c) / (max_c − min_c)
+    combsum(key) = Σ over channels c that returned key:
+                       weight_c × strength_c × (s_c(key) − min_c) / (max_c − min_c)
     score(key)   = combsum(key) + NEAR_TIE × step × nudge(key),   step = lightest weight × SCORE_STEP
 
 (a channel whose scores are all equal, such as graph's newest-first list, counts its places
-instead: 1, 1 − 1/n, ...). Without scores (``reciprocal_rank_fusion``, and ``fuse`` called
+instead: 1, 1 − 1/n, ...). ``strength_c`` is 1 except for a channel given a ``ChannelScale``
+(the keyword channel, ``domain.evidence``): how far its best score gets from the scale's floor
+to its reach, clipped to [0, 1], so a channel whose best match is weak weighs little however
+far ahead of its other candidates that match is. Without scores (``reciprocal_rank_fusion``, and ``fuse`` called
 without ``scores``), ranks only (1-based)::
 
     rrf(key)   = Σ over channels c that returned key:  weight_c / (k + rank_c(key))
@@ -34,6 +38,11 @@ its first place.
 
 Why:
 
+- Min-max alone measures a channel's spread, not its evidence: in a memory of a dozen notes the
+  one note sharing an incidental word with a paraphrased question got the keyword channel's
+  whole weight (and a lone candidate 1.0). The keyword channel's strength (``domain.evidence``)
+  was chosen leave-one-memory-out over LoCoMo, the sample corpus and the small memories
+  together (``benchmarks/fusion_loo.py``); the vector channel has none (the folds kept min-max).
 - CombSUM against RRF, and the weights, were chosen by leave-one-conversation-out on the five
   LoCoMo dev conversations (``benchmarks/locomo_loo.py``: each conversation is scored with the
   setting best on the other four; the product takes the folds' most common method and the
@@ -262,29 +271,63 @@ def tie_nudge(
     return (salience_part + recency_part) / span
 
 
-def normalized_scores(scores: Sequence[float], *, flat: bool = False) -> list[float]:
-    """Min-max normalization of one channel's scores: its best 1.0, its worst 0.0. When they are
-    all equal, 1.0 each with ``flat`` (a channel listing a set, ``FLAT_CHANNELS``), otherwise the
+@dataclass(frozen=True)
+class ChannelScale:
+    """What a channel's raw scores mean as evidence in one search: a best candidate at or below
+    ``floor`` is no evidence, one at or above ``reach`` is as strong as the channel's evidence
+    gets (``domain.evidence``: for the keyword channel, shares of the BM25 a chunk holding every
+    query word would score). ``normalized_scores`` scales the channel's min-max normalized
+    scores by how far its best candidate gets from ``floor`` to ``reach``, so a channel whose
+    best match is weak (one incidental word of a question) weighs little, however far that
+    match is ahead of the channel's other candidates."""
+
+    floor: float
+    reach: float
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.floor) and math.isfinite(self.reach)):
+            raise ValueError(f"a channel scale must be finite, got {self!r}")
+        if not self.reach > self.floor:
+            raise ValueError(f"a channel scale's reach must exceed its floor, got {self!r}")
+
+    def strength(self, best: float) -> float:
+        """How much of the channel's weight a best score of ``best`` earns, in [0, 1]."""
+        return min(max((best - self.floor) / (self.reach - self.floor), 0.0), 1.0)
+
+
+def normalized_scores(
+    scores: Sequence[float], *, flat: bool = False, scale: ChannelScale | None = None
+) -> list[float]:
+    """One channel's scores on [0, 1]: min-max, its best 1.0, its worst 0.0; when they are all
+    equal, 1.0 each with ``flat`` (a channel listing a set, ``FLAT_CHANNELS``), otherwise the
     places stand in for scores (a channel that orders without scoring, like graph's
-    newest-first): 1, 1 - 1/n, 1 - 2/n, ..."""
+    newest-first): 1, 1 - 1/n, 1 - 2/n, ... With ``scale``, all of them times the strength of
+    the best score (``ChannelScale.strength``): a lone weak candidate is no longer 1.0."""
     values = [float(value) for value in scores]
     if any(not math.isfinite(value) for value in values):
         raise ValueError("channel scores must be finite numbers")
     if not values:
         return []
     high, low = max(values), min(values)
+    strength = 1.0 if scale is None else scale.strength(high)
     if high == low:
-        return [1.0] * len(values) if flat else [1.0 - i / len(values) for i in range(len(values))]
-    return [(value - low) / (high - low) for value in values]
+        spread = (
+            [1.0] * len(values) if flat else [1.0 - i / len(values) for i in range(len(values))]
+        )
+    else:
+        spread = [(value - low) / (high - low) for value in values]
+    return [value * strength for value in spread] if strength != 1.0 else spread
 
 
 def _combsum(
     ranked: Mapping[str, Sequence[K]],
     scores: Mapping[str, Sequence[float]],
     weights: Mapping[str, float],
+    scales: Mapping[str, ChannelScale] | None = None,
 ) -> dict[K, float]:
     """key -> Σ weight_c × normalized score_c(key) over the channels that returned it (a key
     listed twice by one channel counts once, at its first place)."""
+    scales = scales or {}
     sums: dict[K, list[float]] = {}
     for channel in weights:  # the weights' order, so the input's order cannot change a sum
         keys = ranked.get(channel, ())
@@ -294,9 +337,10 @@ def _combsum(
                 f"{len(scores.get(channel, ()))} scores"
             )
         seen: set[K] = set()
-        for key, value in zip(
-            keys, normalized_scores(scores.get(channel, ()), flat=channel in FLAT_CHANNELS)
-        ):
+        normalized = normalized_scores(
+            scores.get(channel, ()), flat=channel in FLAT_CHANNELS, scale=scales.get(channel)
+        )
+        for key, value in zip(keys, normalized):
             if key not in seen:
                 seen.add(key)
                 sums.setdefault(key, []).append(weights[channel] * value)
@@ -307,12 +351,14 @@ def combsum(
     ranked: Mapping[str, Sequence[K]],
     scores: Mapping[str, Sequence[float]],
     weights: Mapping[str, float],
+    scales: Mapping[str, ChannelScale] | None = None,
 ) -> dict[K, float]:
-    """key -> Σ weight_c × min-max normalized score_c(key) over the channels that returned it
-    (``scores``: each channel's scores in the order of its keys); no salience or recency."""
+    """key -> Σ weight_c × normalized score_c(key) over the channels that returned it
+    (``scores``: each channel's scores in the order of its keys; ``scales``: the channels whose
+    scores are read against a ``ChannelScale``); no salience or recency."""
     _check_weights(weights)
     _best_ranks(ranked, weights)  # every channel needs a weight
-    return _combsum(ranked, scores, weights)
+    return _combsum(ranked, scores, weights, scales)
 
 
 def fuse(
@@ -325,6 +371,7 @@ def fuse(
     k: float = RRF_K,
     half_life_days: float = RECENCY_HALF_LIFE_DAYS,
     scores: Mapping[str, Sequence[float]] | None = None,
+    scales: Mapping[str, ChannelScale] | None = None,
 ) -> list[Fused[K]]:
     """Every key of every channel once, best first: CombSUM of the channels' normalized scores
     when ``scores`` (each channel's scores, in the order of its keys in ``ranked``) is given, RRF
@@ -340,7 +387,7 @@ def fuse(
     salience_factor(0.5, salience_weight)  # validate once, before any work
     weights = _alone_counts(ranked, weights)
     best = _best_ranks(ranked, weights)
-    sums = _combsum(ranked, scores, weights) if scores is not None else None
+    sums = _combsum(ranked, scores, weights, scales) if scores is not None else None
 
     missing = [key for key in best if key not in facts]
     if missing:

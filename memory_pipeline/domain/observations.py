@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory_pipeline.domain import fusion
+from memory_pipeline.domain import calibration, fusion
 from memory_pipeline.domain.episodes import InvalidEpisode, parse_timestamp, validate_memory_name
 from memory_pipeline.domain.field_errors import InvalidField
 from memory_pipeline.domain.jsonl import (
@@ -36,11 +36,13 @@ MAX_TEXT_CHARS = 2_000
 MAX_SOURCES = 200
 # Two statements whose vectors are this close (cosine), or whose words are the same once case,
 # punctuation and spacing are set aside, say the same thing: the second is refused unless forced.
-NEAR_DUPLICATE_COSINE = 0.97
-# "Close" (shown back before saving): vectors at least this alike, or at least this share of the
-# new statement's words (lexemes) in the old one. A guess from the models' usual cosine range
-# (multilingual-e5 puts unrelated sentences near 0.75-0.8), not a measured optimum.
-CLOSE_COSINE = 0.85
+# "Close" (shown back before saving): vectors at least CLOSE_COSINE alike, or at least this share
+# of the new statement's words (lexemes) in the old one. The cosines are the defaults a profile
+# keeps until it is measured (or when its measurement failed): each embedding profile's own come
+# from its calibration (``domain.calibration``: ``close``, ``duplicate``), since a model puts
+# unrelated sentences anywhere from 0.1 to 0.88.
+NEAR_DUPLICATE_COSINE = calibration.DEFAULT_DUPLICATE
+CLOSE_COSINE = calibration.DEFAULT_CLOSE
 CLOSE_WORD_SHARE = 0.5
 JSONL_FIELDS = (
     "memory",
@@ -226,15 +228,29 @@ def shares_words(new_lexemes: set[str], old_lexemes: set[str]) -> bool:
     )
 
 
-def is_close(cosine: float | None, new_lexemes: set[str], old_lexemes: set[str]) -> bool:
-    return (cosine is not None and cosine >= CLOSE_COSINE) or shares_words(new_lexemes, old_lexemes)
+def is_close(
+    cosine: float | None,
+    new_lexemes: set[str],
+    old_lexemes: set[str],
+    *,
+    cut_off: float = CLOSE_COSINE,
+) -> bool:
+    """Vectors at least ``cut_off`` alike (the profile's ``close``), or the words shared."""
+    return (cosine is not None and cosine >= cut_off) or shares_words(new_lexemes, old_lexemes)
 
 
-def is_near_duplicate(new_text: str, old_text: str, cosine: float | None = None) -> bool:
-    """The same words (``normalized``), or vectors at least ``NEAR_DUPLICATE_COSINE`` alike."""
+def is_near_duplicate(
+    new_text: str,
+    old_text: str,
+    cosine: float | None = None,
+    *,
+    cut_off: float = NEAR_DUPLICATE_COSINE,
+) -> bool:
+    """The same words (``normalized``), or vectors at least ``cut_off`` alike (the profile's
+    ``duplicate``)."""
     if normalized(new_text) == normalized(old_text):
         return True
-    return cosine is not None and cosine >= NEAR_DUPLICATE_COSINE
+    return cosine is not None and cosine >= cut_off
 
 
 # How a statement channel merges its vector list (cosines) and word list (BM25): "rrf", reciprocal

@@ -99,6 +99,14 @@ class Embedder(abc.ABC):
         """(profile.dim,) float32 unit vector for a search query."""
         return self._checked([text], is_query=True)[0]
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """``embed_query`` of each text, in ``batch_size`` model calls (calibration's probes)."""
+        out = np.empty((len(texts), self.profile.dim), dtype=np.float32)
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            out[start : start + len(batch)] = self._checked(batch, is_query=True)
+        return out
+
     def probe(self) -> int:
         """Embed ``PROBE_TEXT``; return the served dimension or raise before anything is written."""
         raw = self._embed_batch([PROBE_TEXT], is_query=False)

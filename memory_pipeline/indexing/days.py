@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from memory_pipeline.domain import calibration
+from memory_pipeline.domain.calibration import Calibration
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.indexing.plan import plan
 from memory_pipeline.indexing.report import IndexReport, count
@@ -42,6 +44,8 @@ class EmbeddedDay:
     # (``partition_store.vector_integrity``)
     vectors: dict
     generation: int  # the generation being written (0: no profile stored yet)
+    # Its model's similarity cut-offs (``indexing.calibration``), or the defaults and why.
+    calibration: Calibration = calibration.DEFAULT
 
 
 @dataclass
@@ -89,7 +93,14 @@ def embed_day(
             if target
             else partition_store.no_vectors(conn, day)
         )
-    return EmbeddedDay(day, report, found, target.generation if target else 0)
+        measured = (
+            profiles_store.stored_calibration(conn, target.id, target.generation)
+            if target
+            else None
+        )
+    return EmbeddedDay(
+        day, report, found, target.generation if target else 0, measured or calibration.DEFAULT
+    )
 
 
 def link_day(db: Database, day: dt.date) -> LinkedDay:

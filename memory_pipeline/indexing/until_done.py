@@ -1,6 +1,6 @@
 """Index passes until nothing is pending: what ``memory-pipeline index``, ``Memory.index`` and a
-day's ``embeddings`` partition run, then the statements' vectors and the switch to a finished
-generation."""
+day's ``embeddings`` partition run, then the statements' vectors, the switch to a finished
+generation and, once per generation, the measurement of its model (``calibration``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import datetime as dt
 from collections.abc import Callable
 
 from memory_pipeline.embedders.base import Embedder
+from memory_pipeline.indexing.calibration import after_index
 from memory_pipeline.indexing.generations import promote_when_complete
 from memory_pipeline.indexing.index_pass import ANALYZE_AFTER, PASS_LIMIT, index_pass
 from memory_pipeline.indexing.pending import pending_by_day, pending_of
@@ -81,4 +82,7 @@ def index_until_done(
     total.pending_days, total.pending_after = counts, pending_of(counts, day)
     if promote:
         total.switched = promote_when_complete(db, embedder, pending=sum(counts.values()))
+    # The first run that uses a generation's model measures it, after the work, so that the
+    # measurement never delays or fails the vectors; later runs find it stored.
+    after_index(db, embedder, total.canary_checked)
     return total

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+import dagster as dg
+
 from memory_pipeline.indexing.days import ChunkedDay, EmbeddedDay, LinkedDay
 from memory_pipeline.ingest import DayEpisodes
 from memory_pipeline.orchestration.metadata import markdown_table
@@ -55,6 +57,9 @@ def embeddings(embedded: EmbeddedDay) -> dict:
         # Which process embedded: tells a distributed executor's workers apart.
         "worker_pid": os.getpid(),
         "preview": markdown_table(report.preview),
+        # The generation's measured cut-offs (domain.calibration), or the defaults and why.
+        "calibration": dg.MetadataValue.json(embedded.calibration.to_json()),
+        "close_statement_cut_off": round(embedded.calibration.close, 4),
     }
 
 

@@ -59,6 +59,17 @@ def notes(response: SearchResponse) -> list[str]:
         lines.append("entities: " + ", ".join(response.entities))
     if response.reranker.startswith("fallback"):
         lines.append(f"note: reranker {response.reranker}; fused order kept")
+    if response.pending_episodes:
+        count = f"{response.pending_episodes}{' or more' if response.pending_more else ''}"
+        lines.append(
+            f"note: {count} episode(s) of {response.memory!r} are not indexed yet, so search does "
+            "not see them (memory-pipeline index)"
+        )
+        for match in response.pending_matches:
+            lines.append(
+                f"  not indexed yet, holds the query's words: #{match['episodeId']} "
+                f"{match['title']} ({match['occurredAt'][:10]})"
+            )
     return lines
 
 

@@ -76,6 +76,12 @@ class SearchResponse:
     entities: list[str] = field(default_factory=list)
     reranker: str = "off"  # "off", "not needed", "ran", "fallback: <reason>"
     latency_ms: float = 0.0
+    # Episodes of the memory stored but not indexed yet (no channel sees them): how many among
+    # its newest ``search_store.PENDING_WINDOW`` (``pending_more``: all of those, maybe more), and
+    # those holding a word of the query ({"episodeId", "title", "kind", "occurredAt", "snippet"}).
+    pending_episodes: int = 0
+    pending_more: bool = False
+    pending_matches: list[dict] = field(default_factory=list)
 
     @property
     def vector_available(self) -> bool:
@@ -98,6 +104,11 @@ class SearchResponse:
             "scoreKind": "reranker" if self.reranker == "ran" else "fused",
             "latencyMs": round(self.latency_ms, 2),
             "results": [r.to_json() for r in self.results],
+            "pending": {
+                "episodes": self.pending_episodes,
+                "atLeast": self.pending_more,
+                "matches": self.pending_matches,
+            },
         }
 
 

@@ -1,4 +1,4 @@
-"""Fused retrieval: run the channels, fuse by reciprocal rank, adjust, optionally rerank.
+"""Fused retrieval: run the channels, fuse their scores, adjust, optionally rerank.
 
 One search, inside one memory:
 1. validate the input and resolve the policy (kinds, time window, channels, limit);
@@ -16,13 +16,17 @@ One search, inside one memory:
    keyword channels also rank it among their chunks by the same measures (its cosine; its BM25
    on the memory's chunk statistics; ``domain.observations.join_chunk_channel``);
 3. fusion (``domain.fusion``): CombSUM of each channel's min-max normalized scores with
-   per-channel weights, near-ties broken by salience and recency (a statement's confidence
-   stands in for salience);
+   per-channel weights, the keyword channel's weighed by how much of the query its best match
+   covers (``domain.evidence``), near-ties broken by salience and recency (a statement's
+   confidence stands in for salience);
 4. if a reranker is configured, the policy allows it and there are more candidates than
    wanted, the reranker orders the fused pool; any failure keeps the fused order;
 5. adjacent chunks of one episode among the results are sewn into one passage
    (``domain.passages``); the limit counts passages;
-6. a telemetry row records candidates, ranks, scores, the reranker's outcome and latency.
+6. the memory's newest episodes that no index pass has chunked yet (no channel can see them) are
+   counted, and those holding a word of the query listed beside the results
+   (``search_store.pending_in_memory``): nothing written is invisible;
+7. a telemetry row records candidates, ranks, scores, the reranker's outcome and latency.
 Without a usable embedder the vector channel is skipped and the response says why; the query
 embedding has its own short deadline and a circuit breaker (``search.query_embedding``), so a
 hung model server costs one short wait, not every search.
@@ -38,7 +42,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from memory_pipeline.domain import fusion, passages
+from memory_pipeline.domain import evidence, fusion, passages
 from memory_pipeline.domain.dates import named_periods
 from memory_pipeline.domain.entities import EntityMatcher, entity_matcher
 from memory_pipeline.domain.episodes import validate_memory_name
@@ -253,7 +257,7 @@ class SearchService:
         response = SearchResponse(
             memory, validate_query(query), chosen.name, chosen.limit, chosen.channels
         )
-        ranked, _, _, _ = self._run_channels(
+        ranked, _, _, _, _ = self._run_channels(
             chosen, memory, query, Filters(), response, with_rows=False
         )
         return ranked
@@ -287,7 +291,7 @@ class SearchService:
             since=now - dt.timedelta(days=chosen.window_days) if chosen.window_days else None,
         )
         response = SearchResponse(memory, query, chosen.name, chosen.limit, chosen.channels)
-        ranked, best_window, rows, statements = self._run_channels(
+        ranked, best_window, rows, statements, scales = self._run_channels(
             chosen, memory, query, filters, response
         )
         with self.db.connection() as conn:
@@ -318,6 +322,7 @@ class SearchService:
                 now=now,
                 salience_weight=chosen.salience_weight,
                 scores={ch: [score for _, score in hits] for ch, hits in kept.items()},
+                scales=scales,
             )
 
             def texts(keys: list[str]) -> dict[str, str]:
@@ -328,6 +333,21 @@ class SearchService:
                     **{k: statements[k].text for k in keys if k in statements},
                 }
 
+            # Stored but not chunked yet: no channel can find it, so the answer says so (issue 27).
+            pending = search_store.pending_in_memory(conn, memory, query, filters)
+            response.pending_episodes = len(pending)
+            response.pending_more = len(pending) >= search_store.PENDING_WINDOW
+            response.pending_matches = [
+                {
+                    "episodeId": p.id,
+                    "title": p.title,
+                    "kind": p.kind,
+                    "occurredAt": p.occurred_at.isoformat(),
+                    "snippet": make_snippet(p.head, query),
+                }
+                for p in pending
+                if p.matches
+            ][: chosen.limit]
             final, scores, response.reranker = self._rerank(chosen, query, fused, texts)
             response.results = self._passages(
                 final, scores, rows, statements, best_window, query, chosen, texts, sew=sew
@@ -429,13 +449,15 @@ class SearchService:
         dict[str, int],
         dict[str, search_store.ChunkRow],
         dict[str, StoredObservation],
+        dict[str, fusion.ChannelScale],
     ]:
         """Run the channels at the same time, vector, keyword and graph each on its own pooled
         connection, the statement channels on one; also return each vector candidate's best
         paragraph window (for its snippet), ``with_rows`` the rows of the channels' candidate
         chunks (texts unread), each channel reading its own right after its query (a statement
-        channel: of the chunks its statements cite, which it reads anyway), and the rows of the
-        statements that are candidates themselves (``"observation:12"`` -> its row).
+        channel: of the chunks its statements cite, which it reads anyway), the rows of the
+        statements that are candidates themselves (``"observation:12"`` -> its row), and the
+        scales fusion reads the channels' scores against (``domain.evidence``).
 
         They are independent until fusion, and each spends its time in PostgreSQL (or the model
         server), where the GIL is released: on two cores the search takes about as long as its
@@ -457,9 +479,14 @@ class SearchService:
             return [(h.chunk_id, 1.0 - h.distance) for h in hits], (status, windows)
 
         def keyword(conn):
-            return search_store.keyword_candidates(
-                conn, memory, query, filters, limit=KEYWORD_CANDIDATES
+            hits = search_store.keyword_hits(conn, memory, query, filters, limit=KEYWORD_CANDIDATES)
+            # Substring matches all score 1.0: no BM25 to weigh against the query's reach.
+            scale = (
+                evidence.keyword_scale(hits.dfs, hits.chunks, hits.unmatched)
+                if hits.method == "full_text"
+                else None
             )
+            return hits.rows, (hits.method, scale)
 
         def graph(conn):
             return self._graph(conn, memory, query, filters)
@@ -537,6 +564,7 @@ class SearchService:
         rows: dict[str, search_store.ChunkRow] = {}
         statement_rows: dict[str, StoredObservation] = {}
         joining: dict[str, list[tuple[str, float]]] = {}
+        scales: dict[str, fusion.ChannelScale] = {}
         for ch in wanted:
             hits, extra, read = outcomes[ch]
             ranked[ch] = hits
@@ -544,7 +572,9 @@ class SearchService:
             if ch == "vector":
                 response.vector_status, best_window = extra
             elif ch == "keyword":
-                response.keyword_method = extra
+                response.keyword_method, scale = extra
+                if scale is not None:
+                    scales["keyword"] = scale
             elif ch == "graph":
                 response.entities = extra
             elif ch in STATEMENT_CHANNELS:
@@ -562,7 +592,7 @@ class SearchService:
                 if hits:
                     response.keyword_method = "full_text"
             ranked[target] = join_chunk_channel(ranked[target], hits)
-        return ranked, best_window, rows, statement_rows
+        return ranked, best_window, rows, statement_rows, scales
 
     def _vector(
         self, conn, memory: str, query_vector: _Once, filters: Filters

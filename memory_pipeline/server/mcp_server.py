@@ -237,7 +237,8 @@ def build_mcp_server(
         """Save a short statement about the person or the world: `kind` "observation" (seen in
         the sources, cite them in `episode_ids`/`passages`) or "belief" (a conclusion;
         `contested` marks it disputed). Close existing statements come back in `close`: with
-        `decision` "ask" (default) nothing is saved while any is close (`action` "undecided");
+        `decision` "ask" (default) nothing is saved while any is close (`action` "undecided",
+        `saved` false, `message` says so);
         call again with "add" to save it anyway, or "revise" and `revise_id` to replace one (the
         old one is kept as history), or drop it. A near-exact duplicate is refused (`action`
         "refused", `duplicateOf`) unless `force`."""

@@ -3,8 +3,9 @@
 ``POST /v1/observations`` saves a statement as ``memory-pipeline observe`` does: the close
 existing ones come back with the answer, and ``decision`` says what to do about them ("ask":
 save only when none is close; "add": save anyway; "revise" with ``revise_id``: replace that one,
-kept as history; dropping is not sending again). 201 saved, 200 not saved because close ones
-exist (``action: "undecided"``), 409 a near-exact duplicate refused (``force`` saves it anyway).
+kept as history; dropping is not sending again). 201 saved; 409 not saved, with ``error`` saying
+why: close ones exist (``action: "undecided"``) or a near-exact duplicate was refused
+(``action: "refused"``, ``force`` saves it anyway).
 ``GET /v1/observations`` lists a memory's statements; ``PATCH /v1/observations/{id}`` marks one
 active, contested or retired. Search them with ``GET /v1/search`` (channels ``observation`` and
 ``belief``; ``contested`` includes contested beliefs or not, whatever the policy says).
@@ -91,7 +92,9 @@ def add_observation_routes(
                 },
                 status_code=409,
             )
-        return JSONResponse(document, status_code=201 if outcome.saved_id is not None else 200)
+        if not outcome.saved:  # held back: close ones exist; nothing was written
+            return JSONResponse({"error": outcome.message, **document}, status_code=409)
+        return JSONResponse(document, status_code=201)
 
     @app.get("/v1/observations", summary="A memory's observations and beliefs, newest first")
     def listing(

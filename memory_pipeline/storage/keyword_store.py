@@ -23,6 +23,9 @@ Lexemes no chunk of the memory holds are dropped (they match nothing). Then
   scored by ``keyword_bm25.sql``, which counts for itself.
 
 When full text finds nothing, the query as a literal substring (``keyword_substring.sql``).
+``scored_candidates`` also returns the statistics of the query's lexemes the plan read (their df,
+the chunk count, the lexemes no chunk holds), which fusion weighs the BM25 scores against
+(``domain.evidence``).
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ class Plan:
     champion: str | None = None  # the one common lexeme, read from its champion list
     chunks: int = 0
     total_lexemes: int = 0
+    unmatched: int = 0  # query lexemes no chunk of the memory holds (dropped from the rest)
 
 
 def _quote(lexeme: str) -> str:
@@ -179,8 +183,9 @@ def plan(conn: psycopg.Connection, memory: str, text: str, *, cap: int = CAP) ->
         return Plan("counted", tuple(sorted(r[0] for r in rows)))
     chunks, total = rows[0][2], int(rows[0][3])
     kept = [(lexeme, df) for lexeme, df, _, _, _ in rows if df]  # rarest first
+    unmatched = len(rows) - len(kept)
     if not kept:
-        return Plan("unmatched", chunks=chunks, total_lexemes=total)
+        return Plan("unmatched", chunks=chunks, total_lexemes=total, unmatched=unmatched)
     lexemes, dfs = tuple(lex for lex, _ in kept), tuple(d for _, d in kept)
     if sum(dfs) <= cap or chunks <= cap:  # at most cap chunks match: score them all
         return Plan(
@@ -190,10 +195,23 @@ def plan(conn: psycopg.Connection, memory: str, text: str, *, cap: int = CAP) ->
             or_tsquery(list(lexemes)),
             chunks=chunks,
             total_lexemes=total,
+            unmatched=unmatched,
         )
     listed = frozenset(lexeme for lexeme, _, _, _, has_list in rows if has_list)
     gate, common, common_limit, fill, champion = _gates(kept, chunks, cap, listed)
-    return Plan("capped", lexemes, dfs, gate, common, common_limit, fill, champion, chunks, total)
+    return Plan(
+        "capped",
+        lexemes,
+        dfs,
+        gate,
+        common,
+        common_limit,
+        fill,
+        champion,
+        chunks,
+        total,
+        unmatched,
+    )
 
 
 def planned_query(
@@ -205,10 +223,12 @@ def planned_query(
     limit: int = 50,
     cap: int = CAP,
     bm25: Bm25 | None = None,
+    planned: Plan | None = None,
 ) -> tuple[str, str | None, dict]:
     """The path full-text search takes for ``text`` and the named query and parameters it runs
-    (None when there is nothing to run). ``ranked`` runs it; the latency benchmark EXPLAINs it."""
-    p = plan(conn, memory, text, cap=cap)
+    (None when there is nothing to run). ``ranked`` runs it; the latency benchmark EXPLAINs it.
+    ``planned``: the query's ``plan``, when the caller has read it already."""
+    p = planned or plan(conn, memory, text, cap=cap)
     if p.path in ("none", "unmatched"):
         return p.path, None, {}
     params = {
@@ -253,9 +273,12 @@ def ranked(
     limit: int = 50,
     cap: int = CAP,
     bm25: Bm25 | None = None,
+    planned: Plan | None = None,
 ) -> tuple[list[tuple[str, float]], str]:
     """Full-text BM25 only: ((chunk_id, score) best first, the path taken)."""
-    path, name, params = planned_query(conn, memory, text, filters, limit=limit, cap=cap, bm25=bm25)
+    path, name, params = planned_query(
+        conn, memory, text, filters, limit=limit, cap=cap, bm25=bm25, planned=planned
+    )
     if name is None:
         return [], path
     return [(c, float(s)) for c, s in conn.execute(query(name), params).fetchall()], path
@@ -272,12 +295,42 @@ def candidates(
     bm25: Bm25 | None = None,
 ) -> tuple[list[tuple[str, float]], str]:
     """(ranked (chunk_id, score) list, method): BM25 full text, else the literal substring."""
-    rows, _path = ranked(conn, memory, text, filters, limit=limit, cap=cap, bm25=bm25)
+    hits = scored_candidates(conn, memory, text, filters, limit, cap=cap, bm25=bm25)
+    return hits.rows, hits.method
+
+
+@dataclass(frozen=True)
+class KeywordHits:
+    """The keyword channel's answer: its ranked (chunk_id, score) rows, how it found them
+    ("full_text" or "substring"), and the document frequency of each query lexeme the memory's
+    chunks hold among its ``chunks`` rows (what fusion weighs the BM25 scores against,
+    ``domain.evidence.keyword_scale``; empty without statistics)."""
+
+    rows: list[tuple[str, float]]
+    method: str
+    dfs: tuple[int, ...] = ()
+    chunks: int = 0
+    unmatched: int = 0  # query lexemes no chunk holds
+
+
+def scored_candidates(
+    conn: psycopg.Connection,
+    memory: str,
+    text: str,
+    filters,
+    limit: int = 50,
+    *,
+    cap: int = CAP,
+    bm25: Bm25 | None = None,
+) -> KeywordHits:
+    """``candidates`` with the statistics of the query's lexemes it read on the way."""
+    p = plan(conn, memory, text, cap=cap)
+    rows, _path = ranked(conn, memory, text, filters, limit=limit, cap=cap, bm25=bm25, planned=p)
     if rows:
-        return rows, "full_text"
+        return KeywordHits(rows, "full_text", p.dfs, p.chunks, p.unmatched)
     needle = text.strip()
     found = conn.execute(
         query("keyword_substring"),
         {"memory": memory, "needle": needle, "limit": limit, **filters.params()},
     ).fetchall()
-    return [(c, float(s)) for c, s in found], "substring"
+    return KeywordHits([(c, float(s)) for c, s in found], "substring")

@@ -17,9 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 import psycopg
 from pgvector import HalfVector
+from psycopg.types.json import Jsonb
 
+from memory_pipeline.domain import calibration
+from memory_pipeline.domain.calibration import Calibration
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.storage.database import one_row
+from memory_pipeline.storage.paths import query
 
 
 @dataclass(frozen=True)
@@ -88,14 +92,41 @@ def serving_profile(
     conn: psycopg.Connection,
 ) -> tuple[StoredProfile | None, tuple[str, str | None] | None]:
     """``active_profile`` and its ``generation_state`` in one round trip (every search asks)."""
-    row = conn.execute(
-        f"SELECT {_COLUMNS}, g.state, g.stale_reason FROM embedding_profiles p LEFT JOIN LATERAL ("
-        "SELECT state, stale_reason FROM embedding_generations "
-        "WHERE profile_id = p.id AND generation = p.generation) g ON true WHERE p.is_active"
-    ).fetchone()
+    profile, state, _ = serving(conn)
+    return profile, state
+
+
+def serving(
+    conn: psycopg.Connection,
+) -> tuple[StoredProfile | None, tuple[str, str | None] | None, Calibration]:
+    """``serving_profile`` and the serving generation's calibration (the defaults when none is
+    stored), in the same round trip (``serving_profile.sql``)."""
+    row = conn.execute(query("serving_profile")).fetchone()
     if row is None:
-        return None, None
-    return _profile(row[:-2]), (None if row[-2] is None else (row[-2], row[-1]))
+        return None, None, calibration.DEFAULT
+    state = None if row[8] is None else (row[8], row[9])
+    stored = calibration.DEFAULT if row[10] is None else Calibration.from_json(row[10])
+    return _profile(row[:8]), state, stored
+
+
+def record_calibration(
+    conn: psycopg.Connection, profile_id: int, generation: int, measured: Calibration
+) -> None:
+    conn.execute(
+        "UPDATE embedding_generations SET calibration = %s WHERE profile_id = %s AND generation = %s",
+        (Jsonb(measured.to_json()), profile_id, generation),
+    )
+
+
+def stored_calibration(
+    conn: psycopg.Connection, profile_id: int, generation: int
+) -> Calibration | None:
+    """A generation's stored calibration; None when it was never measured."""
+    row = conn.execute(
+        "SELECT calibration FROM embedding_generations WHERE profile_id = %s AND generation = %s",
+        (profile_id, generation),
+    ).fetchone()
+    return None if row is None or row[0] is None else Calibration.from_json(row[0])
 
 
 def generation_state(

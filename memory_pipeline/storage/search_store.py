@@ -48,12 +48,63 @@ def query_lexemes(conn: psycopg.Connection, text: str) -> list[str]:
     return list(row[0])
 
 
+# How many of a memory's newest episodes a search looks at for ones no index pass has chunked yet
+# (``pending_in_memory``): each costs a primary-key probe into chunks.
+PENDING_WINDOW = 200
+PENDING_MATCH_CHARS = 20_000
+PENDING_SNIPPET_CHARS = 300
+
+
+@dataclass(frozen=True)
+class PendingEpisode:
+    """An episode stored but not chunked yet: no channel can find it."""
+
+    id: int
+    title: str
+    kind: str
+    occurred_at: dt.datetime
+    matches: bool  # its title or body holds a word of the query (within the policy's filters)
+    head: str  # the start of its body
+
+
+def pending_in_memory(
+    conn: psycopg.Connection,
+    memory: str,
+    text: str,
+    filters: Filters,
+    *,
+    window: int = PENDING_WINDOW,
+) -> list[PendingEpisode]:
+    """The memory's newest ``window`` episodes that no chunk holds, newest first
+    (``pending_in_memory.sql``)."""
+    rows = conn.execute(
+        query("pending_in_memory"),
+        {
+            "memory": memory,
+            "text": text,
+            "window": window,
+            "chars": PENDING_MATCH_CHARS,
+            "snippet": PENDING_SNIPPET_CHARS,
+            **filters.params(),
+        },
+    ).fetchall()
+    return [PendingEpisode(*row) for row in rows]
+
+
 def keyword_candidates(
     conn: psycopg.Connection, memory: str, text: str, filters: Filters, *, limit: int = 50
 ) -> tuple[list[tuple[str, float]], str]:
     """(ranked (chunk_id, score) list, method): BM25 full text, else the literal substring
     (``keyword_store``: the planner that keeps it fast in large memories)."""
     return keyword_store.candidates(conn, memory, text, filters, limit)
+
+
+def keyword_hits(
+    conn: psycopg.Connection, memory: str, text: str, filters: Filters, *, limit: int = 50
+) -> keyword_store.KeywordHits:
+    """``keyword_candidates`` with the query's lexeme statistics (``keyword_store.KeywordHits``),
+    which fusion weighs the scores against."""
+    return keyword_store.scored_candidates(conn, memory, text, filters, limit)
 
 
 @dataclass(frozen=True)

@@ -49,10 +49,15 @@ def test_reindex_builds_a_new_generation_and_rollback_serves_the_old_one(cli, tm
         assert "started generation 2 of ollama/qwen3-embedding:0.6b@512" in started.out
         status = cli("status", "--json", env=env).json()
         assert status["activeProfile"]["generation"] == 1 and status["pendingEpisodes"] == 3
+        # `index` measured the model of the generation it wrote, through the core's index path.
+        assert status["calibration"]["measured"] and not status["calibration"]["retry"]
         resumed = cli("reindex", env=env)
         assert resumed.code == 0, resumed.err
         assert "resuming generation 2" in resumed.out and "generation 2" in resumed.out
-        assert cli("status", "--json", env=env).json()["activeProfile"]["generation"] == 2
+        after = cli("status", "--json", env=env).json()
+        assert after["activeProfile"]["generation"] == 2
+        # The reindex's passes measured generation 2 the same way (its own stored calibration).
+        assert after["calibration"]["measured"]
         # Rolling back asks the model served now (its canary) before serving generation 1 again.
         rolled = cli("reindex", "--rollback", env=env)
         assert rolled.code == 0, rolled.err

@@ -71,6 +71,10 @@ def test_partition_loads_its_inbox_and_indexes_it(db, db_url, tmp_path, monkeypa
         em["new_vectors"] == em["dagster/row_count"] == count(db, "SELECT count(*) FROM embeddings")
     )
     assert em["pending_after"] == 0
+    # The profile's cut-offs, measured by the first pass that wrote the generation (issue 27).
+    assert em["calibration"]["measured"] and em["close_statement_cut_off"] == round(
+        em["calibration"]["close"], 4
+    )
     # The other day's inbox was not touched by this partition.
     assert count(db, "SELECT count(*) FROM episodes WHERE ingest_day <> %s::date", DAY) == 0
     # Re-running the partition is harmless: nothing new.

@@ -200,6 +200,15 @@ def test_nightly_job_indexes_the_backlog_maintains_the_index_and_records_stats(
             "2026-11-02",
         }
     assert instance.get_dynamic_partitions("ingest_days") == ["2026-11-01", "2026-11-02"]
+    # The backlog records a day's embeddings as the partition does, the generation's cut-offs
+    # included: its index run went through the core's one index path, which measured the model.
+    days = [
+        {k: v.value for k, v in e.materialization.metadata.items()}
+        for e in result.get_asset_materialization_events()
+        if e.asset_key.to_user_string() == "embeddings" and e.partition is not None
+    ]
+    assert len(days) == 2 and all(d["calibration"]["measured"] for d in days)
+    assert all(d["close_statement_cut_off"] == round(d["calibration"]["close"], 4) for d in days)
     assert count(db, "SELECT count(*) FROM pipeline_stats") == 1
     # The next night re-checks the canary even with nothing pending.
     second = job.execute_in_process(resources=resources, instance=instance)

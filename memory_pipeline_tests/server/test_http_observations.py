@@ -24,8 +24,10 @@ def test_saving_shows_close_ones_refuses_duplicates_revises_and_search_finds_the
         api, 201, text="Mara's running coach is Ines", episode_ids=[episode], author="agent"
     )
     assert first["action"] == "added" and first["vector"] == "stored" and first["close"] == []
-    close = save(api, 200, text="Mara's running coach is called Ines")
+    # Held back as close: reported as not saved (issue 27), never a success.
+    close = save(api, 409, text="Mara's running coach is called Ines")
     assert close["action"] == "undecided" and close["id"] is None
+    assert close["saved"] is False and close["error"].startswith("not saved")
     assert [c["id"] for c in close["close"]] == [first["id"]] and close["close"][0]["foundBy"]
     duplicate = save(api, 409, text="mara's running coach is ines!", decision="add")
     assert duplicate["duplicateOf"] == first["id"] and "force" in duplicate["error"]

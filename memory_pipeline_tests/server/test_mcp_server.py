@@ -129,6 +129,7 @@ def test_every_tool_over_stdio(env, local, tmp_path):
                 )
             )
             assert close["action"] == "undecided" and close["close"][0]["id"] == saved["id"]
+            assert close["saved"] is False and close["message"].startswith("not saved")
             assert (
                 payload(
                     await client.call_tool(

@@ -1,0 +1,64 @@
+"""Measuring an embedding generation's model against the built-in probe set (``domain.calibration``).
+
+``measure`` embeds the probes with the profile's model (documents as documents, questions as
+queries) and derives its cut-offs. It never raises for the model's sake: an unreachable server, a
+refusal or numbers that make no sense give the defaults, with the reason. ``after_index`` does it
+once per embedding generation: ``until_done.index_until_done`` (the one index path of
+``Memory.index``, ``memory-pipeline index`` and ``reindex``, and the Dagster day partitions and
+``backlog`` asset) calls it after its work when a pass checked the model's canary (the model is
+the generation's), so a measurement never delays or fails the vectors. The result is stored with
+the generation (``embedding_generations.calibration``); a failure to reach the model is measured
+again by the next run, any other failure is kept (the defaults, and why) until a reindex.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from memory_pipeline.domain import calibration
+from memory_pipeline.domain.calibration import Calibration
+from memory_pipeline.embedders.base import Embedder
+from memory_pipeline.errors import MemoryPipelineError
+from memory_pipeline.storage import profiles_store
+from memory_pipeline.storage.database import Database
+
+log = logging.getLogger(__name__)
+
+
+def measure(embedder: Embedder) -> Calibration:
+    """The calibration of ``embedder``'s model, or the defaults saying why it failed."""
+    documents, questions = calibration.probe_texts()
+    try:
+        measured = calibration.from_vectors(
+            embedder.embed_documents(documents).tolist(),
+            embedder.embed_queries(questions).tolist(),
+        )
+    except MemoryPipelineError as error:
+        measured = calibration.failed(f"the probe set could not be embedded: {error}", retry=True)
+    except Exception as error:  # noqa: BLE001 - a calibration failure must change nothing
+        log.exception("calibration of %s failed", embedder.profile.name)
+        measured = calibration.failed(f"the calibration failed: {type(error).__name__}: {error}")
+    if not measured.measured:
+        log.warning(
+            "calibration of %s kept the defaults: %s", embedder.profile.name, measured.reason
+        )
+    return measured
+
+
+def after_index(db: Database, embedder: Embedder, canary_checked: bool) -> Calibration | None:
+    """The calibration of the generation ``embedder`` writes, when the index run just checked its
+    canary: the stored one, else measured now and stored. None when the canary was not checked
+    (the model may not be the generation's) or the profile was never registered."""
+    if not canary_checked:
+        return None
+    with db.connection() as conn:
+        target = profiles_store.writing_target(conn, embedder.profile)
+        if target is None:
+            return None
+        stored = profiles_store.stored_calibration(conn, target.id, target.generation)
+    if stored is not None and not stored.retry:
+        return stored
+    measured = measure(embedder)  # no pooled connection held while the model works
+    with db.connection() as conn:
+        profiles_store.record_calibration(conn, target.id, target.generation, measured)
+    return measured

@@ -1,0 +1,25 @@
+-- What a search cannot see yet: the memory's newest %(window)s episodes (by id, newest first:
+-- the ones ingest stored last) that no chunk holds, each with whether its title or the first
+-- %(chars)s characters of its body hold a word of the query (any of its lexemes, quoted so
+-- nothing in them is syntax) and is within the policy's kinds and time window, and the start of
+-- its body for a snippet. One statement after the channels; a fully indexed memory costs the
+-- window's primary-key probes into chunks.
+WITH newest AS (
+    SELECT id FROM episodes WHERE memory = %(memory)s ORDER BY id DESC LIMIT %(window)s
+),
+words AS (
+    SELECT coalesce(
+        string_agg('''' || replace(replace(l, '\', '\\'), '''', '''''') || '''', ' | '), ''
+    )::tsquery AS q
+    FROM unnest(tsvector_to_array(to_tsvector('english', %(text)s))) AS l
+)
+SELECT e.id, e.title, e.kind, e.occurred_at,
+       (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
+       AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)
+       AND to_tsvector('english', e.title || ' ' || left(e.body, %(chars)s)) @@ words.q AS matches,
+       left(e.body, %(snippet)s) AS head
+FROM newest n
+JOIN episodes e ON e.id = n.id
+CROSS JOIN words
+WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id)
+ORDER BY e.id DESC

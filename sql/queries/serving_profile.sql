@@ -1,0 +1,11 @@
+-- The active profile with its serving generation's state, stale reason and calibration, in one
+-- round trip: every search reads it (the vector channel, the statement channels).
+SELECT p.id, p.name, p.provider, p.model, p.dim, p.generation, p.is_active, p.building_generation,
+       g.state, g.stale_reason, g.calibration
+FROM embedding_profiles p
+LEFT JOIN LATERAL (
+    SELECT state, stale_reason, calibration
+    FROM embedding_generations
+    WHERE profile_id = p.id AND generation = p.generation
+) g ON true
+WHERE p.is_active
