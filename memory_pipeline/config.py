@@ -127,6 +127,44 @@ def switch(environ: Mapping[str, str], name: str, default: bool) -> bool:
         raise ConfigurationError(f"{name}={raw!r}: expected on or off") from None
 
 
+def check_url(name: str, raw: str, *, bare_host: bool = False) -> str:
+    """``raw`` (stripped) when it is an http(s) URL with a host and a valid port; else a
+    ConfigurationError naming ``name``. ``bare_host``: ``HOST`` and ``HOST:PORT`` are accepted
+    too (read as http://), as the Ollama client reads ``OLLAMA_HOST``.
+
+    Parsed with ``urllib.parse`` as the clients parse it, so a value that passes here does not
+    fail later inside one of them (``http://[::1`` raised from the ollama package's import)."""
+    import urllib.parse
+
+    text = raw.strip()
+    expected = "expected http://HOST:PORT" + (" or HOST:PORT" if bare_host else "")
+    if not text:
+        raise ConfigurationError(f"{name} is empty: {expected}")
+    if any(c.isspace() or ord(c) < 32 for c in text):
+        raise ConfigurationError(f"{name}={raw!r}: a URL has no spaces or control characters")
+    if bare_host and "://" not in text:
+        text = f"http://{text}"
+    try:
+        parts = urllib.parse.urlsplit(text)
+        host, _port = parts.hostname, parts.port  # .port raises on a bad or out-of-range port
+    except ValueError as exc:
+        raise ConfigurationError(f"{name}={raw!r}: {_url_reason(exc)}; {expected}") from None
+    if parts.scheme not in ("http", "https"):
+        raise ConfigurationError(f"{name}={raw!r}: not an http or https URL; {expected}")
+    if not host:
+        raise ConfigurationError(f"{name}={raw!r}: no host name; {expected}")
+    return raw.strip()
+
+
+def _url_reason(exc: ValueError) -> str:
+    text = str(exc)
+    if "IPv6" in text:
+        return "an IPv6 address must be whole and in brackets, e.g. http://[::1]:11434"
+    if "Port" in text or "port" in text:
+        return "the port must be a number from 1 to 65535"
+    return text
+
+
 @dataclass(frozen=True)
 class EmbedSettings:
     provider: str
@@ -161,6 +199,12 @@ class EmbedSettings:
                 f"MEMORY_PIPELINE_EMBED_PROVIDER={provider!r}: expected one of "
                 + ", ".join(sorted(PROVIDER_DEFAULTS))
             )
+        if embed_url is not None:
+            check_url("MEMORY_PIPELINE_EMBED_URL", embed_url, bare_host=provider == "ollama")
+        ollama_host = environ.get("OLLAMA_HOST", "").strip()
+        if ollama_host and provider in ("ollama", DETECT):
+            # Also read by the ollama package when it is imported (a detected Ollama server).
+            check_url("OLLAMA_HOST", ollama_host, bare_host=True)
         # Detecting: the model and dimension stay as named ("" and 0 when not), and the detected
         # format's defaults fill them (embedders.detect.resolve).
         default_model, default_dim = PROVIDER_DEFAULTS.get(provider, ("", 0))
@@ -226,6 +270,25 @@ def home_dir(environ: Mapping[str, str] | None = None) -> Path:
         .expanduser()
         .resolve()
     )
+
+
+def usable_folder(path: Path, name: str = "MEMORY_PIPELINE_HOME") -> Path:
+    """``path``, created if missing; a ConfigurationError naming ``name`` when it is a file, lies
+    below one, or cannot be created (so no command fails later with a trace from deep inside)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise ConfigurationError(
+            f"{name}={path}: a file is in the way (it or a folder above it is a file, "
+            "not a folder); point it at a folder"
+        ) from None
+    except OSError as exc:
+        raise ConfigurationError(
+            f"{name}={path}: cannot create the folder ({exc.strerror or exc})"
+        ) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigurationError(f"{name}={path}: the folder is not writable")
+    return path
 
 
 def inbox_dir(environ: Mapping[str, str] | None = None) -> Path:

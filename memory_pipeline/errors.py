@@ -22,6 +22,9 @@ class ExitCode:
     RUNS_FAILED = 9  # a Dagster backfill finished with failed or cancelled days
     BACKFILL_CANCELED = 10  # the Dagster backfill itself was cancelled (Backfills page, GraphQL)
     NOT_SAVED = 11  # a statement held back: close ones exist, nothing was saved (observe)
+    BROKEN_PIPE = (
+        141  # stdout's reader went away (128 + SIGPIPE, as a shell reports a tool it killed)
+    )
 
 
 class MemoryPipelineError(Exception):

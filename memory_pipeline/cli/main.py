@@ -285,9 +285,26 @@ def print_versions() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    code: str | int | None
+    try:
+        try:
+            code = _run(argv)
+        except SystemExit as done:  # argparse's --help, --version and usage errors
+            code = done.code
+        sys.stdout.flush()  # inside the try: a closed pipe is found here, not at exit
+    except BrokenPipeError:
+        # The reader went away (`memory-pipeline status | head -1`): as a Unix tool killed by
+        # SIGPIPE, stop quietly with 128 + SIGPIPE. Python's last flush of stdout at exit would
+        # fail again, so stdout points at /dev/null from here on.
+        _drop_stdout()
+        code = ExitCode.BROKEN_PIPE
+    sys.exit(code if code is not None else ExitCode.OK)
+
+
+def _run(argv: list[str] | None) -> int | None:
     args = build_parser().parse_args(argv)
     if args.command == "version":
-        sys.exit(print_versions())
+        return print_versions()
     from memory_pipeline.cli import (
         commands,
         observation_commands,
@@ -317,14 +334,21 @@ def main(argv: list[str] | None = None) -> int:
         "maintain": ops_commands.cmd_maintain,
     }[args.command]
     try:
-        code = handler(args)
+        return handler(args)
     except MemoryPipelineError as error:
         print(f"memory-pipeline: {error}", file=sys.stderr)
-        code = error.exit_code
+        return error.exit_code
     except KeyboardInterrupt:
         print("memory-pipeline: interrupted", file=sys.stderr)
-        code = 130
-    sys.exit(code if code is not None else ExitCode.OK)
+        return 130
+
+
+def _drop_stdout() -> None:
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

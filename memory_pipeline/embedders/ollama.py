@@ -12,16 +12,23 @@ several calls are in flight.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import httpx
 import numpy as np
-import ollama
 import orjson
 
 from memory_pipeline.embedders import transport
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
 from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, ModelRefused
+
+try:
+    import ollama
+except ValueError as exc:  # the package builds a default client from OLLAMA_HOST when imported
+    raise ConfigurationError(
+        f"OLLAMA_HOST={os.environ.get('OLLAMA_HOST', '')!r}: {exc}; expected http://HOST:PORT"
+    ) from None
 
 # qwen3-embedding is instruction-tuned on the query side only: queries carry the task, documents
 # are embedded as they are (the model card reports lower retrieval scores without it).

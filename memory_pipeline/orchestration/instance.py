@@ -30,9 +30,8 @@ def prepare_dagster_env(
     MEMORY_PIPELINE_HOME, so child processes (``dagster dev``) use the same instance and data
     whatever their working directory. Returns the environment (``os.environ`` by default)."""
     environ = os.environ if environ is None else environ
-    home = config.home_dir(environ)
-    dagster_home = home / "dagster"
-    dagster_home.mkdir(parents=True, exist_ok=True)
+    home = config.usable_folder(config.home_dir(environ))
+    dagster_home = config.usable_folder(home / "dagster")
     target = dagster_home / "dagster.yaml"
     if not target.exists() or target.read_bytes() != DAGSTER_YAML.read_bytes():
         shutil.copyfile(DAGSTER_YAML, target)

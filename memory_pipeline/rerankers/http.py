@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 
 import httpx
 
-from memory_pipeline.config import env_float
+from memory_pipeline.config import check_url, env_float
 from memory_pipeline.errors import ConfigurationError
 
 __all__ = [
@@ -263,6 +263,7 @@ def reranker_from_env(environ: Mapping[str, str] | None = None) -> HttpReranker 
     url = environ.get(URL_VAR, "").strip()
     if not url:
         return None
+    check_url(URL_VAR, url)
     model = environ.get(MODEL_VAR, "").strip() or DEFAULT_RERANK_MODEL
     timeout_s = _timeout_from(environ)
     try:

