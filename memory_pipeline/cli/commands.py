@@ -383,10 +383,21 @@ def cmd_ui(args) -> int:
     # the caller's folder: the code location is a module, found by import, and the folder of an
     # installed package's workspace.yaml (site-packages) is no place to start processes in.
     proc = subprocess.Popen(command, env=env, start_new_session=True, cwd=env["DAGSTER_HOME"])
+    # SIGTERM (and SIGHUP, a closed terminal) would end this process at once, without the finally
+    # below: dagster dev's group and the embedded server would outlive it. Raised as an exit
+    # instead, they are stopped first; a second signal meanwhile does not cut that short.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _exit_on_signal)
     try:
         return proc.wait()
     finally:
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)
         stop_process_group(proc)
+
+
+def _exit_on_signal(signum: int, _frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def stop_process_group(proc: subprocess.Popen, grace_s: float = 10.0) -> None:

@@ -18,6 +18,11 @@ MEMORY_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$")
 KIND_RE = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 MAX_BODY_CHARS = 2_000_000
 MAX_TITLE_CHARS = 500
+# Where an episode came from is a path or a name with a line number, never a document; metadata
+# is a few fields about the episode (its text belongs in the body). Both are bounded so that a
+# 20 MB value is refused at its line instead of stored and carried in every result.
+MAX_SOURCE_CHARS = 8_192
+MAX_METADATA_BYTES = 65_536  # as compact UTF-8 JSON
 # Deeper metadata is almost certainly a mistake, and a bound keeps the recursive check far from
 # Python's recursion limit whatever the caller's stack depth.
 MAX_METADATA_DEPTH = 64
@@ -225,6 +230,25 @@ def _clean_metadata(value: Any, path: str, top_key: str | None, depth: int) -> A
     )
 
 
+def _json_bytes(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+def _check_metadata_size(metadata: dict) -> None:
+    """InvalidEpisode naming the biggest top-level key when ``metadata`` is over the limit."""
+    size = _json_bytes(metadata)
+    if size <= MAX_METADATA_BYTES:
+        return
+    sizes = {key: _json_bytes(value) for key, value in metadata.items()}
+    biggest = max(sizes, key=sizes.__getitem__)
+    raise InvalidEpisode(
+        "metadata",
+        f"metadata too large: {size:,} bytes as JSON (at most {MAX_METADATA_BYTES:,}); "
+        f"'metadata.{biggest}' alone is {sizes[biggest]:,}",
+        metadata_key=biggest,
+    )
+
+
 def _check_external_id(external_id: Any) -> str | None:
     if external_id is None:
         return None
@@ -282,6 +306,10 @@ def make_episode(
 
     salience_value = _check_salience(salience)
     source = _require_text("source", source if source is not None else "")
+    if len(source) > MAX_SOURCE_CHARS:
+        raise InvalidEpisode(
+            "source", f"source too long: {len(source):,} characters (at most {MAX_SOURCE_CHARS:,})"
+        )
 
     if metadata is None:
         metadata = {}
@@ -290,6 +318,7 @@ def make_episode(
             "metadata", f"metadata must be a JSON object, got {json_type(metadata)}"
         )
     cleaned_metadata = _clean_metadata(metadata, "metadata", None, 0)
+    _check_metadata_size(cleaned_metadata)
 
     return EpisodeDraft(
         memory=memory,

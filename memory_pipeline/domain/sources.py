@@ -29,6 +29,7 @@ from memory_pipeline.domain.documents import (
     DocumentRejected,
     read_document,
 )
+from memory_pipeline.domain.documents.sanitize import one_line
 from memory_pipeline.domain.episodes import (
     MAX_TITLE_CHARS,
     EpisodeDraft,
@@ -323,7 +324,7 @@ class _Parser:
             )
             return
 
-        stem = os.path.splitext(os.path.basename(shown_path(display)))[0]
+        stem = title_from_name(os.path.basename(shown_path(display)))
         values: dict[str, Any] = {}
         value_lines: dict[str, int] = {"body": body_line}
         metadata: dict[str, Any] = {}
@@ -498,6 +499,13 @@ def _plain_number(text: str) -> Any:
     return number if math.isfinite(number) else text
 
 
+def title_from_name(name: str) -> str:
+    """A file's name as a title: without its extension, and without what a reader cannot see
+    (bidirectional overrides and isolates that make ``txt.exe`` read as ``exe.txt``, zero-width
+    and control characters: ``sanitize.one_line``). The whole name when that leaves nothing."""
+    return one_line(os.path.splitext(name)[0]) or one_line(name) or "untitled"
+
+
 def shown_path(path: str) -> str:
     """``path`` as printable, storable text: bytes of a file name that are not UTF-8 (which
     Python carries as lone surrogates) are shown as ``\\xff`` escapes."""
@@ -527,10 +535,16 @@ def _check_expansion(node: yaml.Node, first_line: int) -> None:
         except RecursionError:
             raise _FrontMatterRejected("malformed front matter: nested too deeply", line) from None
         if total > MAX_FRONT_MATTER_VALUES:
-            raise _FrontMatterRejected(
-                f"front matter expands to more than {MAX_FRONT_MATTER_VALUES} values through YAML aliases",
-                line,
-            )
+            # Each node is walked once (``sizes`` holds those walked): a total beyond their
+            # number is values repeated by aliases; otherwise the file itself holds that many.
+            if total > len(sizes):
+                reason = f"front matter expands to more than {MAX_FRONT_MATTER_VALUES} values through YAML aliases"
+            else:
+                reason = (
+                    f"front matter holds more than {MAX_FRONT_MATTER_VALUES} keys and values "
+                    "(it is for a few fields; put long data in the body)"
+                )
+            raise _FrontMatterRejected(reason, line)
 
 
 class _SelfReference(Exception):
@@ -609,7 +623,7 @@ def episode_from_document(
     if memory is None:
         raise DocumentRejected("no memory: pass --memory")
     document = read_document(data, suffix)
-    title = document.title or os.path.splitext(name)[0] or name
+    title = document.title or title_from_name(name)
     if len(title) > MAX_TITLE_CHARS:
         title = title[: MAX_TITLE_CHARS - 1] + "…"
     if not document.blocks[0].level:

@@ -195,3 +195,34 @@ def test_document_bodies_chunk_like_any_body():
     body = read_document(page.encode(), ".html").body
     chunks = chunk_body(body)
     assert len(chunks) > 3 and "".join(c.text for c in chunks) == body
+
+
+def test_ascii_html_full_of_invalid_character_references_is_text_not_binary():
+    # The parser turns each invalid reference into U+FFFD; the bytes are plain ASCII all along.
+    refs = "&#0; &#xD800; &#99999999; &#1114112; &#xFFFE; " * 400
+    page = f"<html><head><title>Refs</title></head><body><p>{refs}</p><p>a real sentence</p></body></html>"
+    document = read_document(page.encode("ascii"), ".html")
+    assert document.title == "Refs" and "a real sentence" in document.body
+    # Binary data under the name is still refused, judged on its bytes.
+    with pytest.raises(DocumentRejected, match="not HTML text: \\d+% of its characters"):
+        read_document(b"<p>" + random.Random(3).randbytes(4096) + b"</p>", ".html")
+
+
+@pytest.mark.parametrize(
+    "prolog",
+    [
+        '<!DOCTYPE html [\n<!ENTITY x "boom">\n<!ELEMENT p ANY>\n]>\n',
+        '<?xml version="1.0"?>\n<!-- a note -->\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0//EN" '
+        '"x.dtd" [\n<!ENTITY a "tricky ]> inside">\n<!-- ]> in a comment -->\n]  >\n',
+        '<!doctype html [ <!ATTLIST p x CDATA "1"> ]>',
+    ],
+    ids=["entities", "xhtml-with-quotes-and-comments", "lowercase-one-line"],
+)
+def test_an_internal_dtd_leaves_nothing_of_itself_in_the_text(prolog):
+    page = (
+        prolog + "<html><head><title>Doc</title></head><body><p>Hello &x; world</p></body></html>"
+    )
+    document = read_document(page.encode(), ".html")
+    assert document.title == "Doc"
+    assert "]>" not in document.body and "ENTITY" not in document.body
+    assert document.body.endswith("Hello &x; world\n")  # declared entities are not expanded

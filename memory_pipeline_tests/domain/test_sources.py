@@ -541,3 +541,57 @@ def test_a_value_yaml_cannot_build_is_located_at_its_key(in_tmp):
     assert messages(parse_paths(["d.md"])) == [
         "d.md:4: malformed front matter: month must be in 1..12"
     ]
+
+
+def test_many_plain_front_matter_keys_are_refused_for_their_number_not_for_aliases(in_tmp):
+    keys = "\n".join(f"key{i}: {i}" for i in range(20_000))
+    write(in_tmp / "keys.md", f"---\nmemory: alice\n{keys}\n---\nbody\n")
+    write(
+        in_tmp / "few.md",
+        "---\nmemory: alice\n" + "\n".join(f"k{i}: {i}" for i in range(50)) + "\n---\nok\n",
+    )
+    result = parse_paths(["keys.md", "few.md"])
+    (message,) = messages(result)
+    assert message.startswith("keys.md:5002: front matter holds more than 10000 keys and values")
+    assert "alias" not in message
+    assert [len(e.metadata) for e in result.episodes] == [50]
+
+
+def test_jsonl_metadata_and_source_are_bounded_at_their_line(in_tmp):
+    big = "x" * 20_000_000
+    write(
+        in_tmp / "big.jsonl",
+        b"\n".join(
+            [
+                line(body="kept"),
+                line(body="meta", metadata={"small": 1, "blob": big}),
+                line(body="src", source=big),
+                line(body="fine", metadata={"tags": ["a"] * 100}, source="export.json:12"),
+            ]
+        ),
+    )
+    result = parse_paths(["big.jsonl"])
+    assert [e.body for e in result.episodes] == ["kept", "fine"]
+    assert messages(result) == [
+        "big.jsonl:2: metadata too large: 20,000,021 bytes as JSON (at most 65,536); "
+        "'metadata.blob' alone is 20,000,002",
+        "big.jsonl:3: source too long: 20,000,000 characters (at most 8,192)",
+    ]
+
+
+def test_a_front_matter_value_over_the_metadata_limit_is_refused_at_its_key(in_tmp):
+    write(
+        in_tmp / "fm.md", "---\nmemory: alice\nnote: short\nblob: " + "y" * 70_000 + "\n---\nbody\n"
+    )
+    assert messages(parse_paths(["fm.md"])) == [
+        "fm.md:4: metadata too large: 70,026 bytes as JSON (at most 65,536); "
+        "'metadata.blob' alone is 70,002"
+    ]
+
+
+def test_bidi_controls_in_a_file_name_do_not_reach_the_title(in_tmp):
+    write(in_tmp / "invoice\u202etxt.exe.md", "hello\n")
+    write(in_tmp / "report\u2066x\u2069\u200b.txt", "plain\n")
+    write(in_tmp / "\u202e.md", "only a control\n")
+    titles = sorted(e.title for e in parse_paths(["."], memory="alice").episodes)
+    assert titles == [".md", "invoicetxt.exe", "reportx"]

@@ -11,6 +11,7 @@ says "enable JavaScript") is rejected rather than stored as that line.
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from bs4 import BeautifulSoup, Comment, Doctype, NavigableString, ProcessingInstruction, Tag
 
@@ -83,13 +84,17 @@ _DATE_META = (
 # The app-shell rule: at least this share of the page is script/style, and less readable text.
 SCRIPT_SHARE = 0.9
 SCRIPT_SHELL_TEXT = 500
-# Bytes that no encoding turns into text come out as U+FFFD: a page that is mostly that is binary
-# data under an .html name or type (a misnamed file, a corrupt upload), not a page to remember.
+# A page whose bytes are mostly not text in its own encoding (bytes it cannot decode, NULs and
+# other control characters) is binary data under an .html name or type (a misnamed file, a
+# corrupt upload), not a page to remember. Judged on the bytes, not the parsed text: the parser
+# turns an invalid character reference (``&#0;``, ``&#xD800;``) into U+FFFD as well, and a page
+# full of those is ASCII text.
 UNDECODABLE_SHARE = 0.1
+_NOT_TEXT = re.compile("[\udc80-\udcff\ufffd\x00-\x08\x0e-\x1f\x7f]")
 
 
 def read_html(data: bytes, budget: Budget) -> Document:
-    soup = BeautifulSoup(data, "lxml")
+    soup = BeautifulSoup(_without_internal_subset(data), "lxml")
     code_bytes = sum(len(str(tag)) for tag in soup.find_all(["script", "style"]))
     title = _title(soup)
     occurred = _date(soup)
@@ -106,14 +111,67 @@ def read_html(data: bytes, budget: Budget) -> Document:
             f"the page is {code_bytes / len(data):.0%} script and style with {text_chars} characters of "
             "text (an app that renders in the browser); save the rendered page instead"
         )
-    undecodable = sum(b.text.count("\ufffd") for b in blocks)
-    if text_chars and undecodable >= UNDECODABLE_SHARE * text_chars:
+    share = _not_text_share(data, soup.original_encoding)
+    if share >= UNDECODABLE_SHARE:
         raise DocumentRejected(
-            f"not HTML text: {undecodable / text_chars:.0%} of its characters cannot be decoded (binary data?)"
+            f"not HTML text: {share:.0%} of its characters cannot be decoded (binary data?)"
         )
     if title is None:
         title = next((b.text for b in blocks if b.level), None)
     return Document(title=title, occurred_at=occurred, blocks=blocks)
+
+
+# The start of a doctype with an internal subset (``<!DOCTYPE html [ <!ENTITY ...> ]>``), after an
+# optional BOM, XML declaration, comments and whitespace. HTML has no internal subsets, so
+# lxml's HTML parser ends the doctype at the first ``>`` inside it and the rest (``]>``, the
+# declarations' tails) would be read as the page's text.
+_SUBSET_START = re.compile(
+    rb"(?:\xef\xbb\xbf)?(?:\s+|<\?[^>]*>|<!--.*?-->)*<!DOCTYPE\b[^\[>]*\[",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _without_internal_subset(data: bytes) -> bytes:
+    """``data`` with a leading doctype's internal subset left out (the doctype itself kept);
+    quoted strings and comments inside the subset may hold ``]`` and ``>``. Unchanged when
+    there is none or it never ends."""
+    start = _SUBSET_START.match(data)
+    if start is None:
+        return data
+    i, end = start.end(), len(data)
+    while i < end:
+        byte = data[i : i + 1]
+        if byte in (b'"', b"'"):
+            close = data.find(byte, i + 1)
+        elif data.startswith(b"<!--", i):
+            found = data.find(b"-->", i + 4)
+            close = found + 2 if found >= 0 else -1
+        elif byte == b"]":
+            after = i + 1
+            while after < end and data[after : after + 1].isspace():
+                after += 1
+            if data[after : after + 1] == b">":
+                return data[: start.end() - 1] + b">" + data[after + 1 :]
+            close = i
+        else:
+            close = i
+        if close < 0:
+            return data
+        i = close + 1
+    return data
+
+
+def _not_text_share(data: bytes, encoding: str | None) -> float:
+    """The share of ``data``'s characters, decoded as the parser decoded them, that are no text:
+    undecodable bytes (kept apart as lone surrogates by ``surrogateescape``) and control
+    characters other than whitespace."""
+    try:
+        decoded = data.decode(encoding or "utf-8", errors="surrogateescape")
+    except (LookupError, UnicodeError):  # a codec without that handler: the parser's own view
+        decoded = data.decode(encoding or "utf-8", errors="replace")
+    if not decoded:
+        return 0.0
+    return sum(1 for _ in _NOT_TEXT.finditer(decoded)) / len(decoded)
 
 
 def _is_chrome(tag: Tag) -> bool:
