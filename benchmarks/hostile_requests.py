@@ -4,14 +4,19 @@ statements (observations and beliefs) and documents (uploads that are not what t
 
 Passes when no answer is a 5xx other than 502/503, no answer carries a stack trace, the server is
 still up and answering searches, and every table holds the rows it held before (search telemetry
-may only grow: valid searches record it).
+may only grow: valid searches record it). Then, on both servers (``serve`` and ``mcp --http``),
+a foreign Host or Origin on every route must answer 421 or 403; and with tokens, every writing
+body whose memory is missing, null, of a wrong type or another memory, under ``?memory=bob``,
+sent with a token that may write to alice only, must leave every other memory's rows as they
+were; halfway the token is revoked, and every later request with it must answer 401.
 
     python benchmarks/hostile_requests.py                   # 5,000 requests, fresh database, own server
     python benchmarks/hostile_requests.py --requests 300    # quick
     python benchmarks/hostile_requests.py --json out.json
 
-The tests run ``attack`` at a small size against their own server process
-(``memory_pipeline_tests/server/test_hostile_requests.py``).
+The tests run ``attack``, ``guard_attack`` and ``scope_attack`` at a small size against their own
+server processes (``memory_pipeline_tests/server/test_hostile_requests.py``); the fuzz suite
+generates the same shapes (``memory_pipeline_tests/fuzz/test_hostile_requests.py``).
 """
 
 from __future__ import annotations
@@ -619,6 +624,261 @@ def attack(
     return report
 
 
+# -- who may write where, who may reach the servers at all ----------------------------------
+# Every value a client can put where a memory's name goes, other than the token's own memory:
+# the scope is decided on the memory an item is stored under, after defaults are applied.
+SCOPE_VALUES: list = [
+    None,
+    0,
+    7,
+    1.5,
+    True,
+    False,
+    [],
+    ["bob"],
+    {"name": "bob"},
+    "",
+    "bob",
+    "BOB",
+    " bob",
+    "bob ",
+    "*",
+    "../bob",
+    "bob\u0000",
+    "alice,bob",
+]
+_MISSING = object()
+FOREIGN_HOSTS = ["evil.example", "evil.example:8765", "127.0.0.1.evil.example", "[::2]", ""]
+FOREIGN_ORIGINS = [
+    "http://evil.example",
+    "https://evil.example:443",
+    "null",
+    "http://127.0.0.1@evil.example",
+    "http://evil.example/127.0.0.1",
+]
+API_ROUTES = [
+    ("GET", "/v1/search?memory=alice&q=harbor", None),
+    ("GET", "/v1/memories", None),
+    ("GET", "/v1/status", None),
+    ("GET", "/v1/episodes/1", None),
+    ("GET", "/v1/observations?memory=alice", None),
+    ("GET", "/docs", None),
+    ("GET", "/openapi.json", None),
+    ("GET", "/nothing", None),
+    (
+        "POST",
+        "/v1/episodes",
+        {"memory": "alice", "kind": "note", "title": "t", "occurred_at": "2026-03-01", "body": "x"},
+    ),
+    ("POST", "/v1/observations?memory=alice", {"text": "Alice likes pears"}),
+    ("PATCH", "/v1/observations/1?memory=alice", {"status": "retired"}),
+    ("POST", "/v1/index", {}),
+    ("DELETE", "/v1/episodes/1", None),
+    ("DELETE", "/v1/memories/alice", None),
+]
+MCP_ROUTES = [
+    ("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    (
+        "POST",
+        "/mcp",
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "forget", "arguments": {"memory": "alice", "whole_memory": True}},
+        },
+    ),
+    ("GET", "/mcp", None),
+    ("GET", "/", None),
+    ("GET", "/nothing", None),
+]
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+def _with_memory(item: dict, value) -> dict:
+    item = dict(item)
+    if value is _MISSING:
+        item.pop("memory", None)
+    else:
+        item["memory"] = value
+    return item
+
+
+def scope_cases(rng: random.Random, document: str):
+    """Yield ("scope", request) forever: bodies of every writing route whose memory field is
+    missing, null, of a wrong type or another memory, under ``?memory=bob`` (or none), for a
+    token that may write to alice only. ``document``: a base64 DOCX for document items."""
+    episode = {"kind": "note", "title": "sneak", "occurred_at": "2026-03-01", "body": "sneaked in"}
+    while True:
+        value = rng.choice([*SCOPE_VALUES, _MISSING])
+        query = rng.choice(["?memory=bob", "?memory=bob&memory=bob", "?kind=note&memory=bob", ""])
+        item = _with_memory(episode, value)
+        body = rng.choice(
+            [
+                item,
+                [item],
+                [_with_memory(episode, "alice"), item],  # one good item beside: the bad one refused
+                {"episodes": [item]},
+                [_with_memory({"document": {"name": "m.docx", "content": document}}, value)],
+                _with_memory({"text": "Bob keeps bees", "kind": "observation"}, value),
+                _with_memory({"status": "retired"}, value),
+            ]
+        )
+        if isinstance(body, dict) and "text" in body:
+            request = ("http", "POST", "/v1/observations" + query, {"json": body})
+        elif isinstance(body, dict) and "status" in body:
+            request = (
+                "http",
+                "PATCH",
+                f"/v1/observations/{rng.randint(1, 4)}" + query,
+                {"json": body},
+            )
+        else:
+            request = ("http", "POST", "/v1/episodes" + query, {"json": body})
+        yield "scope", request
+
+
+def guard_cases(rng: random.Random, routes: list, headers: dict | None = None):
+    """Yield (kind, request, expected statuses) forever: a route of ``routes`` with a foreign
+    Host (421) or a foreign Origin (403), whatever its body says."""
+    while True:
+        method, path, body = rng.choice(routes)
+        if rng.random() < 0.5:
+            kind, extra, expected = "host", {"Host": rng.choice(FOREIGN_HOSTS)}, {421}
+        else:
+            kind, extra, expected = "origin", {"Origin": rng.choice(FOREIGN_ORIGINS)}, {403}
+        kwargs: dict = {"headers": {**(headers or {}), **extra}}
+        if body is not None:
+            kwargs["json"] = body
+        yield kind, ("http", method, path, kwargs), expected
+
+
+def _send(base_url: str, request) -> tuple[int, bytes]:
+    host_port = urllib.parse.urlsplit(base_url)
+    try:
+        if request[0] == "raw":
+            return raw_request(host_port.hostname, host_port.port, request[1])
+        _, method, path, kwargs = request
+        with httpx.Client(base_url=base_url, timeout=60) as client:
+            response = client.request(method, path, **kwargs)
+        return response.status_code, response.content
+    except httpx.HTTPError as exc:
+        return -1, str(exc).encode()
+
+
+def _judge(report: Report, kind: str, request, status: int, body: bytes, expected=None) -> None:
+    report.requests += 1
+    report.by_kind[kind] += 1
+    report.statuses[status] += 1
+    text = body[:100_000].decode("utf-8", "replace")
+    if expected is not None and status not in expected:
+        report.failures.append(
+            f"{kind}: {status}, expected {sorted(expected)}: {str(request)[:300]}"
+        )
+    elif status >= 500 and status not in (502, 503):
+        report.failures.append(f"{kind}: {status} {text[:200]}")
+    elif status <= 0:
+        report.failures.append(f"{kind}: no answer ({text[:200]})")
+    elif any(marker in text for marker in TRACE_MARKERS):
+        report.failures.append(f"{kind}: a stack trace in a {status}: {text[:200]}")
+    elif status == 201 and kind != "scope":
+        # Nothing sent here is valid. (A scope case may store its good item in the token's own
+        # memory beside a refused one: the rows of every other memory judge those.)
+        report.failures.append(f"{kind}: stored ({status}): {str(request)[:300]}")
+
+
+def scope_attack(
+    base_url: str,
+    db_url: str,
+    token: str,
+    revoke,
+    *,
+    requests: int = 600,
+    seed: int = 11,
+    workers: int = 8,
+    document: str = "",
+) -> Report:
+    """Scope-field shapes with ``token`` (write access to alice only) against a server where
+    tokens exist: no row of any memory but alice may change. Halfway, ``revoke()`` revokes the
+    token; every later request with it must answer 401 and store nothing at all."""
+    rng = random.Random(seed)
+    cases = scope_cases(rng, document)
+    auth = {"Authorization": f"Bearer {token}"}
+    before = _rows_by_memory(db_url)
+    report = Report()
+    started = time.perf_counter()
+
+    def run(planned, expected) -> None:
+        def send(item):
+            kind, (scheme, method, path, kwargs) = item
+            request = (scheme, method, path, {**kwargs, "headers": auth})
+            return kind, request, *_send(base_url, request)
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for kind, request, status, body in pool.map(send, planned):
+                _judge(
+                    report, kind if expected is None else "revoked", request, status, body, expected
+                )
+
+    run([next(cases) for _ in range(requests // 2)], None)
+    revoke()
+    alice_before_revoked = _rows_by_memory(db_url).get("alice", 0)
+    run([next(cases) for _ in range(requests - requests // 2)], {401})
+    after = _rows_by_memory(db_url)
+    report.seconds = time.perf_counter() - started
+    others_before = {m: n for m, n in before.items() if m != "alice"}
+    others_after = {m: n for m, n in after.items() if m != "alice"}
+    report.tables_intact = (
+        others_after == others_before and after.get("alice", 0) == alice_before_revoked
+    )
+    if not report.tables_intact:
+        report.failures.append(f"rows per memory changed: {before} -> {after}")
+    return report
+
+
+def guard_attack(
+    base_url: str,
+    db_url: str,
+    routes: list,
+    *,
+    requests: int = 300,
+    seed: int = 13,
+    workers: int = 8,
+    headers: dict | None = None,
+) -> Report:
+    """Foreign Host and Origin on every route of a loopback server: 421 and 403, nothing changed."""
+    rng = random.Random(seed)
+    cases = guard_cases(rng, routes, headers)
+    planned = [next(cases) for _ in range(requests)]
+    before = table_counts(db_url)
+    report = Report()
+    started = time.perf_counter()
+
+    def send(item):
+        kind, request, expected = item
+        return kind, request, expected, *_send(base_url, request)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for kind, request, expected, status, body in pool.map(send, planned):
+            _judge(report, kind, request, status, body, expected)
+    report.seconds = time.perf_counter() - started
+    after = table_counts(db_url)
+    report.tables_intact = after == before
+    if not report.tables_intact:
+        report.failures.append(f"tables changed: {before} -> {after}")
+    return report
+
+
+def _rows_by_memory(db_url: str) -> dict[str, int]:
+    """Episodes and statements per memory: what a write in the wrong memory would change."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT memory, count(*) FROM (SELECT memory FROM episodes UNION ALL "
+            "SELECT memory FROM observations WHERE status <> 'retired') r GROUP BY memory"
+        ).fetchall()
+    return dict(rows)
+
+
 def _telemetry(db_url: str) -> int:
     with psycopg.connect(db_url, autocommit=True) as conn:
         return conn.execute("SELECT count(*) FROM search_telemetry").fetchone()[0]
@@ -679,7 +939,10 @@ def main() -> int:
             home = Path(
                 tempfile.mkdtemp(prefix="mp_bench_home_")
             )  # the server's data folder (Dagster's home)
-            server = ServerProcess(["serve", "--port", "0"], service_env(db_url, model.url, home))
+            env = service_env(db_url, model.url, home)
+            server = ServerProcess(["serve", "--port", "0"], env)
+            mcp = ServerProcess(["mcp", "--http", "--port", "0"], env)
+            share = max(args.requests // 10, 20)
             try:
                 report = attack(
                     server.url,
@@ -689,18 +952,48 @@ def main() -> int:
                     workers=args.workers,
                     episode_ids=ids,
                 )
+                guards = {
+                    "serve": guard_attack(
+                        server.url, db_url, API_ROUTES, requests=share, workers=args.workers
+                    ),
+                    "mcp": guard_attack(
+                        mcp.url,
+                        db_url,
+                        MCP_ROUTES,
+                        requests=share,
+                        workers=args.workers,
+                        headers=MCP_HEADERS,
+                    ),
+                }
+                with Memory.open(url=db_url, record_in_dagster=False) as mem:
+                    token, _ = mem.create_token("alice-writer", ["alice"], "write")
+                    mem.create_token("reader", ["*"], "read")  # tokens remain after the revoke
+                    scoped = scope_attack(
+                        server.url,
+                        db_url,
+                        token,
+                        lambda: mem.revoke_token("alice-writer"),
+                        requests=2 * share,
+                        workers=args.workers,
+                    )
             finally:
                 server.close()
+                mcp.close()
                 shutil.rmtree(home, ignore_errors=True)
-            if any("Traceback" in line for line in server.stderr):
-                report.failures.append("the server logged a traceback")
+            for name, process in (("serve", server), ("mcp", mcp)):
+                if any("Traceback" in line for line in process.stderr):
+                    report.failures.append(f"{name} logged a traceback")
     finally:
         databases.close()
-    document = report.to_json()
+    document = {
+        **report.to_json(),
+        "foreignNames": {name: r.to_json() for name, r in guards.items()},
+        "scopes": scoped.to_json(),
+    }
     print(json.dumps(document, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(document, indent=2), encoding="utf-8")
-    return 0 if report.ok else 1
+    return 0 if report.ok and scoped.ok and all(r.ok for r in guards.values()) else 1
 
 
 if __name__ == "__main__":
