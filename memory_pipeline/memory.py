@@ -49,6 +49,7 @@ from memory_pipeline.indexing.pending import pending_by_day, pending_of
 from memory_pipeline.indexing.report import IndexReport
 from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
+from memory_pipeline.progress import ProgressCallback
 from memory_pipeline.reporting import Reporter
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
@@ -418,13 +419,15 @@ class Memory:
         *,
         memory: str | None = None,
         kind: str | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> IngestReport:
-        """Store episodes from JSONL, Markdown and text files or folders (``memory-pipeline ingest``)."""
+        """Store episodes from JSONL, Markdown and text files or folders (``memory-pipeline ingest``);
+        ``on_progress`` gets stage "ingest", counted in files."""
         if memory is not None:
             memory = self._checked(validate_memory_name, memory, "--memory")
         if kind is not None:
             kind = self._checked(validate_kind, kind, "--kind")
-        report = ingest_paths(self.db, paths, memory=memory, kind=kind)
+        report = ingest_paths(self.db, paths, memory=memory, kind=kind, on_progress=on_progress)
         self._tell_dagster_ingested(
             report.ingest_day,
             report.inserted,
@@ -446,7 +449,7 @@ class Memory:
         self,
         *,
         day: dt.date | None = None,
-        on_progress: Callable[[IndexReport], None] | None = None,
+        on_progress: ProgressCallback | None = None,
         on_committed: Callable[[list[int]], None] | None = None,
     ) -> IndexReport:
         """Chunk and embed everything pending (of one ingest day), until done or something fails;
@@ -460,7 +463,7 @@ class Memory:
         self,
         *,
         day: dt.date | None = None,
-        on_progress: Callable[[IndexReport], None] | None = None,
+        on_progress: ProgressCallback | None = None,
         keyword_lists: bool = False,
         planned: int | None = None,
     ) -> IndexReport:

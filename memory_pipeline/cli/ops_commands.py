@@ -9,6 +9,7 @@ import time
 
 from memory_pipeline import config
 from memory_pipeline.cli.common import err, open_database, open_memory, print_json
+from memory_pipeline.cli.progress import ProgressDisplay
 from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.errors import ExitCode, InputError
 from memory_pipeline.indexing import generations
@@ -42,7 +43,8 @@ def cmd_reindex(args) -> int:
                 "search switches when nothing is pending"
             )
             return ExitCode.OK
-        report = index_until_done(db, embedder, on_progress=lambda r: None)
+        with ProgressDisplay() as show:
+            report = index_until_done(db, embedder, on_progress=show)
     finally:
         embedder.close()
     print(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memory_pipeline.domain import calibration
@@ -20,6 +19,7 @@ from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.indexing.plan import plan
 from memory_pipeline.indexing.report import IndexReport, count
 from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.progress import ProgressCallback
 from memory_pipeline.storage import entities_store, index_store, partition_store, profiles_store
 from memory_pipeline.storage.database import Database
 
@@ -79,7 +79,7 @@ def embed_day(
     db: Database,
     embedder: Embedder,
     day: dt.date,
-    on_progress: Callable[[IndexReport], None] | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> EmbeddedDay:
     """The ``embeddings`` partition's work: vectors for the day's stored chunks that lack one in
     the generation being written; writes no chunk and never switches the serving generation."""
@@ -115,11 +115,13 @@ def link_day(db: Database, day: dt.date) -> LinkedDay:
     return LinkedDay(day, report, memories, stats, top, time.perf_counter() - started)
 
 
-def index_day(db: Database, embedder: Embedder, day: dt.date) -> IndexedDay:
-    """The day's three partitions' work, in their order."""
+def index_day(
+    db: Database, embedder: Embedder, day: dt.date, on_progress: ProgressCallback | None = None
+) -> IndexedDay:
+    """The day's three partitions' work, in their order (``on_progress``: the embedding's)."""
     return IndexedDay(
         chunk_day(db, day, anchors=embedder.heading_anchors),
-        embed_day(db, embedder, day),
+        embed_day(db, embedder, day, on_progress=on_progress),
         link_day(db, day),
     )
 

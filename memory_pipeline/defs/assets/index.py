@@ -28,6 +28,7 @@ from memory_pipeline.orchestration.assets import (
     days_of,
 )
 from memory_pipeline.orchestration.instance import EMBEDDING_POOL
+from memory_pipeline.orchestration.progress import RunProgress
 from memory_pipeline.orchestration.resources import MemoryResource
 
 
@@ -120,20 +121,17 @@ def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
     totals: dict[str, int] = {}
     generation = 0
     for day in days:
-        embedded = embed_day(
-            memory.db,
-            model,
-            day,
-            on_progress=lambda r: context.log.debug(
-                f"{r.episodes} episodes, {r.vectors} vectors so far"
-            ),
-        )
+        progress = RunProgress(context.log, prefix=f"{day}: ")
+        embedded = embed_day(memory.db, model, day, on_progress=progress)
         report, found, generation = embedded.report, embedded.vectors, embedded.generation
         context.log.info(
             f"{day}: {report.episodes} episodes, {report.vectors} vectors in {report.seconds:.1f}s "
             f"({report.vectors_per_second:.1f} vectors/s) with {report.profile}"
         )
-        context.add_asset_metadata(day_metadata.embeddings(embedded), partition_key=day.isoformat())
+        context.add_asset_metadata(
+            {**day_metadata.embeddings(embedded), **progress.metadata()},
+            partition_key=day.isoformat(),
+        )
         for key, value in found.items():
             totals[key] = totals.get(key, 0) + value
         if found["missing"] or found["wrong_dimension"] or found["not_normalized"]:

@@ -33,8 +33,10 @@ from memory_pipeline.orchestration.assets import (
 )
 from memory_pipeline.orchestration.instance import EMBEDDING_POOL
 from memory_pipeline.orchestration.metadata import markdown_table
+from memory_pipeline.orchestration.progress import RunProgress
 from memory_pipeline.orchestration.reporting import day_materializations
 from memory_pipeline.orchestration.resources import MemoryResource
+from memory_pipeline.progress import Progress, describe
 from memory_pipeline.storage import champions_store, keyword_store
 
 
@@ -60,10 +62,29 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
         context.instance.add_dynamic_partitions(ingest_days.name, sorted(pending))
     total = IndexReport(profile=model.profile.name)
     mentions = 0
-    for day in sorted(pending):
-        done = index_day(db, model, dt.date.fromisoformat(day))
+    progress = RunProgress(context.log)
+    overall = sum(pending.values())
+    finished = [0]  # episodes of the days done
+    days = sorted(pending)
+    for number, day in enumerate(days, 1):
+
+        def tell(p: Progress, number: int = number, day: str = day) -> None:
+            # The whole backlog in episodes: the finished days' and this day's so far.
+            if p.stage == "index" and p.also:
+                progress(
+                    Progress(
+                        "backlog",
+                        finished[0] + p.also[0].done,
+                        overall,
+                        "episodes",
+                        note=f"day {number}/{len(days)} ({day}): " + describe(p).split(": ", 1)[1],
+                    )
+                )
+
+        done = index_day(db, model, dt.date.fromisoformat(day), on_progress=tell)
         total.add(done.chunked.report)
         total.add(done.embedded.report)
+        finished[0] += done.embedded.report.episodes
         if done.embedded.report.canary_checked and not total.canary_checked:
             total.canary_checked = True
             total.canary_cosine = done.embedded.report.canary_cosine
@@ -80,6 +101,8 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
             },
         ):
             context.log_event(event)
+    if days:
+        progress(Progress("backlog", finished[0], overall, "episodes", finished=True))
     cosine = total.canary_cosine
     if not total.canary_checked:
         # Nothing was pending: the canary runs every night all the same, so that a silent model
@@ -100,6 +123,7 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
             "canary_cosine": round(cosine, 5) if cosine is not None else "recorded now",
             "seconds": round(total.seconds, 3),
             "vectors_per_second": round(total.vectors_per_second, 2),
+            **progress.metadata("backlog"),
         }
     )
 
