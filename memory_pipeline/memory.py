@@ -44,6 +44,7 @@ from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.embedders.factory import build_embedder, describe
 from memory_pipeline.errors import ConfigurationError, InputError, UnknownMemory
 from memory_pipeline.indexing import linking
+from memory_pipeline.indexing.days import days_done_by_a_run
 from memory_pipeline.indexing.keyword_lists import ListsBeside
 from memory_pipeline.indexing.pending import pending_by_day, pending_of
 from memory_pipeline.indexing.report import IndexReport
@@ -489,14 +490,17 @@ class Memory:
             if lists is not None:
                 stack.enter_context(lists)
             report = self.index(day=day, on_progress=on_progress, on_committed=committed)
-            linker.finish()
+            linked = linker.finish()
             if lists is not None:
                 report.keyword_lists = lists.finish()
         after = report.pending_days or {}  # counted by the run once it was done
         finished = [d for d in before if d not in after and (day is None or d == day.isoformat())]
         if finished:
             self._tell(
-                lambda reporter: reporter.days_indexed(finished, "memory-pipeline index"),
+                lambda reporter: reporter.days_indexed(
+                    days_done_by_a_run(self.db, self.embedder, report, finished, linked),
+                    "memory-pipeline index",
+                ),
                 failed="indexed, but could not record it",
             )
         return report

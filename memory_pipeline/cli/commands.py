@@ -337,7 +337,7 @@ def _print_run(job: str, result) -> None:
     for event in result.get_asset_materialization_events():
         meta = event.materialization.metadata
         rows = meta["dagster/row_count"].value if "dagster/row_count" in meta else "?"
-        seconds = f" ({meta['seconds'].value}s)" if "seconds" in meta else ""
+        seconds = f" ({meta['wall_seconds'].value} s)" if "wall_seconds" in meta else ""
         print(f"  {event.asset_key.to_user_string()}: {rows} rows{seconds}")
     checks = [
         e.event_specific_data
@@ -368,6 +368,10 @@ def cmd_ui(args) -> int:
     # open_instance sets DAGSTER_HOME and the storage URL in os.environ; dagster dev inherits a copy.
     instance = open_instance()
     env = dict(os.environ)
+    # `dagster dev` calls itself superseded by `dg dev`, which runs this same command: the
+    # notice only misleads (the project is a dg project; `dg dev` works from its folder too).
+    superseded = "ignore:Function `dev_command` is superseded"
+    env["PYTHONWARNINGS"] = ",".join(w for w in (env.get("PYTHONWARNINGS"), superseded) if w)
     pool_limit = apply_pool_limits(instance, env)
     instance.dispose()
     dagster = Path(sys.executable).with_name("dagster")
