@@ -125,7 +125,9 @@ def describe(progress: Progress, meter: Meter | None = None) -> str:
         line += f" ({100 * fraction:.0f}%)"
     if meter is not None:
         rate = meter.rate
-        if rate:
+        if rate and rate < 0.1:
+            line += f", {60 * rate:,.1f} {progress.unit}/min"
+        elif rate:
             line += (
                 f", {rate:,.1f} {progress.unit}/s"
                 if rate < 10

@@ -138,7 +138,7 @@ def _wait_for_backfill(instance, backfill_id: str, holding: list[str]) -> int:
             for day, status in sorted(state.runs.items()):
                 if status in TERMINAL_RUN and day not in reported:
                     reported.add(day)
-                    show.say(f"{day}: {status.lower()}")
+                    print(f"{day}: {status.lower()}", flush=True)
             show(Progress("backfill", len(reported), len(holding), "days"))
 
         try:
