@@ -72,8 +72,8 @@ from memory_pipeline.domain.observations import make_observation
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.embedders.factory import build_embedder
-from memory_pipeline.indexing.report import IndexReport
 from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.progress import Meter, Progress, describe
 from memory_pipeline.search.service import (
     GRAPH_CANDIDATES,
     KEYWORD_CANDIDATES,
@@ -383,16 +383,14 @@ def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict
         profile = activate_profile(conn, embedder.profile)
 
     last = [0.0]
+    meter = Meter()
 
-    def progress(report: IndexReport) -> None:
+    def progress(p: Progress) -> None:
+        meter.update(p)
         now = time.perf_counter()
         if now - last[0] >= 10:
             last[0] = now
-            print(
-                f"  indexing: {report.episodes} episodes, {report.vectors} vectors, "
-                f"{report.vectors / max(now - t_index, 1e-9):.1f} vectors/s so far",
-                flush=True,
-            )
+            print(f"  {describe(p, meter)}", flush=True)
 
     t_index = time.perf_counter()
     report = index_until_done(db, embedder, on_progress=progress)

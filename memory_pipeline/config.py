@@ -61,7 +61,8 @@ ENV_VARS = {
     "MEMORY_PIPELINE_TELEMETRY_DAYS": "Days search telemetry is kept (default 90); older rows are deleted.",
     "MEMORY_PIPELINE_ALLOWED_HOSTS": "Names (host or host:port, comma-separated) a loopback-bound serve / mcp --http also answers to as Host and Origin: a reverse proxy's.",
     "MEMORY_PIPELINE_CLIENT_TIMEOUT": "Seconds a client of serve / mcp --http may take to send a request's headers, or pause inside its body (default 15).",
-    "MEMORY_PIPELINE_DAGSTER_UI": "The Dagster web server `memory-pipeline backfill` launches backfills through (default http://127.0.0.1:3000).",
+    "MEMORY_PIPELINE_PROGRESS_SECONDS": "Seconds between plain progress lines of long commands when stderr is no terminal, and between a Dagster run's progress log lines (default 5).",
+    "MEMORY_PIPELINE_DAGSTER_UI": "The Dagster web server's address that `memory-pipeline backfill` links to (<url>/runs/b/<id>); unset: it says where to look.",
 }
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from memory_pipeline.domain.sources import EpisodeDraft, Rejection, parse_paths
+from memory_pipeline.progress import ProgressCallback
 from memory_pipeline.storage import episodes_store
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.episodes_store import store_episodes
@@ -55,6 +56,7 @@ def ingest_paths(
     memory: str | None = None,
     kind: str | None = None,
     ingest_day: dt.date | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> IngestReport:
     day = ingest_day or utc_today()
     report = IngestReport(day)
@@ -72,7 +74,7 @@ def ingest_paths(
         if len(batch) >= BATCH:
             store()
 
-    parsed = parse_paths(list(paths), memory=memory, kind=kind, sink=keep)
+    parsed = parse_paths(list(paths), memory=memory, kind=kind, sink=keep, on_progress=on_progress)
     if batch:
         store()
     report.files_read, report.rejections = parsed.files_read, list(parsed.rejections)

@@ -44,11 +44,13 @@ from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.embedders.factory import build_embedder, describe
 from memory_pipeline.errors import ConfigurationError, InputError, UnknownMemory
 from memory_pipeline.indexing import linking
+from memory_pipeline.indexing.days import days_done_by_a_run
 from memory_pipeline.indexing.keyword_lists import ListsBeside
 from memory_pipeline.indexing.pending import pending_by_day, pending_of
 from memory_pipeline.indexing.report import IndexReport
 from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
+from memory_pipeline.progress import ProgressCallback
 from memory_pipeline.reporting import Reporter
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
@@ -418,13 +420,15 @@ class Memory:
         *,
         memory: str | None = None,
         kind: str | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> IngestReport:
-        """Store episodes from JSONL, Markdown and text files or folders (``memory-pipeline ingest``)."""
+        """Store episodes from JSONL, Markdown and text files or folders (``memory-pipeline ingest``);
+        ``on_progress`` gets stage "ingest", counted in files."""
         if memory is not None:
             memory = self._checked(validate_memory_name, memory, "--memory")
         if kind is not None:
             kind = self._checked(validate_kind, kind, "--kind")
-        report = ingest_paths(self.db, paths, memory=memory, kind=kind)
+        report = ingest_paths(self.db, paths, memory=memory, kind=kind, on_progress=on_progress)
         self._tell_dagster_ingested(
             report.ingest_day,
             report.inserted,
@@ -446,7 +450,7 @@ class Memory:
         self,
         *,
         day: dt.date | None = None,
-        on_progress: Callable[[IndexReport], None] | None = None,
+        on_progress: ProgressCallback | None = None,
         on_committed: Callable[[list[int]], None] | None = None,
     ) -> IndexReport:
         """Chunk and embed everything pending (of one ingest day), until done or something fails;
@@ -460,7 +464,7 @@ class Memory:
         self,
         *,
         day: dt.date | None = None,
-        on_progress: Callable[[IndexReport], None] | None = None,
+        on_progress: ProgressCallback | None = None,
         keyword_lists: bool = False,
         planned: int | None = None,
     ) -> IndexReport:
@@ -486,14 +490,17 @@ class Memory:
             if lists is not None:
                 stack.enter_context(lists)
             report = self.index(day=day, on_progress=on_progress, on_committed=committed)
-            linker.finish()
+            linked = linker.finish()
             if lists is not None:
                 report.keyword_lists = lists.finish()
         after = report.pending_days or {}  # counted by the run once it was done
         finished = [d for d in before if d not in after and (day is None or d == day.isoformat())]
         if finished:
             self._tell(
-                lambda reporter: reporter.days_indexed(finished, "memory-pipeline index"),
+                lambda reporter: reporter.days_indexed(
+                    days_done_by_a_run(self.db, self.embedder, report, finished, linked),
+                    "memory-pipeline index",
+                ),
                 failed="indexed, but could not record it",
             )
         return report

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from memory_pipeline.indexing.days import IndexedDay
+
 
 class Reporter(Protocol):
     """Told about work done through ``Memory``; days are ingest days as ISO dates."""
@@ -22,8 +24,9 @@ class Reporter(Protocol):
     def episodes_changed(self, day: str, episodes: int, details: Mapping[str, Any]) -> None:
         """Episodes of ``day`` were stored or forgotten; the day now holds ``episodes``."""
 
-    def days_indexed(self, days: Sequence[str], by: str) -> None:
-        """Every episode of ``days`` is chunked, embedded and scanned for names (``by`` did it)."""
+    def days_indexed(self, days: Sequence[IndexedDay], by: str) -> None:
+        """Every episode of ``days`` is chunked, embedded and scanned for names (``by`` did it):
+        what the run wrote for each and the day's counts after it, as its partitions report."""
 
     def close(self, *, wait: bool = True) -> None:
         """The ``Memory`` closes: give back what telling needed. ``wait`` False: it closes on a

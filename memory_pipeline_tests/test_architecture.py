@@ -23,6 +23,7 @@ FLOORS: list[tuple[str, list[str]]] = [
     (
         "domain and the ground rules",
         ["memory_pipeline.domain", "memory_pipeline.errors", "memory_pipeline.redaction"]
+        + ["memory_pipeline.progress"]
         + ["memory_pipeline.config", "memory_pipeline.version"],
     ),
     (

@@ -271,7 +271,7 @@ def test_progress_counts_everything_done_so_far_across_passes(db, tmp_path):
             db,
             ollama_embedder(server.url),
             pass_limit=2,
-            on_progress=lambda r: seen.append(r.episodes),
+            on_progress=lambda p: seen.append(p.also[0].done) if p.stage == "index" else None,
         )
     assert report.episodes == 5 and report.passes >= 3
     # A later pass continues the count; it never starts again from 0.

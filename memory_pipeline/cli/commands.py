@@ -14,9 +14,9 @@ from pathlib import Path
 from memory_pipeline import config
 from memory_pipeline.cli.common import err, open_database, open_memory, print_json, print_warnings
 from memory_pipeline.cli.ops_commands import keyword_list_lines
+from memory_pipeline.cli.progress import ProgressDisplay
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.errors import ExitCode, InputError
-from memory_pipeline.indexing.report import IndexReport
 from memory_pipeline.ingest import ingest_paths
 
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "sample_corpus"
@@ -42,8 +42,8 @@ def _validated(value: str | None, validate, flag: str) -> str | None:
 def cmd_ingest(args) -> int:
     memory = _validated(args.memory, validate_memory_name, "--memory")
     kind = _validated(args.kind, validate_kind, "--kind")
-    with open_memory() as mem:
-        report = mem.ingest(args.paths, memory=memory, kind=kind)
+    with open_memory() as mem, ProgressDisplay() as show:
+        report = mem.ingest(args.paths, memory=memory, kind=kind, on_progress=show)
         for rejection in report.rejections:
             err(str(rejection))
         print_warnings(mem)
@@ -67,18 +67,10 @@ def cmd_ingest(args) -> int:
 
 # -- index ----------------------------------------------------------------------------------
 def cmd_index(args) -> int:
-    last = [0.0]
-
-    def progress(report: IndexReport) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 2.0:
-            last[0] = now
-            err(f"  ... {report.episodes} episodes, {report.vectors} vectors")
-
     from memory_pipeline.orchestration.reporting import DagsterReporter
 
     reporter = DagsterReporter()
-    with open_memory(reporter) as mem:
+    with open_memory(reporter) as mem, ProgressDisplay() as show:
         # Importing Dagster and setting up its storage take seconds: they overlap the pass,
         # whose finished days the reporter records at its end.
         reporter.open_meanwhile()
@@ -86,8 +78,9 @@ def cmd_index(args) -> int:
         # partitions recorded are all true; and, where users only run the CLI, this is where a
         # memory's keyword lists get built (beside the pass's last part).
         report = mem.index_and_link(
-            day=args.day, on_progress=progress, keyword_lists=not args.no_keyword_lists
+            day=args.day, on_progress=show, keyword_lists=not args.no_keyword_lists
         )
+        show.close()
         builds = report.keyword_lists
         print_warnings(mem)
     if args.json:
@@ -290,6 +283,7 @@ def cmd_demo(args) -> int:
     Dagster's instance."""
     from memory_pipeline.definitions import load
     from memory_pipeline.orchestration.instance import add_partitions, open_instance
+    from memory_pipeline.orchestration.progress import watching
 
     with open_memory() as mem:
         print(f"memory_pipeline demo: home {config.home_dir()}")
@@ -300,21 +294,34 @@ def cmd_demo(args) -> int:
         instance = open_instance()
         day = report.ingest_day.isoformat()
         add_partitions(instance, [day])
-        print(
-            f"index_day_job, partition {day} (episodes -> chunks -> embeddings, entity_mentions);"
-            " the bundled model embeds a few chunks a second ..."
-        )
         defs = load()
         quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+        steps = (
+            (
+                "index_day_job",
+                day,
+                f"index_day_job, partition {day} (episodes -> chunks -> embeddings, "
+                "entity_mentions): the bundled model embeds each chunk and its paragraph "
+                "windows, a few a second",
+            ),
+            (
+                "nightly_maintenance_job",
+                None,
+                "nightly_maintenance_job (entities, keyword lists, statement vectors, the "
+                "serving generation, the HNSW index, statistics)",
+            ),
+        )
         try:
-            for job, partition in (("index_day_job", day), ("nightly_maintenance_job", None)):
-                result = defs.resolve_job_def(job).execute_in_process(
-                    instance=instance,
-                    partition_key=partition,
-                    run_config=quiet,
-                    raise_on_error=False,
-                    tags={"memory_pipeline/trigger": "memory-pipeline demo"},
-                )
+            for job, partition, what in steps:
+                print(what, "...", flush=True)
+                with ProgressDisplay() as show, watching(show):
+                    result = defs.resolve_job_def(job).execute_in_process(
+                        instance=instance,
+                        partition_key=partition,
+                        run_config=quiet,
+                        raise_on_error=False,
+                        tags={"memory_pipeline/trigger": "memory-pipeline demo"},
+                    )
                 _print_run(job, result)
                 if not result.success:
                     err(f"memory-pipeline: {job} failed; see run {result.run_id} in the UI")
@@ -330,7 +337,7 @@ def _print_run(job: str, result) -> None:
     for event in result.get_asset_materialization_events():
         meta = event.materialization.metadata
         rows = meta["dagster/row_count"].value if "dagster/row_count" in meta else "?"
-        seconds = f" ({meta['seconds'].value}s)" if "seconds" in meta else ""
+        seconds = f" ({meta['wall_seconds'].value} s)" if "wall_seconds" in meta else ""
         print(f"  {event.asset_key.to_user_string()}: {rows} rows{seconds}")
     checks = [
         e.event_specific_data
@@ -361,6 +368,10 @@ def cmd_ui(args) -> int:
     # open_instance sets DAGSTER_HOME and the storage URL in os.environ; dagster dev inherits a copy.
     instance = open_instance()
     env = dict(os.environ)
+    # `dagster dev` calls itself superseded by `dg dev`, which runs this same command: the
+    # notice only misleads (the project is a dg project; `dg dev` works from its folder too).
+    superseded = "ignore:Function `dev_command` is superseded"
+    env["PYTHONWARNINGS"] = ",".join(w for w in (env.get("PYTHONWARNINGS"), superseded) if w)
     pool_limit = apply_pool_limits(instance, env)
     instance.dispose()
     dagster = Path(sys.executable).with_name("dagster")

@@ -227,7 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rollback", action="store_true", help="serve the previous generation again")
 
     p = sub.add_parser(
-        "backfill", help="launch a Dagster backfill of index_day_job over a range of ingest days"
+        "backfill",
+        help="submit a Dagster backfill of index_day_job over a range of ingest days (the daemon runs it)",
     )
     p.add_argument("--from", dest="start", type=_date, required=True, metavar="YYYY-MM-DD")
     p.add_argument("--to", dest="end", type=_date, required=True, metavar="YYYY-MM-DD")
@@ -237,12 +238,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-wait",
         action="store_true",
-        help="launch it and return (follow it on the Backfills page)",
+        help="submit it and return (follow it on the Backfills page)",
     )
     p.add_argument(
         "--dagster-url",
         metavar="URL",
-        help="the running Dagster web server (default MEMORY_PIPELINE_DAGSTER_UI, else http://127.0.0.1:3000)",
+        help="the Dagster web server to link to (default MEMORY_PIPELINE_DAGSTER_UI; none needed)",
     )
 
     p = sub.add_parser(

@@ -9,11 +9,14 @@ import time
 
 from memory_pipeline import config
 from memory_pipeline.cli.common import err, open_database, open_memory, print_json
+from memory_pipeline.cli.progress import ProgressDisplay
 from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.errors import ExitCode, InputError
 from memory_pipeline.indexing import generations
 from memory_pipeline.indexing.days import days_with_episodes, forget_chunks_of_days
 from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.orchestration.dagster_api import TERMINAL_RUN
+from memory_pipeline.progress import Progress
 from memory_pipeline.storage import keyword_store
 
 
@@ -42,7 +45,8 @@ def cmd_reindex(args) -> int:
                 "search switches when nothing is pending"
             )
             return ExitCode.OK
-        report = index_until_done(db, embedder, on_progress=lambda r: None)
+        with ProgressDisplay() as show:
+            report = index_until_done(db, embedder, on_progress=show)
     finally:
         embedder.close()
     print(
@@ -63,19 +67,17 @@ def _days(start: dt.date, end: dt.date) -> list[str]:
     return [(start + dt.timedelta(days=i)).isoformat() for i in range((end - start).days + 1)]
 
 
-def dagster_url(args) -> str:
-    return (
-        getattr(args, "dagster_url", None)
-        or os.environ.get("MEMORY_PIPELINE_DAGSTER_UI", "").strip()
-        or "http://127.0.0.1:3000"
-    )
+def dagster_ui(args) -> str | None:
+    """The web server to link to: --dagster-url, else MEMORY_PIPELINE_DAGSTER_UI; None: unknown."""
+    url = getattr(args, "dagster_url", None) or os.environ.get("MEMORY_PIPELINE_DAGSTER_UI", "")
+    return url.strip().rstrip("/") or None
 
 
 def cmd_backfill(args) -> int:
-    """Launch a Dagster backfill of index_day_job over the range's ingest days that hold episodes
-    (through the running web server: it is on the Backfills page, cancellable there); wait for
-    its runs unless --no-wait."""
-    from memory_pipeline.orchestration.dagster_api import DagsterApi
+    """Submit a Dagster backfill of index_day_job over the range's ingest days that hold episodes
+    to the instance, for the daemon to run (no web server needed: ``orchestration.backfills``);
+    wait for its runs unless --no-wait or no daemon runs yet."""
+    from memory_pipeline.orchestration import backfills
     from memory_pipeline.orchestration.instance import add_partitions, open_instance
 
     days = _days(args.start, args.end)
@@ -86,52 +88,72 @@ def cmd_backfill(args) -> int:
     if not holding:
         print(f"no ingest day from {args.start} to {args.end} holds episodes: nothing to backfill")
         return ExitCode.OK
-    api = DagsterApi(dagster_url(args))
-    api.ping()  # before deleting anything: the backfill must be launchable
-    if args.rechunk:
-        deleted = forget_chunks_of_days(db, args.start, args.end)
-        # Vectors are keyed by content address: unchanged chunk texts find theirs again.
-        print(
-            f"deleted {deleted} chunk row(s) of {len(holding)} day(s); vectors are kept and reused by content"
-        )
     instance = open_instance()
     try:
+        if args.rechunk:
+            deleted = forget_chunks_of_days(db, args.start, args.end)
+            # Vectors are keyed by content address: unchanged chunk texts find theirs again.
+            print(
+                f"deleted {deleted} chunk row(s) of {len(holding)} day(s); vectors are kept and reused by content"
+            )
         add_partitions(instance, holding)
+        tags = {"memory_pipeline/trigger": "memory-pipeline backfill"}
+        if args.rechunk:
+            tags["memory_pipeline/rechunk"] = "true"
+        backfill_id = backfills.submit(instance, "index_day_job", holding, tags)
+        empty = len(days) - len(holding)
+        ui = dagster_ui(args)
+        where = (
+            f"{ui}/runs/b/{backfill_id}"
+            if ui
+            else "in Dagster's UI (`memory-pipeline ui`): Backfills, or /runs/b/" + backfill_id
+        )
+        print(
+            f"backfill {backfill_id}: index_day_job over {len(holding)} day(s) that hold episodes"
+            + (f" ({empty} day(s) in the range received nothing)" if empty else "")
+            + f"; {where}",
+            flush=True,
+        )
+        if not backfills.daemon_running(instance):
+            print(
+                "no Dagster daemon runs on this instance now: the backfill starts when one does "
+                "(`memory-pipeline ui`, `dagster dev` or `dagster-daemon run`)"
+            )
+            return ExitCode.OK
+        if args.no_wait:
+            return ExitCode.OK
+        return _wait_for_backfill(instance, backfill_id, holding)
     finally:
         instance.dispose()
-    tags = {"memory_pipeline/trigger": "memory-pipeline backfill"}
-    if args.rechunk:
-        tags["memory_pipeline/rechunk"] = "true"
-    backfill_id = api.launch_backfill("index_day_job", holding, tags)
-    empty = len(days) - len(holding)
-    print(
-        f"backfill {backfill_id}: index_day_job over {len(holding)} day(s) that hold episodes"
-        + (f" ({empty} day(s) in the range received nothing)" if empty else "")
-        + f"; {api.url}/overview/backfills/{backfill_id}"
-    )
-    if args.no_wait:
-        return ExitCode.OK
+
+
+def _wait_for_backfill(instance, backfill_id: str, holding: list[str]) -> int:
+    from memory_pipeline.orchestration import backfills
+
     started = time.monotonic()
     reported: set[str] = set()
+    with ProgressDisplay() as show:
 
-    def progress(state) -> None:
-        for day, status in sorted(state.runs.items()):
-            if status in ("SUCCESS", "FAILURE", "CANCELED") and day not in reported:
-                reported.add(day)
-                print(f"{day}: {status.lower()}")
+        def progress(state) -> None:
+            for day, status in sorted(state.runs.items()):
+                if status in TERMINAL_RUN and day not in reported:
+                    reported.add(day)
+                    print(f"{day}: {status.lower()}", flush=True)
+            show(Progress("backfill", len(reported), len(holding), "days"))
 
-    try:
-        state = api.wait(backfill_id, holding, on_change=progress)
-    except KeyboardInterrupt:
-        api.cancel_backfill(backfill_id)
-        err(f"memory-pipeline: interrupted; backfill {backfill_id} cancelled")
-        return 130
+        try:
+            state = backfills.wait(instance, backfill_id, holding, on_change=progress)
+        except KeyboardInterrupt:
+            backfills.cancel(instance, backfill_id)
+            show.close()
+            err(f"memory-pipeline: interrupted; backfill {backfill_id} cancelled")
+            return 130
     failed = sorted(d for d, s in state.runs.items() if s != "SUCCESS")
     print(
         f"backfill {backfill_id} {state.status.lower()}: {state.count('SUCCESS')} of {len(holding)} day(s) "
         f"succeeded in {time.monotonic() - started:.1f}s"
     )
-    if state.status == "CANCELED":
+    if state.status in ("CANCELED", "CANCELING"):
         err(
             f"memory-pipeline: backfill {backfill_id} was cancelled (in the UI or through its API); "
             f"{len(failed)} day(s) not done: {', '.join(failed) or 'none'}"

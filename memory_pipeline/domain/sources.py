@@ -46,6 +46,7 @@ from memory_pipeline.domain.jsonl import (
     parse_object_line,
     reject_unknown_fields,
 )
+from memory_pipeline.progress import Progress, ProgressCallback
 
 SUPPORTED_SUFFIXES = (".jsonl", ".md", ".markdown", ".txt", *DOCUMENT_SUFFIXES)
 DEFAULT_KIND = "note"  # for .md/.txt, which are notes unless they say otherwise
@@ -95,6 +96,7 @@ def parse_paths(
     kind: str | None = None,
     now: datetime | None = None,
     sink: Callable[[EpisodeDraft], None] | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> ParseResult:
     """Parse files and folders (walked recursively, in sorted order) into episode drafts.
 
@@ -103,7 +105,8 @@ def parse_paths(
     clock that runs ahead is not dated in the future. Invalid defaults raise ValueError at once,
     since they would otherwise reject every file the same way. With ``sink``, each draft is
     handed to it as soon as it is parsed instead of collected in ``ParseResult.episodes`` (a
-    million-line file then never holds a million drafts at once).
+    million-line file then never holds a million drafts at once). ``on_progress`` gets stage
+    "ingest" after each file, counted in files of those found (the folders are listed first).
     """
     if memory is not None:
         validate_memory_name(memory)
@@ -119,8 +122,14 @@ def parse_paths(
         paths = [paths]
 
     parser = _Parser(memory=memory, kind=kind, now=now, sink=sink)
-    for path in paths:
-        parser.parse_given(os.fspath(path))
+    if on_progress is None:
+        for path in paths:
+            parser.parse_given(os.fspath(path))
+        return parser.result
+    files = [f for path in paths for f in parser.files_given(os.fspath(path))]
+    for done, file in enumerate(files, 1):
+        parser.parse_file(file)
+        on_progress(Progress("ingest", done, len(files), "files", finished=done == len(files)))
     return parser.result
 
 
@@ -148,9 +157,13 @@ class _Parser:
         self.result.rejections.append(Rejection(display, reason))
 
     def parse_given(self, display: str) -> None:
+        for file in self.files_given(display):
+            self.parse_file(file)
+
+    def files_given(self, display: str) -> Iterator[str]:
+        """The files a given path names (a folder's, walked), rejecting what is none."""
         if os.path.isdir(display):
-            for child in self._walk(display):
-                self.parse_file(child)
+            yield from self._walk(display)
         elif not os.path.exists(display):
             self.reject(display, 0, "no such file or folder")
         else:
@@ -160,7 +173,7 @@ class _Parser:
                 what = f"'{suffix}' (expected" if suffix else "(no suffix; expected"
                 self.reject(display, 0, f"unsupported file type {what} {expected})")
             else:
-                self.parse_file(display)
+                yield display
 
     def _walk(self, folder: str) -> Iterator[str]:
         try:

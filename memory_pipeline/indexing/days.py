@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memory_pipeline.domain import calibration
 from memory_pipeline.domain.calibration import Calibration
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.indexing.plan import plan
-from memory_pipeline.indexing.report import IndexReport, count
+from memory_pipeline.indexing.report import DayFigures, IndexReport, count
 from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.progress import ProgressCallback
 from memory_pipeline.storage import entities_store, index_store, partition_store, profiles_store
 from memory_pipeline.storage.database import Database
 
@@ -79,7 +79,7 @@ def embed_day(
     db: Database,
     embedder: Embedder,
     day: dt.date,
-    on_progress: Callable[[IndexReport], None] | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> EmbeddedDay:
     """The ``embeddings`` partition's work: vectors for the day's stored chunks that lack one in
     the generation being written; writes no chunk and never switches the serving generation."""
@@ -115,13 +115,80 @@ def link_day(db: Database, day: dt.date) -> LinkedDay:
     return LinkedDay(day, report, memories, stats, top, time.perf_counter() - started)
 
 
-def index_day(db: Database, embedder: Embedder, day: dt.date) -> IndexedDay:
-    """The day's three partitions' work, in their order."""
+def index_day(
+    db: Database, embedder: Embedder, day: dt.date, on_progress: ProgressCallback | None = None
+) -> IndexedDay:
+    """The day's three partitions' work, in their order (``on_progress``: the embedding's)."""
     return IndexedDay(
         chunk_day(db, day, anchors=embedder.heading_anchors),
-        embed_day(db, embedder, day),
+        embed_day(db, embedder, day, on_progress=on_progress),
         link_day(db, day),
     )
+
+
+def days_done_by_a_run(
+    db: Database,
+    embedder: Embedder,
+    report: IndexReport,
+    days: list[str],
+    linked: entities_store.EntityReport,
+) -> list[IndexedDay]:
+    """What a run over many days (``memory-pipeline index``) did for each of the ``days`` it
+    finished, in the form a day's partitions report theirs, with the day's counts after it: the
+    episodes, chunks and vectors written are the day's own; the times, model calls and
+    ``linked`` (the linking worker's report) are the whole run's."""
+    out = []
+    with db.connection() as conn:
+        target = profiles_store.writing_target(conn, embedder.profile)
+        measured = (
+            profiles_store.stored_calibration(conn, target.id, target.generation)
+            if target
+            else None
+        )
+        for iso in days:
+            day = dt.date.fromisoformat(iso)
+            figures = report.days.get(iso) or DayFigures()
+            own = IndexReport(
+                profile=report.profile,
+                passes=report.passes,
+                episodes=figures.episodes,
+                chunks=figures.chunks,
+                vectors=figures.vectors,
+                windows=figures.windows,
+                model_calls=report.model_calls,
+                embed_seconds=report.embed_seconds,
+                store_seconds=report.store_seconds,
+                seconds=report.seconds,
+                pending_after=(report.pending_days or {}).get(iso, 0),
+            )
+            own.preview = [p for p in report.preview if p.get("ingest_day", iso) == iso]
+            found = (
+                partition_store.vector_integrity(conn, day, target)
+                if target
+                else partition_store.no_vectors(conn, day)
+            )
+            memories = entities_store.day_memories(conn, day)
+            out.append(
+                IndexedDay(
+                    ChunkedDay(day, own, partition_store.chunk_stats(conn, day)),
+                    EmbeddedDay(
+                        day,
+                        own,
+                        found,
+                        target.generation if target else 0,
+                        measured or calibration.DEFAULT,
+                    ),
+                    LinkedDay(
+                        day,
+                        linked,
+                        memories,
+                        partition_store.entity_stats(conn, day),
+                        entities_store.top_entities(conn, memories),
+                        report.seconds,
+                    ),
+                )
+            )
+    return out
 
 
 def days_with_episodes(db: Database) -> list[str]:

@@ -58,6 +58,7 @@ from memory_pipeline.indexing.canary import (
 )
 from memory_pipeline.indexing.plan import chunk_views, plan
 from memory_pipeline.indexing.report import IndexReport, count
+from memory_pipeline.progress import Count, Progress, ProgressCallback
 from memory_pipeline.storage import index_store, profiles_store
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.index_store import ChunkVectors, EpisodeWork, WriteReport
@@ -115,7 +116,7 @@ def index_pass(
     *,
     limit: int = PASS_LIMIT,
     day: dt.date | None = None,
-    on_progress: Callable[[IndexReport], None] | None = None,
+    on_progress: ProgressCallback | None = None,
     chunked_only: bool = False,
     on_committed: Callable[[list[int]], None] | None = None,
     analyze_after: int | None = ANALYZE_AFTER,
@@ -125,7 +126,8 @@ def index_pass(
     ``on_committed`` gets the ids of each batch of episodes once its commit is done (on this
     thread; what it raises fails the pass). Once it has committed ``analyze_after`` vectors and
     half the episodes it listed, the pass ANALYZEs what it writes on a spare connection beside
-    itself (``report.analyzed``; None: never).
+    itself (``report.analyzed``; None: never). ``on_progress`` gets a ``Progress`` of stage
+    "index" after each claim round and each model call (``_Pass.progress``).
 
     Pending episodes are listed once, then claimed ``CLAIM_ROUND`` at a time while the model
     works on the previous ones (``index_store.claim_episodes``): passes running at once, in this
@@ -154,9 +156,10 @@ def index_pass(
             chunked_only=chunked_only,
             on_committed=on_committed,
             statistics=statistics,
+            on_progress=on_progress,
         )
         try:
-            run.execute(on_progress)
+            run.execute()
         finally:
             run.close()
             report.analyzed = statistics.join()
@@ -181,7 +184,15 @@ class _Pass:
         chunked_only: bool = False,
         on_committed: Callable[[list[int]], None] | None = None,
         statistics: _StatisticsBeside | None = None,
+        on_progress: ProgressCallback | None = None,
     ):
+        self.on_progress = on_progress
+        # What progress is measured by: model inputs (chunks and their windows) embedded of
+        # those planned, so it moves inside one long document; episodes are shown beside.
+        self.episodes_gone = 0  # listed, then found done or held by another pass, or left out
+        self.episodes_planned = 0
+        self.views_planned = 0
+        self.views_done = 0
         self.conn, self.embedder, self.report, self.limit, self.day = (
             conn,
             embedder,
@@ -228,7 +239,38 @@ class _Pass:
         self.complete_vectors = 0  # the chunk vectors they hold
         self.last_write = time.perf_counter()
 
-    def execute(self, on_progress: Callable[[IndexReport], None] | None) -> None:
+    def progress(self, note: str = "") -> Progress:
+        """Where the pass is: vectors embedded of those planned, the total extrapolated from the
+        episodes planned so far while some listed are still unplanned; episodes committed of
+        those the pass will do."""
+        listed = len(self.candidates) if self.candidates is not None else None
+        expected = None if listed is None else listed - self.episodes_gone
+        total: float | None = self.views_planned
+        estimated = False
+        if expected is None:
+            total = None
+        elif self.episodes_planned < expected:
+            if self.episodes_planned and self.views_planned:
+                unplanned = expected - self.episodes_planned
+                total = self.views_planned + unplanned * self.views_planned / self.episodes_planned
+                estimated = True
+            else:
+                total = None
+        return Progress(
+            "index",
+            self.views_done,
+            total,
+            "vectors",
+            estimated=estimated,
+            also=(Count("episodes", self.report.episodes, expected),),
+            note=note,
+        )
+
+    def tell(self, note: str = "") -> None:
+        if self.on_progress is not None:
+            self.on_progress(self.progress(note))
+
+    def execute(self) -> None:
         report = self.report
         calls = model_calls(self.embedder, self.next_inputs)
         try:
@@ -251,8 +293,7 @@ class _Pass:
                 ):
                     self.flush()
                 self.collect(ahead=WRITES_AHEAD)
-                if on_progress:
-                    on_progress(report)
+                self.tell()
         except Exception:
             if not self.store_failed:
                 self.flush()  # what is complete (and proven) is kept
@@ -269,6 +310,7 @@ class _Pass:
             self.promote()
         self.flush()
         self.collect(ahead=0)
+        self.tell()
 
     def prove(self, canary: np.ndarray, started: float) -> None:
         """Check a canary the model embedded in a call sent at ``started``: a mismatch stops the
@@ -333,9 +375,11 @@ class _Pass:
         pending, finished = index_store.claim_episodes(self.conn, self.target, ids)
         self.release(finished)
         self.claimed.update(p.id for p in pending)
+        self.episodes_gone += len(ids) - len(pending)
         if not pending:
             return []
         if self.profile is None:
+            self.tell("checking the model (canary)")
             self.profile = self.target = profiles_store.register_profile(
                 self.conn, self.embedder.profile
             ).writing()
@@ -349,7 +393,10 @@ class _Pass:
         if self.chunked_only:
             # Unchunked episodes stay claimed (so this pass does not claim them again) and are
             # released with the pass's other claims when it ends.
-            works = [w for w in works if w.has_stored_chunks]
+            kept = [w for w in works if w.has_stored_chunks]
+            self.episodes_gone += len(works) - len(kept)
+            works = kept
+        self.episodes_planned += len(works)
         self.write([w for w in works if w.complete])  # nothing to embed (only chunks missing)
         self.collect(ahead=WRITES_AHEAD)
         # One model input per view (the chunk, then its windows); calls cut across chunks,
@@ -366,12 +413,15 @@ class _Pass:
                     anchor=chunk_of[cid].anchor,
                 )
                 queue.extend((work, cid, len(views), text) for text in views)
+        self.views_planned += len(queue)
+        self.tell()
         return queue
 
     def receive(self, batch: list[_View], vectors: np.ndarray, ended: float) -> None:
         """File a call's vectors (``ended``: when it came back, -inf when its own canary proved
         it); an episode whose last vector came now waits in ``unproven`` for a canary sent after
         the latest end of its calls (``prove``)."""
+        self.views_done += len(batch)
         for (work, cid, n_views, _), vector in zip(batch, vectors):
             last = self.ended.get(work.episode.id)
             self.ended[work.episode.id] = ended if last is None else max(last, ended)

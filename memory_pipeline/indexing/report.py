@@ -8,6 +8,22 @@ from memory_pipeline.storage.index_store import EpisodeWork, WriteReport
 
 
 @dataclass
+class DayFigures:
+    """What a run wrote for one ingest day (a run over many days tells each its own)."""
+
+    episodes: int = 0
+    chunks: int = 0
+    vectors: int = 0
+    windows: int = 0
+
+    def add(self, other: DayFigures) -> None:
+        self.episodes += other.episodes
+        self.chunks += other.chunks
+        self.vectors += other.vectors
+        self.windows += other.windows
+
+
+@dataclass
 class IndexReport:
     profile: str
     passes: int = 0
@@ -30,6 +46,11 @@ class IndexReport:
     preview: list[dict] = field(default_factory=list)
     # champions_store.ChampionBuild of the lists the run built (``Memory.index_and_link``).
     keyword_lists: list = field(default_factory=list)
+    # The figures above split by ingest day (ISO date), from the episodes written.
+    days: dict[str, DayFigures] = field(default_factory=dict)
+
+    def day(self, day: str) -> DayFigures:
+        return self.days.setdefault(day, DayFigures())
 
     @property
     def chunks_per_second(self) -> float:
@@ -54,6 +75,8 @@ class IndexReport:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.preview = (self.preview + other.preview)[:5]
         self.analyzed = self.analyzed or other.analyzed
+        for day, figures in other.days.items():
+            self.day(day).add(figures)
 
 
 def count(
@@ -65,11 +88,21 @@ def count(
     report.chunks += written.chunks
     report.vectors += written.vectors
     report.skipped_locked += written.skipped_locked
+    if not written.skipped_locked:  # else which were written is not known here: no day is told
+        for w in works:
+            figures = report.day(w.episode.ingest_day.isoformat())
+            figures.episodes += 1
+            figures.chunks += 0 if w.has_stored_chunks else len(w.chunks)
+            figures.vectors += len(w.missing)
+            figures.windows += sum(
+                0 if v.windows is None else len(v.windows) for v in w.vectors.values()
+            )
     for w in works[: max(0, 5 - len(report.preview))]:
         report.preview.append(
             {
                 "episode_id": w.episode.id,
                 "memory": w.episode.memory,
+                "ingest_day": w.episode.ingest_day.isoformat(),
                 "chunks": len(w.chunks),
                 "first_chunk": w.chunks[0].text[:80] if w.chunks else "",
             }

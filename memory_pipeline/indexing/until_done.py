@@ -4,6 +4,7 @@ generation and, once per generation, the measurement of its model (``calibration
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable
 
@@ -14,6 +15,7 @@ from memory_pipeline.indexing.index_pass import ANALYZE_AFTER, PASS_LIMIT, index
 from memory_pipeline.indexing.pending import pending_by_day, pending_of
 from memory_pipeline.indexing.report import IndexReport
 from memory_pipeline.indexing.statement_vectors import embed_pending
+from memory_pipeline.progress import Count, Progress, ProgressCallback
 from memory_pipeline.storage import index_store
 from memory_pipeline.storage.database import Database
 
@@ -23,7 +25,7 @@ def index_until_done(
     embedder: Embedder,
     *,
     day: dt.date | None = None,
-    on_progress: Callable[[IndexReport], None] | None = None,
+    on_progress: ProgressCallback | None = None,
     chunked_only: bool = False,
     promote: bool = True,
     pass_limit: int = PASS_LIMIT,
@@ -35,17 +37,13 @@ def index_until_done(
 
     ``promote=False`` leaves the serving generation alone (a day's partition must not switch
     search for everyone; ``promote_when_complete`` is then the caller's to run globally).
-    ``on_progress`` gets the totals so far, earlier passes included; ``on_committed`` the ids of
+    ``on_progress`` gets ``Progress`` events: stage "index" counts earlier passes in, then the
+    later stages (statements' vectors, ...) report under their own names; ``on_committed`` the ids of
     each committed batch (``index_pass``). A pass that wrote ``analyze_after`` vectors or more
     refreshes the planner's statistics of what it wrote before the next one lists its work, beside
     itself or else after it (``ANALYZE_AFTER``)."""
     total = IndexReport(profile=embedder.profile.name)
-
-    def so_far(one: IndexReport) -> None:
-        running = IndexReport(profile=total.profile)
-        running.add(total)
-        running.add(one)
-        on_progress(running)  # type: ignore[misc]
+    passes = _PassesProgress(on_progress)
 
     counts: dict[str, int] | None = None
     while True:
@@ -54,12 +52,13 @@ def index_until_done(
             embedder,
             day=day,
             limit=pass_limit,
-            on_progress=so_far if on_progress else None,
+            on_progress=passes.tell if on_progress else None,
             chunked_only=chunked_only,
             on_committed=on_committed,
             analyze_after=analyze_after,
         )
         total.add(one)
+        passes.pass_ended()
         if one.vectors + one.windows >= analyze_after and not one.analyzed:
             with db.connection() as conn:
                 index_store.analyze_written(conn)
@@ -72,11 +71,12 @@ def index_until_done(
         counts = pending_by_day(db, embedder)
         if pending_of(counts, day) == 0:
             break
+    passes.finish()
     # Observations and beliefs get vectors from the same model, generation and canary; before
     # the switch below, so a new generation serves them from its first search. Not in a day's
     # partition (``chunked_only``): statements are no day's, the statement_vectors asset does it.
     if not chunked_only:
-        total.statement_vectors = embed_pending(db, embedder)
+        total.statement_vectors = embed_pending(db, embedder, on_progress=on_progress)
     if counts is None:
         counts = pending_by_day(db, embedder)
     total.pending_days, total.pending_after = counts, pending_of(counts, day)
@@ -86,3 +86,55 @@ def index_until_done(
     # measurement never delays or fails the vectors; later runs find it stored.
     after_index(db, embedder, total.canary_checked)
     return total
+
+
+class _PassesProgress:
+    """The passes' "index" progress as one: a later pass's figures continue the earlier ones'."""
+
+    def __init__(self, on_progress: ProgressCallback | None):
+        self.on_progress = on_progress
+        self.base: Progress | None = None  # the finished passes' last figures, summed
+        self.last: Progress | None = None
+
+    def tell(self, p: Progress) -> None:
+        b = self.base
+        if b is not None:
+            episodes, base_episodes = p.also[0], b.also[0]
+            p = dataclasses.replace(
+                p,
+                done=p.done + b.done,
+                total=None if p.total is None else p.total + (b.total or 0),
+                also=(
+                    Count(
+                        "episodes",
+                        episodes.done + base_episodes.done,
+                        None
+                        if episodes.total is None
+                        else episodes.total + (base_episodes.total or 0),
+                    ),
+                ),
+            )
+        self.last = p
+        if self.on_progress is not None:
+            self.on_progress(p)
+
+    def finish(self) -> None:
+        if self.last is not None:
+            self.tell_as_is(
+                dataclasses.replace(self.last, finished=True, estimated=False, total=self.last.done)
+            )
+
+    def tell_as_is(self, p: Progress) -> None:
+        if self.on_progress is not None:
+            self.on_progress(p)
+
+    def pass_ended(self) -> None:
+        if self.last is not None:
+            # What a pass did is its total: the next pass's work is added to it.
+            done = self.last.also[0].done
+            self.base = dataclasses.replace(
+                self.last,
+                total=self.last.done,
+                estimated=False,
+                also=(Count("episodes", done, done),),
+            )

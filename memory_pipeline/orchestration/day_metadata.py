@@ -33,7 +33,7 @@ def chunks(chunked: ChunkedDay) -> dict:
         "mean_chunk_chars": round(stats["characters"] / stats["chunks"], 1)
         if stats["chunks"]
         else 0.0,
-        "seconds": round(report.seconds, 3),
+        "wall_seconds": round(report.seconds, 3),
         "chunks_per_second": round(report.chunks_per_second, 1),
         "preview": markdown_table(report.preview),
     }
@@ -50,9 +50,11 @@ def embeddings(embedded: EmbeddedDay) -> dict:
         "new_window_vectors": report.windows,
         "model_calls": report.model_calls,
         "pending_after": report.pending_after or 0,
-        "seconds": round(report.seconds, 3),
-        "embed_seconds": round(report.embed_seconds, 3),
-        "store_seconds": round(report.store_seconds, 3),
+        "wall_seconds": round(report.seconds, 3),
+        # Summed over the model calls, which overlap (several in flight): above wall_seconds.
+        "model_call_seconds_total": round(report.embed_seconds, 3),
+        # Summed over the commits, which overlap (two storing threads).
+        "store_seconds_total": round(report.store_seconds, 3),
         "vectors_per_second": round(report.vectors_per_second, 2),
         # Which process embedded: tells a distributed executor's workers apart.
         "worker_pid": os.getpid(),
@@ -69,6 +71,6 @@ def entity_mentions(linked: LinkedDay) -> dict:
         "memories": len(linked.memories),
         "new_mentions": linked.report.mentions_added,
         "episodes_scanned_for_names": linked.report.extracted_episodes,
-        "seconds": round(linked.seconds, 3),
+        "wall_seconds": round(linked.seconds, 3),
         "top_entities": markdown_table(linked.top),
     }

@@ -69,11 +69,66 @@ def open_instance_meanwhile() -> Future:
 
 
 def add_partitions(instance, days: Iterable[str]) -> list[str]:
-    """Add the days' partitions that do not exist yet; returns those added."""
-    new = sorted(set(days) - set(instance.get_dynamic_partitions(PARTITIONS)))
-    if new:
+    """Add the days' partitions that do not exist yet, keeping the list in date order; returns
+    those added.
+
+    Dagster lists dynamic partitions in the order they were added, and its range bars read
+    first to last: a day added after a later one would read "2026-12-02 ... 2026-12-01". So a
+    day earlier than the last partition is added by taking the later partitions out and adding
+    them back after it (a partition is a name in a list: its materializations and checks are
+    kept, and found again). That is done only while no run or backfill is in progress (one
+    could be about to read the list); otherwise the day is appended and the next call that
+    finds the instance idle puts the list in order (``in_date_order``)."""
+    existing = instance.get_dynamic_partitions(PARTITIONS)
+    new = sorted(set(days) - set(existing))
+    if new and existing and new[0] < existing[-1] and _idle(instance):
+        later = [d for d in existing if d > new[0]]
+        for day in later:
+            instance.delete_dynamic_partition(PARTITIONS, day)
+        instance.add_dynamic_partitions(PARTITIONS, sorted(set(later) | set(new)))
+    elif new:
         instance.add_dynamic_partitions(PARTITIONS, new)
+        if existing != sorted(existing):
+            in_date_order(instance)
+    elif existing != sorted(existing):
+        in_date_order(instance)
     return new
+
+
+def in_date_order(instance) -> bool:
+    """Put the partitions in date order (those from the first out of place on are taken out
+    and added back) when no run or backfill is in progress; whether the list is in order now."""
+    existing = instance.get_dynamic_partitions(PARTITIONS)
+    ordered = sorted(existing)
+    if existing == ordered:
+        return True
+    if not _idle(instance):
+        return False
+    first = next(i for i, (a, b) in enumerate(zip(existing, ordered)) if a != b)
+    tail = existing[first:]
+    for day in tail:
+        instance.delete_dynamic_partition(PARTITIONS, day)
+    instance.add_dynamic_partitions(PARTITIONS, sorted(tail))
+    return True
+
+
+def _idle(instance) -> bool:
+    """No run queued or going, no backfill requested: nobody is about to read the partitions."""
+    import dagster as dg
+    from dagster._core.execution.backfill import BulkActionStatus
+
+    going = dg.RunsFilter(
+        statuses=[
+            dg.DagsterRunStatus.QUEUED,
+            dg.DagsterRunStatus.NOT_STARTED,
+            dg.DagsterRunStatus.STARTING,
+            dg.DagsterRunStatus.STARTED,
+            dg.DagsterRunStatus.CANCELING,
+        ]
+    )
+    if instance.get_runs_count(going):
+        return False
+    return not instance.get_backfills(status=BulkActionStatus.REQUESTED, limit=1)
 
 
 def embed_concurrency(environ: Mapping[str, str] | None = None) -> int:

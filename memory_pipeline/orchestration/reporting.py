@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
+from memory_pipeline.indexing.days import IndexedDay
+from memory_pipeline.orchestration import day_checks, day_metadata
 from memory_pipeline.orchestration.instance import (
     add_partitions,
     open_instance,
@@ -45,7 +47,8 @@ def report_runless(instance, days: Iterable[str], events: Iterable) -> None:
 class DagsterReporter:
     """Tells this project's Dagster instance what a ``Memory`` did outside Dagster's runs: an
     ingest or a forgetting as a materialization of the days' ``episodes`` partitions, an index
-    run as materializations of the ``INDEXED_ASSETS`` partitions of the days it finished.
+    run as materializations of the ``INDEXED_ASSETS`` partitions of the days it finished, with the
+    metadata a run records, and the results of their checks.
 
     The instance opens on the first event (importing Dagster and setting up its storage take
     seconds), or on a thread from ``open_meanwhile`` on, for a command that records at its end."""
@@ -70,16 +73,29 @@ class DagsterReporter:
         metadata = {"dagster/row_count": episodes, **details}
         report_runless(self._open(), [day], day_materializations(day, {"episodes": metadata}))
 
-    def days_indexed(self, days: Sequence[str], by: str) -> None:
-        days = sorted(set(days))
-        events = [
-            event
-            for day in days
-            for event in day_materializations(
-                day, {asset: {"materialized_by": by} for asset in INDEXED_ASSETS}
+    def days_indexed(self, days: Sequence[IndexedDay], by: str) -> None:
+        """Each day's ``INDEXED_ASSETS`` partitions with the metadata their runs record, then
+        the three checks' results over the days, as a Dagster run over them returns them."""
+        done = sorted(days, key=lambda d: d.chunked.day)
+        run = {"materialized_by": by, "days_in_run": len(done)}
+        events: list = []
+        for d in done:
+            events += day_materializations(
+                d.chunked.day.isoformat(),
+                {
+                    "chunks": {**day_metadata.chunks(d.chunked), **run},
+                    "embeddings": {**day_metadata.embeddings(d.embedded), **run},
+                    "entity_mentions": {**day_metadata.entity_mentions(d.linked), **run},
+                },
             )
-        ]
-        report_runless(self._open(), days, events)
+        profile = done[0].embedded.report.profile if done else ""
+        for outcome in (
+            day_checks.chunks_check([d.chunked for d in done]),
+            day_checks.embeddings_check([d.embedded for d in done], profile),
+            day_checks.entity_mentions_check([d.linked for d in done]),
+        ):
+            events.append(outcome.evaluation())
+        report_runless(self._open(), [d.chunked.day.isoformat() for d in done], events)
 
     def close(self, *, wait: bool = True) -> None:
         """Dispose of the instance; one still opening is waited for (its thread would be cut

@@ -269,6 +269,12 @@ def refresh_day(conn: psycopg.Connection, day, report: EntityReport) -> list[str
     return memories
 
 
+def day_memories(conn: psycopg.Connection, day) -> list[str]:
+    """The memories that received episodes on ``day``."""
+    rows = conn.execute("SELECT DISTINCT memory FROM episodes WHERE ingest_day = %s", (day,))
+    return sorted(memory for (memory,) in rows)
+
+
 def promote_memories(conn: psycopg.Connection, report: EntityReport) -> list[str]:
     """The global part of entities: in every memory, names that recur across episodes become
     entities, and every entity new this way is linked to all the memory's episodes naming it."""

@@ -29,11 +29,12 @@ def test_demo_runs_the_day_and_nightly_jobs_and_their_checks_pass(installed_pack
         if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))
     }
     try:
-        with LoopbackEmbeddingServer(dim=1024) as server:
+        with LoopbackEmbeddingServer(dim=1024, delay_s=0.05) as server:
             env.update(
                 MEMORY_PIPELINE_HOME=str(home),
                 MEMORY_PIPELINE_EMBED_PROVIDER="ollama",
                 OLLAMA_HOST=server.url,
+                MEMORY_PIPELINE_PROGRESS_SECONDS="0.2",
             )
             done = subprocess.run(
                 [cli, "demo"],
@@ -72,6 +73,10 @@ def test_demo_runs_the_day_and_nightly_jobs_and_their_checks_pass(installed_pack
         line = next(line for line in out.splitlines() if line.strip().startswith(f"{asset}:"))
         assert int(line.split(":")[1].split()[0]) > 0, line
     assert "1. Postmortem: duplicate invoices (LDG-4102)" in out
+    # While it embeds, the demo says what it does and how far it is (stderr, no terminal here).
+    assert "the bundled model embeds each chunk" in out or "index_day_job, partition" in out
+    progress = [line for line in done.stderr.splitlines() if line.startswith("index: ")]
+    assert progress and "/30 episodes, " in progress[-1], done.stderr[-3000:]
     assert found.returncode == 0, found.stdout[-3000:] + found.stderr[-3000:]
     titles = [r["title"] for r in json.loads(found.stdout)["results"]]
     assert "Sourdough: the Saturday loaf" in titles, titles

@@ -71,6 +71,11 @@ def test_partition_loads_its_inbox_and_indexes_it(db, db_url, tmp_path, monkeypa
         em["new_vectors"] == em["dagster/row_count"] == count(db, "SELECT count(*) FROM embeddings")
     )
     assert em["pending_after"] == 0
+    # The run's progress: its last line in the metadata, the same lines in the run's log.
+    assert em["progress"].startswith("index: 5/5 episodes, ") and "(100%)" in em["progress"]
+    assert em["index_vectors_per_second"] > 0
+    logged = [e.user_message for e in instance.all_logs(result.run_id) if e.user_message]
+    assert any(m.startswith(f"{DAY}: index: 5/5 episodes, ") for m in logged), logged
     # The profile's cut-offs, measured by the first pass that wrote the generation (issue 27).
     assert em["calibration"]["measured"] and em["close_statement_cut_off"] == round(
         em["calibration"]["close"], 4

@@ -180,6 +180,11 @@ def test_nightly_job_indexes_the_backlog_maintains_the_index_and_records_stats(
     assert (
         meta["backlog"]["canary_cosine"] == "recorded now" and meta["backlog"]["days_indexed"] == 2
     )
+    # The backlog's progress over all its days: the last line in its metadata and its log.
+    assert meta["backlog"]["progress"].startswith("backlog: 5/5 episodes (100%)")
+    assert meta["backlog"]["backlog_episodes_per_second"] > 0
+    logged = [e.user_message for e in instance.all_logs(result.run_id) if e.user_message]
+    assert any(m.startswith("backlog: 5/5 episodes (100%)") for m in logged), logged
     assert meta["hnsw_index"]["valid"] is True
     assert meta["pipeline_stats"]["episodes"] == 5 and meta["pipeline_stats"]["pending"] == 0
     checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}

@@ -10,13 +10,11 @@ run's days (Dagster 1.13 records one check result per run, not per partition): i
 day fails, and its metadata names those days.
 """
 
-import datetime as dt
-
 import dagster as dg
 
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.indexing.days import chunk_day, embed_day, link_day
-from memory_pipeline.orchestration import day_metadata
+from memory_pipeline.orchestration import day_checks, day_metadata
 from memory_pipeline.orchestration.assets import (
     BACKFILL_POLICY,
     CHUNKS_TABLE,
@@ -24,27 +22,11 @@ from memory_pipeline.orchestration.assets import (
     ENTITY_MENTIONS_TABLE,
     OWNERS,
     code_referenced,
-    days_label,
     days_of,
 )
 from memory_pipeline.orchestration.instance import EMBEDDING_POOL
+from memory_pipeline.orchestration.progress import RunProgress
 from memory_pipeline.orchestration.resources import MemoryResource
-
-
-def _check_over_days(
-    check_name: str, failing: list[dt.date], days: list[dt.date], totals: dict, failure: str
-) -> dg.AssetCheckResult:
-    """One check result for the run's days: passed when no day failed; names the days that did."""
-    return dg.AssetCheckResult(
-        check_name=check_name,
-        passed=not failing,
-        metadata={
-            **totals,
-            "days": days_label(days),
-            "failing_days": ", ".join(d.isoformat() for d in failing) or "none",
-        },
-        description=None if not failing else f"{failure} on {len(failing)} of {len(days)} day(s)",
-    )
 
 
 @dg.asset(
@@ -69,23 +51,13 @@ def _check_over_days(
     ),
 )
 def chunks(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
-    days = days_of(context)
-    failing, totals = [], {"episodes": 0, "episodes_without_chunks": 0}
-    for day in days:
+    done = []
+    for day in days_of(context):
         chunked = chunk_day(memory.db, day, anchors=memory.api.embed_settings.heading_anchors)
-        stats = chunked.stats
         context.add_asset_metadata(day_metadata.chunks(chunked), partition_key=day.isoformat())
-        totals["episodes"] += stats["episodes"]
-        totals["episodes_without_chunks"] += stats["episodes_without_chunks"]
-        if stats["episodes_without_chunks"]:
-            failing.append(day)
+        done.append(chunked)
     return dg.MaterializeResult(
-        metadata={"days_in_run": len(days)},
-        check_results=[
-            _check_over_days(
-                "every_episode_chunked", failing, days, totals, "episodes without chunks"
-            )
-        ],
+        metadata={"days_in_run": len(done)}, check_results=[day_checks.chunks_check(done).result()]
     )
 
 
@@ -114,41 +86,24 @@ def chunks(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mate
     ),
 )
 def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
-    days = days_of(context)
     model = memory.embedder
-    failing: list[dt.date] = []
-    totals: dict[str, int] = {}
-    generation = 0
-    for day in days:
-        embedded = embed_day(
-            memory.db,
-            model,
-            day,
-            on_progress=lambda r: context.log.debug(
-                f"{r.episodes} episodes, {r.vectors} vectors so far"
-            ),
-        )
-        report, found, generation = embedded.report, embedded.vectors, embedded.generation
+    done = []
+    for day in days_of(context):
+        progress = RunProgress(context.log, prefix=f"{day}: ")
+        embedded = embed_day(memory.db, model, day, on_progress=progress)
+        report = embedded.report
         context.log.info(
             f"{day}: {report.episodes} episodes, {report.vectors} vectors in {report.seconds:.1f}s "
             f"({report.vectors_per_second:.1f} vectors/s) with {report.profile}"
         )
-        context.add_asset_metadata(day_metadata.embeddings(embedded), partition_key=day.isoformat())
-        for key, value in found.items():
-            totals[key] = totals.get(key, 0) + value
-        if found["missing"] or found["wrong_dimension"] or found["not_normalized"]:
-            failing.append(day)
+        context.add_asset_metadata(
+            {**day_metadata.embeddings(embedded), **progress.metadata()},
+            partition_key=day.isoformat(),
+        )
+        done.append(embedded)
     return dg.MaterializeResult(
-        metadata={"days_in_run": len(days)},
-        check_results=[
-            _check_over_days(
-                "day_vectors_complete_and_normalized",
-                failing,
-                days,
-                {**totals, "profile": model.profile.name, "generation": generation},
-                "missing, mis-sized or non-unit vectors among the chunks",
-            )
-        ],
+        metadata={"days_in_run": len(done)},
+        check_results=[day_checks.embeddings_check(done, model.profile.name).result()],
     )
 
 
@@ -177,28 +132,16 @@ def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
 def entity_mentions(
     context: dg.AssetExecutionContext, memory: MemoryResource
 ) -> dg.MaterializeResult:
-    days = days_of(context)
-    failing, totals = [], {"episodes_without_names": 0}
-    for day in days:
+    done = []
+    for day in days_of(context):
         linked = link_day(memory.db, day)
-        stats = linked.stats
         context.add_asset_metadata(
             day_metadata.entity_mentions(linked), partition_key=day.isoformat()
         )
-        totals["episodes_without_names"] += stats["episodes_without_names"]
-        if stats["episodes_without_names"]:
-            failing.append(day)
+        done.append(linked)
     return dg.MaterializeResult(
-        metadata={"days_in_run": len(days)},
-        check_results=[
-            _check_over_days(
-                "every_episode_scanned_for_names",
-                failing,
-                days,
-                totals,
-                "episodes not scanned for names",
-            )
-        ],
+        metadata={"days_in_run": len(done)},
+        check_results=[day_checks.entity_mentions_check(done).result()],
     )
 
 

@@ -60,7 +60,7 @@ def _load_day(context: dg.AssetExecutionContext, memory: MemoryResource, day) ->
         "inbox_new": loaded.inserted if loaded else 0,
         "inbox_duplicates": loaded.duplicates if loaded else 0,
         "inbox_rejected": len(loaded.rejections) if loaded else 0,
-        "seconds": round(time.perf_counter() - started, 3),
+        "wall_seconds": round(time.perf_counter() - started, 3),
     }
     if loaded and loaded.rejections:
         metadata["rejections"] = dg.MetadataValue.md(

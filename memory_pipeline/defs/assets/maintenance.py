@@ -14,7 +14,6 @@ from typing import Any
 import dagster as dg
 
 from memory_pipeline import maintenance
-from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.indexing import canary
 from memory_pipeline.indexing.days import index_day
 from memory_pipeline.indexing.generations import serving_integrity, switch_when_complete
@@ -31,10 +30,12 @@ from memory_pipeline.orchestration.assets import (
     STATS_TABLE,
     code_referenced,
 )
-from memory_pipeline.orchestration.instance import EMBEDDING_POOL
+from memory_pipeline.orchestration.instance import EMBEDDING_POOL, add_partitions
 from memory_pipeline.orchestration.metadata import markdown_table
+from memory_pipeline.orchestration.progress import RunProgress
 from memory_pipeline.orchestration.reporting import day_materializations
 from memory_pipeline.orchestration.resources import MemoryResource
+from memory_pipeline.progress import Progress, describe
 from memory_pipeline.storage import champions_store, keyword_store
 
 
@@ -57,13 +58,32 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
     db = memory.db
     pending = pending_by_day(db, model)
     if pending:
-        context.instance.add_dynamic_partitions(ingest_days.name, sorted(pending))
+        add_partitions(context.instance, pending)
     total = IndexReport(profile=model.profile.name)
     mentions = 0
-    for day in sorted(pending):
-        done = index_day(db, model, dt.date.fromisoformat(day))
+    progress = RunProgress(context.log)
+    overall = sum(pending.values())
+    finished = [0]  # episodes of the days done
+    days = sorted(pending)
+    for number, day in enumerate(days, 1):
+
+        def tell(p: Progress, number: int = number, day: str = day) -> None:
+            # The whole backlog in episodes: the finished days' and this day's so far.
+            if p.stage == "index" and p.also:
+                progress(
+                    Progress(
+                        "backlog",
+                        finished[0] + p.also[0].done,
+                        overall,
+                        "episodes",
+                        note=f"day {number}/{len(days)} ({day}): " + describe(p).split(": ", 1)[1],
+                    )
+                )
+
+        done = index_day(db, model, dt.date.fromisoformat(day), on_progress=tell)
         total.add(done.chunked.report)
         total.add(done.embedded.report)
+        finished[0] += done.embedded.report.episodes
         if done.embedded.report.canary_checked and not total.canary_checked:
             total.canary_checked = True
             total.canary_cosine = done.embedded.report.canary_cosine
@@ -80,6 +100,8 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
             },
         ):
             context.log_event(event)
+    if days:
+        progress(Progress("backlog", finished[0], overall, "episodes", finished=True))
     cosine = total.canary_cosine
     if not total.canary_checked:
         # Nothing was pending: the canary runs every night all the same, so that a silent model
@@ -98,8 +120,9 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
             "new_entity_mentions": mentions,
             "profile": total.profile,
             "canary_cosine": round(cosine, 5) if cosine is not None else "recorded now",
-            "seconds": round(total.seconds, 3),
+            "wall_seconds": round(total.seconds, 3),
             "vectors_per_second": round(total.vectors_per_second, 2),
+            **progress.metadata("backlog"),
         }
     )
 
@@ -125,7 +148,7 @@ def entities(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Ma
             "memories": len(promoted.memories),
             "new_entities": promoted.report.promoted,
             "new_mentions": promoted.report.mentions_added,
-            "seconds": round(promoted.seconds, 3),
+            "wall_seconds": round(promoted.seconds, 3),
             "top_entities": markdown_table(promoted.top),
         }
     )
@@ -160,7 +183,7 @@ def keyword_champions(
         metadata={
             "dagster/row_count": sum(b.rows for b in builds),
             "memories": len(builds),
-            "seconds": round(time.perf_counter() - started, 3),
+            "wall_seconds": round(time.perf_counter() - started, 3),
             "lock_held_seconds": round(sum(b.lock_seconds for b in builds), 3),
             "builds": markdown_table(
                 [
@@ -169,7 +192,7 @@ def keyword_champions(
                         "outcome": b.outcome,
                         "rows": b.rows,
                         "lists": b.lists,
-                        "seconds": round(b.seconds, 2),
+                        "wall_seconds": round(b.seconds, 2),
                         "lock_held_s": round(b.lock_seconds, 3),
                         "backlog": b.backlog,
                     }

@@ -1,0 +1,124 @@
+"""Long commands' progress on stderr: a progress bar on a terminal, plain periodic lines otherwise.
+
+The core reports ``progress.Progress`` events; this renders them. On a terminal, a rich progress
+bar per stage (totals, percentage, rate, time left) that redraws in place; in a pipe or a log
+file, one ``progress.describe`` line every MEMORY_PIPELINE_PROGRESS_SECONDS (default 5), and a
+last line for a stage that took longer than that. stdout stays the command's result only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import IO, Any
+
+from memory_pipeline.config import env_float
+from memory_pipeline.progress import Meter, Progress, describe
+
+DEFAULT_EVERY_SECONDS = 5.0
+
+
+def every_seconds() -> float:
+    return env_float(os.environ, "MEMORY_PIPELINE_PROGRESS_SECONDS", DEFAULT_EVERY_SECONDS)
+
+
+class ProgressDisplay:
+    """A ``ProgressCallback`` that draws on ``stream`` (stderr by default); use it as a context
+    manager, or call ``close`` at the end. ``bar`` None: a bar exactly when the stream is a
+    terminal."""
+
+    def __init__(
+        self,
+        stream: IO[str] | None = None,
+        *,
+        bar: bool | None = None,
+        every: float | None = None,
+    ):
+        self.stream = stream if stream is not None else sys.stderr
+        self.bar = _is_terminal(self.stream) if bar is None else bar
+        self.every = every_seconds() if every is None else every
+        self.meters: dict[str, Meter] = {}
+        self.printed_at = time.monotonic()
+        self.shown: set[str] = set()  # stages a plain line was printed for
+        self._rich: Any = None
+        self._tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> ProgressDisplay:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def __call__(self, progress: Progress) -> None:
+        meter = self.meters.get(progress.stage)
+        if meter is None:
+            meter = self.meters[progress.stage] = Meter()
+        meter.update(progress)
+        if self.bar:
+            self._draw(progress, meter)
+        else:
+            self._line(progress, meter)
+
+    def say(self, text: str) -> None:
+        """A line about what the command does next (above the bar on a terminal)."""
+        if self._rich is not None:
+            self._rich.console.print(text, markup=False, highlight=False)
+        else:
+            print(text, file=self.stream, flush=True)
+
+    # -- plain lines ------------------------------------------------------------------------
+    def _line(self, progress: Progress, meter: Meter) -> None:
+        now = time.monotonic()
+        if progress.finished:
+            if progress.stage in self.shown or meter.elapsed >= self.every:
+                print(describe(progress, meter), file=self.stream, flush=True)
+                self.printed_at = now
+            self.shown.discard(progress.stage)
+            return
+        if now - self.printed_at >= self.every:
+            print(describe(progress, meter), file=self.stream, flush=True)
+            self.printed_at = now
+            self.shown.add(progress.stage)
+
+    # -- the bar ----------------------------------------------------------------------------
+    def _draw(self, progress: Progress, meter: Meter) -> None:
+        if self._rich is None:
+            self._rich = _rich_progress(self.stream)
+            self._rich.start()
+        figures = describe(progress, meter).split(": ", 1)[1]
+        task = self._tasks.get(progress.stage)
+        total = None if progress.total is None else max(progress.total, progress.done)
+        if task is None:
+            task = self._tasks[progress.stage] = self._rich.add_task(
+                progress.stage, total=total, figures=figures
+            )
+        self._rich.update(task, completed=progress.done, total=total, figures=figures)
+        if progress.finished:
+            self._rich.update(task, completed=progress.done, total=progress.done or 1)
+
+    def close(self) -> None:
+        if self._rich is not None:
+            self._rich.stop()
+            self._rich = None
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _rich_progress(stream: IO[str]):
+    from rich.console import Console
+    from rich.progress import BarColumn, TextColumn
+    from rich.progress import Progress as RichProgress
+
+    return RichProgress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[figures]}"),
+        console=Console(file=stream),
+        refresh_per_second=4,
+    )

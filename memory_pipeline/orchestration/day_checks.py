@@ -1,0 +1,118 @@
+"""The per-day checks' results over the days a run worked on, whichever path did the work.
+
+A day's partitions (``defs/assets/index.py``) return these as ``AssetCheckResult`` with their
+materializations; ``memory-pipeline index`` records the same outcomes as runless
+``AssetCheckEvaluation`` events (``orchestration.reporting``), so the asset's checks read the
+same whether a Dagster run or the CLI indexed the days. Dagster 1.13 records one check result
+per run: it fails if any of the days fails, and its metadata names those days.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import dagster as dg
+
+from memory_pipeline.indexing.days import ChunkedDay, EmbeddedDay, LinkedDay
+from memory_pipeline.orchestration.assets import days_label
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    asset: str
+    check_name: str
+    passed: bool
+    metadata: dict
+    description: str | None
+
+    def result(self) -> dg.AssetCheckResult:
+        """As an asset returns it with its materialization."""
+        return dg.AssetCheckResult(
+            check_name=self.check_name,
+            passed=self.passed,
+            metadata=self.metadata,
+            description=self.description,
+        )
+
+    def evaluation(self) -> dg.AssetCheckEvaluation:
+        """As work outside a run reports it to the instance."""
+        return dg.AssetCheckEvaluation(
+            asset_key=dg.AssetKey(self.asset),
+            check_name=self.check_name,
+            passed=self.passed,
+            metadata=self.metadata,
+            description=self.description,
+        )
+
+
+def _over_days(
+    asset: str,
+    check_name: str,
+    failing: list[dt.date],
+    days: list[dt.date],
+    totals: dict,
+    failure: str,
+) -> CheckOutcome:
+    return CheckOutcome(
+        asset,
+        check_name,
+        not failing,
+        {
+            **totals,
+            "days": days_label(days),
+            "failing_days": ", ".join(d.isoformat() for d in failing) or "none",
+        },
+        None if not failing else f"{failure} on {len(failing)} of {len(days)} day(s)",
+    )
+
+
+def chunks_check(chunked: Sequence[ChunkedDay]) -> CheckOutcome:
+    totals = {
+        "episodes": sum(c.stats["episodes"] for c in chunked),
+        "episodes_without_chunks": sum(c.stats["episodes_without_chunks"] for c in chunked),
+    }
+    failing = [c.day for c in chunked if c.stats["episodes_without_chunks"]]
+    return _over_days(
+        "chunks",
+        "every_episode_chunked",
+        failing,
+        [c.day for c in chunked],
+        totals,
+        "episodes without chunks",
+    )
+
+
+def embeddings_check(embedded: Sequence[EmbeddedDay], profile: str) -> CheckOutcome:
+    totals: dict = {}
+    for e in embedded:
+        for key, value in e.vectors.items():
+            totals[key] = totals.get(key, 0) + value
+    failing = [
+        e.day
+        for e in embedded
+        if e.vectors["missing"] or e.vectors["wrong_dimension"] or e.vectors["not_normalized"]
+    ]
+    generation = embedded[-1].generation if embedded else 0
+    return _over_days(
+        "embeddings",
+        "day_vectors_complete_and_normalized",
+        failing,
+        [e.day for e in embedded],
+        {**totals, "profile": profile, "generation": generation},
+        "missing, mis-sized or non-unit vectors among the chunks",
+    )
+
+
+def entity_mentions_check(linked: Sequence[LinkedDay]) -> CheckOutcome:
+    totals = {"episodes_without_names": sum(x.stats["episodes_without_names"] for x in linked)}
+    failing = [x.day for x in linked if x.stats["episodes_without_names"]]
+    return _over_days(
+        "entity_mentions",
+        "every_episode_scanned_for_names",
+        failing,
+        [x.day for x in linked],
+        totals,
+        "episodes not scanned for names",
+    )

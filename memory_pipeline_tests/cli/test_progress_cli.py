@@ -1,0 +1,127 @@
+"""Long commands show how far they are: plain periodic lines in a pipe, a progress bar on a
+terminal, and progress that moves inside one long document."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import subprocess
+import time
+
+from memory_pipeline_tests.cli.conftest import SCRIPT
+from memory_pipeline_tests.helpers import episode, write_jsonl
+from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
+
+LINE = re.compile(
+    r"^index: (?P<ep>\d+)/(?P<ep_total>\d+) episodes, (?P<done>[\d,]+)/~?(?P<total>[\d,]+) "
+    r"vectors \((?P<pct>\d+)%\), [\d.,]+ vectors/s, about .+ left"
+)
+
+
+def _env(url: str, **extra: str) -> dict:
+    return {
+        "MEMORY_PIPELINE_EMBED_PROVIDER": "ollama",
+        "OLLAMA_HOST": url,
+        "MEMORY_PIPELINE_EMBED_BATCH": "4",
+        "MEMORY_PIPELINE_EMBED_PARALLEL": "1",
+        "MEMORY_PIPELINE_PROGRESS_SECONDS": "0.3",
+        **extra,
+    }
+
+
+def _number(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def test_index_in_a_pipe_prints_totals_percentage_rate_and_time_left(cli, tmp_path):
+    write_jsonl(tmp_path / "e.jsonl", [episode(i, paragraphs=2) for i in range(40)])
+    assert cli("ingest", str(tmp_path / "e.jsonl")).code == 0
+    with LoopbackEmbeddingServer(dim=1024, delay_s=0.03) as server:
+        result = cli("index", "--no-keyword-lists", env=_env(server.url))
+    assert result.code == 0, result.err
+    assert "\x1b[" not in result.err  # no terminal codes in a pipe
+    lines = [m for m in map(LINE.match, result.err.splitlines()) if m]
+    assert len(lines) >= 3, result.err
+    assert all(_number(m["ep_total"]) == 40 for m in lines), result.err
+    done = [_number(m["done"]) for m in lines]
+    pct = [int(m["pct"]) for m in lines]
+    assert done == sorted(done) and pct == sorted(pct) and pct[0] < 100, result.err
+    assert "indexed 40 episode(s)" in result.out  # stdout keeps only the result
+
+
+def test_progress_moves_inside_one_long_document(cli, tmp_path):
+    # One episode of ~55 chunks: the percentage and the vectors move long before the episode
+    # (committed whole) counts as done.
+    body = "\n\n".join(f"Section {p}: " + ("the harbour report continues " * 52) for p in range(55))
+    doc = {"memory": "alice", "kind": "doc", "title": "Report", "occurred_at": "2026-01-02"}
+    write_jsonl(tmp_path / "doc.jsonl", [{**doc, "body": body}])
+    assert cli("ingest", str(tmp_path / "doc.jsonl")).code == 0
+    with LoopbackEmbeddingServer(dim=1024, delay_s=0.05) as server:
+        result = cli("index", "--no-keyword-lists", env=_env(server.url))
+    assert result.code == 0, result.err
+    lines = [m for m in map(LINE.match, result.err.splitlines()) if m]
+    before_the_episode = [m for m in lines if m["ep"] == "0"]
+    assert before_the_episode, result.err
+    assert all(m["ep_total"] == "1" for m in lines)
+    moving = sorted({_number(m["done"]) for m in before_the_episode})
+    assert len(moving) >= 2 and moving[0] > 0, result.err
+    assert _number(before_the_episode[0]["total"]) >= 55  # every chunk (and window) counted
+    assert 0 < int(before_the_episode[-1]["pct"]) < 100
+
+
+def test_index_on_a_terminal_draws_a_progress_bar(cli, tmp_path, db_url):
+    write_jsonl(tmp_path / "e.jsonl", [episode(i, paragraphs=2) for i in range(30)])
+    assert cli("ingest", str(tmp_path / "e.jsonl")).code == 0
+    with LoopbackEmbeddingServer(dim=1024, delay_s=0.05) as server:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))
+        }
+        env.update(
+            {
+                "MEMORY_PIPELINE_HOME": str(tmp_path / "home"),
+                "MEMORY_PIPELINE_DATABASE_URL": db_url,
+                "TERM": "xterm-256color",
+                "COLUMNS": "160",
+                **_env(server.url),
+            }
+        )
+        primary, secondary = pty.openpty()
+        proc = subprocess.Popen(
+            [str(SCRIPT), "index", "--no-keyword-lists"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=secondary,
+        )
+        os.close(secondary)
+        seen = b""
+        deadline = time.monotonic() + 120
+        try:
+            while time.monotonic() < deadline:
+                ready, _, _ = select.select([primary], [], [], 0.5)
+                if ready:
+                    try:
+                        chunk = os.read(primary, 65536)
+                    except OSError:  # the terminal closed: the command ended
+                        break
+                    if not chunk:
+                        break
+                    seen += chunk
+                elif proc.poll() is not None:
+                    break
+            out = proc.stdout.read().decode() if proc.stdout else ""
+            assert proc.wait(timeout=60) == 0, seen.decode(errors="replace")
+        finally:
+            os.close(primary)
+            if proc.poll() is None:
+                proc.kill()
+    drawn = seen.decode(errors="replace")
+    assert "\x1b[" in drawn  # redrawn in place
+    assert "━" in drawn  # the bar
+    assert re.search(r"index\s.*━.*\d+/30 episodes, [\d,]+/~?[\d,]+ vectors \(\d+%\)", drawn)
+    assert "100%" in drawn
+    assert "indexed 30 episode(s)" in out
