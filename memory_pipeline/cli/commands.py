@@ -125,7 +125,7 @@ def search_ready_line(ready) -> str | None:
         return None
     if state.outcome == "built":
         return (
-            f"hnsw index {state.name}: built over {state.rows:,} vectors in "
+            f"hnsw index {state.name}: built over {state.rows or 0:,} vectors in "
             f"{state.build_seconds or 0.0:.1f}s (search answered meanwhile)"
         )
     if state.outcome == "busy":

@@ -77,7 +77,7 @@ def leave_search_fast(
     with db.connection() as conn:  # autocommit: CREATE INDEX CONCURRENTLY needs it
         profile = profiles_store.active_profile(conn)
         if profile is not None:
-            ready.index = hnsw_store.ensure_index(conn, profile)
+            ready.index = hnsw_store.ensure_index(conn, profile, count_rows=False)
             if ready.index.outcome == "built":
                 health_store.analyze(conn)
                 ready.analyzed = True

@@ -32,8 +32,8 @@ HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
 # The build is several times faster while its graph fits in maintenance_work_mem (pgvector spills
 # to a slower on-disk build beyond it): this much is asked for per vector (the halfvec, its
-# neighbour lists at m = 16 and the element's header), from BUILD_MIN_MEMORY_MB up to the
-# configured ceiling (``config.IndexBuildSettings``).
+# neighbour lists at m = 16 and the element's header), from BUILD_MIN_MEMORY_MB up to
+# BUILD_MAX_MEMORY_MB.
 BUILD_BYTES_PER_DIM = 2
 BUILD_BYTES_PER_VECTOR = 640
 BUILD_MIN_MEMORY_MB = 64
@@ -49,7 +49,7 @@ class IndexState:
     name: str
     exists: bool
     valid: bool
-    rows: int
+    rows: int | None  # the generation's vectors (None: not counted, ``count_rows``)
     size_bytes: int
     build_seconds: float | None  # None: reused an existing valid index
     m: int = HNSW_M
@@ -105,23 +105,27 @@ def ensure_index(
     *,
     memory_mb: int = BUILD_MAX_MEMORY_MB,
     workers: int | None = None,
+    count_rows: bool = True,
 ) -> IndexState:
     """Create the profile's index if missing or invalid (an interrupted concurrent build).
 
     ``conn`` must be in autocommit mode: CREATE INDEX CONCURRENTLY keeps search and writers
     running while it builds, and cannot run inside a transaction block. ``memory_mb``: the
     ceiling of the build's maintenance_work_mem (``build_memory_mb``); ``workers``: parallel
-    maintenance workers beside the leader (0: the leader alone; None: ``build_workers()``). Returns at once with outcome
+    maintenance workers beside the leader (0: the leader alone; None: ``build_workers()``);
+    ``count_rows=False``: the generation's vectors are counted only for a build (every index
+    run calls this, and a count of millions of rows is not free). Returns at once with outcome
     "busy" while another session builds it (its lock is held): that one finishes it.
     """
     name = index_name(profile)
     exists, valid, _, _ = _inspect(conn, name)
     build_seconds = None
     outcome = "present"
-    rows = _rows(conn, profile)
-    if not (exists and valid) and rows == 0:
+    missing = not (exists and valid)
+    rows = _rows(conn, profile) if missing or count_rows else None
+    if missing and rows == 0:
         outcome = "empty"
-    elif not (exists and valid):
+    elif missing:
         if not one_row(
             conn, "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (BUILD_LOCK_CLASS, name)
         )[0]:
@@ -132,7 +136,7 @@ def ensure_index(
                     conn,
                     profile,
                     name,
-                    rows,
+                    rows or 0,
                     memory_mb,
                     build_workers() if workers is None else workers,
                 )
