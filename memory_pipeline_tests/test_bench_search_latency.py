@@ -59,3 +59,28 @@ def test_bench_search_latency_times_every_row_right_after_index(tmp_path):
     # index itself left the serving HNSW index built: the benchmark built nothing.
     assert index["searchReady"]["hnswIndex"]["outcome"] == "built"
     assert "'valid': True" in done.stdout
+
+
+@pytest.mark.slow  # ingest and index as processes of the console script
+def test_bench_many_memories_searches_one_memory_both_ways(tmp_path):
+    out = tmp_path / "many.json"
+    done = run_benchmark(
+        "bench_many_memories.py",
+        "--home",
+        str(tmp_path / "kept"),
+        "--memories",
+        "20",
+        "--per-memory",
+        "60",
+        "--queries",
+        "20",
+        "--json",
+        str(out),
+    )
+    assert done.returncode in (0, 1), done.stderr  # 1: the target missed on a busy machine
+    figures = json.loads(out.read_text())
+    assert set(figures["rows"]) == {"fused default", "vector", "keyword"}
+    assert figures["build"]["index"]["chunks"] == 1200
+    # Both vector paths answer; on memories this small the HNSW path finds what the exact scan does.
+    assert figures["vector_sql"]["exact"]["p50"] > 0 and figures["vector_sql"]["hnsw"]["p50"] > 0
+    assert figures["vector_sql"]["hnsw_recall_at_10"] >= 0.9
