@@ -12,7 +12,7 @@ back) every ``--probe-every`` seconds: its slowest probe is the longest a writer
 waited.
 
     git archive 0ae674f | tar -x -C /tmp/issue12d_base   # the code before migration 0027
-    python benchmarks/bench_champion_rebuild.py --home /tmp/lat12a --chunks 100000 \
+    python benchmarks/bench_champion_rebuild.py --home /tmp/lat12a --notes 100000 \
         --base /tmp/issue12d_base --base-home /tmp/lat12b --runs 2
 """
 
@@ -136,7 +136,7 @@ def main() -> int:
     variants = (["base"] if args.base else []) + ["this"]
     results: dict[str, list[dict]] = {v: [] for v in variants}
     print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
-    with latency.opened_kept(args) as url, psycopg.connect(url, autocommit=True) as conn:
+    with latency.opened_kept_url(args) as url, psycopg.connect(url, autocommit=True) as conn:
         for run in range(args.runs):
             for variant in variants:
                 if variant == "base":

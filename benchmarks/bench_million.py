@@ -12,8 +12,8 @@ tables and indexes, and the peak memory of every process.
    --slots 0`` in its own process (OpenAI wire format; structured vectors: each text the
    normalized sum of fixed random vectors of its words; the server answers at once, so the
    pipeline, not a model, is measured).
-3. ``hnsw_store.ensure_index`` for the active profile (what the maintenance asset runs),
-   ``entities_store.refresh_memories`` (the graph channel's names) and ``VACUUM (ANALYZE)``.
+3. Nothing else: ``index`` leaves the HNSW index, the keyword lists and the planner's statistics
+   (its ``searchReady`` report is kept), as a user has them.
 4. Search: ``bench_search_latency.time_rows`` (each channel alone, the fused default, the raw
    vector SQL; no reranker, limit 8, 20 warm-up queries) over the hand-written queries
    (``data/search_queries.txt``), the query embedded by the same model server over HTTP; and
@@ -66,24 +66,21 @@ from pathlib import Path
 
 from bench_databases import Databases  # sibling modules (benchmarks/)
 from bench_index_server import ServerProcess
-from bench_search_latency import (
+from generated_text import (
     MEMORY,
     QUERY_FILE,
     TextGenerator,
     iter_corpus,
-    keyword_champions,
     load_queries,
     print_recall,
     time_rows,
     vector_recall,
 )
-from psycopg import sql
 
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.search.service import SearchService
-from memory_pipeline.storage import entities_store, hnsw_store
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 from memory_pipeline.storage.profiles_store import active_profile
@@ -400,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
                     "peak_rss_mib": rss,
                     "chunks": report["chunks"],
                     "pending_after": report["pendingEpisodes"],
+                    # What index left for search: its HNSW build, keyword lists and ANALYZE.
+                    "search_ready": report.get("searchReady"),
                 }
                 save(args.json, figures)
             index = steps["index"]
@@ -408,53 +407,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"chunks/s wall), peak RSS {index['peak_rss_mib']:.0f} MiB, pending after: {index['pending_after']}",
                 flush=True,
             )
+            # Nothing is built here: a user runs nothing after index.
+            print(f"search ready after index: {index.get('search_ready')}", flush=True)
             db = Database.open(url)
             with db.connection() as conn:
                 profile = active_profile(conn)
-                if "hnsw" not in steps:
-                    t0 = time.perf_counter()
-                    state = hnsw_store.ensure_index(conn, profile)
-                    steps["hnsw"] = {
-                        "run": run,
-                        "s": time.perf_counter() - t0,
-                        "rows": state.rows,
-                        "mib": state.size_bytes / 2**20,
-                    }
-                    save(args.json, figures)
-                hnsw = steps["hnsw"]
-                print(
-                    f"hnsw: {hnsw['rows']:,} rows, {hnsw['mib']:,.0f} MiB, built in {hnsw['s']:.0f} s",
-                    flush=True,
-                )
-                if "entities" not in steps:
-                    t0 = time.perf_counter()
-                    entities_store.refresh_memories(conn, [MEMORY], entities_store.EntityReport())
-                    steps["entities"] = {"run": run, "s": time.perf_counter() - t0}
-                    save(args.json, figures)
-                if "analyze" not in steps:
-                    t0 = time.perf_counter()
-                    for table in (
-                        "episodes",
-                        "chunks",
-                        "embeddings",
-                        "entities",
-                        "entity_mentions",
-                        "episode_names",
-                        "keyword_stats",
-                        "keyword_memory_stats",
-                    ):
-                        conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
-                    steps["analyze"] = {"run": run, "s": time.perf_counter() - t0}
-                    save(args.json, figures)
-                print(
-                    f"entities {steps['entities']['s']:.0f} s, vacuum analyze {steps['analyze']['s']:.0f} s",
-                    flush=True,
-                )
-                if "keyword_champions" not in steps:  # a step of its own: kept builds predate it
-                    steps["keyword_champions"] = {"run": run, "s": keyword_champions(conn)}
-                    save(args.json, figures)
-                print(f"keyword champion lists {steps['keyword_champions']['s']:.0f} s", flush=True)
-
             spec = EmbeddingProfile(profile.provider, profile.model, profile.dim)
             embedder = OpenAICompatibleEmbedder(spec, server.url)
             service = SearchService(

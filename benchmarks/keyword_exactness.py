@@ -2,15 +2,16 @@
 """How much of exact BM25's top the keyword channel's capped path keeps, query by query.
 
 For every hand-written query (``data/search_queries.txt``) that takes the capped path
-(``keyword_store.plan``) on the database ``bench_search_latency.py --home DIR`` keeps, the reference
+(``keyword_store.plan``) on the build ``bench_search_latency.py --home DIR`` keeps (its mixed
+queries, ``user_path.mixed_queries``), the reference
 is every chunk matching one of its lexemes scored with the same BM25 (``keyword_capped.sql`` with
 all of them as candidates: seconds a query); the channel's own answer (``keyword_store.ranked``,
 best of three timings) is compared with it: the share of the reference's top 10 and top 50 it
 returns. ``--without-champions`` hides the champion lists (migration 0025) for a run, so the
 two paths compare on one database:
 
-    python benchmarks/keyword_exactness.py --home /tmp/lat100k --chunks 100000
-    python benchmarks/keyword_exactness.py --home /tmp/lat100k --chunks 100000 --without-champions
+    python benchmarks/keyword_exactness.py --home /tmp/lat100k --notes 100000
+    python benchmarks/keyword_exactness.py --home /tmp/lat100k --notes 100000 --without-champions
 """
 
 from __future__ import annotations
@@ -35,14 +36,15 @@ def main() -> int:
         action="store_true",
         help="hide the champion lists (inside a transaction rolled back at the end)",
     )
+    p.add_argument("--queries", type=int, default=300)
     args = p.parse_args()
     with (
-        latency.opened_kept(args) as url,
+        latency.opened_kept_url(args) as url,
         psycopg.connect(url) as conn,
     ):  # one transaction, rolled back
         if args.without_champions:
             conn.execute("DELETE FROM keyword_champion_lists WHERE memory = %s", (latency.MEMORY,))
-        compare(conn, latency.load_queries(latency.QUERY_FILE))
+        compare(conn, latency.kept_queries(args, args.queries))
         conn.rollback()
     return 0
 

@@ -1,25 +1,24 @@
 #!/usr/bin/env python
-"""Where one search's time goes: each stage of ``SearchService.search`` timed from the inside.
+"""Where one search's time goes: each stage of ``Memory.search`` timed from the inside.
 
 Every call of the stages below is wrapped with a timer (in whichever channel thread runs it), then
-the hand-written queries (``data/search_queries.txt``) are searched after 20 warm-up queries, and
-p50 / p95 / mean per stage are printed, with how many calls a query makes. The query is embedded
-by ``model_server.py --vectors words`` in its own process over loopback HTTP, so the round trip
-is a stage of its own (``embed_query``).
+the build's mixed queries (``user_path.mixed_queries``: rare words with words most notes hold)
+are searched, and p50 / p95 / mean per stage are printed (the first tenth of the searches left
+out), with how many calls a query makes. The query is embedded by ``model_server.py --vectors
+words`` in its own process over loopback HTTP, so the round trip is a stage of its own
+(``embed_query``).
 
-The database (``bench_search_latency``'s generated corpus, structured word vectors at 384
-dimensions, HNSW, entities, VACUUM ANALYZE) is built on the first run in an embedded PostgreSQL
-under ``--home`` and kept there, so later runs (other code, other channels) start at once; it is
-the same database ``bench_search_latency.py --home`` keeps (same folder, --chunks, --vocabulary,
---seed and structured vectors: either script reuses the other's). Delete the folder when done.
+The state is the build ``bench_search_latency.py --home`` keeps (the same ``--home``,
+``--notes``, ``--seed``, ``--dim``; built first if missing): notes stored with ``memory-pipeline
+ingest`` and ``memory-pipeline index``, nothing else. Delete the folder when done.
 
 Then the slowest searches (``--slowest``), each with its stages' milliseconds, and the CPU one
 search costs: this process, the model server's and the whole machine's (Linux ``/proc``; on 2
 cores the channels run side by side, so the fused latency follows that sum, not the slowest
 channel alone).
 
-    python benchmarks/search_stages.py --home /tmp/stages --chunks 20000
-    python benchmarks/search_stages.py --home /tmp/stages --chunks 20000 --channels vector --slowest 5
+    python benchmarks/search_stages.py --home /tmp/lat100k --notes 100000 --slowest 5
+    python benchmarks/search_stages.py --home /tmp/lat100k --notes 100000 --channels keyword
 """
 
 from __future__ import annotations
@@ -34,23 +33,20 @@ import time
 from pathlib import Path
 
 import bench_search_latency as latency  # sibling modules (benchmarks/)
-from bench_index_server import ServerProcess
 
 from memory_pipeline.domain import fusion
-from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import EmbeddingProfile
-from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.search import service as search_service
 from memory_pipeline.storage import observations_store, search_store
-from memory_pipeline.storage.database import Database
 
 SPEC = EmbeddingProfile("bench", "structured", 384)
 # (owner, attribute, label): the stages timed. Channel methods include the stages they call.
 STAGES = (
     (search_store, "memory_exists", "memory_exists"),
-    (search_service, "serving_profile", "serving_profile"),
+    (search_service, "serving_in", "serving_in (profile, memory rows)"),
     (search_service, "nearest_chunks", "vector SQL (nearest_chunks)"),
-    (search_store, "keyword_candidates", "keyword channel"),
+    (search_store, "keyword_hits", "keyword channel"),
+    (search_store, "record_telemetry", "record_telemetry"),
     (search_store, "entities_version", "graph: entities_version"),
     (search_store, "memory_entities", "graph: memory_entities"),
     (search_service, "followed_entities", "graph: followed_entities"),
@@ -93,6 +89,7 @@ class Timers:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     latency.add_kept_arguments(p)
+    p.add_argument("--queries", type=int, default=300)
     p.add_argument(
         "--channels", help="comma-separated channels (default: the fused default policy)"
     )
@@ -103,8 +100,7 @@ def main() -> int:
         help="how many of the slowest searches to show (default 10)",
     )
     args = p.parse_args()
-    with latency.opened_kept(args) as url:
-        return measure(url, args)
+    return measure(args)
 
 
 class CpuClock:
@@ -126,55 +122,42 @@ class CpuClock:
         return time.process_time(), server, machine
 
 
-def measure(url: str, args: argparse.Namespace) -> int:
+def measure(args: argparse.Namespace) -> int:
     timers = Timers()
     for owner, attribute, label in STAGES:
         timers.wrap(owner, attribute, label)
     channels = tuple(args.channels.split(",")) if args.channels else None
     searches = []  # (ms, query, {stage: ms within that search})
-    db = Database.open(url)
-    try:
-        with ServerProcess(
-            slots=0, latency_ms=0, batch=16, dim=SPEC.dim, vectors="words"
-        ) as server:
-            embedder = OpenAICompatibleEmbedder(SPEC, server.url)
-            timers.wrap(embedder, "embed_query", "embed_query (HTTP round trip)")
-            service = search_service.SearchService(
-                db,
-                load_policies(default_policies_path()),
-                embedder=embedder,
-                reranker=None,
-                record=False,
-            )
-            queries = latency.load_queries(latency.QUERY_FILE)
-            for q in queries[: latency.WARMUP]:
-                service.search(latency.MEMORY, q, channels=channels)
-            timers.ms.clear()
-            clock = CpuClock(server.proc.pid)
-            cpu_before = clock.read()
-            for q in queries:
-                before = {label: len(xs) for label, xs in timers.ms.items()}
-                t0 = time.perf_counter()
-                service.search(latency.MEMORY, q, channels=channels)
-                ms = (time.perf_counter() - t0) * 1000
-                # The channels' threads are done when search returns: what they timed since is this search's.
-                searches.append(
-                    (
-                        ms,
-                        q,
-                        {
-                            label: sum(xs[before.get(label, 0) :])
-                            for label, xs in timers.ms.items()
-                            if len(xs) > before.get(label, 0)
-                        },
-                    )
+    with latency.opened_kept(args) as (mem, server, _figures):
+        timers.wrap(mem.embedder, "embed_query", "embed_query (HTTP round trip)")
+        queries = latency.kept_queries(args, args.queries)
+        clock = CpuClock(server.proc.pid)
+        for i, q in enumerate(queries):
+            if i == len(queries) // 10:  # the first tenth warms the caches, untimed
+                timers.ms.clear()
+                searches.clear()
+                cpu_before = clock.read()
+            before = {label: len(xs) for label, xs in timers.ms.items()}
+            t0 = time.perf_counter()
+            mem.search(latency.MEMORY, q, channels=channels)
+            ms = (time.perf_counter() - t0) * 1000
+            # The channels' threads are done when search returns: what they timed since is this search's.
+            searches.append(
+                (
+                    ms,
+                    q,
+                    {
+                        label: sum(xs[before.get(label, 0) :])
+                        for label, xs in timers.ms.items()
+                        if len(xs) > before.get(label, 0)
+                    },
                 )
-            cpu_after = clock.read()
-    finally:
-        db.close()
+            )
+        cpu_after = clock.read()
+        queries = [q for _, q, _ in searches]
     total = [ms for ms, _, _ in searches]
     print(
-        f"{args.channels or 'fused default'}, {args.chunks:,} chunks, {len(queries)} queries: "
+        f"{args.channels or 'fused default'}, {args.notes:,} notes, {len(queries)} queries: "
         f"p50 {latency.pct(total, 0.5):.1f}  p95 {latency.pct(total, 0.95):.1f}  mean {statistics.fmean(total):.1f} ms"
     )
     print(f"  {'stage':<32}{'calls/query':>12}{'p50 ms':>9}{'p95 ms':>9}{'mean ms':>9}")

@@ -455,7 +455,9 @@ class Memory:
     ) -> IndexReport:
         """Chunk and embed everything pending (of one ingest day), until done or something fails;
         ``on_committed`` gets the ids of each committed batch of episodes. The first run that uses
-        a generation's model measures it (``indexing.calibration``, run by ``index_until_done``)."""
+        a generation's model measures it (``indexing.calibration``, run by ``index_until_done``),
+        and every run leaves search fast (``indexing.serving``: the serving generation's HNSW
+        index built when missing, keyword lists, statistics; ``report.search_ready``)."""
         return index_until_done(
             self.db, self.embedder, day=day, on_progress=on_progress, on_committed=on_committed
         )
@@ -489,10 +491,16 @@ class Memory:
         with linking.EntityLinker(self.db.url) as linker, contextlib.ExitStack() as stack:
             if lists is not None:
                 stack.enter_context(lists)
-            report = self.index(day=day, on_progress=on_progress, on_committed=committed)
+            report = index_until_done(
+                self.db,
+                self.embedder,
+                day=day,
+                on_progress=on_progress,
+                on_committed=committed,
+                lists=lists,
+                keyword_lists=keyword_lists,
+            )
             linked = linker.finish()
-            if lists is not None:
-                report.keyword_lists = lists.finish()
         after = report.pending_days or {}  # counted by the run once it was done
         finished = [d for d in before if d not in after and (day is None or d == day.isoformat())]
         if finished:

@@ -302,7 +302,9 @@ def test_a_pass_that_wrote_many_vectors_refreshes_the_planner_statistics(
     if analyze_after == 1:
         assert stored / 2 <= reltuples <= stored, reltuples
     else:
-        assert reltuples == -1
+        # No pass analyzed; the run still ends by building the serving HNSW index and analyzing
+        # every table search reads (indexing.serving), so nothing is left planned on none.
+        assert report.search_ready.analyzed and reltuples == stored
 
 
 @pytest.mark.parametrize("pool_size", [5, 2])

@@ -94,6 +94,7 @@ def cmd_index(args) -> int:
                 "seconds": round(report.seconds, 3),
                 "pendingEpisodes": report.pending_after,
                 "keywordLists": [b.to_json() for b in builds],
+                "searchReady": report.search_ready.to_json() if report.search_ready else None,
             }
         )
     else:
@@ -104,7 +105,25 @@ def cmd_index(args) -> int:
         )
         for line, warning in keyword_list_lines(builds):
             (err if warning else print)(("memory-pipeline: warning: " if warning else "") + line)
+        ready = search_ready_line(report.search_ready)
+        if ready:
+            print(ready)
     return ExitCode.OK
+
+
+def search_ready_line(ready) -> str | None:
+    """What ``index`` left for search, when it did something about it (``indexing.serving``)."""
+    state = ready.index if ready else None
+    if state is None or state.outcome == "present":
+        return None
+    if state.outcome == "built":
+        return (
+            f"hnsw index {state.name}: built over {state.rows or 0:,} vectors in "
+            f"{state.build_seconds or 0.0:.1f}s (search answered meanwhile)"
+        )
+    if state.outcome == "busy":
+        return f"hnsw index {state.name}: another process is building it (status shows how far)"
+    return None
 
 
 # -- memories and forget --------------------------------------------------------------------
@@ -245,12 +264,7 @@ def cmd_status(args) -> int:
         )
     index = doc["index"]
     if index:
-        print(
-            f"hnsw index:       {index['name']} {'valid' if index['valid'] else 'INVALID'}, "
-            f"{index['size_bytes'] / 1e6:.2f} MB"
-            if index["exists"]
-            else "hnsw index:       not built yet"
-        )
+        print(f"hnsw index:       {hnsw_line(index)}")
     nightly = doc["lastNightlyRun"]
     print(
         f"last nightly run: {nightly['status'] + ' ' + (nightly.get('endedAt') or '') if nightly else 'never'}"
@@ -258,6 +272,23 @@ def cmd_status(args) -> int:
     for day, n in doc["pendingByDay"].items():
         print(f"  pending on {day}: {n}")
     return ExitCode.OK
+
+
+def hnsw_line(index: dict) -> str:
+    """The serving HNSW index in one line: valid and its size, building and how far, or missing."""
+    building = index.get("building")
+    if building:
+        done, total = building["vectorsDone"], building["vectorsTotal"]
+        share = f", {100 * done / total:.0f}% of {total:,} vectors" if total and done else ""
+        return (
+            f"{index['name']} building ({building['phase']}{share}, {building['seconds']:.0f}s so "
+            "far); search answers by exact scan until it is done"
+        )
+    if not index["exists"]:
+        return "not built yet (the next memory-pipeline index builds it)"
+    if not index["valid"]:
+        return f"{index['name']} INVALID (a build was interrupted: the next index rebuilds it)"
+    return f"{index['name']} valid, {index['size_bytes'] / 1e6:.2f} MB"
 
 
 def embedding_line(embedding: dict) -> str:

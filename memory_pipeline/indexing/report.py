@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from memory_pipeline.storage.index_store import EpisodeWork, WriteReport
 
@@ -44,8 +45,10 @@ class IndexReport:
     analyzed: bool = False  # the pass ANALYZEd what it wrote beside itself (``ANALYZE_AFTER``)
     switched: str | None = None
     preview: list[dict] = field(default_factory=list)
-    # champions_store.ChampionBuild of the lists the run built (``Memory.index_and_link``).
+    # champions_store.ChampionBuild of the lists the run built (``serving.leave_search_fast``).
     keyword_lists: list = field(default_factory=list)
+    # serving.SearchReady: the HNSW index, lists and statistics the run left (index_until_done).
+    search_ready: Any = None
     # The figures above split by ingest day (ISO date), from the episodes written.
     days: dict[str, DayFigures] = field(default_factory=dict)
 

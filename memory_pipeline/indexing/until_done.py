@@ -1,6 +1,8 @@
 """Index passes until nothing is pending: what ``memory-pipeline index``, ``Memory.index`` and a
 day's ``embeddings`` partition run, then the statements' vectors, the switch to a finished
-generation and, once per generation, the measurement of its model (``calibration``)."""
+generation, once per generation the measurement of its model (``calibration``) and, last, the
+serving generation left fast to search (``serving.leave_search_fast``: its HNSW index, keyword
+lists and planner statistics)."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.indexing.calibration import after_index
 from memory_pipeline.indexing.generations import promote_when_complete
 from memory_pipeline.indexing.index_pass import ANALYZE_AFTER, PASS_LIMIT, index_pass
+from memory_pipeline.indexing.keyword_lists import ListsBeside
 from memory_pipeline.indexing.pending import pending_by_day, pending_of
 from memory_pipeline.indexing.report import IndexReport
+from memory_pipeline.indexing.serving import leave_search_fast
 from memory_pipeline.indexing.statement_vectors import embed_pending
 from memory_pipeline.progress import Count, Progress, ProgressCallback
 from memory_pipeline.storage import index_store
@@ -31,6 +35,8 @@ def index_until_done(
     pass_limit: int = PASS_LIMIT,
     on_committed: Callable[[list[int]], None] | None = None,
     analyze_after: int = ANALYZE_AFTER,
+    lists: ListsBeside | None = None,
+    keyword_lists: bool = True,
 ) -> IndexReport:
     """Run passes until nothing is pending (or a pass could do nothing: others hold the rest; or,
     with ``chunked_only``, only episodes without chunks are left).
@@ -41,7 +47,10 @@ def index_until_done(
     later stages (statements' vectors, ...) report under their own names; ``on_committed`` the ids of
     each committed batch (``index_pass``). A pass that wrote ``analyze_after`` vectors or more
     refreshes the planner's statistics of what it wrote before the next one lists its work, beside
-    itself or else after it (``ANALYZE_AFTER``)."""
+    itself or else after it (``ANALYZE_AFTER``). Last, ``serving.leave_search_fast`` (with
+    ``lists``, the keyword lists the caller builds beside the passes, finished there;
+    ``keyword_lists=False``: none built); what it
+    did goes to ``report.search_ready`` and its lists to ``report.keyword_lists``."""
     total = IndexReport(profile=embedder.profile.name)
     passes = _PassesProgress(on_progress)
 
@@ -85,6 +94,10 @@ def index_until_done(
     # The first run that uses a generation's model measures it, after the work, so that the
     # measurement never delays or fails the vectors; later runs find it stored.
     after_index(db, embedder, total.canary_checked)
+    # Last: a build cut short (an interrupted command) leaves everything above done, and the
+    # next run builds it.
+    total.search_ready = leave_search_fast(db, lists=lists, keyword_lists=keyword_lists)
+    total.keyword_lists = total.search_ready.keyword_lists
     return total
 
 

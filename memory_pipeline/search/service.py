@@ -67,9 +67,9 @@ from memory_pipeline.search.results import SearchResponse, SearchResult, make_sn
 from memory_pipeline.storage import episodes_store, observations_store, search_store
 from memory_pipeline.storage.database import POOL_SIZE, Database
 from memory_pipeline.storage.observations_store import StoredObservation
-from memory_pipeline.storage.profiles_store import serving_profile
+from memory_pipeline.storage.profiles_store import serving_in, serving_profile
 from memory_pipeline.storage.search_store import Filters
-from memory_pipeline.storage.vector_store import VectorHit, nearest_chunks
+from memory_pipeline.storage.vector_store import EXACT_MAX_ROWS, VectorHit, nearest_chunks
 
 MAX_QUERY_CHARS = 4000
 VECTOR_CANDIDATES = 50
@@ -597,7 +597,7 @@ class SearchService:
     def _vector(
         self, conn, memory: str, query_vector: _Once, filters: Filters
     ) -> tuple[list[VectorHit], str]:
-        profile, state = serving_profile(conn)
+        profile, state, rows = serving_in(conn, memory)
         if profile is None:
             return [], "unavailable: nothing has been embedded yet (run memory-pipeline index)"
         if self._embedder is None:
@@ -629,6 +629,7 @@ class SearchService:
             kinds=filters.kinds,
             since=filters.since,
             by_windows=True,
+            exact=rows is not None and rows <= EXACT_MAX_ROWS,
         )
         return hits[:VECTOR_CANDIDATES], "ok"
 

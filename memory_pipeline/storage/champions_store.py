@@ -354,7 +354,16 @@ def refresh_all_champions(
             continue
         if large:
             builds.append(refresh_champions(conn, memory, min_df=min_df, size=size))
-        else:
-            with conn.transaction():
-                conn.execute(query("keyword_champions_clear"), {"memory": memory})
+        elif one_row(
+            conn, "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (BUILD_LOCK_CLASS, memory)
+        )[0]:
+            # Under the build's lock, or not at all: every index run ends here, and must not wait
+            # for a rebuild of the memory another session runs (it clears what is left after).
+            try:
+                with conn.transaction():
+                    conn.execute(query("keyword_champions_clear"), {"memory": memory})
+            finally:
+                conn.execute(
+                    "SELECT pg_advisory_unlock(%s, hashtext(%s))", (BUILD_LOCK_CLASS, memory)
+                )
     return builds

@@ -242,6 +242,13 @@ class Database:
 
             def configure(conn: psycopg.Connection) -> None:
                 register_vector(conn)
+                # psycopg prepares a statement after its fifth run, and PostgreSQL may then plan
+                # it once for any values (a generic plan). The right plan depends on them: a
+                # memory of 100 chunks among a million is read through its own rows, a large one
+                # through the keyword index; planned blind, the keyword channel read every
+                # memory's postings of a common word (benchmarks/README.md). The parse stays
+                # cached; only the plan is made for each run's values.
+                conn.execute("SET plan_cache_mode = force_custom_plan")
                 check.returned(conn)
 
             pool = ConnectionPool(

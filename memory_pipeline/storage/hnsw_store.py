@@ -4,10 +4,17 @@ The ``embeddings`` column has no fixed dimension (several profiles share the tab
 (profile, generation) gets its own index over ``embedding::halfvec(dim)`` restricted to its
 rows. PostgreSQL uses it only for queries that repeat that exact cast and predicate; the
 search query is built from ``index_expression`` for that reason.
+
+``ensure_index`` builds it once, CONCURRENTLY (search and writers go on; pgvector keeps it current
+on every insert afterwards), under a session advisory lock per index so that two builders never
+meet (the second returns "busy" at once instead of dropping the first one's unfinished index as
+an interrupted build). ``build_progress`` reads a running build from
+``pg_stat_progress_create_index``.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -15,6 +22,7 @@ import psycopg
 from psycopg import sql
 
 from memory_pipeline.storage.database import one_row
+from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import StoredProfile
 
 HNSW_M = 16
@@ -22,7 +30,18 @@ HNSW_M = 16
 # from 0.937 to 0.978 for a build of 63 s instead of 51 s, at no query cost
 # (benchmarks/bench_search_latency.py). The build runs nightly and concurrently; queries run always.
 HNSW_EF_CONSTRUCTION = 128
-BUILD_MAINTENANCE_WORK_MEM = "512MB"
+# The build is several times faster while its graph fits in maintenance_work_mem (pgvector spills
+# to a slower on-disk build beyond it): this much is asked for per vector (the halfvec, its
+# neighbour lists at m = 16 and the element's header), from BUILD_MIN_MEMORY_MB up to
+# BUILD_MAX_MEMORY_MB.
+BUILD_BYTES_PER_DIM = 2
+BUILD_BYTES_PER_VECTOR = 640
+BUILD_MIN_MEMORY_MB = 64
+# The ceiling: 2 GiB holds the graph of about a million 384-dimension vectors.
+BUILD_MAX_MEMORY_MB = 2048
+
+# One build of an index at a time (session advisory lock on (class, hashtext(index name))): "MPhn".
+BUILD_LOCK_CLASS = 0x4D50686E
 
 
 @dataclass
@@ -30,11 +49,14 @@ class IndexState:
     name: str
     exists: bool
     valid: bool
-    rows: int
+    rows: int | None  # the generation's vectors (None: not counted, ``count_rows``)
     size_bytes: int
     build_seconds: float | None  # None: reused an existing valid index
     m: int = HNSW_M
     ef_construction: int = HNSW_EF_CONSTRUCTION
+    # "built" (by this call), "present" (valid already), "busy" (another session is building it:
+    # this call left it to that one), "empty" (no vectors yet: nothing to build)
+    outcome: str = "present"
 
 
 def index_name(profile: StoredProfile) -> str:
@@ -55,23 +77,112 @@ def _inspect(conn: psycopg.Connection, name: str) -> tuple[bool, bool, int, dict
     return True, bool(row[0]), int(row[1]), options
 
 
-def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> IndexState:
+def build_workers() -> int:
+    """Parallel maintenance workers beside the build's leader: none on 2 cores (a worker there
+    competes with the writers and the leader, and the build took longer, benchmarks/README.md),
+    then one per further pair of cores, up to 3."""
+    return max(0, min((os.cpu_count() or 1) // 2 - 1, 3))
+
+
+def build_memory_mb(rows: int, dim: int, ceiling_mb: int) -> int:
+    """maintenance_work_mem for a build of ``rows`` vectors of ``dim``: the graph in memory, within
+    [BUILD_MIN_MEMORY_MB, ``ceiling_mb``]."""
+    need = rows * (dim * BUILD_BYTES_PER_DIM + BUILD_BYTES_PER_VECTOR) * 5 // 4 // 2**20
+    return max(BUILD_MIN_MEMORY_MB, min(int(need) + 1, ceiling_mb))
+
+
+def _rows(conn: psycopg.Connection, profile: StoredProfile) -> int:
+    return one_row(
+        conn,
+        "SELECT count(*) FROM embeddings WHERE profile_id = %s AND generation = %s",
+        (profile.id, profile.generation),
+    )[0]
+
+
+def ensure_index(
+    conn: psycopg.Connection,
+    profile: StoredProfile,
+    *,
+    memory_mb: int = BUILD_MAX_MEMORY_MB,
+    workers: int | None = None,
+    count_rows: bool = True,
+) -> IndexState:
     """Create the profile's index if missing or invalid (an interrupted concurrent build).
 
     ``conn`` must be in autocommit mode: CREATE INDEX CONCURRENTLY keeps search and writers
-    running while it builds, and cannot run inside a transaction block.
+    running while it builds, and cannot run inside a transaction block. ``memory_mb``: the
+    ceiling of the build's maintenance_work_mem (``build_memory_mb``); ``workers``: parallel
+    maintenance workers beside the leader (0: the leader alone; None: ``build_workers()``);
+    ``count_rows=False``: the generation's vectors are counted only for a build (every index
+    run calls this, and a count of millions of rows is not free). Returns at once with outcome
+    "busy" while another session builds it (its lock is held): that one finishes it.
     """
     name = index_name(profile)
     exists, valid, _, _ = _inspect(conn, name)
     build_seconds = None
-    if exists and not valid:
+    outcome = "present"
+    missing = not (exists and valid)
+    rows = _rows(conn, profile) if missing or count_rows else None
+    if missing and rows == 0:
+        outcome = "empty"
+    elif missing:
+        if not one_row(
+            conn, "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (BUILD_LOCK_CLASS, name)
+        )[0]:
+            outcome = "busy"
+        else:
+            try:
+                build_seconds = _build(
+                    conn,
+                    profile,
+                    name,
+                    rows or 0,
+                    memory_mb,
+                    build_workers() if workers is None else workers,
+                )
+                outcome = "built"
+            finally:  # a pooled connection must not keep the lock
+                conn.execute(
+                    "SELECT pg_advisory_unlock(%s, hashtext(%s))", (BUILD_LOCK_CLASS, name)
+                )
+            rows = _rows(conn, profile)
+    exists, valid, size, options = _inspect(conn, name)
+    # The index's own parameters: one built before a change of the constants keeps its own.
+    return IndexState(
+        name,
+        exists,
+        valid,
+        rows,
+        size,
+        build_seconds,
+        m=options.get("m", HNSW_M),
+        ef_construction=options.get("ef_construction", HNSW_EF_CONSTRUCTION),
+        outcome=outcome,
+    )
+
+
+def _build(
+    conn: psycopg.Connection,
+    profile: StoredProfile,
+    name: str,
+    rows: int,
+    memory_mb: int,
+    workers: int,
+) -> float:
+    """Build the index (holding its lock): an invalid one left by an interrupted build is dropped
+    first; the seconds the build took."""
+    exists, valid, _, _ = _inspect(conn, name)  # again, under the lock
+    if exists and valid:
+        return 0.0
+    if exists:
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
-        exists = False
-    if not exists:
-        started = time.perf_counter()
-        conn.execute(
-            sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(BUILD_MAINTENANCE_WORK_MEM))
-        )
+    started = time.perf_counter()
+    conn.execute(
+        "SELECT set_config('maintenance_work_mem', %s, false), "
+        "set_config('max_parallel_maintenance_workers', %s, false)",
+        (f"{build_memory_mb(rows, profile.dim, memory_mb)}MB", str(max(workers, 0))),
+    )
+    try:
         conn.execute(
             sql.SQL(
                 "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON embeddings USING hnsw "
@@ -86,32 +197,41 @@ def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> IndexState
                 gen=sql.Literal(profile.generation),
             )
         )
+    finally:
         conn.execute("RESET maintenance_work_mem")
-        build_seconds = time.perf_counter() - started
-    exists, valid, size, options = _inspect(conn, name)
-    rows = one_row(
-        conn,
-        "SELECT count(*) FROM embeddings WHERE profile_id = %s AND generation = %s",
-        (profile.id, profile.generation),
-    )[0]
-    # The index's own parameters: one built before a change of the constants keeps its own.
-    return IndexState(
-        name,
-        exists,
-        valid,
-        rows,
-        size,
-        build_seconds,
-        m=options.get("m", HNSW_M),
-        ef_construction=options.get("ef_construction", HNSW_EF_CONSTRUCTION),
-    )
+        conn.execute("RESET max_parallel_maintenance_workers")
+    return time.perf_counter() - started
+
+
+def build_progress(conn: psycopg.Connection, profile: StoredProfile) -> dict | None:
+    """The running build of the profile's index (None when none runs): its phase, the vectors
+    loaded into the graph so far and in all, and the seconds since it began."""
+    row = conn.execute(query("hnsw_build_progress"), {"name": index_name(profile)}).fetchone()
+    if row is None:
+        return None
+    phase, done, total, seconds = row
+    # pgvector counts the vectors it loads but not their total: the generation's rows are.
+    return {
+        "phase": phase,
+        "vectorsDone": int(done or 0),
+        "vectorsTotal": int(total or 0) or _rows(conn, profile),
+        "seconds": round(float(seconds or 0.0), 1),
+    }
 
 
 def inspect(conn: psycopg.Connection, profile: StoredProfile) -> dict:
-    """Name, existence, validity and size of the profile's serving index (no changes made)."""
+    """Name, existence, validity and size of the profile's serving index, and its build while one
+    runs (``build_progress``; no changes made)."""
     name = index_name(profile)
     exists, valid, size, _ = _inspect(conn, name)
-    return {"name": name, "exists": exists, "valid": valid, "size_bytes": size}
+    building = build_progress(conn, profile)
+    return {
+        "name": name,
+        "exists": exists,
+        "valid": valid,
+        "size_bytes": size,
+        "building": building,
+    }
 
 
 def index_expression(profile: StoredProfile) -> sql.Composable:

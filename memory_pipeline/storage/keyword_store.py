@@ -30,6 +30,7 @@ the chunk count, the lexemes no chunk holds), which fusion weighs the BM25 score
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -89,6 +90,9 @@ class Plan:
     chunks: int = 0
     total_lexemes: int = 0
     unmatched: int = 0  # query lexemes no chunk of the memory holds (dropped from the rest)
+    # The document frequencies of the lexemes beyond the gate's (``beyond_gate``): a chunk holding
+    # none of the gate's scores at most their idf x (k1 + 1) (see keyword_capped.sql).
+    beyond: tuple[int, ...] = ()
 
 
 def _quote(lexeme: str) -> str:
@@ -211,7 +215,30 @@ def plan(conn: psycopg.Connection, memory: str, text: str, *, cap: int = CAP) ->
         chunks,
         total,
         unmatched,
+        beyond=beyond_gate(kept, cap),
     )
+
+
+def idf(n: int, df: int) -> float:
+    """BM25's idf, as ``bm25_weight`` (migration 0017) computes it."""
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def beyond_gate(kept: Sequence[tuple[str, int]], cap: int) -> tuple[int, ...]:
+    """The dfs of ``kept``'s lexemes (rarest first) after the gate's: the rarest ones while their
+    summed df stays within ``cap``, as ``_gates`` chooses them."""
+    used = 0
+    for i, (_, df) in enumerate(kept):
+        if used + df > cap:
+            return tuple(d for _, d in kept[i:])
+        used += df
+    return ()
+
+
+def ceiling(n: int, dfs: Sequence[int], bm25: Bm25) -> float:
+    """The highest BM25 score a chunk holding only lexemes of these ``dfs`` can reach: each one's
+    idf x (k1 + 1), the weight's limit as its term frequency grows."""
+    return sum(idf(n, df) for df in dfs) * (bm25.k1 + 1)
 
 
 def planned_query(
@@ -258,6 +285,7 @@ def planned_query(
             "fill": p.fill,
             "champion": p.champion,
             "cap": cap,
+            "common_bound": ceiling(p.chunks, p.beyond, bm25 or BM25),
             "n": p.chunks,
             "avgdl": max(p.total_lexemes / p.chunks, 1.0),
         },

@@ -101,12 +101,24 @@ def serving(
 ) -> tuple[StoredProfile | None, tuple[str, str | None] | None, Calibration]:
     """``serving_profile`` and the serving generation's calibration (the defaults when none is
     stored), in the same round trip (``serving_profile.sql``)."""
-    row = conn.execute(query("serving_profile")).fetchone()
+    row = conn.execute(query("serving_profile"), {"memory": None}).fetchone()
     if row is None:
         return None, None, calibration.DEFAULT
     state = None if row[8] is None else (row[8], row[9])
     stored = calibration.DEFAULT if row[10] is None else Calibration.from_json(row[10])
     return _profile(row[:8]), state, stored
+
+
+def serving_in(
+    conn: psycopg.Connection, memory: str
+) -> tuple[StoredProfile | None, tuple[str, str | None] | None, int | None]:
+    """``serving_profile`` and ``memory``'s chunk-row count (None: no statistics), in one round
+    trip: what the vector channel reads first."""
+    row = conn.execute(query("serving_profile"), {"memory": memory}).fetchone()
+    if row is None:
+        return None, None, None
+    state = None if row[8] is None else (row[8], row[9])
+    return _profile(row[:8]), state, row[11]
 
 
 def record_calibration(

@@ -26,6 +26,11 @@ POLICY_FILTER = (
 # vectors measured 0.967-0.989 over four runs (ef_construction 128); 200 bought +0.000 to +0.022
 # for 1.7-2.2 ms more at p50 (benchmarks/bench_search_latency.py).
 MIN_EF_SEARCH = 100
+# A memory of at most this many chunk rows is searched exactly (``nearest_query(exact=True)``):
+# reading its rows through the primary key and comparing each is cheaper than walking a graph
+# whose nodes are mostly other memories' (pgvector's iterative scan then visits thousands of
+# them), and it is exact (benchmarks/README.md: bench_many_memories.py).
+EXACT_MAX_ROWS = 2000
 
 
 def hnsw_rows(
@@ -58,14 +63,20 @@ class VectorHit:
     )
 
 
-def nearest_query(profile: StoredProfile, *, filtered: bool, by_windows: bool) -> sql.Composed:
-    """The query ``nearest_chunks`` runs (parameters: q, memory, limit, kinds, since)."""
+def nearest_query(
+    profile: StoredProfile, *, filtered: bool, by_windows: bool, exact: bool = False
+) -> sql.Composed:
+    """The query ``nearest_chunks`` runs (parameters: q, memory, limit, kinds, since).
+
+    ``exact``: ordered by an expression the HNSW index does not serve (the distance + 0), so the
+    memory's rows are read through the primary key (profile, generation, memory, ...) and sorted:
+    every one of its vectors compared, none of the other memories' visited."""
     expr = index_expression(profile)
     near = sql.SQL(
         "SELECT memory, chunk_id, {expr} <=> %(q)s::halfvec({dim}) AS distance{windows} "
         "FROM embeddings v WHERE profile_id = {pid} AND generation = {gen} AND memory = %(memory)s "
         "{policy_filter}"
-        "ORDER BY {expr} <=> %(q)s::halfvec({dim}) LIMIT %(limit)s"
+        "ORDER BY {order} LIMIT %(limit)s"
     ).format(
         expr=expr,
         dim=sql.Literal(profile.dim),
@@ -73,6 +84,11 @@ def nearest_query(profile: StoredProfile, *, filtered: bool, by_windows: bool) -
         gen=sql.Literal(profile.generation),
         policy_filter=sql.SQL(POLICY_FILTER if filtered else ""),
         windows=sql.SQL(", windows" if by_windows else ""),
+        order=sql.SQL(
+            "({expr} <=> %(q)s::halfvec({dim})) + 0"
+            if exact
+            else "{expr} <=> %(q)s::halfvec({dim})"
+        ).format(expr=expr, dim=sql.Literal(profile.dim)),
     )
     if not by_windows:
         return sql.SQL("SELECT memory, chunk_id, distance, NULL::int FROM ({near}) AS near").format(
@@ -99,6 +115,7 @@ def nearest_chunks(
     kinds: list[str] | None = None,
     since: datetime | None = None,
     by_windows: bool = False,
+    exact: bool = False,
 ) -> list[VectorHit]:
     """Up to ``limit`` chunk ids of ``memory`` nearest to ``query_vector``.
 
@@ -112,8 +129,14 @@ def nearest_chunks(
     paragraph windows (``domain.windows``) or, for a chunk without windows, the chunk vector, and
     the candidates are re-ordered by it. The HNSW scan still picks the candidates by chunk vector;
     the windows only re-score them, in the same query.
+
+    ``exact``: every vector of the memory compared instead (``nearest_query``): what a memory of
+    few rows takes (``EXACT_MAX_ROWS``), where the graph, shared with every other memory, would be
+    walked far for the few of its nodes that are this memory's.
     """
-    nearest = nearest_query(profile, filtered=bool(kinds or since), by_windows=by_windows)
+    nearest = nearest_query(
+        profile, filtered=bool(kinds or since), by_windows=by_windows, exact=exact
+    )
     rows = hnsw_rows(
         conn,
         nearest,

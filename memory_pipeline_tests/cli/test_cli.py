@@ -96,7 +96,9 @@ def test_index_then_status_json(cli, tmp_path):
     assert after["activeProfile"]["name"] == "ollama/qwen3-embedding:0.6b@512"
     assert after["canary"] == {"state": "ready", "reason": None, "recorded": True}
     assert after["building"] is None and after["lastNightlyRun"] is None
-    assert after["index"]["exists"] is False  # built by the hnsw_index asset, not by index
+    # index leaves search fast: the serving generation's HNSW index is built, not left to a night.
+    assert after["index"]["exists"] is True and after["index"]["valid"] is True
+    assert after["index"]["building"] is None
     human = cli("status")
     assert "pending episodes: 0" in human.out and "canary:           ready" in human.out
     assert "last nightly run: never" in human.out

@@ -20,7 +20,7 @@ from memory_pipeline.storage import entities_store, hnsw_store
 from memory_pipeline.storage.database import POOL_SIZE
 from memory_pipeline.storage.profiles_store import active_profile
 from memory_pipeline.storage.vector_store import nearest_chunks, nearest_query
-from memory_pipeline_tests.helpers import ollama_embedder, write_jsonl
+from memory_pipeline_tests.helpers import count, ollama_embedder, write_jsonl
 from memory_pipeline_tests.search.conftest import ALICE, NOW
 from memory_pipeline_tests.support.loopback import unused_port_url
 from memory_pipeline_tests.support.rerank_server import LoopbackRerankServer
@@ -512,7 +512,10 @@ def test_the_window_rescoring_statement_still_walks_the_hnsw_index(db, world, fi
             "since": None,
         }
         with conn.transaction():
-            conn.execute("SET LOCAL enable_seqscan = off")  # a tiny table: make the choice visible
+            # A tiny, analyzed table (index passes leave it so): its rows are read and sorted
+            # faster than the graph is walked, so make the choice visible.
+            conn.execute("SET LOCAL enable_seqscan = off")
+            conn.execute("SET LOCAL enable_sort = off")
             plan = "\n".join(r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + statement, params))
     assert f"Index Scan using {index}" in plan and "CTE near" in plan
 
@@ -566,3 +569,66 @@ def test_adjacent_chunks_of_one_episode_come_back_as_one_passage(db, tmp_path, e
 
     assert "Town report (2 adjacent chunks)" in human_table(response)
     assert "| Town report (2 adjacent chunks) |" in markdown_table(response)
+
+
+def test_a_memory_of_few_rows_is_searched_exactly_without_the_graph(db, world, monkeypatch):
+    # A memory of at most EXACT_MAX_ROWS chunk rows compares every one of its vectors (read through
+    # the primary key), so it never walks a graph that mostly holds other memories' nodes; a
+    # larger one takes the HNSW index. Both give the exact order here (few rows).
+    from memory_pipeline.search import service as service_module
+    from memory_pipeline.storage import profiles_store, vector_store
+
+    with db.connection() as conn:
+        profile = active_profile(conn)
+        index = hnsw_store.ensure_index(conn, profile).name
+        _, _, alice_rows = profiles_store.serving_in(conn, "alice")
+        assert alice_rows == count(db, "SELECT count(*) FROM chunks WHERE memory = 'alice'") > 0
+        vector = world.embed_query("garden tulips")
+        params = {
+            "q": HalfVector(vector),
+            "memory": "alice",
+            "limit": 5,
+            "kinds": None,
+            "since": None,
+        }
+        plans = {}
+        for exact in (False, True):
+            with conn.transaction():
+                conn.execute("SET LOCAL enable_seqscan = off")
+                conn.execute("SET LOCAL enable_sort = off")  # as above: make the choice visible
+                statement = nearest_query(profile, filtered=False, by_windows=True, exact=exact)
+                plans[exact] = "\n".join(
+                    r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + statement, params)
+                )
+        exact_hits = vector_store.nearest_chunks(
+            conn, profile, "alice", vector, limit=5, exact=True
+        )
+        stored = conn.execute(
+            "SELECT chunk_id, embedding FROM embeddings WHERE memory = 'alice'"
+        ).fetchall()
+    assert f"Index Scan using {index}" in plans[False]
+    assert index not in plans[True] and "embeddings_pkey" in plans[True]
+    q = np.asarray(vector, dtype=np.float32)
+    by_hand = sorted(
+        stored,
+        key=lambda r: (
+            -float(np.dot(q, np.asarray(r[1].to_list())))
+            / float(np.linalg.norm(np.asarray(r[1].to_list())) * np.linalg.norm(q))
+        ),
+    )
+    assert [h.chunk_id for h in exact_hits] == [r[0] for r in by_hand[:5]]
+    # The service takes the exact scan for alice (rows <= EXACT_MAX_ROWS) and the index once the
+    # limit is below her rows; the answers agree.
+    taken: list = []
+    real = service_module.nearest_chunks
+
+    def spy(*args, **kwargs):
+        taken.append(kwargs.get("exact"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(service_module, "nearest_chunks", spy)
+    service = SearchService(db, load_policies(), embedder=world, clock=lambda: NOW)
+    exact_titles = titles(service.search("alice", "garden tulips", channels=("vector",)))
+    monkeypatch.setattr(service_module, "EXACT_MAX_ROWS", alice_rows - 1)
+    graph_titles = titles(service.search("alice", "garden tulips", channels=("vector",)))
+    assert taken == [True, False] and exact_titles == graph_titles

@@ -63,7 +63,9 @@ def add(
 
 
 def index(db) -> None:
-    report = index_until_done(db, TinyEmbedder())
+    # The writers' own upkeep of the lists is under test (record_chunks), beside rebuilds the tests
+    # hold open with their own min_df: not the refresh an index run ends with (indexing.serving).
+    report = index_until_done(db, TinyEmbedder(), keyword_lists=False)
     assert report.pending_after == 0
 
 
@@ -382,6 +384,48 @@ def test_capped_path_keeps_the_top_of_exact_bm25(db):
         exact = old_bm25(conn, "big", "river mountain", limit=8)
     assert path == "capped"
     assert {c for c, _ in rows[:both]} == {c for c, _ in exact[:both]}
+
+
+def test_words_most_chunks_hold_are_not_read_once_the_rare_ones_settle_the_answer(db):
+    # 120 chunks all holding "river" (idf near 0), 40 of them "village" too, 10 of them the rare
+    # "zyxwortle". With limit 8 and a cap of 12, the rare word's 10 chunks are the gate; each
+    # scores more than "river" and "village" together can reach in any chunk (their idf x
+    # (k1 + 1)), so the tiers of the common words are never read: the answer is exact BM25's.
+    bodies = [
+        f"Entry {i}: river"
+        + (" and village" if i % 3 == 0 else "")
+        + (" with the zyxwortle" if i % 12 == 0 else "")
+        + f" on day {i}."
+        for i in range(120)
+    ]
+    add(db, "big", bodies)
+    index(db)
+    text = "zyxwortle river village"
+    with db.connection() as conn:
+        plan = keyword_store.plan(conn, "big", text, cap=12)
+        assert plan.path == "capped" and plan.gate == "'zyxwortl'" and plan.beyond == (40, 120)
+        bound = keyword_store.ceiling(plan.chunks, plan.beyond, keyword_store.BM25)
+        _, name, params = keyword_store.planned_query(conn, "big", text, Filters(), limit=8, cap=12)
+        assert params["common_bound"] == pytest.approx(bound)
+        explained = "\n".join(
+            r[0]
+            for r in conn.execute(
+                "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " + query(name), params
+            )
+        )
+        rows, path = keyword_store.ranked(conn, "big", text, Filters(), limit=8, cap=12)
+        exact = old_bm25(conn, "big", text, limit=8)
+    assert path == "capped" and [c for c, _ in rows] == [c for c, _ in exact]
+    assert min(score for _, score in rows) > bound
+    # The common words' tier: planned, never run.
+    common_scan = [line for line in explained.splitlines() if "ANY (" in line]
+    assert common_scan, explained
+    assert "(never executed)" in explained.split("ANY (")[0].rsplit("->", 1)[-1], explained
+    # Without rare chunks enough to settle it (limit 11 > 10), the common tiers are read again
+    # (the cap's 2 other candidates).
+    with db.connection() as conn:
+        rows, _ = keyword_store.ranked(conn, "big", text, Filters(), limit=11, cap=12)
+    assert len(rows) == 11
 
 
 def test_capped_path_keeps_filters_and_treats_the_query_as_data(db):

@@ -16,84 +16,107 @@
 -- Each candidate is scored with BM25 (bm25_weight, migration 0017) over ALL query lexemes, df from
 -- keyword_stats and N and avgdl from keyword_memory_stats (the whole memory; passed in). Term
 -- frequencies are read for the query lexemes only (setweight/ts_filter, as in keyword_exact.sql).
+-- The other tiers are read only when they can change the answer: when the rare tier has fewer
+-- than %(limit)s chunks, or its %(limit)s-th best score is below %(common_bound)s, the most a
+-- chunk holding no rare lexeme can score (each other lexeme's idf x (k1 + 1), BM25's ceiling
+-- as its term frequency grows; keyword_store.Plan). Words most chunks hold have an idf near 0,
+-- so a query mixing them with rare words is answered from the rare words' postings alone.
 WITH q AS (
-    SELECT lexeme, df FROM unnest(%(lexemes)s::text[], %(dfs)s::float8[]) AS q(lexeme, df)
+  SELECT lexeme, df FROM unnest(%(lexemes)s::text[], %(dfs)s::float8[]) AS q(lexeme, df)
+),
+rare AS MATERIALIZED (
+  SELECT c.chunk_id, c.tsv
+  FROM chunks c
+  WHERE %(gate)s::tsquery IS NOT NULL
+   AND c.memory = %(memory)s
+   AND c.tsv @@ %(gate)s::tsquery
+   AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
+     SELECT 1 FROM episodes e
+     WHERE e.id = c.episode_id
+      AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
+      AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)))
+  LIMIT %(cap)s
+),
+settled AS MATERIALIZED (
+  SELECT count(*) >= %(limit)s AND min(score) >= %(common_bound)s::float8 AS enough
+  FROM (SELECT sum(bm25_weight(%(n)s::float8, q.df,
+                coalesce(array_length(u.positions, 1), 1)::float8,
+                length(v.tsv)::float8, %(avgdl)s::float8, %(k1)s, %(b)s)) AS score
+     FROM rare r,
+       LATERAL (SELECT (array[r.tsv])[1] AS tsv OFFSET 0) v,
+       unnest(ts_filter(setweight(v.tsv, 'A', %(lexemes)s::text[]), '{a}')) AS u
+     JOIN q ON q.lexeme = u.lexeme
+     GROUP BY r.chunk_id
+     ORDER BY score DESC
+     LIMIT %(limit)s) best
 ),
 preferred AS (
-    (SELECT c.chunk_id, c.tsv, 1 AS tier
-     FROM chunks c
-     WHERE %(gate)s::tsquery IS NOT NULL
-       AND c.memory = %(memory)s
-       AND c.tsv @@ %(gate)s::tsquery
-       AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
-            SELECT 1 FROM episodes e
-            WHERE e.id = c.episode_id
-              AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
-              AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)))
-     LIMIT %(cap)s)
-    UNION ALL
-    (SELECT c.chunk_id, c.tsv, 2 AS tier
-     FROM chunks c
-     WHERE %(common)s::tsquery[] IS NOT NULL
-       AND c.memory = %(memory)s
-       AND c.tsv @@ ANY(%(common)s::tsquery[])
-       AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
-            SELECT 1 FROM episodes e
-            WHERE e.id = c.episode_id
-              AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
-              AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)))
-     LIMIT %(common_limit)s)
-    UNION ALL
-    (SELECT c.chunk_id, c.tsv, 2 AS tier
-     FROM (SELECT k.episode_id, k.ordinal
-           FROM keyword_champions k
-           WHERE %(champion)s::text IS NOT NULL
-             AND k.memory = %(memory)s
-             AND k.generation = (SELECT generation FROM keyword_champion_state WHERE memory = %(memory)s)
-             AND k.lexeme = %(champion)s::text
-           ORDER BY k.weight DESC
-           LIMIT %(common_limit)s) k
-     JOIN chunks c ON c.episode_id = k.episode_id AND c.ordinal = k.ordinal
-     WHERE (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
-            SELECT 1 FROM episodes e
-            WHERE e.id = c.episode_id
-              AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
-              AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz))))
+  (SELECT chunk_id, tsv, 1 AS tier FROM rare)
+  UNION ALL
+  (SELECT c.chunk_id, c.tsv, 2 AS tier
+  FROM chunks c
+  WHERE %(common)s::tsquery[] IS NOT NULL
+   AND NOT (SELECT enough FROM settled)
+   AND c.memory = %(memory)s
+   AND c.tsv @@ ANY(%(common)s::tsquery[])
+   AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
+      SELECT 1 FROM episodes e
+      WHERE e.id = c.episode_id
+       AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
+       AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)))
+  LIMIT %(common_limit)s)
+  UNION ALL
+  (SELECT c.chunk_id, c.tsv, 2 AS tier
+  FROM (SELECT k.episode_id, k.ordinal
+     FROM keyword_champions k
+     WHERE %(champion)s::text IS NOT NULL
+      AND NOT (SELECT enough FROM settled)
+      AND k.memory = %(memory)s
+      AND k.generation = (SELECT generation FROM keyword_champion_state WHERE memory = %(memory)s)
+      AND k.lexeme = %(champion)s::text
+     ORDER BY k.weight DESC
+     LIMIT %(common_limit)s) k
+  JOIN chunks c ON c.episode_id = k.episode_id AND c.ordinal = k.ordinal
+  WHERE (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
+      SELECT 1 FROM episodes e
+      WHERE e.id = c.episode_id
+       AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
+       AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz))))
 ),
 hits AS (
-    SELECT * FROM preferred
-    UNION ALL
-    (SELECT c.chunk_id, c.tsv, 3 AS tier
-     FROM chunks c
-     WHERE %(fill)s::tsquery IS NOT NULL
-       AND (SELECT count(*) FROM preferred) < %(limit)s
-       AND c.memory = %(memory)s
-       AND c.tsv @@ %(fill)s::tsquery
-       AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
-            SELECT 1 FROM episodes e
-            WHERE e.id = c.episode_id
-              AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
-              AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)))
-     LIMIT %(limit)s)
+  SELECT * FROM preferred
+  UNION ALL
+  (SELECT c.chunk_id, c.tsv, 3 AS tier
+  FROM chunks c
+  WHERE %(fill)s::tsquery IS NOT NULL
+   AND (SELECT count(*) FROM preferred) < %(limit)s
+   AND c.memory = %(memory)s
+   AND c.tsv @@ %(fill)s::tsquery
+   AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
+      SELECT 1 FROM episodes e
+      WHERE e.id = c.episode_id
+       AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
+       AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)))
+  LIMIT %(limit)s)
 ),
 kept AS (
-    SELECT chunk_id, tsv
-    FROM (SELECT DISTINCT ON (chunk_id) chunk_id, tsv, tier FROM hits ORDER BY chunk_id, tier) d
-    ORDER BY tier, chunk_id
-    LIMIT %(cap)s
+  SELECT chunk_id, tsv
+  FROM (SELECT DISTINCT ON (chunk_id) chunk_id, tsv, tier FROM hits ORDER BY chunk_id, tier) d
+  ORDER BY tier, chunk_id
+  LIMIT %(cap)s
 ),
 -- (array[tsv])[1] fetches and decompresses each kept vector once (an array holds no TOAST
 -- pointers); length() and ts_filter() below would otherwise each do it again.
 cand AS (
-    SELECT kept.chunk_id, v.tsv, length(v.tsv)::float8 AS dl
-    FROM kept, LATERAL (SELECT (array[kept.tsv])[1] AS tsv OFFSET 0) v
+  SELECT kept.chunk_id, v.tsv, length(v.tsv)::float8 AS dl
+  FROM kept, LATERAL (SELECT (array[kept.tsv])[1] AS tsv OFFSET 0) v
 ),
 tf AS (
-    SELECT cand.chunk_id, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf, cand.dl
-    FROM cand, unnest(ts_filter(setweight(cand.tsv, 'A', %(lexemes)s::text[]), '{a}')) AS u
+  SELECT cand.chunk_id, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf, cand.dl
+  FROM cand, unnest(ts_filter(setweight(cand.tsv, 'A', %(lexemes)s::text[]), '{a}')) AS u
 )
 SELECT tf.chunk_id,
-       sum(bm25_weight(%(n)s::float8, q.df, tf.tf, tf.dl, %(avgdl)s::float8, %(k1)s, %(b)s)) AS score
+   sum(bm25_weight(%(n)s::float8, q.df, tf.tf, tf.dl, %(avgdl)s::float8, %(k1)s, %(b)s)) AS score
 FROM tf JOIN q USING (lexeme)
 GROUP BY tf.chunk_id
 ORDER BY score DESC, tf.chunk_id
