@@ -1,14 +1,14 @@
-"""A running Dagster web server's GraphQL API: launch a backfill of a partitioned job, follow it.
+"""A running Dagster web server's GraphQL API, as its UI uses it: launch, read and cancel a
+backfill of a partitioned job, exactly as the Backfills page does.
 
-A backfill is the Dagster daemon's work (it submits the runs, queued behind the instance's
-run limits), so ``memory-pipeline backfill`` asks the web server that ``memory-pipeline ui``
-(or ``dagster dev`` / ``dg dev``) runs to launch one, exactly as the UI's "Launch backfill"
-does: it appears on the Backfills page and can be cancelled there.
+``memory-pipeline backfill`` no longer needs a web server: it adds the backfill to the instance
+itself (``backfills.py``) and reads it back there, in this module's ``BackfillState``. The client
+stays for what acts as the UI does (the end-to-end tests and benchmarks drive and cancel
+backfills through it), so both paths are read the same way.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import httpx
@@ -160,18 +160,3 @@ class DagsterApi:
                 f"Dagster did not cancel backfill {backfill_id}: {result['__typename']}: "
                 f"{(result.get('message') or '').splitlines()[0] if result.get('message') else ''}"
             )
-
-    def wait(
-        self, backfill_id: str, partitions: list[str], *, poll_s: float = 1.0, on_change=None
-    ) -> BackfillState:
-        last = None
-        while True:
-            state = self.backfill(backfill_id)
-            for day in partitions:
-                state.runs.setdefault(day, None)
-            if on_change and state != last:
-                on_change(state)
-            last = state
-            if state.finished:
-                return state
-            time.sleep(poll_s)
