@@ -35,6 +35,7 @@ def forwarder(db_url):
         yield port
 
 
+@pytest.mark.slow  # servers started and stopped in turn: seconds each
 @pytest.mark.parametrize("command", [["serve"], ["mcp", "--http"]])
 def test_requests_fail_fast_while_the_database_is_gone_and_recover_without_a_restart(
     command, env, local, forwarder, db_url

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from memory_pipeline.storage import champions_store, entities_store
 from memory_pipeline_tests.server.test_request_guard import mcp_call, tool_result
 from memory_pipeline_tests.server.test_tokens_isolation import cli, ep
@@ -83,6 +85,7 @@ def test_a_memory_of_statements_only_is_forgotten_through_the_api(api, local):
     assert api.delete("/v1/memories/typo").status_code == 404  # nothing left to forget
 
 
+@pytest.mark.slow  # the CLI and an MCP server in turn: seconds
 def test_the_cli_and_the_mcp_tool_forget_statements_only_memories(env, local):
     noted = cli(env, "observe", "Mara runs on Tuesdays", "--memory", "mrea")
     assert noted.returncode == 0, noted.stderr

@@ -161,6 +161,7 @@ def test_a_null_memory_takes_the_default_for_documents_as_for_episodes(api, loca
 
 
 # -- 2. the exposure rule, per request -------------------------------------------------------
+@pytest.mark.slow  # servers started and stopped in turn: seconds each
 @pytest.mark.parametrize("command", [["serve"], ["mcp", "--http"]])
 def test_revoking_the_last_token_closes_a_server_bound_beyond_loopback(command, env, local):
     ids = local.add([ep("alice", "A", "Alice's apples."), ep("bob", "B", "Bob's bees.")])
@@ -297,6 +298,7 @@ def test_a_loopback_api_answers_only_its_own_names_and_origins(api, local):
     assert count(local.db, "SELECT count(*) FROM observations WHERE status = 'retired'") == 0
 
 
+@pytest.mark.slow  # servers started and stopped in turn: seconds each
 def test_a_reverse_proxy_names_come_from_the_environment(env, local):
     local.add([ep("alice", "A", "Alice's apples.")])
     bad = cli({**env, "MEMORY_PIPELINE_ALLOWED_HOSTS": "memory.example.org,http://x"}, "serve")
@@ -380,6 +382,7 @@ def _closed_within(sock: socket.socket, seconds: float) -> bytes:
     return received
 
 
+@pytest.mark.slow  # servers started and stopped in turn: seconds each
 @pytest.mark.parametrize("command", [["serve"], ["mcp", "--http"]])
 def test_slow_clients_are_cut_off(command, env):
     server = ServerProcess(
