@@ -133,9 +133,12 @@ def check_url(name: str, raw: str, *, bare_host: bool = False) -> str:
     ConfigurationError naming ``name``. ``bare_host``: ``HOST`` and ``HOST:PORT`` are accepted
     too (read as http://), as the Ollama client reads ``OLLAMA_HOST``.
 
-    Parsed with ``urllib.parse`` as the clients parse it, so a value that passes here does not
-    fail later inside one of them (``http://[::1`` raised from the ollama package's import)."""
+    Parsed with ``urllib.parse`` (the ollama package) and with httpx (every client's transport),
+    the stricter of the two, so a value that passes here does not fail later inside one of them
+    (``http://[::1`` raised from the ollama package's import, ``http://xn--:1`` from httpx)."""
     import urllib.parse
+
+    import httpx
 
     text = raw.strip()
     expected = "expected http://HOST:PORT" + (" or HOST:PORT" if bare_host else "")
@@ -147,9 +150,14 @@ def check_url(name: str, raw: str, *, bare_host: bool = False) -> str:
         text = f"http://{text}"
     try:
         parts = urllib.parse.urlsplit(text)
-        host, _port = parts.hostname, parts.port  # .port raises on a bad or out-of-range port
-    except ValueError as exc:
+        host, port = parts.hostname, parts.port  # .port raises on a bad or out-of-range port
+        httpx.URL(text).host  # noqa: B018 - raises on what httpx refuses ("[v1.x]", "xn--")
+    except (ValueError, httpx.InvalidURL) as exc:  # idna's errors are ValueErrors
         raise ConfigurationError(f"{name}={raw!r}: {_url_reason(exc)}; {expected}") from None
+    if port == 0 or parts.netloc.endswith(":"):
+        raise ConfigurationError(
+            f"{name}={raw!r}: the port must be a number from 1 to 65535; {expected}"
+        )
     if parts.scheme not in ("http", "https"):
         raise ConfigurationError(f"{name}={raw!r}: not an http or https URL; {expected}")
     if not host:
@@ -157,7 +165,7 @@ def check_url(name: str, raw: str, *, bare_host: bool = False) -> str:
     return raw.strip()
 
 
-def _url_reason(exc: ValueError) -> str:
+def _url_reason(exc: Exception) -> str:
     text = str(exc)
     if "IPv6" in text:
         return "an IPv6 address must be whole and in brackets, e.g. http://[::1]:11434"

@@ -95,12 +95,7 @@ class Unauthorized(InputError):
 def visible_memory(memory, access: Access, name: object) -> str:
     """``name`` if valid, existing and visible to ``access``; else InputError / NotFound that
     names only the memories ``access`` sees."""
-    from memory_pipeline.domain.episodes import validate_memory_name
-
-    try:
-        name = validate_memory_name(name)
-    except ValueError as exc:
-        raise InputError(f"memory: {exc}") from None
+    name = _valid_name(name)
     if access.sees(name) and memory.has_memory(name):
         return name
     raise access.unknown_memory(name, memory.memory_names())
@@ -111,12 +106,7 @@ def visible_episode(memory, access: Access, episode_id: int) -> dict:
     words either way)."""
     from memory_pipeline.memory import UnknownEpisode
 
-    if (
-        isinstance(episode_id, bool)
-        or not isinstance(episode_id, int)
-        or not 1 <= episode_id <= MAX_EPISODE_ID
-    ):
-        raise NotFound(f"no episode {episode_id}")
+    _require_episode_id(episode_id)
     try:
         document = memory.episode(episode_id)
     except UnknownEpisode:
@@ -132,17 +122,26 @@ def visible_page(memory, access: Access, episode_id: int, page: int) -> dict:
     from memory_pipeline.errors import UnknownPage
     from memory_pipeline.memory import UnknownEpisode
 
+    _require_episode_id(episode_id)
     try:
         document = memory.read(episode_id, page=page)
     except UnknownEpisode:
         raise NotFound(f"no episode {episode_id}") from None
     except UnknownPage:
-        if not access.sees(visible_page(memory, Access.everything(), episode_id, 1)["memory"]):
-            raise NotFound(f"no episode {episode_id}") from None
+        visible_episode(memory, access, episode_id)  # NotFound unless its memory is seen
         raise
     if not access.sees(document["memory"]):
         raise NotFound(f"no episode {episode_id}")
     return document
+
+
+def _require_episode_id(episode_id: object) -> None:
+    if (
+        isinstance(episode_id, bool)
+        or not isinstance(episode_id, int)
+        or not 1 <= episode_id <= MAX_EPISODE_ID
+    ):
+        raise NotFound(f"no episode {episode_id}")
 
 
 def visible_status(memory, access: Access) -> dict:

@@ -45,9 +45,14 @@ def split_host(value: str) -> tuple[str, str | None]:
     if value.startswith("["):
         host, _, rest = value[1:].partition("]")
         port = rest[1:] if rest.startswith(":") else None
+        if rest and (port is None or not port.isdigit()):
+            # "[::1]evil", "[::1]:x": not an authority; a name no allow-list holds.
+            return value.lower(), None
         return host.lower(), port
     if value.count(":") == 1:
         host, _, port = value.partition(":")
+        if not port.isdigit():
+            return value.lower(), None
         return host.lower(), port
     return value.lower(), None
 
@@ -172,8 +177,14 @@ class RequestGuard:
         self._closed: bool | None = None
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "lifespan":
             await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":
+            # No route speaks WebSocket (or anything but HTTP): refused before any check could
+            # be skipped for it.
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
             return
         refusal = await self._refusal(scope)
         if refusal is not None:
@@ -188,6 +199,11 @@ class RequestGuard:
 
     async def _refusal(self, scope) -> tuple[int, str] | None:
         headers = Headers(scope=scope)
+        for name in ("host", "origin"):
+            if len(headers.getlist(name)) > 1:
+                # Which of two would a proxy or the app read? Neither is trusted.
+                self._log.warning(name, "refused a request with more than one %s header", name)
+                return 400, f"more than one {name.capitalize()} header"
         host = headers.get("host")
         reason = self.exposure.host_refusal(host)
         if reason is not None:

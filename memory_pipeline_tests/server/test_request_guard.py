@@ -298,6 +298,54 @@ def test_a_loopback_api_answers_only_its_own_names_and_origins(api, local):
     assert count(local.db, "SELECT count(*) FROM observations WHERE status = 'retired'") == 0
 
 
+def _raw(api, request: bytes) -> bytes:
+    """One request as bytes on a fresh connection; what comes back until the server closes."""
+    with socket.create_connection((api.base_url.host, api.base_url.port)) as sock:
+        sock.sendall(request)
+        sock.settimeout(10)
+        received = b""
+        try:
+            while piece := sock.recv(65536):
+                received += piece
+                if b"\r\n\r\n" in received and b"Connection: close" not in request:
+                    break
+        except TimeoutError:
+            pass
+    return received
+
+
+def test_a_loopback_api_refuses_host_forms_and_repeats_that_a_parser_could_misread(api, local):
+    """Beyond the documented shapes: a Host with something after its brackets or a port that is
+    no number names no loopback server; two Host (or Origin) headers are refused whichever a
+    proxy would read; a WebSocket upgrade reaches no route, before or after the checks."""
+    local.add([ep("alice", "A", "Alice's apples are green.")])
+    path = "/v1/search?memory=alice&q=apples"
+    for host in ("[::1]evil", "[::1]evil.example", "127.0.0.1:abc", "localhost:", "[::1]:x"):
+        answer = api.get(path, headers={"Host": host})
+        assert answer.status_code == 421, (host, answer.text)
+        assert "apples" not in answer.text
+    port = api.base_url.port
+    for header, values in (
+        ("Host", (f"127.0.0.1:{port}", "evil.example")),
+        ("Origin", (f"http://127.0.0.1:{port}", "http://evil.example")),
+    ):
+        lines = [f"GET {path} HTTP/1.1"]
+        if header == "Origin":
+            lines.append(f"Host: 127.0.0.1:{port}")
+        lines += [f"{header}: {value}" for value in values]
+        answer = _raw(api, ("\r\n".join([*lines, "Connection: close", "", ""])).encode())
+        assert answer.startswith(b"HTTP/1.1 400"), (header, answer[:300])
+        assert b"apples" not in answer
+    upgrade = (
+        f"GET /v1/search?memory=alice&q=apples HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    ).encode()
+    answer = _raw(api, upgrade)
+    assert not answer.startswith(b"HTTP/1.1 101"), answer[:300]
+    assert b"apples" not in answer
+
+
 @pytest.mark.slow  # servers started and stopped in turn: seconds each
 def test_a_reverse_proxy_names_come_from_the_environment(env, local):
     local.add([ep("alice", "A", "Alice's apples.")])
