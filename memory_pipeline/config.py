@@ -128,6 +128,14 @@ def switch(environ: Mapping[str, str], name: str, default: bool) -> bool:
         raise ConfigurationError(f"{name}={raw!r}: expected on or off") from None
 
 
+PROGRESS_SECONDS_VAR = "MEMORY_PIPELINE_PROGRESS_SECONDS"
+
+
+def progress_every_seconds(environ: Mapping[str, str] | None = None) -> float:
+    """How often a long command or run prints a plain progress line (default 5 s)."""
+    return env_float(os.environ if environ is None else environ, PROGRESS_SECONDS_VAR, 5.0)
+
+
 def check_url(name: str, raw: str, *, bare_host: bool = False) -> str:
     """``raw`` (stripped) when it is an http(s) URL with a host and a valid port; else a
     ConfigurationError naming ``name``. ``bare_host``: ``HOST`` and ``HOST:PORT`` are accepted

@@ -117,9 +117,14 @@ def _figure(done: float, total: float | None, unit: str, estimated: bool = False
 def describe(progress: Progress, meter: Meter | None = None) -> str:
     """One plain line: "index: 420/2,000 episodes, 9,812/~47,000 vectors (21%), 310 vectors/s,
     about 41 s left"."""
+    return f"{progress.stage}: {figures(progress, meter)}"
+
+
+def figures(progress: Progress, meter: Meter | None = None) -> str:
+    """``describe``'s line without the stage's name (a bar shows the name in its own column)."""
     parts = [_figure(c.done, c.total, c.unit) for c in progress.also]
     parts.append(_figure(progress.done, progress.total, progress.unit, progress.estimated))
-    line = f"{progress.stage}: " + ", ".join(parts)
+    line = ", ".join(parts)
     fraction = progress.fraction
     if fraction is not None:
         line += f" ({100 * fraction:.0f}%)"

@@ -15,7 +15,6 @@ from memory_pipeline.errors import ExitCode, InputError
 from memory_pipeline.indexing import generations
 from memory_pipeline.indexing.days import days_with_episodes, forget_chunks_of_days
 from memory_pipeline.indexing.until_done import index_until_done
-from memory_pipeline.orchestration.dagster_api import TERMINAL_RUN
 from memory_pipeline.progress import Progress
 from memory_pipeline.storage import keyword_store
 
@@ -129,6 +128,7 @@ def cmd_backfill(args) -> int:
 
 def _wait_for_backfill(instance, backfill_id: str, holding: list[str]) -> int:
     from memory_pipeline.orchestration import backfills
+    from memory_pipeline.orchestration.dagster_api import TERMINAL_RUN
 
     started = time.monotonic()
     reported: set[str] = set()
@@ -153,7 +153,7 @@ def _wait_for_backfill(instance, backfill_id: str, holding: list[str]) -> int:
         f"backfill {backfill_id} {state.status.lower()}: {state.count('SUCCESS')} of {len(holding)} day(s) "
         f"succeeded in {time.monotonic() - started:.1f}s"
     )
-    if state.status in ("CANCELED", "CANCELING"):
+    if state.status == "CANCELED":  # a CANCELING backfill is not finished: wait() goes on
         err(
             f"memory-pipeline: backfill {backfill_id} was cancelled (in the UI or through its API); "
             f"{len(failed)} day(s) not done: {', '.join(failed) or 'none'}"

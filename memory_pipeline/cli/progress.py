@@ -8,19 +8,12 @@ last line for a stage that took longer than that. stdout stays the command's res
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from typing import IO, Any
 
-from memory_pipeline.config import env_float
-from memory_pipeline.progress import Meter, Progress, describe
-
-DEFAULT_EVERY_SECONDS = 5.0
-
-
-def every_seconds() -> float:
-    return env_float(os.environ, "MEMORY_PIPELINE_PROGRESS_SECONDS", DEFAULT_EVERY_SECONDS)
+from memory_pipeline.config import progress_every_seconds
+from memory_pipeline.progress import Meter, Progress, describe, figures
 
 
 class ProgressDisplay:
@@ -37,7 +30,7 @@ class ProgressDisplay:
     ):
         self.stream = stream if stream is not None else sys.stderr
         self.bar = _is_terminal(self.stream) if bar is None else bar
-        self.every = every_seconds() if every is None else every
+        self.every = progress_every_seconds() if every is None else every
         self.meters: dict[str, Meter] = {}
         self.printed_at = time.monotonic()
         self.shown: set[str] = set()  # stages a plain line was printed for
@@ -60,13 +53,6 @@ class ProgressDisplay:
         else:
             self._line(progress, meter)
 
-    def say(self, text: str) -> None:
-        """A line about what the command does next (above the bar on a terminal)."""
-        if self._rich is not None:
-            self._rich.console.print(text, markup=False, highlight=False)
-        else:
-            print(text, file=self.stream, flush=True)
-
     # -- plain lines ------------------------------------------------------------------------
     def _line(self, progress: Progress, meter: Meter) -> None:
         now = time.monotonic()
@@ -86,14 +72,14 @@ class ProgressDisplay:
         if self._rich is None:
             self._rich = _rich_progress(self.stream)
             self._rich.start()
-        figures = describe(progress, meter).split(": ", 1)[1]
+        shown = figures(progress, meter)
         task = self._tasks.get(progress.stage)
         total = None if progress.total is None else max(progress.total, progress.done)
         if task is None:
             task = self._tasks[progress.stage] = self._rich.add_task(
-                progress.stage, total=total, figures=figures
+                progress.stage, total=total, figures=shown
             )
-        self._rich.update(task, completed=progress.done, total=total, figures=figures)
+        self._rich.update(task, completed=progress.done, total=total, figures=shown)
         if progress.finished:
             self._rich.update(task, completed=progress.done, total=progress.done or 1)
 

@@ -82,9 +82,17 @@ def embed_day(
     on_progress: ProgressCallback | None = None,
 ) -> EmbeddedDay:
     """The ``embeddings`` partition's work: vectors for the day's stored chunks that lack one in
-    the generation being written; writes no chunk and never switches the serving generation."""
+    the generation being written; writes no chunk and never switches the serving generation.
+    Leaves search fast to the caller, once for all the days of its run
+    (``serving.leave_search_fast``)."""
     report = index_until_done(
-        db, embedder, day=day, on_progress=on_progress, chunked_only=True, promote=False
+        db,
+        embedder,
+        day=day,
+        on_progress=on_progress,
+        chunked_only=True,
+        promote=False,
+        leave_fast=False,
     )
     with db.connection() as conn:
         target = profiles_store.writing_target(conn, embedder.profile)

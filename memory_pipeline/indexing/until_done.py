@@ -37,6 +37,7 @@ def index_until_done(
     analyze_after: int = ANALYZE_AFTER,
     lists: ListsBeside | None = None,
     keyword_lists: bool = True,
+    leave_fast: bool = True,
 ) -> IndexReport:
     """Run passes until nothing is pending (or a pass could do nothing: others hold the rest; or,
     with ``chunked_only``, only episodes without chunks are left).
@@ -50,7 +51,9 @@ def index_until_done(
     itself or else after it (``ANALYZE_AFTER``). Last, ``serving.leave_search_fast`` (with
     ``lists``, the keyword lists the caller builds beside the passes, finished there;
     ``keyword_lists=False``: none built); what it
-    did goes to ``report.search_ready`` and its lists to ``report.keyword_lists``."""
+    did goes to ``report.search_ready`` and its lists to ``report.keyword_lists``.
+    ``leave_fast=False``: not here, the caller runs it once after a series of calls (a run over
+    several days' partitions)."""
     total = IndexReport(profile=embedder.profile.name)
     passes = _PassesProgress(on_progress)
 
@@ -96,8 +99,9 @@ def index_until_done(
     after_index(db, embedder, total.canary_checked)
     # Last: a build cut short (an interrupted command) leaves everything above done, and the
     # next run builds it.
-    total.search_ready = leave_search_fast(db, lists=lists, keyword_lists=keyword_lists)
-    total.keyword_lists = total.search_ready.keyword_lists
+    if leave_fast:
+        total.search_ready = leave_search_fast(db, lists=lists, keyword_lists=keyword_lists)
+        total.keyword_lists = total.search_ready.keyword_lists
     return total
 
 

@@ -62,12 +62,13 @@ def embeddings(embedded: EmbeddedDay) -> dict:
         # The generation's measured cut-offs (domain.calibration), or the defaults and why.
         "calibration": dg.MetadataValue.json(embedded.calibration.to_json()),
         "close_statement_cut_off": round(embedded.calibration.close, 4),
-        # What the run left for search (indexing.serving): the serving HNSW index built, present
-        # or left to another builder, and the keyword lists built.
-        "search_ready": dg.MetadataValue.json(
-            report.search_ready.to_json() if report.search_ready else {}
-        ),
     }
+
+
+def search_ready(ready) -> dict:
+    """What a run over days left for search, once after its days (``indexing.serving``): the
+    serving HNSW index built, present or left to another builder, and the keyword lists built."""
+    return {"search_ready": dg.MetadataValue.json(ready.to_json())}
 
 
 def entity_mentions(linked: LinkedDay) -> dict:

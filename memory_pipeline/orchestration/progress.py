@@ -9,11 +9,10 @@ own process (``memory-pipeline demo``) can watch the same events (``watching``) 
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Iterator
 
-from memory_pipeline.config import env_float
+from memory_pipeline.config import progress_every_seconds
 from memory_pipeline.progress import Meter, Progress, ProgressCallback, describe
 
 _watchers: list[ProgressCallback] = []
@@ -35,11 +34,7 @@ class RunProgress:
 
     def __init__(self, log, *, prefix: str = "", every: float | None = None):
         self.log, self.prefix = log, prefix
-        self.every = (
-            env_float(os.environ, "MEMORY_PIPELINE_PROGRESS_SECONDS", 5.0)
-            if every is None
-            else every
-        )
+        self.every = progress_every_seconds() if every is None else every
         self.meters: dict[str, Meter] = {}
         self.last: dict[str, Progress] = {}
         self.logged_at = time.monotonic()

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memory_pipeline.indexing.days import IndexedDay
-from memory_pipeline.orchestration import day_checks, day_metadata
 from memory_pipeline.orchestration.instance import (
     add_partitions,
     open_instance,
@@ -25,6 +23,9 @@ from memory_pipeline.orchestration.instance import (
 # The day's partitions an index run outside Dagster did the work of: chunks, vectors and the
 # entity mentions (``Memory.index_and_link`` links what it commits).
 INDEXED_ASSETS = ("chunks", "embeddings", "entity_mentions")
+
+if TYPE_CHECKING:
+    from memory_pipeline.indexing.days import IndexedDay
 
 
 def day_materializations(day: str, metadata_by_asset: Mapping[str, Mapping[str, Any]]) -> list:
@@ -76,6 +77,10 @@ class DagsterReporter:
     def days_indexed(self, days: Sequence[IndexedDay], by: str) -> None:
         """Each day's ``INDEXED_ASSETS`` partitions with the metadata their runs record, then
         the three checks' results over the days, as a Dagster run over them returns them."""
+        # Here, not at the top: both import Dagster (half a second), which a command that opens
+        # a memory only pays once it has something to record.
+        from memory_pipeline.orchestration import day_checks, day_metadata
+
         done = sorted(days, key=lambda d: d.chunked.day)
         run = {"materialized_by": by, "days_in_run": len(done)}
         events: list = []

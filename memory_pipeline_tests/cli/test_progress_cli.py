@@ -58,7 +58,8 @@ def test_progress_moves_inside_one_long_document(cli, tmp_path):
     doc = {"memory": "alice", "kind": "doc", "title": "Report", "occurred_at": "2026-01-02"}
     write_jsonl(tmp_path / "doc.jsonl", [{**doc, "body": body}])
     assert cli("ingest", str(tmp_path / "doc.jsonl")).code == 0
-    with LoopbackEmbeddingServer(dim=1024, delay_s=0.05) as server:
+    # 0.1 s a call: ~25 calls, ~8 lines at 0.3 s, enough on a loaded machine (0.05 s once gave one).
+    with LoopbackEmbeddingServer(dim=1024, delay_s=0.1) as server:
         result = cli("index", "--no-keyword-lists", env=_env(server.url))
     assert result.code == 0, result.err
     lines = [m for m in map(LINE.match, result.err.splitlines()) if m]

@@ -14,6 +14,7 @@ import dagster as dg
 
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.indexing.days import chunk_day, embed_day, link_day
+from memory_pipeline.indexing.serving import leave_search_fast
 from memory_pipeline.orchestration import day_checks, day_metadata
 from memory_pipeline.orchestration.assets import (
     BACKFILL_POLICY,
@@ -101,8 +102,9 @@ def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
             partition_key=day.isoformat(),
         )
         done.append(embedded)
+    ready = leave_search_fast(memory.db)  # once for the run's days, not after each
     return dg.MaterializeResult(
-        metadata={"days_in_run": len(done)},
+        metadata={"days_in_run": len(done), **day_metadata.search_ready(ready)},
         check_results=[day_checks.embeddings_check(done, model.profile.name).result()],
     )
 

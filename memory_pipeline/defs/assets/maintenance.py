@@ -19,6 +19,7 @@ from memory_pipeline.indexing.days import index_day
 from memory_pipeline.indexing.generations import serving_integrity, switch_when_complete
 from memory_pipeline.indexing.pending import pending_by_day, pending_count
 from memory_pipeline.indexing.report import IndexReport
+from memory_pipeline.indexing.serving import leave_search_fast
 from memory_pipeline.indexing.statement_vectors import embed_pending, integrity
 from memory_pipeline.ingest import day_episodes
 from memory_pipeline.orchestration import day_metadata
@@ -35,7 +36,7 @@ from memory_pipeline.orchestration.metadata import markdown_table
 from memory_pipeline.orchestration.progress import RunProgress
 from memory_pipeline.orchestration.reporting import day_materializations
 from memory_pipeline.orchestration.resources import MemoryResource
-from memory_pipeline.progress import Progress, describe
+from memory_pipeline.progress import Progress, figures
 from memory_pipeline.storage import champions_store, keyword_store
 
 
@@ -76,7 +77,7 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
                         finished[0] + p.also[0].done,
                         overall,
                         "episodes",
-                        note=f"day {number}/{len(days)} ({day}): " + describe(p).split(": ", 1)[1],
+                        note=f"day {number}/{len(days)} ({day}): " + figures(p),
                     )
                 )
 
@@ -102,6 +103,7 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
             context.log_event(event)
     if days:
         progress(Progress("backlog", finished[0], overall, "episodes", finished=True))
+    ready = leave_search_fast(db)  # once for every day above (and the canary-only night)
     cosine = total.canary_cosine
     if not total.canary_checked:
         # Nothing was pending: the canary runs every night all the same, so that a silent model
@@ -123,6 +125,7 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
             "wall_seconds": round(total.seconds, 3),
             "vectors_per_second": round(total.vectors_per_second, 2),
             **progress.metadata("backlog"),
+            **day_metadata.search_ready(ready),
         }
     )
 
