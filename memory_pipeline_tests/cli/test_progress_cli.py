@@ -58,7 +58,7 @@ def test_progress_moves_inside_one_long_document(cli, tmp_path):
     doc = {"memory": "alice", "kind": "doc", "title": "Report", "occurred_at": "2026-01-02"}
     write_jsonl(tmp_path / "doc.jsonl", [{**doc, "body": body}])
     assert cli("ingest", str(tmp_path / "doc.jsonl")).code == 0
-    # 0.1 s a call: ~25 calls, ~8 lines at 0.3 s, enough on a loaded machine (0.05 s once gave one).
+    # 0.1 s a call: ~25 calls, ~8 lines at 0.3 s (at 0.05 s the test failed once under load).
     with LoopbackEmbeddingServer(dim=1024, delay_s=0.1) as server:
         result = cli("index", "--no-keyword-lists", env=_env(server.url))
     assert result.code == 0, result.err
