@@ -44,9 +44,7 @@ from memory_pipeline.domain.policies import load_policies
 from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
-from memory_pipeline.storage import hnsw_store
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
-from memory_pipeline.storage.profiles_store import active_profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_databases import Databases, fresh_database  # sibling modules (benchmarks/)
@@ -84,7 +82,6 @@ def index_condition(db, documents, memory: str, anchors: bool, args) -> dict:
     indexed = index_until_done(db, embedder)  # only this memory's episodes are pending
     seconds = time.perf_counter() - started
     with db.connection() as conn:
-        hnsw_store.ensure_index(conn, active_profile(conn))
         chunks, anchored = conn.execute(
             "SELECT count(*), count(*) FILTER (WHERE anchor <> '') FROM chunks WHERE memory = %s",
             (memory,),

@@ -39,9 +39,8 @@ from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.statements import save as save_statement
-from memory_pipeline.storage import entities_store, hnsw_store, observations_store, search_store
+from memory_pipeline.storage import entities_store, observations_store, search_store
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
-from memory_pipeline.storage.profiles_store import active_profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_databases import Databases, fresh_database  # sibling modules (benchmarks/)
@@ -136,7 +135,6 @@ def main() -> int:
             index_until_done(db, embedder)
             with db.connection() as conn:
                 entities_store.refresh_memories(conn, [MEMORY], entities_store.EntityReport())
-                hnsw_store.ensure_index(conn, active_profile(conn))
             print(
                 f"sample corpus: {report.inserted} episodes indexed in {time.perf_counter() - started:.0f}s",
                 flush=True,

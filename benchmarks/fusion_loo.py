@@ -204,8 +204,7 @@ def sample_items(home: Path, cache: Path) -> list[dict]:
     from memory_pipeline.cli.commands import SAMPLE_CORPUS, SAMPLE_EPISODES
     from memory_pipeline.indexing.until_done import index_until_done
     from memory_pipeline.ingest import ingest_paths
-    from memory_pipeline.storage import entities_store, hnsw_store
-    from memory_pipeline.storage.profiles_store import active_profile
+    from memory_pipeline.storage import entities_store
 
     questions = [
         {"memory": "mara", "q": q["query"], "expect": q["expect_title"]}
@@ -217,7 +216,6 @@ def sample_items(home: Path, cache: Path) -> list[dict]:
         index_until_done(db, embedder)
         with db.connection() as conn:
             entities_store.refresh_memories(conn, ["mara"], entities_store.EntityReport())
-            hnsw_store.ensure_index(conn, active_profile(conn))
         items = labelled_items(service, "sample", questions)
     finally:
         db.close()

@@ -103,17 +103,14 @@ def ensure_index(
     conn: psycopg.Connection,
     profile: StoredProfile,
     *,
-    memory_mb: int = BUILD_MAX_MEMORY_MB,
-    workers: int | None = None,
     count_rows: bool = True,
 ) -> IndexState:
     """Create the profile's index if missing or invalid (an interrupted concurrent build).
 
     ``conn`` must be in autocommit mode: CREATE INDEX CONCURRENTLY keeps search and writers
-    running while it builds, and cannot run inside a transaction block. ``memory_mb``: the
-    ceiling of the build's maintenance_work_mem (``build_memory_mb``); ``workers``: parallel
-    maintenance workers beside the leader (0: the leader alone; None: ``build_workers()``);
-    ``count_rows=False``: the generation's vectors are counted only for a build (every index
+    running while it builds, and cannot run inside a transaction block. Its maintenance_work_mem
+    is sized to the graph (``build_memory_mb``), its parallel workers by the cores
+    (``build_workers``). ``count_rows=False``: the generation's vectors are counted only for a build (every index
     run calls this, and a count of millions of rows is not free). Returns at once with outcome
     "busy" while another session builds it (its lock is held): that one finishes it.
     """
@@ -133,19 +130,13 @@ def ensure_index(
         else:
             try:
                 build_seconds = _build(
-                    conn,
-                    profile,
-                    name,
-                    rows or 0,
-                    memory_mb,
-                    build_workers() if workers is None else workers,
+                    conn, profile, name, rows or 0, BUILD_MAX_MEMORY_MB, build_workers()
                 )
                 outcome = "built"
             finally:  # a pooled connection must not keep the lock
                 conn.execute(
                     "SELECT pg_advisory_unlock(%s, hashtext(%s))", (BUILD_LOCK_CLASS, name)
                 )
-            rows = _rows(conn, profile)
     exists, valid, size, options = _inspect(conn, name)
     # The index's own parameters: one built before a change of the constants keeps its own.
     return IndexState(

@@ -30,13 +30,13 @@ the chunk count, the lexemes no chunk holds), which fusion weighs the BM25 score
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
 import psycopg
 
+from memory_pipeline.domain.evidence import idf
 from memory_pipeline.storage.paths import query
 
 # Candidate budget of the capped path. A query is scored exactly when at most this many chunks
@@ -219,11 +219,6 @@ def plan(conn: psycopg.Connection, memory: str, text: str, *, cap: int = CAP) ->
     )
 
 
-def idf(n: int, df: int) -> float:
-    """BM25's idf, as ``bm25_weight`` (migration 0017) computes it."""
-    return math.log(1 + (n - df + 0.5) / (df + 0.5))
-
-
 def beyond_gate(kept: Sequence[tuple[str, int]], cap: int) -> tuple[int, ...]:
     """The dfs of ``kept``'s lexemes (rarest first) after the gate's: the rarest ones while their
     summed df stays within ``cap``, as ``_gates`` chooses them."""
@@ -238,7 +233,7 @@ def beyond_gate(kept: Sequence[tuple[str, int]], cap: int) -> tuple[int, ...]:
 def ceiling(n: int, dfs: Sequence[int], bm25: Bm25) -> float:
     """The highest BM25 score a chunk holding only lexemes of these ``dfs`` can reach: each one's
     idf x (k1 + 1), the weight's limit as its term frequency grows."""
-    return sum(idf(n, df) for df in dfs) * (bm25.k1 + 1)
+    return sum(idf(df, n) for df in dfs) * (bm25.k1 + 1)
 
 
 def planned_query(
