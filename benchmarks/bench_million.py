@@ -3,7 +3,7 @@
 server, HNSW build; then search latency per channel and fused, HNSW recall@10, the sizes of
 tables and indexes, and the peak memory of every process.
 
-1. Corpus: ``bench_search_latency``'s generated text (its ``iter_corpus``: Zipf English-like
+1. Corpus: ``generated_text``'s text (its ``iter_corpus``: Zipf English-like
    prose, chats of short turns, recurring names, common work words and rare real words), written
    episode by episode to a JSONL file until it holds ``--chunks`` chunks (as ``chunk_body`` cuts
    them); nothing holds the corpus in memory.
@@ -14,10 +14,10 @@ tables and indexes, and the peak memory of every process.
    pipeline, not a model, is measured).
 3. Nothing else: ``index`` leaves the HNSW index, the keyword lists and the planner's statistics
    (its ``searchReady`` report is kept), as a user has them.
-4. Search: ``bench_search_latency.time_rows`` (each channel alone, the fused default, the raw
+4. Search: ``generated_text.time_rows`` (each channel alone, the fused default, the raw
    vector SQL; no reranker, limit 8, 20 warm-up queries) over the hand-written queries
    (``data/search_queries.txt``), the query embedded by the same model server over HTTP; and
-   ``bench_search_latency.vector_recall`` (recall@10 against an exact scan, ``--recall-queries``
+   ``generated_text.vector_recall`` (recall@10 against an exact scan, ``--recall-queries``
    of the queries: each exact scan reads every vector).
 5. Sizes: every table and index of the database (``pg_relation_size``), largest first.
 6. Peak memory: this process (``ru_maxrss``), each CLI subprocess (``ru_maxrss`` from

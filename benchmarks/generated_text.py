@@ -18,7 +18,7 @@ import random
 import re
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +33,7 @@ from memory_pipeline.domain.chunking import (
     chunk_body,
     content_hash,
 )
-from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
+from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.search.service import (
     VECTOR_RESCORE_POOL,
     SearchService,
@@ -45,25 +45,14 @@ from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.profiles_store import (
     StoredProfile,
 )
-from memory_pipeline.storage.vector_store import MIN_EF_SEARCH, nearest_chunks, nearest_query
+from memory_pipeline.storage.vector_store import nearest_chunks, nearest_query
 
 MEMORY = "bench"
-WindowFn = Callable[[list[str]], np.ndarray]
-PROFILE = EmbeddingProfile("bench", "random", 384)
-CLUSTERED = EmbeddingProfile("bench", "clustered", 384)
-INGEST_DAY = dt.date(2025, 1, 15)
 START = dt.datetime(2022, 1, 1, tzinfo=dt.UTC)
 SPAN_DAYS = 3 * 365
-FUSED_P95_TARGET_MS = 25.0
 QUERY_FILE = Path(__file__).resolve().parent / "data" / "search_queries.txt"
-RECALL_TARGET = 0.95
-# nearest_chunks never searches below MIN_EF_SEARCH (100), so smaller values would only repeat it.
-EF_GRID = (MIN_EF_SEARCH,)
-EF_EXTRA = (200, 400, 800)  # the recall/latency curve
-DEFAULT_EF = max(VECTOR_RESCORE_POOL, MIN_EF_SEARCH)  # what the vector channel searches with
 WARMUP = 20
 RECALL_QUERIES = 100
-QUERY_NOISE = 0.5  # |noise| relative to the unit vector it is added to: cosine ~0.89
 
 ROWS: tuple[tuple[str, tuple[str, ...] | None], ...] = (
     ("vector", ("vector",)),
@@ -116,14 +105,6 @@ glacier mortgage dentist allergy pilates ukulele espresso amortization quarantin
 volcano kickoff quarterly documentary""".split()
 RARE_FIRST_RANK, RARE_STEP = 2000, 400
 
-# PostgreSQL's English stop words among COMMON_WORDS (to_tsvector drops them).
-STOP_WORDS = frozenset(
-    """the of and to a in is it you that he was for on are with as his they be at have this from
-or had by but what some we can out other were all there when your how an each she which do their if will
-about then them would so these her him has more could did no most my over than who may down been now any
-me our under very through just before too same does off why own should both until those once above few
-again against""".split()
-)
 
 FIRST_NAMES = """Maria James Aiko Lukas Priya Omar Sofia Daniel Chen Elena Tom Nadia Ravi Grace Felix Hannah
 Yusuf Clara Mateo Ingrid Amara Bruno Carmen Dmitri Esther Farid Greta Hugo Imani Jonas Keiko Leila
@@ -242,14 +223,6 @@ class GeneratedEpisode:
 
 
 KINDS = ("note", "note", "chat", "journal", "email", "doc")
-
-
-def generate_corpus(
-    target_chunks: int, seed: int, vocabulary: str = "shaped"
-) -> tuple[list[GeneratedEpisode], TextGenerator]:
-    """``vocabulary``: "english" (``english_vocabulary``) or "shaped" (see ``TextGenerator``)."""
-    gen = TextGenerator(seed, english=english_vocabulary() if vocabulary == "english" else None)
-    return list(iter_corpus(gen, target_chunks, seed)), gen
 
 
 def iter_corpus(gen: TextGenerator, target_chunks: int, seed: int) -> Iterator[GeneratedEpisode]:

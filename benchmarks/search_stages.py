@@ -35,11 +35,9 @@ from pathlib import Path
 import bench_search_latency as latency  # sibling modules (benchmarks/)
 
 from memory_pipeline.domain import fusion
-from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.search import service as search_service
 from memory_pipeline.storage import observations_store, search_store
 
-SPEC = EmbeddingProfile("bench", "structured", 384)
 # (owner, attribute, label): the stages timed. Channel methods include the stages they call.
 STAGES = (
     (search_store, "memory_exists", "memory_exists"),
