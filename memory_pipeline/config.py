@@ -158,6 +158,9 @@ def check_url(name: str, raw: str, *, bare_host: bool = False) -> str:
         text = f"http://{text}"
     try:
         parts = urllib.parse.urlsplit(text)
+        # The scheme first: httpx's complaint about "::::" (a relative path) would hide it.
+        if parts.scheme not in ("http", "https"):
+            raise ConfigurationError(f"{name}={raw!r}: not an http or https URL; {expected}")
         host, port = parts.hostname, parts.port  # .port raises on a bad or out-of-range port
         httpx.URL(text).host  # noqa: B018 - raises on what httpx refuses ("[v1.x]", "xn--")
     except (ValueError, httpx.InvalidURL) as exc:  # idna's errors are ValueErrors
@@ -166,8 +169,6 @@ def check_url(name: str, raw: str, *, bare_host: bool = False) -> str:
         raise ConfigurationError(
             f"{name}={raw!r}: the port must be a number from 1 to 65535; {expected}"
         )
-    if parts.scheme not in ("http", "https"):
-        raise ConfigurationError(f"{name}={raw!r}: not an http or https URL; {expected}")
     if not host:
         raise ConfigurationError(f"{name}={raw!r}: no host name; {expected}")
     return raw.strip()
