@@ -156,6 +156,12 @@ def check_url(name: str, raw: str, *, bare_host: bool = False) -> str:
         raise ConfigurationError(f"{name}={raw!r}: a URL has no spaces or control characters")
     if bare_host and "://" not in text:
         text = f"http://{text}"
+    # Junk after an IPv6 address's bracket ("[::1]x") is refused here, not left to urlsplit:
+    # Python patch releases disagree on it (a bad IPv6 URL in some, a bad port in others).
+    netloc = text.partition("://")[2].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    after = netloc.rpartition("]")[2] if "]" in netloc else ""
+    if after and not after.startswith(":"):
+        raise ConfigurationError(f"{name}={raw!r}: {_url_reason(ValueError('IPv6'))}; {expected}")
     try:
         parts = urllib.parse.urlsplit(text)
         # The scheme first: httpx's complaint about "::::" (a relative path) would hide it.

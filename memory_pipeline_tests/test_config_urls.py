@@ -12,7 +12,7 @@ REFUSED = {
     "http://[::1": "an IPv6 address must be whole and in brackets",
     "http://[v1.x]": "an IPv6 address must be whole and in brackets",
     "http://[::1]]": "an IPv6 address must be whole and in brackets",
-    "http://[::1]x": "the port must be a number from 1 to 65535",
+    "http://[::1]x": "an IPv6 address must be whole and in brackets",
     "http://[::1]:": "the port must be a number from 1 to 65535",
     "http://127.0.0.1:0": "the port must be a number from 1 to 65535",
     "http://127.0.0.1:99999": "the port must be a number from 1 to 65535",
