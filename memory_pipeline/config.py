@@ -161,7 +161,7 @@ def check_url(name: str, raw: str, *, bare_host: bool = False) -> str:
     netloc = text.partition("://")[2].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
     after = netloc.rpartition("]")[2] if "]" in netloc else ""
     if after and not after.startswith(":"):
-        raise ConfigurationError(f"{name}={raw!r}: {_url_reason(ValueError('IPv6'))}; {expected}")
+        raise ConfigurationError(f"{name}={raw!r}: {_IPV6_REASON}; {expected}")
     try:
         parts = urllib.parse.urlsplit(text)
         # The scheme first: httpx's complaint about "::::" (a relative path) would hide it.
@@ -180,10 +180,13 @@ def check_url(name: str, raw: str, *, bare_host: bool = False) -> str:
     return raw.strip()
 
 
+_IPV6_REASON = "an IPv6 address must be whole and in brackets, e.g. http://[::1]:11434"
+
+
 def _url_reason(exc: Exception) -> str:
     text = str(exc)
     if "IPv6" in text:
-        return "an IPv6 address must be whole and in brackets, e.g. http://[::1]:11434"
+        return _IPV6_REASON
     if "Port" in text or "port" in text:
         return "the port must be a number from 1 to 65535"
     return text
