@@ -69,7 +69,9 @@ def test_progress_moves_inside_one_long_document(cli, tmp_path):
     moving = sorted({_number(m["done"]) for m in before_the_episode})
     assert len(moving) >= 2 and moving[0] > 0, result.err
     assert _number(before_the_episode[0]["total"]) >= 55  # every chunk (and window) counted
-    assert 0 < int(before_the_episode[-1]["pct"]) < 100
+    # The last line before the commit may read 100% (every vector embedded, the episode not yet
+    # committed: CI saw it under load); some line before it must show a part.
+    assert any(0 < int(m["pct"]) < 100 for m in before_the_episode), result.err
 
 
 def test_index_on_a_terminal_draws_a_progress_bar(cli, tmp_path, db_url):
