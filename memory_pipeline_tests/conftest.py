@@ -29,12 +29,55 @@ TEMPLATE = "mp_test_template"
 PROCESS_FIXTURES = {"cli", "api"}
 
 
+# Fixtures every test process starts once for itself (one embedded PostgreSQL per pytest-xdist
+# worker): cheap enough to repeat, so they do not tie tests to one worker.
+PER_WORKER_FIXTURES = {"isolated_home", "pg_server", "template_database"}
+
+
+# First: pytest-xdist's own hook turns the xdist_group marks into node ids for --dist loadgroup.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     """A test that uses a process fixture is ``slow``: the inner loop (``pytest -m "not slow"``)
-    leaves it to the full suite. Tests that start processes otherwise carry the mark themselves."""
+    leaves it to the full suite. Tests that start processes otherwise carry the mark themselves.
+
+    Tests that share an expensive fixture wider than a function (``ui`` starts ``dagster dev``, a
+    module's fixture ingests a corpus, ``installed_package`` builds a wheel) run in one xdist
+    group, so ``--dist loadgroup`` sets each up once rather than once per worker.
+    """
     for item in items:
         if PROCESS_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    for item, group in shared_fixture_groups(items).items():
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def shared_fixture_groups(items) -> dict:
+    """Each test that uses one of this suite's fixtures wider than a function, mapped to a group
+    name; tests joined by any such fixture, directly or through others, share one group."""
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    keys_of = {}
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        keys = []
+        for name, definitions in (info.name2fixturedefs if info else {}).items():
+            definition = definitions[-1]  # the one in effect for this test
+            if name in PER_WORKER_FIXTURES or definition.scope == "function":
+                continue
+            if not definition.baseid:  # pytest's and plugins' own (tmp_path_factory): cheap
+                continue
+            where = item.module.__name__ if definition.scope in ("module", "class") else ""
+            keys.append(f"{definition.baseid}::{name}@{where}")
+        for key in keys[1:]:
+            parent[root(key)] = root(keys[0])
+        if keys:
+            keys_of[item] = keys[0]
+    return {item: root(key) for item, key in keys_of.items()}
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -45,10 +88,13 @@ def isolated_home():
     not delete a running session's database. Short, too: unix socket paths are limited.
     """
     home = Path(tempfile.mkdtemp(prefix="mp-test-"))
+    # COLUMNS and LINES too: pytest-xdist sets them in its workers (80 columns), and tables and
+    # the commands the tests start would lay out for a terminal that is not there.
     saved = {
         k: v
         for k, v in os.environ.items()
         if k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_HOME"))
+        or k in ("COLUMNS", "LINES")
     }
     for key in saved:
         del os.environ[key]
