@@ -116,3 +116,17 @@ def test_status_reports_a_running_build_and_search_answers_during_it(mem, db_url
     status = mem.status()["index"]
     assert status["building"] is None and status["valid"] is True
     assert count(mem.db, "SELECT count(*) FROM embeddings") == 40
+
+
+def test_the_build_takes_a_worker_per_further_core_up_to_three():
+    # After the pass the cores are free: one worker on 2 cores (1.7x faster there), none on 1.
+    assert [hnsw_store.build_workers(cores) for cores in (1, 2, 3, 4, 16)] == [0, 1, 2, 3, 3]
+
+
+def test_a_parallel_build_needs_room_in_this_machines_shared_memory(db):
+    # The test server is reached through a unix socket: it shares this machine's /dev/shm,
+    # whose free space decides whether a parallel build's graph fits there.
+    with db.connection() as conn:
+        assert str(conn.info.host).startswith("/")
+        assert hnsw_store.shared_memory_allows(conn, 64)
+        assert not hnsw_store.shared_memory_allows(conn, 2**40)  # a terabyte-sized graph

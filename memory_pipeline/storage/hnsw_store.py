@@ -15,6 +15,7 @@ an interrupted build). ``build_progress`` reads a running build from
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from dataclasses import dataclass
 
@@ -77,11 +78,30 @@ def _inspect(conn: psycopg.Connection, name: str) -> tuple[bool, bool, int, dict
     return True, bool(row[0]), int(row[1]), options
 
 
-def build_workers() -> int:
-    """Parallel maintenance workers beside the build's leader: none on 2 cores (a worker there
-    competes with the writers and the leader, and the build took longer, benchmarks/README.md),
-    then one per further pair of cores, up to 3."""
-    return max(0, min((os.cpu_count() or 1) // 2 - 1, 3))
+def build_workers(cores: int | None = None) -> int:
+    """Parallel maintenance workers beside the build's leader: one per further core, up to 3.
+
+    The build runs after the pass, when its cores are free: on 2 idle cores one worker built
+    100,000 vectors in 48-56 s instead of 88-95 s, and a second worker gained nothing
+    (benchmarks/README.md). On a machine busy with other work the worker competes for the
+    leader's core instead (under load 6-9 one worker took 107 s against 80 s alone).
+    """
+    return max(0, min((cores or os.cpu_count() or 1) - 1, 3))
+
+
+def shared_memory_allows(conn: psycopg.Connection, memory_mb: int) -> bool:
+    """Whether a parallel build's shared memory (``memory_mb``, the graph, in PostgreSQL's
+    dynamic shared memory: files in /dev/shm) fits where we can see it: a server reached through
+    a unix socket shares this machine's /dev/shm, whose free space is checked (a container's
+    64 MiB default is the usual shortage). Elsewhere it is not knowable from here: the build
+    tries, and falls back to one process when the server runs short (``_build``)."""
+    if not str(conn.info.host).startswith("/"):
+        return True
+    try:
+        free = shutil.disk_usage("/dev/shm").free
+    except OSError:
+        return True
+    return free >= memory_mb * 2**20 * 5 // 4
 
 
 def build_memory_mb(rows: int, dim: int, ceiling_mb: int) -> int:
@@ -168,26 +188,40 @@ def _build(
     if exists:
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
     started = time.perf_counter()
-    conn.execute(
-        "SELECT set_config('maintenance_work_mem', %s, false), "
-        "set_config('max_parallel_maintenance_workers', %s, false)",
-        (f"{build_memory_mb(rows, profile.dim, memory_mb)}MB", str(max(workers, 0))),
+    build_mb = build_memory_mb(rows, profile.dim, memory_mb)
+    if workers > 0 and not shared_memory_allows(conn, build_mb):
+        workers = 0
+    create = sql.SQL(
+        "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON embeddings USING hnsw "
+        "((embedding::halfvec({dim})) halfvec_cosine_ops) WITH (m = {m}, ef_construction = {efc}) "
+        "WHERE profile_id = {pid} AND generation = {gen}"
+    ).format(
+        name=sql.Identifier(name),
+        dim=sql.Literal(profile.dim),
+        m=sql.Literal(HNSW_M),
+        efc=sql.Literal(HNSW_EF_CONSTRUCTION),
+        pid=sql.Literal(profile.id),
+        gen=sql.Literal(profile.generation),
     )
     try:
         conn.execute(
-            sql.SQL(
-                "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON embeddings USING hnsw "
-                "((embedding::halfvec({dim})) halfvec_cosine_ops) WITH (m = {m}, ef_construction = {efc}) "
-                "WHERE profile_id = {pid} AND generation = {gen}"
-            ).format(
-                name=sql.Identifier(name),
-                dim=sql.Literal(profile.dim),
-                m=sql.Literal(HNSW_M),
-                efc=sql.Literal(HNSW_EF_CONSTRUCTION),
-                pid=sql.Literal(profile.id),
-                gen=sql.Literal(profile.generation),
-            )
+            "SELECT set_config('maintenance_work_mem', %s, false), "
+            "set_config('max_parallel_maintenance_workers', %s, false)",
+            (f"{build_mb}MB", str(max(workers, 0))),
         )
+        try:
+            conn.execute(create)
+        except (psycopg.errors.DiskFull, psycopg.errors.OutOfMemory):
+            # "could not resize shared memory segment" (ENOSPC or ENOMEM): the server's /dev/shm
+            # cannot hold a parallel build's graph. One process builds in its own memory instead; the failed
+            # attempt left an invalid index behind.
+            if workers == 0:
+                raise
+            conn.execute(
+                sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name))
+            )
+            conn.execute("SELECT set_config('max_parallel_maintenance_workers', '0', false)")
+            conn.execute(create)
     finally:
         conn.execute("RESET maintenance_work_mem")
         conn.execute("RESET max_parallel_maintenance_workers")
