@@ -71,8 +71,10 @@ def shared_fixture_groups(items) -> dict:
                 continue
             if not definition.baseid:  # pytest's and plugins' own (tmp_path_factory): cheap
                 continue
-            where = item.module.__name__ if definition.scope in ("module", "class") else ""
-            keys.append(f"{definition.baseid}::{name}@{where}")
+            # No "@" in a group's name: pytest-xdist reads the group back as what follows the
+            # node id's last "@". A fixture per module is named with its module.
+            where = f" in {item.module.__name__}" if definition.scope in ("module", "class") else ""
+            keys.append(f"{definition.baseid}::{name}{where}")
         for key in keys[1:]:
             parent[root(key)] = root(keys[0])
         if keys:

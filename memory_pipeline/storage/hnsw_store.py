@@ -186,7 +186,7 @@ def _build(
     if exists and valid:
         return 0.0
     if exists:
-        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
+        _drop(conn, name)
     started = time.perf_counter()
     build_mb = build_memory_mb(rows, profile.dim, memory_mb)
     if workers > 0 and not shared_memory_allows(conn, build_mb):
@@ -213,19 +213,21 @@ def _build(
             conn.execute(create)
         except (psycopg.errors.DiskFull, psycopg.errors.OutOfMemory):
             # "could not resize shared memory segment" (ENOSPC or ENOMEM): the server's /dev/shm
-            # cannot hold a parallel build's graph. One process builds in its own memory instead; the failed
-            # attempt left an invalid index behind.
+            # cannot hold a parallel build's graph. The failed attempt left an invalid index;
+            # one process builds it again in its own memory.
             if workers == 0:
                 raise
-            conn.execute(
-                sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name))
-            )
+            _drop(conn, name)
             conn.execute("SELECT set_config('max_parallel_maintenance_workers', '0', false)")
             conn.execute(create)
     finally:
         conn.execute("RESET maintenance_work_mem")
         conn.execute("RESET max_parallel_maintenance_workers")
     return time.perf_counter() - started
+
+
+def _drop(conn: psycopg.Connection, name: str) -> None:
+    conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
 
 
 def build_progress(conn: psycopg.Connection, profile: StoredProfile) -> dict | None:
