@@ -67,6 +67,7 @@ from pathlib import Path
 from memory_pipeline.config import EmbedSettings
 from memory_pipeline.domain import fusion
 from memory_pipeline.domain.chunking import chunk_body
+from memory_pipeline.domain.entities import entity_matcher
 from memory_pipeline.domain.episodes import EpisodeDraft, make_episode
 from memory_pipeline.domain.observations import make_observation
 from memory_pipeline.domain.policies import default_policies_path, load_policies
@@ -74,15 +75,10 @@ from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.progress import Meter, Progress, describe
-from memory_pipeline.search.service import (
-    GRAPH_CANDIDATES,
-    KEYWORD_CANDIDATES,
-    VECTOR_CANDIDATES,
-    VECTOR_RESCORE_POOL,
-    SearchService,
-    entity_matcher,
-    followed_entities,
-)
+from memory_pipeline.search.channels.graph import GRAPH_CANDIDATES, followed_entities
+from memory_pipeline.search.channels.keyword import KEYWORD_CANDIDATES
+from memory_pipeline.search.channels.vector import VECTOR_CANDIDATES, VECTOR_RESCORE_POOL
+from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import entities_store, hnsw_store, observations_store, search_store
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
@@ -517,7 +513,7 @@ def run_service(
 
 
 def graph_ids(conn, memory: str, query: str, cache: dict) -> list[int]:
-    """The entity ids the graph channel follows for ``query`` (service.followed_entities)."""
+    """The entity ids the graph channel follows for ``query`` (search.channels.graph.followed_entities)."""
     if memory not in cache:
         cache[memory] = entity_matcher(search_store.memory_entities(conn, memory))
     return followed_entities(conn, memory, query, cache[memory])[0]

@@ -34,10 +34,8 @@ from memory_pipeline.domain.chunking import (
     content_hash,
 )
 from memory_pipeline.embedders.base import Embedder
-from memory_pipeline.search.service import (
-    VECTOR_RESCORE_POOL,
-    SearchService,
-)
+from memory_pipeline.search.channels.vector import VECTOR_RESCORE_POOL
+from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import (
     hnsw_store,
 )

@@ -35,19 +35,21 @@ from pathlib import Path
 import bench_search_latency as latency  # sibling modules (benchmarks/)
 
 from memory_pipeline.domain import fusion
-from memory_pipeline.search import service as search_service
+from memory_pipeline.search.channels import graph as graph_channel
+from memory_pipeline.search.channels import run as channel_run
+from memory_pipeline.search.channels import vector as vector_channel
 from memory_pipeline.storage import observations_store, search_store
 
 # (owner, attribute, label): the stages timed. Channel methods include the stages they call.
 STAGES = (
     (search_store, "memory_exists", "memory_exists"),
-    (search_service, "serving_in", "serving_in (profile, memory rows)"),
-    (search_service, "nearest_chunks", "vector SQL (nearest_chunks)"),
+    (vector_channel, "serving_in", "serving_in (profile, memory rows)"),
+    (vector_channel, "nearest_chunks", "vector SQL (nearest_chunks)"),
     (search_store, "keyword_hits", "keyword channel"),
     (search_store, "record_telemetry", "record_telemetry"),
     (search_store, "entities_version", "graph: entities_version"),
     (search_store, "memory_entities", "graph: memory_entities"),
-    (search_service, "followed_entities", "graph: followed_entities"),
+    (graph_channel, "followed_entities", "graph: followed_entities"),
     (search_store, "graph_candidates", "graph: graph_candidates"),
     (observations_store, "any_statements", "statements: any_statements"),
     (observations_store, "by_vector", "statements: by_vector"),
@@ -55,10 +57,10 @@ STAGES = (
     (search_store, "chunk_rows", "chunk_rows"),
     (search_store, "chunk_texts", "chunk_texts (its chunk_rows call counted above too)"),
     (fusion, "fuse", "fuse"),
-    (search_service.SearchService, "_run_channels", "all channels (_run_channels)"),
-    (search_service.SearchService, "_vector", "vector channel"),
-    (search_service.SearchService, "_graph", "graph channel"),
-    (search_service.SearchService, "_statements", "statement channel"),
+    (channel_run.ChannelRunner, "run", "all channels (ChannelRunner.run)"),
+    (channel_run, "vector_channel", "vector channel"),
+    (graph_channel.GraphChannel, "__call__", "graph channel"),
+    (channel_run, "statement_channel", "statement channel"),
 )
 
 

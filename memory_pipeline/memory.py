@@ -558,10 +558,6 @@ class Memory:
     ) -> SearchResponse:
         """Fused search inside one memory (``search.service``); UnknownMemory names the others.
         ``contested_beliefs`` overrides the policy's: whether contested beliefs are returned."""
-        try:
-            validate_memory_name(memory)
-        except ValueError as exc:
-            raise InputError(f"memory {memory!r}: {exc}") from None
         self._purge_if_due()
         return self.search_service.search(
             memory,

@@ -189,7 +189,7 @@ class ServerHealth:
 
 # One search runs its channel groups at the same time, each on its own pooled connection:
 # vector, keyword, graph, date (when the query names one) and the statement channels (sharing
-# one), as ``search.service.channel_groups`` groups them. With fewer, a channel
+# one), as ``search.channels.run.channel_groups`` groups them. With fewer, a channel
 # would wait for another's connection to be returned.
 POOL_SIZE = 5
 

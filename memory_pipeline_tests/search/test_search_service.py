@@ -15,7 +15,8 @@ from memory_pipeline.errors import InputError
 from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.rerankers.http import HttpReranker
-from memory_pipeline.search.service import SearchService, channel_groups
+from memory_pipeline.search.channels.run import channel_groups
+from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import entities_store, hnsw_store
 from memory_pipeline.storage.database import POOL_SIZE
 from memory_pipeline.storage.profiles_store import active_profile
@@ -368,7 +369,8 @@ def test_both_graph_query_plans_return_the_same_chunks(db, world):
 
 
 def test_graph_channel_follows_only_names_that_narrow_the_memory_down(db, world):
-    from memory_pipeline.search.service import entity_matcher, followed_entities
+    from memory_pipeline.domain.entities import entity_matcher
+    from memory_pipeline.search.channels.graph import followed_entities
     from memory_pipeline.storage import keyword_stats_store, search_store
 
     with db.connection() as conn:
@@ -575,7 +577,7 @@ def test_a_memory_of_few_rows_is_searched_exactly_without_the_graph(db, world, m
     # A memory of at most EXACT_MAX_ROWS chunk rows compares every one of its vectors (read through
     # the primary key), so it never walks a graph that mostly holds other memories' nodes; a
     # larger one takes the HNSW index. Both give the exact order here (few rows).
-    from memory_pipeline.search import service as service_module
+    from memory_pipeline.search.channels import vector as vector_channel
     from memory_pipeline.storage import profiles_store, vector_store
 
     with db.connection() as conn:
@@ -620,15 +622,15 @@ def test_a_memory_of_few_rows_is_searched_exactly_without_the_graph(db, world, m
     # The service takes the exact scan for alice (rows <= EXACT_MAX_ROWS) and the index once the
     # limit is below her rows; the answers agree.
     taken: list = []
-    real = service_module.nearest_chunks
+    real = vector_channel.nearest_chunks
 
     def spy(*args, **kwargs):
         taken.append(kwargs.get("exact"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(service_module, "nearest_chunks", spy)
+    monkeypatch.setattr(vector_channel, "nearest_chunks", spy)
     service = SearchService(db, load_policies(), embedder=world, clock=lambda: NOW)
     exact_titles = titles(service.search("alice", "garden tulips", channels=("vector",)))
-    monkeypatch.setattr(service_module, "EXACT_MAX_ROWS", alice_rows - 1)
+    monkeypatch.setattr(vector_channel, "EXACT_MAX_ROWS", alice_rows - 1)
     graph_titles = titles(service.search("alice", "garden tulips", channels=("vector",)))
     assert taken == [True, False] and exact_titles == graph_titles

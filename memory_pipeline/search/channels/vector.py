@@ -1,0 +1,49 @@
+"""The vector channel: chunks nearest the query's vector, re-scored by their best paragraph window."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memory_pipeline.search.channels.base import ChannelQuery, ChannelResult, query_vector_for
+from memory_pipeline.storage.profiles_store import serving_in
+from memory_pipeline.storage.vector_store import EXACT_MAX_ROWS, nearest_chunks
+
+VECTOR_CANDIDATES = 50
+# The HNSW scan fetches this many chunks by chunk vector; their paragraph windows re-score them
+# and the best VECTOR_CANDIDATES go to fusion, so a chunk whose one turn matches can climb past
+# chunks that match only on average (the larger pool won on LoCoMo: benchmarks/README.md).
+# hnsw.ef_search is already 100 (vector_store.MIN_EF_SEARCH), so the pool costs only its rows.
+VECTOR_RESCORE_POOL = 100
+
+
+@dataclass
+class VectorResult(ChannelResult):
+    """``status``: "ok", or "unavailable: <reason>" (keyword and graph answer alone);
+    ``windows``: each candidate's best paragraph window, which its snippet centres on."""
+
+    status: str = "ok"
+    windows: dict[str, int] = field(default_factory=dict)
+
+
+def vector_channel(conn, q: ChannelQuery) -> VectorResult:
+    profile, state, rows = serving_in(conn, q.memory)
+    vector, status = query_vector_for(profile, state, q)
+    if vector is None or profile is None:
+        return VectorResult(status=status)
+    found = nearest_chunks(
+        conn,
+        profile,
+        q.memory,
+        vector,
+        limit=VECTOR_RESCORE_POOL,
+        kinds=q.filters.kinds,
+        since=q.filters.since,
+        by_windows=True,
+        # A small memory's rows are compared exactly: cheaper than a graph of mostly other memories.
+        exact=rows is not None and rows <= EXACT_MAX_ROWS,
+    )[:VECTOR_CANDIDATES]
+    return VectorResult(
+        hits=[(h.chunk_id, 1.0 - h.distance) for h in found],
+        status=status,
+        windows={h.chunk_id: h.window for h in found if h.window is not None},
+    )
