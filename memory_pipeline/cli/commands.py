@@ -16,7 +16,7 @@ from memory_pipeline.cli.common import err, open_database, open_memory, print_js
 from memory_pipeline.cli.ops_commands import keyword_list_lines
 from memory_pipeline.cli.progress import ProgressDisplay
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
-from memory_pipeline.errors import ExitCode, InputError
+from memory_pipeline.errors import ExitCode, InputError, NoDataYet
 from memory_pipeline.ingest import ingest_paths
 
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "sample_corpus"
@@ -128,13 +128,18 @@ def search_ready_line(ready) -> str | None:
 
 # -- memories and forget --------------------------------------------------------------------
 def cmd_memories(args) -> int:
-    with open_memory() as mem:
-        rows = mem.memories()
+    try:
+        with open_memory(read_only=True) as mem:
+            rows = mem.memories()
+    except NoDataYet:
+        rows = []
     if args.json:
         print_json([r.to_json() for r in rows])
         return ExitCode.OK
     if not rows:
-        print("no memories yet (memory-pipeline ingest FILE --memory NAME)")
+        print(
+            f"no memories yet in {config.data_location()} (memory-pipeline ingest FILE --memory NAME)"
+        )
     for r in rows:
         span = (
             f", {r.first_at.date().isoformat()} to {r.last_at.date().isoformat()}"
@@ -151,7 +156,7 @@ def cmd_memories(args) -> int:
 def cmd_read(args) -> int:
     """The page's text on stdout, exactly (pages 1..N concatenated are the body), and where it
     lies on stderr; ``--json`` the whole page document."""
-    with open_memory() as mem:
+    with open_memory(read_only=True) as mem:
         page = mem.read(args.episode, page=args.page)
     if args.json:
         print_json(page)
@@ -222,8 +227,11 @@ def last_nightly_run() -> dict | None:
 
 
 def cmd_status(args) -> int:
-    with open_memory() as mem:
-        doc = status_document(mem)
+    try:
+        with open_memory(read_only=True) as mem:
+            doc = status_document(mem)
+    except NoDataYet:
+        return _status_of_nothing(args)
     if args.json:
         print_json(doc)
         return ExitCode.OK
@@ -271,6 +279,30 @@ def cmd_status(args) -> int:
     )
     for day, n in doc["pendingByDay"].items():
         print(f"  pending on {day}: {n}")
+    return ExitCode.OK
+
+
+def _status_of_nothing(args) -> int:
+    """``status`` where nothing was ever stored: where it looked, and no database made there."""
+    from memory_pipeline.version import __version__
+
+    folder = str(config.home_dir())
+    if args.json:
+        print_json(
+            {
+                "version": __version__,
+                "dataFolder": folder,
+                "database": None,
+                "memories": 0,
+                "episodes": 0,
+                "pendingEpisodes": 0,
+            }
+        )
+        return ExitCode.OK
+    print(f"version:          memory-pipeline {__version__}")
+    print(f"data folder:      {folder}")
+    print("database:         none yet (the first `memory-pipeline ingest` creates it here)")
+    print("memories:         0")
     return ExitCode.OK
 
 

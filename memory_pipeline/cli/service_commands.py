@@ -141,7 +141,7 @@ def cmd_mcp(args) -> int:
 
 
 def cmd_tokens(args) -> int:
-    with open_memory() as mem:
+    with open_memory(read_only=args.tokens_command == "list") as mem:
         if args.tokens_command == "create":
             memories = ["*"] if args.all_memories else (args.memory or [])
             if not memories:
