@@ -238,7 +238,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--from", dest="start", type=_date, required=True, metavar="YYYY-MM-DD")
     p.add_argument("--to", dest="end", type=_date, required=True, metavar="YYYY-MM-DD")
     p.add_argument(
-        "--rechunk", action="store_true", help="delete and recompute the days' chunks first"
+        "--rechunk",
+        action="store_true",
+        help="each day's run deletes and recomputes its chunks first (search keeps the present ones until then)",
     )
     p.add_argument(
         "--no-wait",
