@@ -422,11 +422,15 @@ def _demo_searches(mem) -> None:
 
 # -- ui -------------------------------------------------------------------------------------
 def cmd_ui(args) -> int:
+    from memory_pipeline.cli.service_commands import listening_socket
     from memory_pipeline.orchestration.instance import apply_pool_limits, open_instance
     from memory_pipeline.orchestration.settings import OpsSettings
     from memory_pipeline.storage.paths import WORKSPACE_YAML
 
     OpsSettings.from_env()  # a bad schedule/sensor setting fails here, plainly, not in the code server
+    # A taken port fails here, before anything starts, as `serve` does: dagster dev would print a
+    # banner pointing at the other program, and its daemon would go on launching runs.
+    listening_socket(args.host, args.port).close()
     open_database()  # starts the embedded server (held by this process) and migrates
     # open_instance sets DAGSTER_HOME and the storage URL in os.environ; dagster dev inherits a copy.
     instance = open_instance()

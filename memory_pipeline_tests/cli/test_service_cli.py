@@ -46,3 +46,28 @@ def test_memories_forget_and_status(cli, tmp_path, db_url):
         assert (
             metadata["forgotten_episodes"].value == 1 and metadata["dagster/row_count"].value == 1
         )
+
+
+def test_ui_and_serve_on_a_taken_port_exit_2_plainly_and_start_nothing(cli):
+    import socket
+
+    import psutil
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = str(taken.getsockname()[1])
+        ui = cli("ui", "--port", port, timeout=120)
+        serve = cli("serve", "--port", port, timeout=120)
+    for result in (ui, serve):
+        assert result.code == 2, result.err
+        assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in result.err
+        assert "another program holds it: --port picks another" in result.err
+        assert "Traceback" not in result.err
+    assert "Dagster UI on" not in ui.out
+    started = [
+        p.info["cmdline"]
+        for p in psutil.process_iter(["cmdline"])
+        if p.info["cmdline"] and "dev" in p.info["cmdline"] and port in p.info["cmdline"]
+    ]
+    assert started == []
