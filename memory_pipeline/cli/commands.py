@@ -71,6 +71,7 @@ def cmd_index(args) -> int:
 
     reporter = DagsterReporter()
     with open_memory(reporter) as mem, ProgressDisplay() as show:
+        announce_long_index(mem, args.day)
         # Importing Dagster and setting up its storage take seconds: they overlap the pass,
         # whose finished days the reporter records at its end.
         reporter.open_meanwhile()
@@ -109,6 +110,16 @@ def cmd_index(args) -> int:
         if ready:
             print(ready)
     return ExitCode.OK
+
+
+def announce_long_index(mem, day: dt.date | None) -> None:
+    """Before a backlog that takes long, how long (stderr), from the profile's measured speed."""
+    ahead = mem.index_estimate(day)
+    if ahead is not None and ahead.long:
+        err(
+            f"memory-pipeline: {ahead.characters:,} characters to index: {ahead.phrase()} "
+            "(Ctrl-C stops it; what is done stays done)"
+        )
 
 
 def search_ready_line(ready) -> str | None:
@@ -245,7 +256,7 @@ def cmd_status(args) -> int:
     print(
         f"vectors:          {doc['vectors']} (active profile; {doc['vectorsWithWindows']} with paragraph windows)"
     )
-    print(f"pending episodes: {doc['pendingEpisodes']}")
+    print(f"pending episodes: {doc['pendingEpisodes']}{estimate_note(doc.get('pendingEstimate'))}")
     print(
         f"active profile:   {profile['name'] + ' generation ' + str(profile['generation']) if profile else 'none yet (run memory-pipeline index)'}"
     )
@@ -304,6 +315,11 @@ def _status_of_nothing(args) -> int:
     print("database:         none yet (the first `memory-pipeline ingest` creates it here)")
     print("memories:         0")
     return ExitCode.OK
+
+
+def estimate_note(ahead: dict | None) -> str:
+    """ " (indexing them takes about 2 h 40 min with ...)" from status's ``pendingEstimate``."""
+    return f" (indexing them takes {ahead['summary']})" if ahead and ahead["summary"] else ""
 
 
 def hnsw_line(index: dict) -> str:

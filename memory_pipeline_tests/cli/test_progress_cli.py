@@ -154,3 +154,31 @@ def test_demo_on_a_terminal_draws_a_live_bar(tmp_path, db_url):
     }
     assert len({p for p in states if p < 100}) >= 3, sorted(states)
     assert 100 in states
+
+
+def test_index_and_status_say_how_long_a_long_backlog_takes(cli, tmp_path, db):
+    from memory_pipeline.storage import profiles_store
+
+    write_jsonl(tmp_path / "a.jsonl", [episode(i) for i in range(3)])
+    write_jsonl(tmp_path / "b.jsonl", [episode(i) for i in range(10, 14)])
+    with LoopbackEmbeddingServer(dim=1024) as server:
+        env = _env(server.url)
+        assert cli("ingest", str(tmp_path / "a.jsonl")).code == 0
+        first = cli("index", env=env)
+        assert first.code == 0, first.err
+        assert "characters to index" not in first.err  # short, and measured by no run yet
+        with db.connection() as conn:
+            [(profile_id, name)] = conn.execute("SELECT id, name FROM embedding_profiles")
+            profiles_store.record_speed(conn, profile_id, 1.0)  # a very slow model
+        assert cli("ingest", str(tmp_path / "b.jsonl")).code == 0
+        status = cli("status", env=env)
+        second = cli("index", env=env)
+    assert second.code == 0, second.err
+    said = re.search(
+        r"memory-pipeline: ([\d,]+) characters to index: about (.+?) with (\S+)", second.err
+    )
+    assert said and said.group(3) == name, second.err
+    assert "(measured here)" in second.err and "h " in said.group(2)
+    assert re.search(
+        r"pending episodes: 4 \(indexing them takes about \d+ h \d+ min with ", status.out
+    )
