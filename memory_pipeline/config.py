@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ DETECT = "detect"
 MAX_EMBED_DIM = 4000
 
 ENV_VARS = {
-    "MEMORY_PIPELINE_HOME": "Folder for the embedded PostgreSQL, the inbox and Dagster's home (default ./.memory_pipeline).",
+    "MEMORY_PIPELINE_HOME": "Folder for the embedded PostgreSQL, the inbox and Dagster's home (default: the user's data folder, $XDG_DATA_HOME/memory_pipeline or ~/.local/share/memory_pipeline).",
     "MEMORY_PIPELINE_DATABASE_URL": "An external PostgreSQL (pgvector >= 0.7). Unset: the embedded server under MEMORY_PIPELINE_HOME.",
     "MEMORY_PIPELINE_DAGSTER_URL": "Where Dagster keeps runs/events/schedules (postgresql://...). Default: the same server as the data.",
     "MEMORY_PIPELINE_INBOX": "Inbox folder; files in INBOX/YYYY-MM-DD/ are that day's episodes (default HOME/inbox).",
@@ -291,12 +292,43 @@ def client_timeout(environ: Mapping[str, str]) -> float:
 
 
 def home_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The data folder: MEMORY_PIPELINE_HOME, else the user's data folder (``user_data_dir``),
+    the same whatever the working directory, so every command of one user sees one store."""
     environ = os.environ if environ is None else environ
-    return (
-        Path(environ.get("MEMORY_PIPELINE_HOME", "").strip() or ".memory_pipeline")
-        .expanduser()
-        .resolve()
-    )
+    raw = environ.get("MEMORY_PIPELINE_HOME", "").strip()
+    return Path(raw).expanduser().resolve() if raw else user_data_dir(environ)
+
+
+def user_data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The platform's per-user data folder for this project: ``$XDG_DATA_HOME/memory_pipeline``,
+    else ``~/.local/share/memory_pipeline`` (macOS: ``~/Library/Application Support``). The XDG
+    rule in a few lines rather than a dependency (platformdirs) for one path."""
+    environ = os.environ if environ is None else environ
+    user_home = Path(environ.get("HOME", "").strip() or Path.home())
+    xdg = environ.get("XDG_DATA_HOME", "").strip()
+    if xdg and Path(xdg).is_absolute():  # the XDG rule: a relative value is ignored
+        base = Path(xdg)
+    elif sys.platform == "darwin":
+        base = user_home / "Library" / "Application Support"
+    else:
+        base = user_home / ".local" / "share"
+    return (base / "memory_pipeline").resolve()
+
+
+def has_embedded_database(home: Path) -> bool:
+    """Whether ``home`` holds an embedded PostgreSQL already (a read-only command never
+    creates one: it would be an empty database in a folder the user did not mean)."""
+    return (home / "pgdata" / "PG_VERSION").is_file()
+
+
+def data_location(environ: Mapping[str, str] | None = None) -> str:
+    """Where the commands look for the data, in words for a message: the database URL
+    (password masked) when one is set, else the data folder."""
+    from memory_pipeline.redaction import mask_secrets
+
+    environ = os.environ if environ is None else environ
+    url = environ.get("MEMORY_PIPELINE_DATABASE_URL", "").strip()
+    return f"the database {mask_secrets(url)}" if url else f"the data folder {home_dir(environ)}"
 
 
 def usable_folder(path: Path, name: str = "MEMORY_PIPELINE_HOME") -> Path:

@@ -56,6 +56,19 @@ class UnknownMemory(InputError):
         super().__init__(unknown_memory_message(memory, known))
 
 
+class NoDataYet(InputError):
+    """A read-only command where nothing was ever stored: no database is created for it; the
+    message names the folder (or database) it looked in."""
+
+    def __init__(self, where: str):
+        self.where = where
+        super().__init__(
+            f"no memories yet in {where}: nothing was ingested there "
+            "(`memory-pipeline ingest FILE --memory NAME` creates its database; "
+            "MEMORY_PIPELINE_HOME names another folder)"
+        )
+
+
 class UnknownPage(InputError):
     """A page number an episode does not have; the message says how many it has."""
 
@@ -68,9 +81,12 @@ class UnknownPage(InputError):
         self.pages = pages
 
 
-def unknown_memory_message(memory: str, known: list[str]) -> str:
+def unknown_memory_message(memory: str, known: list[str], where: str | None = None) -> str:
+    """``where``: the folder or database looked in, for a user at a command line (a server's
+    client is not told the server's paths)."""
     listed = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
-    return f"unknown memory {memory!r} (existing: {listed or 'none yet'})"
+    place = f" in {where}" if where else ""
+    return f"unknown memory {memory!r}{place} (existing: {listed or 'none yet'})"
 
 
 class DatabaseUnavailable(MemoryPipelineError):

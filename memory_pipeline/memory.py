@@ -45,6 +45,7 @@ from memory_pipeline.embedders.factory import build_embedder, describe
 from memory_pipeline.errors import ConfigurationError, InputError, UnknownMemory
 from memory_pipeline.indexing import linking
 from memory_pipeline.indexing.days import days_done_by_a_run
+from memory_pipeline.indexing.estimate import Estimate, estimate
 from memory_pipeline.indexing.keyword_lists import ListsBeside
 from memory_pipeline.indexing.pending import pending_by_day, pending_of
 from memory_pipeline.indexing.report import IndexReport
@@ -842,7 +843,18 @@ class Memory:
                 "enabled": self.telemetry.enabled,
                 "retentionDays": self.telemetry.retention_days,
             },
+            # How long indexing the pending episodes takes with the configured model.
+            "pendingEstimate": (
+                estimate(self.db, configured).to_json() if configured and by_day else None
+            ),
         }
+
+    def index_estimate(self, day: dt.date | None = None) -> Estimate | None:
+        """How long indexing what is pending (of one ingest day) takes with the configured
+        model, from its measured speed (``indexing.estimate``); None when the model cannot be
+        told (detection failed)."""
+        configured, _ = describe(self.embed_settings)
+        return estimate(self.db, configured, day) if configured else None
 
     # -- access tokens (the HTTP and MCP servers check them) -------------------------------------
     def create_token(

@@ -16,7 +16,7 @@ from memory_pipeline.cli.common import err, open_database, open_memory, print_js
 from memory_pipeline.cli.ops_commands import keyword_list_lines
 from memory_pipeline.cli.progress import ProgressDisplay
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
-from memory_pipeline.errors import ExitCode, InputError
+from memory_pipeline.errors import ExitCode, InputError, NoDataYet
 from memory_pipeline.ingest import ingest_paths
 
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "sample_corpus"
@@ -71,6 +71,7 @@ def cmd_index(args) -> int:
 
     reporter = DagsterReporter()
     with open_memory(reporter) as mem, ProgressDisplay() as show:
+        announce_long_index(mem, args.day)
         # Importing Dagster and setting up its storage take seconds: they overlap the pass,
         # whose finished days the reporter records at its end.
         reporter.open_meanwhile()
@@ -111,6 +112,16 @@ def cmd_index(args) -> int:
     return ExitCode.OK
 
 
+def announce_long_index(mem, day: dt.date | None) -> None:
+    """Before a backlog that takes long, how long (stderr), from the profile's measured speed."""
+    ahead = mem.index_estimate(day)
+    if ahead is not None and ahead.long:
+        err(
+            f"memory-pipeline: {ahead.characters:,} characters to index: {ahead.phrase()} "
+            "(Ctrl-C stops it; what is done stays done)"
+        )
+
+
 def search_ready_line(ready) -> str | None:
     """What ``index`` left for search, when it did something about it (``indexing.serving``)."""
     state = ready.index if ready else None
@@ -128,13 +139,18 @@ def search_ready_line(ready) -> str | None:
 
 # -- memories and forget --------------------------------------------------------------------
 def cmd_memories(args) -> int:
-    with open_memory() as mem:
-        rows = mem.memories()
+    try:
+        with open_memory(read_only=True) as mem:
+            rows = mem.memories()
+    except NoDataYet:
+        rows = []
     if args.json:
         print_json([r.to_json() for r in rows])
         return ExitCode.OK
     if not rows:
-        print("no memories yet (memory-pipeline ingest FILE --memory NAME)")
+        print(
+            f"no memories yet in {config.data_location()} (memory-pipeline ingest FILE --memory NAME)"
+        )
     for r in rows:
         span = (
             f", {r.first_at.date().isoformat()} to {r.last_at.date().isoformat()}"
@@ -151,7 +167,7 @@ def cmd_memories(args) -> int:
 def cmd_read(args) -> int:
     """The page's text on stdout, exactly (pages 1..N concatenated are the body), and where it
     lies on stderr; ``--json`` the whole page document."""
-    with open_memory() as mem:
+    with open_memory(read_only=True) as mem:
         page = mem.read(args.episode, page=args.page)
     if args.json:
         print_json(page)
@@ -222,8 +238,11 @@ def last_nightly_run() -> dict | None:
 
 
 def cmd_status(args) -> int:
-    with open_memory() as mem:
-        doc = status_document(mem)
+    try:
+        with open_memory(read_only=True) as mem:
+            doc = status_document(mem)
+    except NoDataYet:
+        return _status_of_nothing(args)
     if args.json:
         print_json(doc)
         return ExitCode.OK
@@ -237,7 +256,7 @@ def cmd_status(args) -> int:
     print(
         f"vectors:          {doc['vectors']} (active profile; {doc['vectorsWithWindows']} with paragraph windows)"
     )
-    print(f"pending episodes: {doc['pendingEpisodes']}")
+    print(f"pending episodes: {doc['pendingEpisodes']}{estimate_note(doc.get('pendingEstimate'))}")
     print(
         f"active profile:   {profile['name'] + ' generation ' + str(profile['generation']) if profile else 'none yet (run memory-pipeline index)'}"
     )
@@ -272,6 +291,35 @@ def cmd_status(args) -> int:
     for day, n in doc["pendingByDay"].items():
         print(f"  pending on {day}: {n}")
     return ExitCode.OK
+
+
+def _status_of_nothing(args) -> int:
+    """``status`` where nothing was ever stored: where it looked, and no database made there."""
+    from memory_pipeline.version import __version__
+
+    folder = str(config.home_dir())
+    if args.json:
+        print_json(
+            {
+                "version": __version__,
+                "dataFolder": folder,
+                "database": None,
+                "memories": 0,
+                "episodes": 0,
+                "pendingEpisodes": 0,
+            }
+        )
+        return ExitCode.OK
+    print(f"version:          memory-pipeline {__version__}")
+    print(f"data folder:      {folder}")
+    print("database:         none yet (the first `memory-pipeline ingest` creates it here)")
+    print("memories:         0")
+    return ExitCode.OK
+
+
+def estimate_note(ahead: dict | None) -> str:
+    """ " (indexing them takes about 2 h 40 min with ...)" from status's ``pendingEstimate``."""
+    return f" (indexing them takes {ahead['summary']})" if ahead and ahead["summary"] else ""
 
 
 def hnsw_line(index: dict) -> str:
@@ -390,11 +438,15 @@ def _demo_searches(mem) -> None:
 
 # -- ui -------------------------------------------------------------------------------------
 def cmd_ui(args) -> int:
+    from memory_pipeline.cli.service_commands import listening_socket
     from memory_pipeline.orchestration.instance import apply_pool_limits, open_instance
     from memory_pipeline.orchestration.settings import OpsSettings
     from memory_pipeline.storage.paths import WORKSPACE_YAML
 
     OpsSettings.from_env()  # a bad schedule/sensor setting fails here, plainly, not in the code server
+    # A taken port fails here, before anything starts, as `serve` does: dagster dev would print a
+    # banner pointing at the other program, and its daemon would go on launching runs.
+    listening_socket(args.host, args.port).close()
     open_database()  # starts the embedded server (held by this process) and migrates
     # open_instance sets DAGSTER_HOME and the storage URL in os.environ; dagster dev inherits a copy.
     instance = open_instance()

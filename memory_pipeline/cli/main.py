@@ -6,7 +6,12 @@ import argparse
 import datetime as dt
 import sys
 
-from memory_pipeline.errors import ExitCode, MemoryPipelineError
+from memory_pipeline.errors import (
+    ExitCode,
+    MemoryPipelineError,
+    UnknownMemory,
+    unknown_memory_message,
+)
 from memory_pipeline.version import __version__
 
 
@@ -233,7 +238,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--from", dest="start", type=_date, required=True, metavar="YYYY-MM-DD")
     p.add_argument("--to", dest="end", type=_date, required=True, metavar="YYYY-MM-DD")
     p.add_argument(
-        "--rechunk", action="store_true", help="delete and recompute the days' chunks first"
+        "--rechunk",
+        action="store_true",
+        help="each day's run deletes and recomputes its chunks first (search keeps the present ones until then)",
     )
     p.add_argument(
         "--no-wait",
@@ -337,11 +344,21 @@ def _run(argv: list[str] | None) -> int | None:
     try:
         return handler(args)
     except MemoryPipelineError as error:
-        print(f"memory-pipeline: {error}", file=sys.stderr)
+        print(f"memory-pipeline: {_located(error)}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print("memory-pipeline: interrupted", file=sys.stderr)
         return 130
+
+
+def _located(error: MemoryPipelineError) -> str:
+    """An unknown memory names where it was looked for: ingesting in one folder and searching
+    from another used to find two different stores."""
+    if isinstance(error, UnknownMemory):
+        from memory_pipeline.config import data_location
+
+        return unknown_memory_message(error.memory, error.known, data_location())
+    return str(error)
 
 
 def _drop_stdout() -> None:

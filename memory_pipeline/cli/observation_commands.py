@@ -72,7 +72,7 @@ def cmd_observe(args) -> int:
 
 
 def cmd_observations(args) -> int:
-    with open_memory() as mem:
+    with open_memory(read_only=args.observations_command == "list") as mem:
         if args.observations_command == "import":
             outcomes, rejections = mem.import_observations(
                 args.file, memory=args.memory, force=args.force

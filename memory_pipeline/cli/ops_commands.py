@@ -13,7 +13,7 @@ from memory_pipeline.cli.progress import ProgressDisplay
 from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.errors import ExitCode, InputError
 from memory_pipeline.indexing import generations
-from memory_pipeline.indexing.days import days_with_episodes, forget_chunks_of_days
+from memory_pipeline.indexing.days import days_with_episodes
 from memory_pipeline.indexing.until_done import index_until_done
 from memory_pipeline.progress import Progress
 from memory_pipeline.storage import keyword_store
@@ -77,6 +77,7 @@ def cmd_backfill(args) -> int:
     to the instance, for the daemon to run (no web server needed: ``orchestration.backfills``);
     wait for its runs unless --no-wait or no daemon runs yet."""
     from memory_pipeline.orchestration import backfills
+    from memory_pipeline.orchestration.assets import RECHUNK_TAG
     from memory_pipeline.orchestration.instance import add_partitions, open_instance
 
     days = _days(args.start, args.end)
@@ -89,16 +90,12 @@ def cmd_backfill(args) -> int:
         return ExitCode.OK
     instance = open_instance()
     try:
-        if args.rechunk:
-            deleted = forget_chunks_of_days(db, args.start, args.end)
-            # Vectors are keyed by content address: unchanged chunk texts find theirs again.
-            print(
-                f"deleted {deleted} chunk row(s) of {len(holding)} day(s); vectors are kept and reused by content"
-            )
         add_partitions(instance, holding)
         tags = {"memory_pipeline/trigger": "memory-pipeline backfill"}
         if args.rechunk:
-            tags["memory_pipeline/rechunk"] = "true"
+            # Cut again inside each day's run, not here: deleted now, a day would be out of
+            # search until a daemon ran it, which may be never.
+            tags[RECHUNK_TAG] = "true"
         backfill_id = backfills.submit(instance, "index_day_job", holding, tags)
         empty = len(days) - len(holding)
         ui = dagster_ui(args)
@@ -113,6 +110,11 @@ def cmd_backfill(args) -> int:
             + f"; {where}",
             flush=True,
         )
+        if args.rechunk:
+            print(
+                "each day's run deletes and cuts its chunks again (vectors are kept and reused "
+                "by content); until it runs, search answers from the present chunks"
+            )
         if not backfills.daemon_running(instance):
             print(
                 "no Dagster daemon runs on this instance now: the backfill starts when one does "

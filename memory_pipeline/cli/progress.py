@@ -8,6 +8,7 @@ last line for a stage that took longer than that. stdout stays the command's res
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import IO, Any
@@ -36,6 +37,10 @@ class ProgressDisplay:
         self.shown: set[str] = set()  # stages a plain line was printed for
         self._rich: Any = None
         self._tasks: dict[str, Any] = {}
+        # The bar draws on its own copy of the terminal, taken now: a Dagster run executed in
+        # this process (``demo``) points file descriptor 2 at its compute log while its steps
+        # run, and a bar on that would be no terminal, drawn once at its end.
+        self._terminal = _own_copy(self.stream) if self.bar else None
 
     def __enter__(self) -> ProgressDisplay:
         return self
@@ -70,7 +75,7 @@ class ProgressDisplay:
     # -- the bar ----------------------------------------------------------------------------
     def _draw(self, progress: Progress, meter: Meter) -> None:
         if self._rich is None:
-            self._rich = _rich_progress(self.stream)
+            self._rich = _rich_progress(self._terminal or self.stream)
             self._rich.start()
         shown = figures(progress, meter)
         task = self._tasks.get(progress.stage)
@@ -87,6 +92,9 @@ class ProgressDisplay:
         if self._rich is not None:
             self._rich.stop()
             self._rich = None
+        if self._terminal is not None:
+            self._terminal.close()
+            self._terminal = None
 
 
 def _is_terminal(stream: IO[str]) -> bool:
@@ -96,15 +104,29 @@ def _is_terminal(stream: IO[str]) -> bool:
         return False
 
 
+def _own_copy(stream: IO[str]) -> IO[str] | None:
+    """A new file object on a duplicate of ``stream``'s descriptor (None: it has none), which
+    stays the terminal whatever is later pointed at the original descriptor."""
+    try:
+        fd = os.dup(stream.fileno())
+    except (AttributeError, ValueError, OSError):
+        return None
+    return os.fdopen(fd, "w", encoding=getattr(stream, "encoding", None) or "utf-8")
+
+
 def _rich_progress(stream: IO[str]):
     from rich.console import Console
     from rich.progress import BarColumn, TextColumn
     from rich.progress import Progress as RichProgress
 
+    try:  # measured on the stream itself: rich measures descriptors 0-2, which a run may move
+        width: int | None = os.get_terminal_size(stream.fileno()).columns or None
+    except (AttributeError, ValueError, OSError):
+        width = None
     return RichProgress(
         TextColumn("{task.description}"),
         BarColumn(),
         TextColumn("{task.fields[figures]}"),
-        console=Console(file=stream),
+        console=Console(file=stream, force_terminal=True, width=width),
         refresh_per_second=4,
     )

@@ -15,7 +15,7 @@ from memory_pipeline.domain.jsonl import (
     reject_unknown_fields,
 )
 from memory_pipeline.domain.policies import PolicyError, parse_channels
-from memory_pipeline.errors import ExitCode, InputError
+from memory_pipeline.errors import ExitCode, InputError, NoDataYet
 from memory_pipeline.search.render import human_table
 
 
@@ -40,7 +40,11 @@ def cmd_search(args) -> int:
         raise InputError("give a query (or --batch FILE)")
     if not args.memory:
         raise InputError("--memory is required: every search is inside one memory")
-    with open_memory() as mem:
+    try:
+        opened = open_memory(read_only=True)
+    except NoDataYet as nothing:
+        raise InputError(f"unknown memory {args.memory!r}: {nothing}") from None
+    with opened as mem:
         response = mem.search(
             args.memory,
             args.query,
@@ -70,7 +74,7 @@ def _batch(path: str) -> int:
         stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
     except OSError as exc:
         raise InputError(f"--batch {path!r}: cannot read: {exc.strerror or exc}") from None
-    mem = open_memory()
+    mem = open_memory(read_only=True)
     failures = 0
     with stream, mem:
         for number, raw in enumerate(stream, 1):
@@ -156,7 +160,7 @@ def cmd_entities(args) -> int:
                 f"link(s), {len(rejections)} rejected"
             )
         return ExitCode.INPUT_REJECTED if rejections else ExitCode.OK
-    with open_memory() as mem:
+    with open_memory(read_only=True) as mem:
         rows = mem.entities(args.memory, limit=10_000)
     if args.json:
         print_json(rows)

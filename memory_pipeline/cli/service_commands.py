@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from errno import EADDRINUSE
 
 from memory_pipeline.cli.common import err, open_memory, print_json
 from memory_pipeline.errors import ConfigurationError, ExitCode, InputError
@@ -25,7 +26,8 @@ def listening_socket(host: str, port: int) -> socket.socket:
         sock.bind(address)
     except OSError as exc:
         sock.close()
-        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        hint = "; another program holds it: --port picks another" if exc.errno == EADDRINUSE else ""
+        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}{hint}") from None
     sock.listen(128)
     sock.set_inheritable(True)
     return sock
@@ -141,7 +143,7 @@ def cmd_mcp(args) -> int:
 
 
 def cmd_tokens(args) -> int:
-    with open_memory() as mem:
+    with open_memory(read_only=args.tokens_command == "list") as mem:
         if args.tokens_command == "create":
             memories = ["*"] if args.all_memories else (args.memory or [])
             if not memories:

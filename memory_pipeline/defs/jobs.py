@@ -61,17 +61,21 @@ build_hnsw_index_job = dg.define_asset_job(
     description="Create or repair the HNSW index of the active embedding profile.",
 )
 
+# The nightly job's assets, in the order their dependencies run them (the schedule's
+# description is written from this list, so it names every one).
+NIGHTLY_ASSETS = (
+    "backlog",
+    "entities",
+    "keyword_champions",
+    "statement_vectors",
+    "serving_generation",
+    "hnsw_index",
+    "pipeline_stats",
+)
+
 nightly_maintenance_job = dg.define_asset_job(
     "nightly_maintenance_job",
-    selection=dg.AssetSelection.assets(
-        "backlog",
-        "entities",
-        "keyword_champions",
-        "statement_vectors",
-        "serving_generation",
-        "hnsw_index",
-        "pipeline_stats",
-    ),
+    selection=dg.AssetSelection.assets(*NIGHTLY_ASSETS),
     executor_def=dg.in_process_executor,
     description="Index everything pending (canary first), promote recurring names, rebuild the keyword "
     "champion lists, embed pending "

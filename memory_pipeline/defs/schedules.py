@@ -1,4 +1,5 @@
-"""The nightly schedule: index everything pending, canary, HNSW maintenance, ANALYZE, stats."""
+"""The nightly schedule: nightly_maintenance_job (index everything pending, canary, keyword
+lists, statement vectors, the serving generation, HNSW maintenance, ANALYZE, stats)."""
 
 import dagster as dg
 
@@ -13,6 +14,9 @@ def build_schedules(cron: str, timezone: str) -> list[dg.ScheduleDefinition]:
             cron_schedule=cron,
             execution_timezone=timezone,
             default_status=dg.DefaultScheduleStatus.RUNNING,
-            description=f"Every night at '{cron}' ({timezone}): backlog -> hnsw_index -> pipeline_stats, with their checks.",
+            description=(
+                f"Every night at '{cron}' ({timezone}): {jobs.nightly_maintenance_job.name}, "
+                f"{' -> '.join(jobs.NIGHTLY_ASSETS)}, with their checks."
+            ),
         )
     ]

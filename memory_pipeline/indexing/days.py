@@ -75,6 +75,15 @@ def chunk_day(db: Database, day: dt.date, *, anchors: bool) -> ChunkedDay:
     return ChunkedDay(day, report, stats)
 
 
+def rechunk_day(db: Database, day: dt.date, *, anchors: bool) -> ChunkedDay:
+    """The ``chunks`` partition's work in a ``backfill --rechunk`` run: the day's chunks deleted
+    and cut again at once. Vectors are kept and found again by content, so unchanged texts are
+    searchable again the moment they are stored; the day leaves search only for that moment,
+    and only while its run runs (never from a command that merely submitted it)."""
+    forget_chunks_of_days(db, day, day)
+    return chunk_day(db, day, anchors=anchors)
+
+
 def embed_day(
     db: Database,
     embedder: Embedder,

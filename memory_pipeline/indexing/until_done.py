@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import time
 from collections.abc import Callable
 
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.indexing.calibration import after_index
+from memory_pipeline.indexing.estimate import SpeedMeter
 from memory_pipeline.indexing.generations import promote_when_complete
 from memory_pipeline.indexing.index_pass import ANALYZE_AFTER, PASS_LIMIT, index_pass
 from memory_pipeline.indexing.keyword_lists import ListsBeside
@@ -56,6 +58,8 @@ def index_until_done(
     several days' partitions)."""
     total = IndexReport(profile=embedder.profile.name)
     passes = _PassesProgress(on_progress)
+    speed = SpeedMeter(on_committed)
+    started = time.perf_counter()
 
     counts: dict[str, int] | None = None
     while True:
@@ -66,7 +70,7 @@ def index_until_done(
             limit=pass_limit,
             on_progress=passes.tell if on_progress else None,
             chunked_only=chunked_only,
-            on_committed=on_committed,
+            on_committed=speed.committed,
             analyze_after=analyze_after,
         )
         total.add(one)
@@ -84,6 +88,7 @@ def index_until_done(
         if pending_of(counts, day) == 0:
             break
     passes.finish()
+    speed.record(db, embedder.profile, time.perf_counter() - started)
     # Observations and beliefs get vectors from the same model, generation and canary; before
     # the switch below, so a new generation serves them from its first search. Not in a day's
     # partition (``chunked_only``): statements are no day's, the statement_vectors asset does it.

@@ -26,6 +26,11 @@ def code_referenced(assets: list[dg.AssetsDefinition]) -> dg.Definitions:
         return dg.Definitions(assets=dg.with_source_code_references(assets))
 
 
+# A run with this tag "true" (``memory-pipeline backfill --rechunk``) cuts its days' chunks
+# again: the ``chunks`` step deletes and re-cuts each day inside the run.
+RECHUNK_TAG = "memory_pipeline/rechunk"
+
+
 def days_of(context: dg.AssetExecutionContext) -> list[dt.date]:
     """The run's ingest days: one for a sensor or single-day run, a range for a backfill run."""
     return [dt.date.fromisoformat(key) for key in context.partition_keys]

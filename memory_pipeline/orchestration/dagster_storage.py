@@ -3,8 +3,8 @@
 ``dagster.yaml`` names this class instead of a ``postgres_url``, so every Dagster process
 (``dagster dev``, ``dg dev``, the daemon, run workers, ``dagster definitions validate``, the
 CLI) resolves the same server when it builds its instance, with no variable set: the
-``dagster`` database of the embedded server under ``MEMORY_PIPELINE_HOME`` (default
-``./.memory_pipeline``), which it starts or joins. ``MEMORY_PIPELINE_DAGSTER_URL``, else
+``dagster`` database of the embedded server under ``MEMORY_PIPELINE_HOME`` (default: the
+user's data folder, ``config.user_data_dir``), which it starts or joins. ``MEMORY_PIPELINE_DAGSTER_URL``, else
 ``MEMORY_PIPELINE_DATABASE_URL``, point it elsewhere. A ``postgres_url: {env: ...}`` entry
 could not do this: Dagster refuses an unset variable, and no value fits every checkout.
 """

@@ -146,6 +146,27 @@ def pending_by_day(conn: psycopg.Connection, profile: StoredProfile | None) -> d
     return {day: p.count for day, p in pending_days(conn, profile).items()}
 
 
+def pending_characters(
+    conn: psycopg.Connection, profile: StoredProfile | None, day: dt.date | None = None
+) -> int:
+    """The characters of the bodies of the episodes pending for ``profile`` (of one ingest
+    day): what an index run will read, and its cost follows them."""
+    row = conn.execute(
+        "SELECT coalesce(sum(length(e.body)), 0) FROM pending_episodes(%(profile_id)s, "
+        "%(generation)s) e WHERE %(day)s::date IS NULL OR e.ingest_day = %(day)s::date",
+        {**_target(profile), "day": day},
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def characters_of(conn: psycopg.Connection, episode_ids: Sequence[int]) -> int:
+    row = conn.execute(
+        "SELECT coalesce(sum(length(body)), 0) FROM episodes WHERE id = ANY(%s)",
+        (list(episode_ids),),
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
 def episodes_with_chunks(conn: psycopg.Connection, episode_ids: Sequence[int]) -> set[int]:
     rows = conn.execute(
         "SELECT DISTINCT episode_id FROM chunks WHERE episode_id = ANY(%s)", (list(episode_ids),)

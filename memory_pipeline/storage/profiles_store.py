@@ -141,6 +141,23 @@ def stored_calibration(
     return None if row is None or row[0] is None else Calibration.from_json(row[0])
 
 
+def record_speed(conn: psycopg.Connection, profile_id: int, characters_per_second: float) -> None:
+    """The speed a run of the profile just reached (``indexing.estimate``)."""
+    conn.execute(
+        "UPDATE embedding_profiles SET characters_per_second = %s, speed_measured_at = now() "
+        "WHERE id = %s",
+        (characters_per_second, profile_id),
+    )
+
+
+def stored_speed(conn: psycopg.Connection, profile_id: int) -> float | None:
+    """Characters per second the profile's last measured run reached; None: never measured."""
+    row = conn.execute(
+        "SELECT characters_per_second FROM embedding_profiles WHERE id = %s", (profile_id,)
+    ).fetchone()
+    return None if row is None or row[0] is None else float(row[0])
+
+
 def generation_state(
     conn: psycopg.Connection, profile_id: int, generation: int
 ) -> tuple[str, str | None] | None:

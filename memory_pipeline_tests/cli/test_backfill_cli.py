@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from memory_pipeline.cli.commands import stop_process_group
+from memory_pipeline.indexing.days import chunk_day
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.storage.paths import WORKSPACE_YAML
 from memory_pipeline_tests.helpers import count, dagster_instance, episode, write_jsonl
@@ -58,6 +59,23 @@ def test_backfill_without_a_web_server_is_recorded_and_says_where_to_watch(
         assert backfill.job_name == "index_day_job"
         assert sorted(backfill.partition_names) == list(DAYS)
         assert backfill.tags["memory_pipeline/trigger"] == "memory-pipeline backfill"
+
+
+def test_a_rechunk_backfill_with_no_daemon_leaves_the_days_searchable(cli, tmp_path, db, db_url):
+    _store_days(db, tmp_path)
+    for day in DAYS:
+        chunk_day(db, dt.date.fromisoformat(day), anchors=True)
+    chunks = count(db, "SELECT count(*) FROM chunks")
+    result = cli("backfill", "--from", DAYS[0], "--to", DAYS[-1], "--rechunk")
+    assert result.code == 0, result.err
+    assert "each day's run deletes and cuts its chunks again" in result.out
+    assert "search answers from the present chunks" in result.out
+    assert "no Dagster daemon runs on this instance now" in result.out
+    # Nothing was deleted by the command: the days answer searches until their runs run.
+    assert count(db, "SELECT count(*) FROM chunks") == chunks > 0
+    backfill_id = result.out.splitlines()[0].split()[1].rstrip(":")
+    with dagster_instance(db_url, tmp_path / "dagster_home") as instance:
+        assert instance.get_backfill(backfill_id).tags["memory_pipeline/rechunk"] == "true"
 
 
 @pytest.mark.slow

@@ -33,7 +33,8 @@ def test_entities_import_links_mentions_and_list_shows_them(cli, tmp_path, db):
     [row] = [r for r in listed.json() if r["entity"] == "Marta Quintela"]
     assert row["episodes"] == 3 and "Marta" in row["aliases"]
     unknown = cli("entities", "list", "--memory", "carol")
-    assert unknown.code == 2 and "unknown memory 'carol' (existing: alice, bob)" in unknown.err
+    assert unknown.code == 2 and "unknown memory 'carol' in the database " in unknown.err
+    assert "(existing: alice, bob)" in unknown.err
 
 
 def test_reindex_builds_a_new_generation_and_rollback_serves_the_old_one(cli, tmp_path):

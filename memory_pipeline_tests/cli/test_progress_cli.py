@@ -74,57 +74,111 @@ def test_progress_moves_inside_one_long_document(cli, tmp_path):
     assert any(0 < int(m["pct"]) < 100 for m in before_the_episode), result.err
 
 
+def _on_a_terminal(args: list[str], env: dict, timeout_s: float = 120) -> tuple[str, str]:
+    """The command run with stderr on a pseudo-terminal: what it drew there, and its stdout.
+    It must exit 0."""
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(
+        [str(SCRIPT), *args],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=secondary,
+    )
+    os.close(secondary)
+    seen = b""
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([primary], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(primary, 65536)
+                except OSError:  # the terminal closed: the command ended
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            elif proc.poll() is not None:
+                break
+        out = proc.stdout.read().decode() if proc.stdout else ""
+        assert proc.wait(timeout=60) == 0, seen.decode(errors="replace")
+    finally:
+        os.close(primary)
+        if proc.poll() is None:
+            proc.kill()
+    return seen.decode(errors="replace"), out
+
+
+def _terminal_env(tmp_path, db_url: str, server_url: str) -> dict:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))
+    }
+    env.update(
+        {
+            "MEMORY_PIPELINE_HOME": str(tmp_path / "home"),
+            "MEMORY_PIPELINE_DATABASE_URL": db_url,
+            "TERM": "xterm-256color",
+            "COLUMNS": "160",
+            **_env(server_url),
+        }
+    )
+    return env
+
+
 def test_index_on_a_terminal_draws_a_progress_bar(cli, tmp_path, db_url):
     write_jsonl(tmp_path / "e.jsonl", [episode(i, paragraphs=2) for i in range(30)])
     assert cli("ingest", str(tmp_path / "e.jsonl")).code == 0
     with LoopbackEmbeddingServer(dim=1024, delay_s=0.05) as server:
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_"))
-        }
-        env.update(
-            {
-                "MEMORY_PIPELINE_HOME": str(tmp_path / "home"),
-                "MEMORY_PIPELINE_DATABASE_URL": db_url,
-                "TERM": "xterm-256color",
-                "COLUMNS": "160",
-                **_env(server.url),
-            }
-        )
-        primary, secondary = pty.openpty()
-        proc = subprocess.Popen(
-            [str(SCRIPT), "index", "--no-keyword-lists"],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=secondary,
-        )
-        os.close(secondary)
-        seen = b""
-        deadline = time.monotonic() + 120
-        try:
-            while time.monotonic() < deadline:
-                ready, _, _ = select.select([primary], [], [], 0.5)
-                if ready:
-                    try:
-                        chunk = os.read(primary, 65536)
-                    except OSError:  # the terminal closed: the command ended
-                        break
-                    if not chunk:
-                        break
-                    seen += chunk
-                elif proc.poll() is not None:
-                    break
-            out = proc.stdout.read().decode() if proc.stdout else ""
-            assert proc.wait(timeout=60) == 0, seen.decode(errors="replace")
-        finally:
-            os.close(primary)
-            if proc.poll() is None:
-                proc.kill()
-    drawn = seen.decode(errors="replace")
+        env = _terminal_env(tmp_path, db_url, server.url)
+        drawn, out = _on_a_terminal(["index", "--no-keyword-lists"], env)
     assert "\x1b[" in drawn  # redrawn in place
     assert "━" in drawn  # the bar
     assert re.search(r"index\s.*━.*\d+/30 episodes, [\d,]+/~?[\d,]+ vectors \(\d+%\)", drawn)
     assert "100%" in drawn
     assert "indexed 30 episode(s)" in out
+
+
+def test_demo_on_a_terminal_draws_a_live_bar(tmp_path, db_url):
+    """The README's first command: its run executes inside the process, where Dagster points
+    descriptor 2 at the step's log; the bar still moves on the terminal while it embeds."""
+    with LoopbackEmbeddingServer(dim=1024, delay_s=0.05) as server:
+        env = _terminal_env(tmp_path, db_url, server.url)
+        drawn, out = _on_a_terminal(["demo"], env, timeout_s=400)
+    assert "index_day_job: success" in out
+    states = {
+        int(m.group(1))
+        for m in re.finditer(r"index\s[^\n\r]*?━[^\n\r]*?/30 episodes[^\n\r(]*\((\d+)%\)", drawn)
+    }
+    assert len({p for p in states if p < 100}) >= 3, sorted(states)
+    assert 100 in states
+
+
+def test_index_and_status_say_how_long_a_long_backlog_takes(cli, tmp_path, db):
+    from memory_pipeline.storage import profiles_store
+
+    write_jsonl(tmp_path / "a.jsonl", [episode(i) for i in range(3)])
+    write_jsonl(tmp_path / "b.jsonl", [episode(i) for i in range(10, 14)])
+    with LoopbackEmbeddingServer(dim=1024) as server:
+        env = _env(server.url)
+        assert cli("ingest", str(tmp_path / "a.jsonl")).code == 0
+        first = cli("index", env=env)
+        assert first.code == 0, first.err
+        assert "characters to index" not in first.err  # short, and measured by no run yet
+        with db.connection() as conn:
+            [(profile_id, name)] = conn.execute("SELECT id, name FROM embedding_profiles")
+            profiles_store.record_speed(conn, profile_id, 1.0)  # a very slow model
+        assert cli("ingest", str(tmp_path / "b.jsonl")).code == 0
+        status = cli("status", env=env)
+        second = cli("index", env=env)
+    assert second.code == 0, second.err
+    said = re.search(
+        r"memory-pipeline: ([\d,]+) characters to index: about (.+?) with (\S+)", second.err
+    )
+    assert said and said.group(3) == name, second.err
+    assert "(measured here)" in second.err and "h " in said.group(2)
+    assert re.search(
+        r"pending episodes: 4 \(indexing them takes about \d+ h \d+ min with ", status.out
+    )

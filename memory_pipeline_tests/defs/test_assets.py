@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import subprocess
 import sys
 
@@ -105,6 +106,33 @@ def test_partition_loads_its_inbox_and_indexes_it(db, db_url, tmp_path, monkeypa
         "USING hnsw" in indexdef and "halfvec_cosine_ops" in indexdef and "halfvec(512)" in indexdef
     )
     assert "WHERE ((profile_id = 1) AND (generation = 1))" in indexdef
+
+
+def test_a_rechunk_run_cuts_its_day_again_and_others_leave_it(db, db_url, tmp_path):
+    """``backfill --rechunk`` deletes nothing itself: the tagged run's ``chunks`` step does."""
+    from memory_pipeline.ingest import ingest_paths
+    from memory_pipeline.orchestration.assets import RECHUNK_TAG
+
+    write_jsonl(tmp_path / "day.jsonl", [episode(i) for i in range(3)])
+    ingest_paths(db, [tmp_path / "day.jsonl"], ingest_day=dt.date.fromisoformat(DAY))
+    resources = {"memory": MemoryResource(url=db_url, embed_provider="ollama")}
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("ingest_days", [DAY])
+
+    def run(tags: dict[str, str]) -> dict:
+        result = dg.materialize(
+            [chunks], partition_key=DAY, resources=resources, instance=instance, tags=tags
+        )
+        assert result.success
+        return _meta(result, "chunks")
+
+    first = run({})
+    stored = count(db, "SELECT count(*) FROM chunks")
+    assert first["new_chunks"] == first["dagster/row_count"] == stored > 0
+    assert run({})["new_chunks"] == 0
+    again = run({RECHUNK_TAG: "true"})
+    assert again["new_chunks"] == again["dagster/row_count"] == stored
+    assert again["episodes_chunked"] == 3
 
 
 @pytest.mark.slow  # starts processes

@@ -188,3 +188,19 @@ def test_a_backfill_run_takes_a_range_of_days_and_records_each_as_its_own_partit
     }
     assert checks["every_episode_chunked"].metadata["days"].value == f"{DAY_A}..{DAY_B} (2 days)"
     assert rows_of(db, day_c) == day_c_before and not day_c_before["chunks"]
+
+
+def test_the_nightly_schedule_names_every_asset_its_job_runs():
+    from memory_pipeline.definitions import load
+    from memory_pipeline.defs import jobs
+
+    repo = load().get_repository_def()
+    schedule = repo.get_schedule_def("nightly_maintenance_schedule")
+    assert schedule.job_name == jobs.nightly_maintenance_job.name
+    selected = {
+        key.to_user_string()
+        for key in jobs.nightly_maintenance_job.selection.resolve(repo.asset_graph)
+    }
+    assert len(selected) >= 7
+    described = schedule.description or ""
+    assert all(name in described for name in selected), (sorted(selected), described)

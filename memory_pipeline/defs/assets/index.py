@@ -13,7 +13,7 @@ day fails, and its metadata names those days.
 import dagster as dg
 
 from memory_pipeline.defs.partitions import ingest_days
-from memory_pipeline.indexing.days import chunk_day, embed_day, link_day
+from memory_pipeline.indexing.days import chunk_day, embed_day, link_day, rechunk_day
 from memory_pipeline.indexing.serving import leave_search_fast
 from memory_pipeline.orchestration import day_checks, day_metadata
 from memory_pipeline.orchestration.assets import (
@@ -22,6 +22,7 @@ from memory_pipeline.orchestration.assets import (
     EMBEDDINGS_TABLE,
     ENTITY_MENTIONS_TABLE,
     OWNERS,
+    RECHUNK_TAG,
     code_referenced,
     days_of,
 )
@@ -53,8 +54,9 @@ from memory_pipeline.orchestration.resources import MemoryResource
 )
 def chunks(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
     done = []
+    cut = rechunk_day if context.run.tags.get(RECHUNK_TAG) == "true" else chunk_day
     for day in days_of(context):
-        chunked = chunk_day(memory.db, day, anchors=memory.api.embed_settings.heading_anchors)
+        chunked = cut(memory.db, day, anchors=memory.api.embed_settings.heading_anchors)
         context.add_asset_metadata(day_metadata.chunks(chunked), partition_key=day.isoformat())
         done.append(chunked)
     return dg.MaterializeResult(
