@@ -122,6 +122,9 @@ def test_every_operation_answers_a_request_built_from_the_document(api, token):
     refused = api.get("/v1/search", params={"memory": "me", "q": "bread"})
     assert refused.status_code == 401
     check_answer(document, search, refused)
+    # The token is checked before the parameters: a caller without one learns nothing of them.
+    assert api.get("/v1/episodes/nan", params={"page": "0"}).status_code == 401
+    assert api.get("/v1/episodes/nan", headers=auth).status_code == 422
 
 
 def test_the_document_declares_bodies_security_and_its_own_error_shape(api):
