@@ -1,10 +1,16 @@
-"""The HTTP API's documentation pages (``/docs``: Swagger UI, ``/redoc``: ReDoc), served offline.
+"""The HTTP API's documentation: its OpenAPI document and the pages (``/docs``: Swagger UI,
+``/redoc``: ReDoc) that show it, served offline; ``/`` points to ``/docs``.
 
 FastAPI's own pages load Swagger UI and ReDoc from a CDN, so a local-first server showed a
 blank page with no network. The same pages are built here by FastAPI's own functions, pointed
 at the asset files of the ``fastapi-offline`` package (a dependency: Swagger UI's and ReDoc's
 distribution bundles), served from ``/docs/static``. Nothing on either page names another host:
 no fonts, no favicon and no validator badge from outside.
+
+The document (``/openapi.json``) is FastAPI's, completed with what FastAPI cannot know because
+the routes read their own bodies and their own token (``http_models``, ``http_deps``): the
+request bodies' schemas, which query parameters a route requires although it checks them
+itself, and that a loopback server with no token needs none.
 """
 
 from __future__ import annotations
@@ -17,12 +23,19 @@ from fastapi.openapi.docs import (
     get_swagger_ui_html,
     get_swagger_ui_oauth2_redirect_html,
 )
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic.json_schema import models_json_schema
+
+from memory_pipeline.server.http_models import REQUEST_MODELS
 
 DOCS_URL = "/docs"
 REDOC_URL = "/redoc"
 STATIC_URL = "/docs/static"
+# Marks a query parameter the route requires (it checks it itself, in its own words):
+# ``Query(None, json_schema_extra=REQUIRED)``; the document says ``required`` instead.
+REQUIRED_MARK = "x-required-by-route"
+REQUIRED = {REQUIRED_MARK: True}
 
 
 def assets_folder() -> str:
@@ -36,6 +49,10 @@ def add_api_docs(app: FastAPI) -> None:
     openapi_url = app.openapi_url or "/openapi.json"
     redirect_url = app.swagger_ui_oauth2_redirect_url or f"{DOCS_URL}/oauth2-redirect"
     app.mount(STATIC_URL, StaticFiles(directory=assets_folder()), name="api-docs-assets")
+
+    @app.get("/", include_in_schema=False)
+    def root() -> RedirectResponse:
+        return RedirectResponse(DOCS_URL)
 
     @app.get(DOCS_URL, include_in_schema=False)
     def swagger_ui() -> HTMLResponse:
@@ -63,3 +80,44 @@ def add_api_docs(app: FastAPI) -> None:
             redoc_favicon_url=f"{STATIC_URL}/favicon.png",
             with_google_fonts=False,
         )
+
+
+def add_openapi(app: FastAPI) -> None:
+    """``app.openapi`` (``/openapi.json``) completed as the module docstring says."""
+    made_by_fastapi = app.openapi
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            complete(made_by_fastapi())  # FastAPI keeps the document it made; completed once
+        assert app.openapi_schema is not None
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def complete(document: dict) -> None:
+    _, schemas = models_json_schema(
+        [(model, "validation") for model in REQUEST_MODELS],
+        ref_template="#/components/schemas/{model}",
+    )
+    document.setdefault("components", {}).setdefault("schemas", {}).update(schemas["$defs"])
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", ()):
+                _mark_required(parameter)
+            if operation.get("security"):
+                # A loopback server answers without a token while none exists.
+                operation["security"] = [*operation["security"], {}]
+
+
+def _mark_required(parameter: dict) -> None:
+    schema = parameter["schema"]
+    if not schema.pop(REQUIRED_MARK, False):
+        return
+    parameter["required"] = True
+    kinds = [kind for kind in schema.pop("anyOf", ()) if kind.get("type") != "null"]
+    if len(kinds) == 1:
+        schema.update(kinds[0])
+    elif kinds:
+        schema["anyOf"] = kinds
+    schema.pop("default", None)

@@ -13,17 +13,31 @@ active, contested or retired. Search them with ``GET /v1/search`` (channels ``ob
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastapi import FastAPI, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from memory_pipeline.domain.jsonl import LineRejected, given, json_type, reject_unknown_fields
 from memory_pipeline.errors import InputError
-from memory_pipeline.memory import Memory
-from memory_pipeline.server.access import Access, readable_memory, writable_memory
+from memory_pipeline.server.access import readable_memory, writable_memory
+from memory_pipeline.server.api_docs import REQUIRED
+from memory_pipeline.server.http_bodies import read_json
+from memory_pipeline.server.http_deps import Caller, MemoryDep, Writer
+from memory_pipeline.server.http_models import (
+    COMMON_ERRORS,
+    NotSaved,
+    SaveAnswer,
+    StatementIn,
+    Statements,
+    StatusChange,
+    StatusChanged,
+    answer,
+    errors,
+    json_body,
+    ref,
+)
 
 # The fields of a statement (those of the JSONL import) and of the decision about close ones.
 SAVE_FIELDS = (
@@ -64,64 +78,101 @@ def save_arguments(body: Any, default_memory: str | None) -> dict:
     return {**fields, "force": force, "revise_id": revise_id}
 
 
-def add_observation_routes(
-    app: FastAPI,
-    memory: Memory,
-    access_of: Callable[[Request], Access],
-    read_json: Callable[[Request], Awaitable[Any]],
-) -> None:
-    @app.post(
-        "/v1/observations", summary="Save an observation or a belief; close existing ones come back"
-    )
-    async def save(
-        request: Request, memory_name: str | None = Query(None, alias="memory")
-    ) -> JSONResponse:
-        access = access_of(request)
-        access.require_write()
-        arguments = save_arguments(await read_json(request), memory_name)
-        name = writable_memory(access, arguments.pop("memory"))
-        text = arguments.pop("text")
-        outcome = await run_in_threadpool(memory.observe, name, text, **arguments)
-        document = outcome.to_json()
-        if outcome.action == "refused":
-            return JSONResponse(
-                {
-                    "error": f"a near-exact duplicate of statement #{outcome.duplicate_of} "
-                    "(force: true saves it anyway)",
-                    **document,
-                },
-                status_code=409,
-            )
-        if not outcome.saved:  # held back: close ones exist; nothing was written
-            return JSONResponse({"error": outcome.message, **document}, status_code=409)
-        return JSONResponse(document, status_code=201)
+router = APIRouter(tags=["statements"], responses=errors(*COMMON_ERRORS))
+MEMORY = "The statement's memory, when the body names none"
 
-    @app.get("/v1/observations", summary="A memory's observations and beliefs, newest first")
-    def listing(
-        request: Request,
-        memory_name: str | None = Query(None, alias="memory"),
-        kind: str | None = None,
-        all: bool = False,
-        limit: int = 100,
-    ) -> dict:
-        access = access_of(request)
-        if memory_name is None:
-            raise InputError("'memory' is a required query parameter")
-        name = readable_memory(memory, access, memory_name)
-        rows = memory.observations(name, kind=kind, with_retired=all, limit=limit)
-        return {"memory": name, "observations": [o.to_json() for o in rows]}
 
-    @app.patch(
-        "/v1/observations/{observation_id}", summary="Mark a statement active, contested or retired"
-    )
-    async def set_status(
-        request: Request, observation_id: int, memory_name: str | None = Query(None, alias="memory")
-    ) -> dict:
-        access = access_of(request)
-        access.require_write()
-        body = await read_json(request)
-        if not isinstance(body, dict) or set(body) - {"status", "memory"} or "status" not in body:
-            raise InputError('expected {"status": "active" | "contested" | "retired"}')
-        name = writable_memory(access, given(body, "memory", memory_name))
-        await run_in_threadpool(memory.set_observation_status, name, observation_id, body["status"])
-        return {"memory": name, "id": observation_id, "status": body["status"]}
+@router.post(
+    "/v1/observations",
+    summary="Save an observation or a belief; close existing ones come back",
+    status_code=201,
+    response_model=None,
+    responses={
+        **answer(SaveAnswer, "Saved (added, or revised: the old one kept as history)", 201),
+        **answer(
+            NotSaved,
+            "Not saved: close ones exist (action undecided), or a near-exact "
+            "duplicate (action refused; force saves it)",
+            409,
+        ),
+        **errors(400, 404, 408, 413, 415, 422, 502),
+    },
+    openapi_extra=json_body(
+        ref(StatementIn),
+        {"memory": "me", "text": "Prefers green tea in the morning.", "decision": "add"},
+        "The statement (the fields of the JSONL import) and the decision about close ones",
+    ),
+)
+async def save(
+    request: Request,
+    memory: MemoryDep,
+    access: Writer,
+    memory_name: str | None = Query(None, alias="memory", description=MEMORY),
+) -> JSONResponse:
+    arguments = save_arguments(await read_json(request), memory_name)
+    name = writable_memory(access, arguments.pop("memory"))
+    text = arguments.pop("text")
+    outcome = await run_in_threadpool(memory.observe, name, text, **arguments)
+    document = outcome.to_json()
+    if outcome.action == "refused":
+        return JSONResponse(
+            {
+                "error": f"a near-exact duplicate of statement #{outcome.duplicate_of} "
+                "(force: true saves it anyway)",
+                **document,
+            },
+            status_code=409,
+        )
+    if not outcome.saved:  # held back: close ones exist; nothing was written
+        return JSONResponse({"error": outcome.message, **document}, status_code=409)
+    return JSONResponse(document, status_code=201)
+
+
+@router.get(
+    "/v1/observations",
+    summary="A memory's observations and beliefs, newest first",
+    response_model=None,
+    responses={**answer(Statements, "The statements, newest first"), **errors(404, 422)},
+)
+def listing(
+    memory: MemoryDep,
+    access: Caller,
+    memory_name: str | None = Query(
+        None, alias="memory", description="The memory", examples=["me"], json_schema_extra=REQUIRED
+    ),
+    kind: str | None = Query(None, description="observation or belief (default: both)"),
+    all: bool = Query(False, description="Retired versions too"),
+    limit: int = Query(100, description="At most this many (1 to 1,000)"),
+) -> dict:
+    if memory_name is None:
+        raise InputError("'memory' is a required query parameter")
+    name = readable_memory(memory, access, memory_name)
+    rows = memory.observations(name, kind=kind, with_retired=all, limit=limit)
+    return {"memory": name, "observations": [o.to_json() for o in rows]}
+
+
+@router.patch(
+    "/v1/observations/{observation_id}",
+    summary="Mark a statement active, contested or retired",
+    response_model=None,
+    responses={
+        **answer(StatusChanged, "The statement's new status"),
+        **errors(400, 404, 408, 413, 415, 422),
+    },
+    openapi_extra=json_body(
+        ref(StatusChange), {"memory": "me", "status": "contested"}, "The new status"
+    ),
+)
+async def set_status(
+    request: Request,
+    memory: MemoryDep,
+    access: Writer,
+    observation_id: int = Path(description="The statement's id"),
+    memory_name: str | None = Query(None, alias="memory", description=MEMORY),
+) -> dict:
+    body = await read_json(request)
+    if not isinstance(body, dict) or set(body) - {"status", "memory"} or "status" not in body:
+        raise InputError('expected {"status": "active" | "contested" | "retired"}')
+    name = writable_memory(access, given(body, "memory", memory_name))
+    await run_in_threadpool(memory.set_observation_status, name, observation_id, body["status"])
+    return {"memory": name, "id": observation_id, "status": body["status"]}
