@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from memory_pipeline.errors import EmbedderUnavailable, ModelRefused
-from memory_pipeline.indexing import index_pass
+from memory_pipeline.indexing import claims, index_pass, proof
 from memory_pipeline.indexing.canary import CANARY_TEXT
 from memory_pipeline.indexing.pending import pending_count
 from memory_pipeline.indexing.until_done import index_until_done
@@ -153,7 +153,7 @@ def test_a_swap_after_the_last_canary_of_a_pass_is_caught_by_its_closing_canary(
 ):
     # No canary rides in the pass's calls (the probe aside): only the one sent after the last
     # call has ended can prove their vectors, and it sees the swapped model.
-    monkeypatch.setattr(index_pass, "CANARY_EVERY_SECONDS", 10_000.0)
+    monkeypatch.setattr(proof, "CANARY_EVERY_SECONDS", 10_000.0)
     ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(12)])])
     with LoopbackEmbeddingServer(dim=1024) as server:
         embedder = ollama_embedder(server.url, batch_size=4)
@@ -215,7 +215,7 @@ def advisory_locks(db) -> int:
 def test_one_pass_claims_in_rounds_embeds_each_text_once_and_releases_every_claim(
     db, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(index_pass, "CLAIM_ROUND", 5)
+    monkeypatch.setattr(claims, "CLAIM_ROUND", 5)
     ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(23)])])
     with LoopbackEmbeddingServer(dim=1024, delay_s=0.005) as server:
         embedder = ollama_embedder(server.url, batch_size=3)

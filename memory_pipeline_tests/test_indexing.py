@@ -12,7 +12,7 @@ from memory_pipeline.domain.windows import paragraph_windows
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.errors import EmbedderUnavailable, ModelRefused
-from memory_pipeline.indexing import index_pass
+from memory_pipeline.indexing import committer
 from memory_pipeline.indexing.canary import CANARY_TEXT
 from memory_pipeline.indexing.pending import pending_count
 from memory_pipeline.indexing.until_done import index_until_done
@@ -311,20 +311,20 @@ def test_a_pass_that_wrote_many_vectors_refreshes_the_planner_statistics(
 def test_commits_run_on_two_storing_connections_when_the_pool_can_spare_one(
     db_url, corpus, monkeypatch, pool_size
 ):
-    # Two storing threads, each on its own connection (index_pass.STORE_THREADS): commits handed
+    # Two storing threads, each on its own connection (committer.STORE_THREADS): commits handed
     # over one after the other alternate between them. A pool that cannot spare the second (the
     # pass's own connection and one storing connection fill a pool of 2) leaves one, and the pass
     # still writes everything.
     rows, path = corpus
     used = []
-    write_episodes = index_pass.index_store.write_episodes
+    write_episodes = committer.index_store.write_episodes
 
     def recording(conn, profile, works):
         used.append(conn.info.backend_pid)
         return write_episodes(conn, profile, works)
 
-    monkeypatch.setattr(index_pass.index_store, "write_episodes", recording)
-    monkeypatch.setattr(index_pass, "WRITE_EVERY_CHUNKS", 1)  # a commit per episode
+    monkeypatch.setattr(committer.index_store, "write_episodes", recording)
+    monkeypatch.setattr(committer, "WRITE_EVERY_CHUNKS", 1)  # a commit per episode
     with Database.open(db_url, max_size=pool_size) as small:
         ingest_paths(small, [path])
         with LoopbackEmbeddingServer(dim=1024) as server:

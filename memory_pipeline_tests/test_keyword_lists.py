@@ -10,7 +10,7 @@ import random
 import pytest
 
 from memory_pipeline import Memory
-from memory_pipeline.indexing import index_pass
+from memory_pipeline.indexing import committer
 from memory_pipeline.indexing.keyword_lists import START_SHARE
 from memory_pipeline.storage import champions_store, keyword_store
 from memory_pipeline_tests.helpers import QWEN, count
@@ -51,7 +51,7 @@ def _add(mem: Memory, episodes: list[dict]) -> None:
 def slow_mem(db_url, monkeypatch):
     # One call of 16 at a time, 0.1 s each, a commit after each: the run's last 15% (12 calls)
     # takes over a second, far longer than building lists over ~1,000 chunks.
-    monkeypatch.setattr(index_pass, "WRITE_EVERY_CHUNKS", 1)
+    monkeypatch.setattr(committer, "WRITE_EVERY_CHUNKS", 1)
     with LoopbackEmbeddingServer(dim=512, models={QWEN}, delay_s=0.1, slots=1) as server:
         with Memory.open(
             url=db_url,

@@ -114,10 +114,10 @@ def test_the_workers_database_failure_is_a_plain_database_error():
 
 
 def test_the_workers_failure_during_the_pass_is_raised_as_itself(mem, monkeypatch):
-    from memory_pipeline.indexing import index_pass
+    from memory_pipeline.indexing import committer
 
     monkeypatch.setattr(
-        index_pass, "WRITE_EVERY_CHUNKS", 1
+        committer, "WRITE_EVERY_CHUNKS", 1
     )  # a commit per episode: several after the failure
     mem.add(_episodes("alice", 0, BODIES), ingest_day=DAY)
     with EntityLinker(
