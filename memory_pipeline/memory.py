@@ -48,7 +48,7 @@ from memory_pipeline.indexing.days import days_done_by_a_run
 from memory_pipeline.indexing.keyword_lists import ListsBeside
 from memory_pipeline.indexing.pending import pending_by_day, pending_of
 from memory_pipeline.indexing.report import IndexReport
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
 from memory_pipeline.progress import ProgressCallback
 from memory_pipeline.reporting import Reporter
@@ -455,10 +455,10 @@ class Memory:
     ) -> IndexReport:
         """Chunk and embed everything pending (of one ingest day), until done or something fails;
         ``on_committed`` gets the ids of each committed batch of episodes. The first run that uses
-        a generation's model measures it (``indexing.calibration``, run by ``index_until_done``),
+        a generation's model measures it (``indexing.calibration``, run by ``index_pending``),
         and every run leaves search fast (``indexing.serving``: the serving generation's HNSW
         index built when missing, keyword lists, statistics; ``report.search_ready``)."""
-        return index_until_done(
+        return index_pending(
             self.db, self.embedder, day=day, on_progress=on_progress, on_committed=on_committed
         )
 
@@ -491,7 +491,7 @@ class Memory:
         with linking.EntityLinker(self.db.url) as linker, contextlib.ExitStack() as stack:
             if lists is not None:
                 stack.enter_context(lists)
-            report = index_until_done(
+            report = index_pending(
                 self.db,
                 self.embedder,
                 day=day,

@@ -3,9 +3,9 @@
 ``measure`` embeds the probes with the profile's model (documents as documents, questions as
 queries) and derives its cut-offs. It never raises for the model's sake: an unreachable server, a
 refusal or numbers that make no sense give the defaults, with the reason. ``after_index`` does it
-once per embedding generation: ``until_done.index_until_done`` (the one index path of
-``Memory.index``, ``memory-pipeline index`` and ``reindex``, and the Dagster day partitions and
-``backlog`` asset) calls it after its work when a pass checked the model's canary (the model is
+once per embedding generation: ``until_done``'s entry points (``index_pending``, the one index
+path of ``Memory.index``, ``memory-pipeline index`` and ``reindex``; ``index_day_chunks``, the
+Dagster day partitions' and the ``backlog`` asset's) call it after its work when a pass checked the model's canary (the model is
 the generation's), so a measurement never delays or fails the vectors. The result is stored with
 the generation (``embedding_generations.calibration``); a failure to reach the model is measured
 again by the next run, any other failure is kept (the defaults, and why) until a reindex.

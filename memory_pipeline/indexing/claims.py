@@ -8,6 +8,7 @@ running at once, in this process or others, never embed the same episode.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 import psycopg
 
@@ -21,22 +22,33 @@ from memory_pipeline.storage.profiles_store import StoredProfile
 CLAIM_ROUND = 500
 
 
-class Claimer:
-    """Claims the pending episodes of one pass on ``conn``: up to ``limit`` (of one ingest
-    ``day``), listed at the first round (ids only), then ``CLAIM_ROUND`` at a time; with
-    ``stored_chunks_only`` it keeps only episodes whose chunks are stored (``keep``)."""
+@dataclass(frozen=True)
+class Scope:
+    """Which pending episodes a pass takes: ``everything`` pending (of one ingest day), or one
+    day's ``stored_chunks`` (the ``embeddings`` partition: chunking is the ``chunks`` stage's)."""
 
-    def __init__(
-        self,
-        conn,
-        target: StoredProfile | None,
-        *,
-        limit: int,
-        day: dt.date | None,
-        stored_chunks_only: bool,
-    ):
-        self.conn, self.target, self.limit, self.day = conn, target, limit, day
-        self.stored_chunks_only = stored_chunks_only
+    day: dt.date | None = None
+    stored_chunks_only: bool = False
+
+    @classmethod
+    def everything(cls, day: dt.date | None = None) -> Scope:
+        return cls(day)
+
+    @classmethod
+    def stored_chunks(cls, day: dt.date) -> Scope:
+        return cls(day, stored_chunks_only=True)
+
+
+EVERYTHING = Scope.everything()
+
+
+class Claimer:
+    """Claims the pending episodes of one pass on ``conn``: up to ``limit`` of the ``scope``,
+    listed at the first round (ids only), then ``CLAIM_ROUND`` at a time (``keep`` drops those
+    the scope leaves out once they are planned)."""
+
+    def __init__(self, conn, target: StoredProfile | None, *, limit: int, scope: Scope):
+        self.conn, self.target, self.limit, self.scope = conn, target, limit, scope
         self.candidates: list[int] | None = None  # pending ids, listed at the first round
         self.cursor = 0  # candidates before it were tried
         self.exhausted = False
@@ -54,7 +66,7 @@ class Claimer:
         if self.candidates is None:
             # One scan for the pass; rounds then claim from this list.
             self.candidates = index_store.pending_ids(
-                self.conn, self.target, limit=self.limit, day=self.day
+                self.conn, self.target, limit=self.limit, day=self.scope.day
             )
         if self.cursor >= len(self.candidates):
             self.exhausted = True
@@ -68,10 +80,10 @@ class Claimer:
         return pending
 
     def keep(self, works: list[EpisodeWork]) -> list[EpisodeWork]:
-        """The planned episodes this pass does: with ``stored_chunks_only``, those whose chunks
-        are stored. The others stay claimed (so this pass does not claim them again) and are
-        given back with the pass's other claims when it ends."""
-        if not self.stored_chunks_only:
+        """The planned episodes this pass does: all, or in a ``stored_chunks`` scope those whose
+        chunks are stored. The others stay claimed (so this pass does not claim them again) and
+        are given back with the pass's other claims when it ends."""
+        if not self.scope.stored_chunks_only:
             return works
         kept = [w for w in works if w.has_stored_chunks]
         self.gone += len(works) - len(kept)

@@ -23,7 +23,6 @@ everything else stays pending for the next pass.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import time
 from collections import deque
 from collections.abc import Callable
@@ -33,7 +32,7 @@ import numpy as np
 
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.indexing.canary import CANARY_TEXT
-from memory_pipeline.indexing.claims import Claimer
+from memory_pipeline.indexing.claims import EVERYTHING, Claimer, Scope
 from memory_pipeline.indexing.committer import STORE_THREADS, Committer, StatisticsBeside
 from memory_pipeline.indexing.model_calls import model_calls
 from memory_pipeline.indexing.plan import chunk_views, plan
@@ -66,15 +65,14 @@ def index_pass(
     db: Database,
     embedder: Embedder,
     *,
+    scope: Scope = EVERYTHING,
     limit: int = PASS_LIMIT,
-    day: dt.date | None = None,
     on_progress: ProgressCallback | None = None,
-    chunked_only: bool = False,
     on_committed: Callable[[list[int]], None] | None = None,
     analyze_after: int | None = ANALYZE_AFTER,
 ) -> IndexReport:
-    """Index up to ``limit`` pending episodes (optionally of one ingest day) with ``embedder``;
-    ``chunked_only`` leaves episodes without stored chunks to the ``chunks`` stage;
+    """Index up to ``limit`` pending episodes of the ``scope`` (``claims.Scope``: everything
+    pending, of one ingest day or all, or one day's stored chunks) with ``embedder``;
     ``on_committed`` gets the ids of each batch of episodes once its commit is done (on this
     thread; what it raises fails the pass). Once it has committed ``analyze_after`` vectors and
     half the episodes it listed, the pass ANALYZEs what it writes on a spare connection beside
@@ -97,7 +95,7 @@ def index_pass(
                 store_conns.append(spare)
         statistics = StatisticsBeside(db, analyze_after)
         target = profiles_store.writing_target(conn, embedder.profile)
-        claimer = Claimer(conn, target, limit=limit, day=day, stored_chunks_only=chunked_only)
+        claimer = Claimer(conn, target, limit=limit, scope=scope)
 
         def committed(episode_ids: list[int]) -> None:
             statistics.committed(report, listed=claimer.listed or 0)
