@@ -4,7 +4,9 @@ One way to index a day: the ``chunks``, ``embeddings`` and ``entity_mentions`` p
 ``chunk_day``, ``embed_day`` and ``link_day``, and the ``backlog`` asset runs all three
 (``index_day``) for each pending day. Each returns what it wrote and the day's counts after it,
 which its partition's materialization and checks show. A day's work reads and writes its own
-day's rows only, and running it again leaves the same rows.
+day's rows only, and running it again leaves the same rows; the global work after it (the
+serving generation, its model's calibration, the HNSW index, keyword lists) is the
+unpartitioned assets'.
 """
 
 from __future__ import annotations

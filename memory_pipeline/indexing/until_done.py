@@ -6,7 +6,8 @@
 once per generation the measurement of its model (``calibration``) and, last, the serving
 generation left fast to search (``serving.leave_search_fast``: its HNSW index, keyword lists and
 planner statistics). ``index_day_chunks`` is a day's ``embeddings`` partition: passes over the
-day's stored chunks only, and nothing global (the unpartitioned assets do that).
+day's stored chunks only, and nothing global: the switch, the calibration, the HNSW index and the
+keyword lists are the unpartitioned assets' (``defs.assets.maintenance``).
 """
 
 from __future__ import annotations
@@ -84,12 +85,12 @@ def index_day_chunks(
 ) -> IndexReport:
     """A day's ``embeddings`` partition: vectors for the day's stored chunks that lack one in
     the generation being written, until none is left (episodes without chunks are the ``chunks``
-    stage's). Writes no chunk, never switches the serving generation and leaves search's global
-    structures to the unpartitioned assets."""
+    stage's). Writes no chunk; what is global (the serving generation, its model's calibration,
+    the HNSW index, keyword lists) is left to the unpartitioned assets, so running a day again
+    gives the same rows and does nothing else."""
     total, counts = _passes(db, embedder, Scope.stored_chunks(day), on_progress=on_progress)
     counts = counts if counts is not None else pending_by_day(db, embedder)
     total.pending_days, total.pending_after = counts, pending_of(counts, day)
-    after_index(db, embedder, total.canary_checked)
     return total
 
 

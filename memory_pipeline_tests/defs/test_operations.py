@@ -352,6 +352,13 @@ def test_statements_without_vectors_are_noticed_by_the_sensor_and_embedded_by_th
     assert day_job.execute_in_process(
         partition_key="2026-11-01", resources=resources, instance=instance
     ).success
+    # Nothing is pending, but the day's partitions did nothing global: the sensor asks for the
+    # global steps (the serving HNSW index, the model's calibration), once per retry window.
+    with dg.build_sensor_context(instance=instance, resources=resources) as ctx:
+        [request] = unindexed_sensor(ctx).run_requests
+    assert request.job_name == "switch_generation_job" and request.run_key.startswith("search:")
+    switch = defs.resolve_job_def("switch_generation_job")
+    assert switch.execute_in_process(resources=resources, instance=instance).success
     with db.connection() as conn:  # as if saved while the model server was down
         for text, kind, status in (
             ("Alice fixed the chain", "observation", "active"),
