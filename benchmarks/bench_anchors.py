@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 from memory_pipeline.domain.policies import load_policies
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
@@ -79,7 +79,7 @@ def index_condition(db, documents, memory: str, anchors: bool, args) -> dict:
         raise SystemExit("\n".join(map(str, report.rejections)))
     embedder = embedder_for(args, heading_anchors=anchors)
     started = time.perf_counter()
-    indexed = index_until_done(db, embedder)  # only this memory's episodes are pending
+    indexed = index_pending(db, embedder)  # only this memory's episodes are pending
     seconds = time.perf_counter() - started
     with db.connection() as conn:
         chunks, anchored = conn.execute(

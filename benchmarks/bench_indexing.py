@@ -6,7 +6,7 @@ Two measurements, each on fresh databases:
 
 1. Store path. N synthetic episodes (seeded, 2-8 paragraphs of 150-900 characters each, so
    about 1-4 chunks per episode) are inserted with ``store_episodes`` (timed on its own), then
-   indexed with ``index_until_done`` and an embedder that costs almost nothing (``FastEmbedder``:
+   indexed with ``index_pending`` and an embedder that costs almost nothing (``FastEmbedder``:
    a deterministic vector per text, picked from a seeded pool by crc32). What is left is the
    pipeline's own cost: pending query, chunking, hashing, paragraph windows, planning, and the
    COPY writes (each chunk's row carries its windows' vectors too, ``domain.windows``).
@@ -14,7 +14,7 @@ Two measurements, each on fresh databases:
 
 2. Model fraction (``--skip-model`` to skip). M chunk-sized texts of generated English prose are
    embedded (a) bare, ``LocalEmbedder.embed_documents`` in batches of 16, and (b) through the
-   pipeline, one episode per text in a fresh database, ``index_until_done`` with the same
+   pipeline, one episode per text in a fresh database, ``index_pending`` with the same
    embedder (the probe call included). Bare and pipeline runs alternate; the medians and their
    ratio are printed. Target: pipeline >= 90% of bare. Each text is one paragraph, so it has no
    paragraph windows and both sides make the same model calls: the ratio is the pipeline's own
@@ -58,7 +58,7 @@ from bench_databases import Databases, fresh_database  # a sibling module (bench
 from memory_pipeline.domain.chunking import chunk_body
 from memory_pipeline.domain.episodes import EpisodeDraft, make_episode
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 from memory_pipeline.storage.episodes_store import store_episodes
 from memory_pipeline.storage.index_store import count_summary
@@ -202,7 +202,7 @@ class StoreRun:
     windows: int
     insert_seconds: float
     pass_seconds: float  # report.seconds: the passes themselves
-    wall_seconds: float  # around index_until_done (+ its final pending count)
+    wall_seconds: float  # around index_pending (+ its final pending count)
     store_seconds: float  # report.store_seconds: write_episodes only
     embed_seconds: float
 
@@ -235,7 +235,7 @@ def store_run(
         t0 = time.perf_counter()
         if profiler:
             profiler.enable()
-        report = index_until_done(db, embedder)
+        report = index_pending(db, embedder)
         if profiler:
             profiler.disable()
         wall = time.perf_counter() - t0
@@ -375,7 +375,7 @@ def bench_model(dbs: Databases, args) -> dict:
             with db.connection() as conn:
                 store_episodes(conn, drafts, INGEST_DAY)
             t0 = time.perf_counter()
-            report = index_until_done(db, embedder)
+            report = index_pending(db, embedder)
             wall = time.perf_counter() - t0
         if report.vectors != len(texts) or report.pending_after != 0:
             raise SystemExit(

@@ -73,7 +73,7 @@ from memory_pipeline.domain.observations import make_observation
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.embedders.factory import build_embedder
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.progress import Meter, Progress, describe
 from memory_pipeline.search.channels.graph import GRAPH_CANDIDATES, followed_entities
 from memory_pipeline.search.channels.keyword import KEYWORD_CANDIDATES
@@ -389,7 +389,7 @@ def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict
             print(f"  {describe(p, meter)}", flush=True)
 
     t_index = time.perf_counter()
-    report = index_until_done(db, embedder, on_progress=progress)
+    report = index_pending(db, embedder, on_progress=progress)
     info["index_seconds"] = time.perf_counter() - t_index
     info["index_vectors"] = report.vectors
     info["index_window_vectors"] = report.windows
@@ -404,7 +404,7 @@ def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict
     with db.connection() as conn:
         info["statements_inserted"] = load_statements(conn, convs)
     if info["statements_inserted"]:
-        report = index_until_done(db, embedder)
+        report = index_pending(db, embedder)
         print(f"index: {report.statement_vectors} observation vector(s) written")
 
     with db.connection() as conn:

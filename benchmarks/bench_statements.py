@@ -35,7 +35,7 @@ from memory_pipeline.cli.commands import SAMPLE_CORPUS, SAMPLE_EPISODES
 from memory_pipeline.domain import fusion
 from memory_pipeline.domain.observations import make_observation
 from memory_pipeline.domain.policies import load_policies
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.statements import save as save_statement
@@ -132,7 +132,7 @@ def main() -> int:
             if report.rejections:
                 raise SystemExit("\n".join(map(str, report.rejections)))
             embedder = embedder_for(args)
-            index_until_done(db, embedder)
+            index_pending(db, embedder)
             with db.connection() as conn:
                 entities_store.refresh_memories(conn, [MEMORY], entities_store.EntityReport())
             print(
@@ -153,7 +153,7 @@ def main() -> int:
                     decision="add",
                 )
                 keys[s["text"]] = f"observation:{outcome.saved_id}"
-            index_until_done(db, embedder)  # a statement saved without its vector gets it here
+            index_pending(db, embedder)  # a statement saved without its vector gets it here
 
             for s in statements:
                 key = keys[s["text"]]

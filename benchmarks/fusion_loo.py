@@ -202,7 +202,7 @@ def sample_items(home: Path, cache: Path) -> list[dict]:
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))
     from memory_pipeline.cli.commands import SAMPLE_CORPUS, SAMPLE_EPISODES
-    from memory_pipeline.indexing.until_done import index_until_done
+    from memory_pipeline.indexing.until_done import index_pending
     from memory_pipeline.ingest import ingest_paths
     from memory_pipeline.storage import entities_store
 
@@ -213,7 +213,7 @@ def sample_items(home: Path, cache: Path) -> list[dict]:
     db, embedder, service = _service(home)
     try:
         ingest_paths(db, SAMPLE_EPISODES)
-        index_until_done(db, embedder)
+        index_pending(db, embedder)
         with db.connection() as conn:
             entities_store.refresh_memories(conn, ["mara"], entities_store.EntityReport())
         items = labelled_items(service, "sample", questions)

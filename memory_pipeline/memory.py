@@ -49,7 +49,7 @@ from memory_pipeline.indexing.estimate import Estimate, estimate
 from memory_pipeline.indexing.keyword_lists import ListsBeside
 from memory_pipeline.indexing.pending import pending_by_day, pending_of
 from memory_pipeline.indexing.report import IndexReport
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
 from memory_pipeline.progress import ProgressCallback
 from memory_pipeline.reporting import Reporter
@@ -453,46 +453,36 @@ class Memory:
         day: dt.date | None = None,
         on_progress: ProgressCallback | None = None,
         on_committed: Callable[[list[int]], None] | None = None,
+        keyword_lists: bool = True,
     ) -> IndexReport:
-        """Chunk and embed everything pending (of one ingest day), until done or something fails;
-        ``on_committed`` gets the ids of each committed batch of episodes. The first run that uses
-        a generation's model measures it (``indexing.calibration``, run by ``index_until_done``),
-        and every run leaves search fast (``indexing.serving``: the serving generation's HNSW
-        index built when missing, keyword lists, statistics; ``report.search_ready``)."""
-        return index_until_done(
-            self.db, self.embedder, day=day, on_progress=on_progress, on_committed=on_committed
-        )
-
-    def index_and_link(
-        self,
-        *,
-        day: dt.date | None = None,
-        on_progress: ProgressCallback | None = None,
-        keyword_lists: bool = False,
-        planned: int | None = None,
-    ) -> IndexReport:
-        """``index``, and the ``entity_mentions`` work for the episodes it commits (and for any an
-        earlier run committed but did not link): in a worker process while the pass runs
-        (``linking``). A failure of either is raised at once; the worker never outlives this call.
-        ``keyword_lists``: also leave no memory's keyword champion lists missing or stale, built
-        beside the pass once most of the ``planned`` episodes (default: those pending now) are
-        committed (``keyword_lists.ListsBeside``); the builds go to ``report.keyword_lists``.
-        The reporter is told the days the run finished (every episode of the day chunked,
-        embedded and linked): ``memory-pipeline index``'s work, as their partitions would do it."""
+        """Index everything pending (of one ingest ``day``) until done or something fails: the
+        one index path of every writer (``memory-pipeline index``, ``POST /v1/index``, the MCP
+        server's adds, this API), doing what a day's partitions and the global assets do
+        between them: chunks, vectors (``indexing.until_done.index_pending``), the entity links
+        of the episodes it commits and of any an earlier run committed but did not link
+        (``indexing.linking``: in a worker process beside the pass, or after it for a few),
+        keyword lists (``keyword_lists``: no memory's left missing or stale, built beside the
+        pass once most of its episodes are committed, ``keyword_lists.ListsBeside``; builds in
+        ``report.keyword_lists``), the generation switch, the model's calibration and the
+        serving HNSW index (``report.search_ready``). ``on_committed`` also gets the ids of each
+        committed batch. A failure of the pass or the linking is raised at once; no worker
+        outlives this call. The reporter is told the days the run finished (every episode of the
+        day chunked, embedded and linked), as their partitions would record them."""
         before = pending_by_day(self.db, self.embedder)
-        if planned is None:
-            planned = pending_of(before, day)
+        planned = pending_of(before, day)
         lists = ListsBeside(self.db, planned) if keyword_lists else None
 
         def committed(episode_ids: list[int]) -> None:
             linker.link(episode_ids)
             if lists is not None:
                 lists.committed(episode_ids)
+            if on_committed is not None:
+                on_committed(episode_ids)
 
-        with linking.EntityLinker(self.db.url) as linker, contextlib.ExitStack() as stack:
+        with linking.linker_for(self.db, planned) as linker, contextlib.ExitStack() as stack:
             if lists is not None:
                 stack.enter_context(lists)
-            report = index_until_done(
+            report = index_pending(
                 self.db,
                 self.embedder,
                 day=day,

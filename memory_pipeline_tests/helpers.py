@@ -57,7 +57,7 @@ def is_probe(text: str) -> bool:
 
 def split_calibration(server) -> tuple[list, list[list[str]], list[str]]:
     """A loopback server's requests as (the index passes' requests, their inputs, the probe texts
-    sent): ``index_until_done`` also measures a new generation's model once, after its passes,
+    sent): ``index_pending`` also measures a new generation's model once, after its passes,
     in requests that hold only probe texts (``indexing.calibration``)."""
     kept, inputs, probes = [], [], []
     for request, texts in zip(server.requests, server.inputs, strict=True):

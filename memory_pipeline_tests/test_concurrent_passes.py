@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from memory_pipeline.errors import EmbedderUnavailable, ModelRefused
-from memory_pipeline.indexing import index_pass
+from memory_pipeline.indexing import claims, index_pass, proof
 from memory_pipeline.indexing.canary import CANARY_TEXT
 from memory_pipeline.indexing.pending import pending_count
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.storage import index_store, profiles_store
 from memory_pipeline_tests.helpers import (
@@ -48,7 +48,7 @@ def run_in_threads(*calls):
 
 def embedded_texts(server) -> Counter:
     """The texts sent to the model, without the canary and the calibration's probe set (which
-    ``index_until_done`` embeds once a generation, after its passes)."""
+    ``index_pending`` embeds once a generation, after its passes)."""
     _, inputs, _ = split_calibration(server)
     return Counter(t for texts in inputs for t in texts if t != CANARY_TEXT)
 
@@ -61,8 +61,8 @@ def test_two_passes_on_one_backlog_embed_each_text_once_and_report_only_their_ow
             ollama_embedder(server.url, batch_size=4),
         )
         reports = run_in_threads(
-            lambda: index_until_done(db, first),
-            lambda: index_until_done(db, second),
+            lambda: index_pending(db, first),
+            lambda: index_pending(db, second),
         )
         texts = embedded_texts(server)
     assert not [r for r in reports if isinstance(r, Exception)], reports
@@ -83,11 +83,11 @@ def test_a_pass_skips_episodes_another_pass_has_claimed(db, tmp_path):
             holder, None, index_store.pending_ids(holder, None, limit=2)
         )
         assert len(held) == 2 and not finished
-        report = index_until_done(db, embedder)
+        report = index_pending(db, embedder)
         assert report.episodes == 4 and report.pending_after == 2
         assert not {e.body for e in held} & {t for texts in server.inputs for t in texts}
         index_store.release_claims(holder, [e.id for e in held])
-        assert index_until_done(db, embedder).episodes == 2
+        assert index_pending(db, embedder).episodes == 2
 
 
 def original_then_swapped(after_calls: int):
@@ -122,7 +122,7 @@ def test_a_model_swapped_in_the_middle_of_a_pass_leaves_none_of_its_vectors(
         embedder.in_flight, embedder.canary_every = in_flight, canary_every
         server.answer_override = original_then_swapped(after_calls=12)
         with pytest.raises(ModelRefused) as info:
-            index_until_done(db, embedder)
+            index_pending(db, embedder)
         message = str(info.value)
         assert "No vector of the changed model was written" in message
         with db.connection() as conn:
@@ -142,7 +142,7 @@ def test_a_model_swapped_in_the_middle_of_a_pass_leaves_none_of_its_vectors(
         )
         # The suggested recovery: serve the original model again and re-run.
         server.answer_override = None
-        report = index_until_done(db, embedder)
+        report = index_pending(db, embedder)
     assert report.pending_after == 0
     with db.connection() as conn:
         assert profiles_store.get_generation(conn, profile.id, profile.generation).state == "ready"
@@ -153,14 +153,14 @@ def test_a_swap_after_the_last_canary_of_a_pass_is_caught_by_its_closing_canary(
 ):
     # No canary rides in the pass's calls (the probe aside): only the one sent after the last
     # call has ended can prove their vectors, and it sees the swapped model.
-    monkeypatch.setattr(index_pass, "CANARY_EVERY_SECONDS", 10_000.0)
+    monkeypatch.setattr(proof, "CANARY_EVERY_SECONDS", 10_000.0)
     ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(12)])])
     with LoopbackEmbeddingServer(dim=1024) as server:
         embedder = ollama_embedder(server.url, batch_size=4)
         embedder.in_flight, embedder.canary_every = 2, 10_000
         server.answer_override = original_then_swapped(after_calls=3)
         with pytest.raises(ModelRefused):
-            index_until_done(db, embedder)
+            index_pending(db, embedder)
         canaries = [i for i, texts in enumerate(server.inputs) if CANARY_TEXT in texts]
         calls = len(server.inputs)
     assert canaries == [0, calls - 1]  # the probe, then one after the last call
@@ -178,7 +178,7 @@ def test_a_pass_writes_episodes_whose_names_are_being_linked_meanwhile(db, tmp_p
                 "INSERT INTO episode_names (episode_id, memory, names) "
                 "SELECT id, memory, '{}' FROM episodes"
             )
-            report = index_until_done(db, ollama_embedder(server.url))
+            report = index_pending(db, ollama_embedder(server.url))
     assert report.episodes == 3 and report.skipped_locked == 0 and report.pending_after == 0
 
 
@@ -187,7 +187,7 @@ def test_index_keeps_the_configured_number_of_model_calls_in_flight(db, tmp_path
     with LoopbackEmbeddingServer(dim=1024, delay_s=0.05) as server:
         embedder = ollama_embedder(server.url, batch_size=2)
         embedder.in_flight = 3
-        report = index_until_done(db, embedder)
+        report = index_pending(db, embedder)
         assert server.max_in_flight == 3
     assert report.pending_after == 0 and report.episodes == 12
 
@@ -215,7 +215,7 @@ def advisory_locks(db) -> int:
 def test_one_pass_claims_in_rounds_embeds_each_text_once_and_releases_every_claim(
     db, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(index_pass, "CLAIM_ROUND", 5)
+    monkeypatch.setattr(claims, "CLAIM_ROUND", 5)
     ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(23)])])
     with LoopbackEmbeddingServer(dim=1024, delay_s=0.005) as server:
         embedder = ollama_embedder(server.url, batch_size=3)
@@ -233,6 +233,6 @@ def test_a_failed_pass_releases_its_claims(db, tmp_path):
     with LoopbackEmbeddingServer(dim=1024, fail_after=3) as server:
         embedder = ollama_embedder(server.url, batch_size=3)
         with pytest.raises(EmbedderUnavailable):
-            index_until_done(db, embedder)
+            index_pending(db, embedder)
     assert advisory_locks(db) == 0
     assert 0 < pending_count(db, embedder) < 8

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory_pipeline.domain.policies import load_policies
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.render import human_table
 from memory_pipeline.search.service import SearchService
@@ -47,7 +47,7 @@ def test_a_phrase_from_a_deep_section_finds_its_document_with_the_headings_above
     ingest_paths(db, [tmp_path / "docs"], memory="m")
     with LoopbackEmbeddingServer(dim=1024) as server:
         embedder = ollama_embedder(server.url)
-        index_until_done(db, embedder)
+        index_pending(db, embedder)
         service = SearchService(db, load_policies(), embedder=embedder)
         response = service.search("m", DEEP_PHRASE, channels=("keyword",), limit=3)
         found = {r.title: r for r in response.results}
@@ -114,7 +114,7 @@ def test_anchors_off_means_none_is_stored_indexed_embedded_or_shown_whichever_pa
         ingest_paths(db, [tmp_path / "docs" / "page.html"], memory="m")
         embedder = ollama_embedder(server.url)
         embedder.heading_anchors = False  # what the factory sets from the switch
-        index_until_done(db, embedder)
+        index_pending(db, embedder)
         model_inputs = [text for batch in server.inputs for text in batch]
         response = SearchService(db, load_policies(), embedder=embedder).search(
             "m", DEEP_PHRASE, limit=3

@@ -12,10 +12,10 @@ from memory_pipeline.domain.windows import paragraph_windows
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.errors import EmbedderUnavailable, ModelRefused
-from memory_pipeline.indexing import index_pass
+from memory_pipeline.indexing import committer
 from memory_pipeline.indexing.canary import CANARY_TEXT
 from memory_pipeline.indexing.pending import pending_count
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.profiles_store import active_profile
@@ -56,7 +56,7 @@ def test_index_pass_writes_exact_chunks_and_normalised_vectors(db, corpus):
     rows, path = corpus
     ingest_paths(db, [path])
     with LoopbackEmbeddingServer(dim=1024) as server:
-        report = index_until_done(db, ollama_embedder(server.url))
+        report = index_pending(db, ollama_embedder(server.url))
         requests, inputs, probes = split_calibration(server)
         batch_sizes = [r.n_inputs for r in requests]
     # The run measured the new generation's model after its passes, each probe once.
@@ -110,9 +110,9 @@ def test_reingest_and_reindex_are_idempotent(db, corpus):
     assert first.inserted == len(rows) and again.inserted == 0 and again.duplicates == len(rows)
     with LoopbackEmbeddingServer(dim=1024) as server:
         embedder = ollama_embedder(server.url)
-        index_until_done(db, embedder)
+        index_pending(db, embedder)
         before = count(db, "SELECT count(*) FROM embeddings")
-        second = index_until_done(db, embedder)
+        second = index_pending(db, embedder)
     assert second.episodes == 0 and second.vectors == 0
     assert count(db, "SELECT count(*) FROM embeddings") == before
 
@@ -122,7 +122,7 @@ def test_wrong_dimension_is_refused_before_any_write(db, corpus):
     ingest_paths(db, [path])
     with LoopbackEmbeddingServer(dim=256) as server:
         with pytest.raises(ModelRefused) as info:
-            index_until_done(db, ollama_embedder(server.url, dim=512))
+            index_pending(db, ollama_embedder(server.url, dim=512))
         assert len(server.requests) == 1  # only the probe
     assert "256" in str(info.value) and "512" in str(info.value)
     assert count(db, "SELECT count(*) FROM embeddings") == 0
@@ -133,7 +133,7 @@ def test_server_down_stops_before_writing_and_names_the_service(db, corpus):
     rows, path = corpus
     ingest_paths(db, [path])
     with pytest.raises(EmbedderUnavailable) as info:
-        index_until_done(db, ollama_embedder(unused_port_url()))
+        index_pending(db, ollama_embedder(unused_port_url()))
     assert str(info.value).startswith("the Ollama embedding service is unavailable")
     assert count(db, "SELECT count(*) FROM chunks") == 0
     assert pending_count(db, ollama_embedder(unused_port_url())) == len(rows)
@@ -144,7 +144,7 @@ def test_server_failing_mid_run_leaves_each_episode_whole_or_pending(db, corpus)
     ingest_paths(db, [path])
     with LoopbackEmbeddingServer(dim=1024, fail_after=2) as server:  # the probe and one batch
         with pytest.raises(EmbedderUnavailable):
-            index_until_done(db, ollama_embedder(server.url))
+            index_pending(db, ollama_embedder(server.url))
     with db.connection() as conn:
         states = conn.execute(
             """SELECT e.body, count(DISTINCT c.ordinal), count(DISTINCT v.chunk_id)
@@ -158,7 +158,7 @@ def test_server_failing_mid_run_leaves_each_episode_whole_or_pending(db, corpus)
         chunks = chunk_body(body)
         assert (n_chunks, n_vectors) in {(0, 0), (len(chunks), len({c.chunk_id for c in chunks}))}
     with LoopbackEmbeddingServer(dim=1024) as server:
-        report = index_until_done(db, ollama_embedder(server.url))
+        report = index_pending(db, ollama_embedder(server.url))
     assert report.episodes == len(rows) - len(indexed) and report.pending_after == 0
     assert count(db, "SELECT count(*) FROM embeddings") == expected_vectors(rows)
 
@@ -167,10 +167,10 @@ def test_switching_profile_adds_vectors_and_keeps_the_old_ones(db, corpus):
     rows, path = corpus
     ingest_paths(db, [path])
     with LoopbackEmbeddingServer(dim=1024) as server:
-        index_until_done(db, ollama_embedder(server.url, dim=512))
+        index_pending(db, ollama_embedder(server.url, dim=512))
         other = ollama_embedder(server.url, dim=256, model="nomic-embed-text")
         assert pending_count(db, other) == len(rows)
-        report = index_until_done(db, other)
+        report = index_pending(db, other)
     assert report.vectors == expected_vectors(rows) and report.chunks == 0  # chunks reused
     with db.connection() as conn:
         per_profile = dict(
@@ -215,7 +215,7 @@ def test_openai_compatible_provider_indexes_and_searches(db, tmp_path):
         embedder = OpenAICompatibleEmbedder(
             EmbeddingProfile("openai", "e5", 384), base_url=server.url + "/v1"
         )
-        report = index_until_done(db, embedder)
+        report = index_pending(db, embedder)
         # The passes embed passages; the calibration after them embeds its probe questions as
         # queries (``indexing.calibration``).
         requests, _, probes = split_calibration(server)
@@ -241,7 +241,7 @@ def test_paragraph_windows_switched_off_embed_chunks_only(db, corpus):
     with LoopbackEmbeddingServer(dim=1024) as server:
         embedder = ollama_embedder(server.url)
         embedder.paragraph_windows = False  # what MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off sets
-        report = index_until_done(db, embedder)
+        report = index_pending(db, embedder)
         requests, _, _ = split_calibration(server)
         inputs = sum(r.n_inputs for r in requests)
         calls = len(requests)
@@ -255,10 +255,10 @@ def test_a_run_that_fits_one_pass_makes_one_and_then_counts_what_is_pending(db, 
     rows, path = corpus
     ingest_paths(db, [path])
     with LoopbackEmbeddingServer(dim=1024) as server:
-        report = index_until_done(db, ollama_embedder(server.url))
+        report = index_pending(db, ollama_embedder(server.url))
         assert report.passes == 1 and report.episodes == len(rows)
         assert report.pending_after == 0 and report.pending_days == {}
-        again = index_until_done(db, ollama_embedder(server.url))
+        again = index_pending(db, ollama_embedder(server.url))
     assert again.passes == 1 and again.episodes == 0 and again.pending_after == 0
 
 
@@ -267,7 +267,7 @@ def test_progress_counts_everything_done_so_far_across_passes(db, tmp_path):
     ingest_paths(db, [tmp_path / "e.jsonl"])
     seen = []
     with LoopbackEmbeddingServer(dim=1024) as server:
-        report = index_until_done(
+        report = index_pending(
             db,
             ollama_embedder(server.url),
             pass_limit=2,
@@ -291,7 +291,7 @@ def test_a_pass_that_wrote_many_vectors_refreshes_the_planner_statistics(
     with Database.open(db_url, max_size=pool_size) as db:
         ingest_paths(db, [path])
         with LoopbackEmbeddingServer(dim=1024) as server:
-            report = index_until_done(db, ollama_embedder(server.url), analyze_after=analyze_after)
+            report = index_pending(db, ollama_embedder(server.url), analyze_after=analyze_after)
         with db.connection() as conn:
             stored = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
             reltuples = conn.execute(
@@ -311,24 +311,24 @@ def test_a_pass_that_wrote_many_vectors_refreshes_the_planner_statistics(
 def test_commits_run_on_two_storing_connections_when_the_pool_can_spare_one(
     db_url, corpus, monkeypatch, pool_size
 ):
-    # Two storing threads, each on its own connection (index_pass.STORE_THREADS): commits handed
+    # Two storing threads, each on its own connection (committer.STORE_THREADS): commits handed
     # over one after the other alternate between them. A pool that cannot spare the second (the
     # pass's own connection and one storing connection fill a pool of 2) leaves one, and the pass
     # still writes everything.
     rows, path = corpus
     used = []
-    write_episodes = index_pass.index_store.write_episodes
+    write_episodes = committer.index_store.write_episodes
 
     def recording(conn, profile, works):
         used.append(conn.info.backend_pid)
         return write_episodes(conn, profile, works)
 
-    monkeypatch.setattr(index_pass.index_store, "write_episodes", recording)
-    monkeypatch.setattr(index_pass, "WRITE_EVERY_CHUNKS", 1)  # a commit per episode
+    monkeypatch.setattr(committer.index_store, "write_episodes", recording)
+    monkeypatch.setattr(committer, "WRITE_EVERY_CHUNKS", 1)  # a commit per episode
     with Database.open(db_url, max_size=pool_size) as small:
         ingest_paths(small, [path])
         with LoopbackEmbeddingServer(dim=1024) as server:
-            report = index_until_done(small, ollama_embedder(server.url))
+            report = index_pending(small, ollama_embedder(server.url))
         assert report.chunks == expected_chunks(rows) and report.vectors == expected_vectors(rows)
         assert count(small, "SELECT count(*) FROM chunks") == expected_chunks(rows)
     assert len(used) >= 4

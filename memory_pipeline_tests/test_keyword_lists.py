@@ -10,7 +10,7 @@ import random
 import pytest
 
 from memory_pipeline import Memory
-from memory_pipeline.indexing import index_pass
+from memory_pipeline.indexing import committer
 from memory_pipeline.indexing.keyword_lists import START_SHARE
 from memory_pipeline.storage import champions_store, keyword_store
 from memory_pipeline_tests.helpers import QWEN, count
@@ -51,7 +51,7 @@ def _add(mem: Memory, episodes: list[dict]) -> None:
 def slow_mem(db_url, monkeypatch):
     # One call of 16 at a time, 0.1 s each, a commit after each: the run's last 15% (12 calls)
     # takes over a second, far longer than building lists over ~1,000 chunks.
-    monkeypatch.setattr(index_pass, "WRITE_EVERY_CHUNKS", 1)
+    monkeypatch.setattr(committer, "WRITE_EVERY_CHUNKS", 1)
     with LoopbackEmbeddingServer(dim=512, models={QWEN}, delay_s=0.1, slots=1) as server:
         with Memory.open(
             url=db_url,
@@ -66,7 +66,7 @@ def slow_mem(db_url, monkeypatch):
 def test_a_large_memorys_lists_are_built_beside_the_pass_and_exact_at_its_end(slow_mem):
     assert START_SHARE * EPISODES > keyword_store.CAP
     _add(slow_mem, _episodes(EPISODES))
-    report = slow_mem.index_and_link(keyword_lists=True)
+    report = slow_mem.index(keyword_lists=True)
     assert report.episodes == EPISODES and report.pending_after == 0
     [built] = report.keyword_lists  # one build, beside the pass: the check after it found nothing
     assert built.memory == "big" and built.outcome == "built" and built.rows > 0
@@ -81,10 +81,10 @@ def test_a_large_memorys_lists_are_built_beside_the_pass_and_exact_at_its_end(sl
 
 def test_without_keyword_lists_nothing_is_built_and_a_small_run_builds_after_its_pass(slow_mem):
     _add(slow_mem, _episodes(keyword_store.CAP + 20))
-    assert slow_mem.index_and_link().keyword_lists == []
+    assert slow_mem.index(keyword_lists=False).keyword_lists == []
     assert count(slow_mem.db, "SELECT count(*) FROM keyword_champion_state") == 0
     # Nothing planned: the lists missing since are built by the check after the (empty) pass.
-    report = slow_mem.index_and_link(keyword_lists=True)
+    report = slow_mem.index(keyword_lists=True)
     assert report.episodes == 0 and [b.outcome for b in report.keyword_lists] == ["built"]
     assert (
         count(slow_mem.db, "SELECT chunks FROM keyword_champion_state WHERE memory = 'big'")
@@ -109,7 +109,7 @@ def test_a_run_that_fails_beside_a_build_leaves_nothing_of_it_behind(slow_mem):
             raise Interrupted
 
     with pytest.raises(Interrupted):
-        slow_mem.index_and_link(on_progress=fail_once_the_build_started, keyword_lists=True)
+        slow_mem.index(on_progress=fail_once_the_build_started, keyword_lists=True)
     assert count(slow_mem.db, "SELECT count(*) FROM keyword_champion_builds") == 0
     assert count(slow_mem.db, "SELECT count(*) FROM keyword_champion_staged") == 0
     assert (

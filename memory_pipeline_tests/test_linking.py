@@ -12,7 +12,9 @@ import pytest
 from memory_pipeline import Memory
 from memory_pipeline.domain.entities import Entity
 from memory_pipeline.errors import DatabaseUnavailable, EmbedderUnavailable
+from memory_pipeline.indexing import linking
 from memory_pipeline.indexing.linking import EntityLinker, LinkingFailed
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.storage import entities_store
 from memory_pipeline_tests.helpers import count
 from memory_pipeline_tests.support.loopback import unused_port_url
@@ -51,7 +53,12 @@ def _linked(mem: Memory) -> tuple[set, set]:
     return names, mentions
 
 
-def test_index_links_what_the_entity_mentions_stage_links_and_what_an_earlier_run_left(mem):
+# A worker process beside the pass (every run linking in a worker), and this process after it.
+@pytest.mark.parametrize("in_process_below", [0, 1000], ids=["worker", "in-process"])
+def test_index_links_what_the_entity_mentions_stage_links_and_what_an_earlier_run_left(
+    mem, monkeypatch, in_process_below
+):
+    monkeypatch.setattr(linking, "LINK_IN_PROCESS_BELOW", in_process_below)
     with mem.db.connection() as conn:
         entities_store.import_entities(
             conn,
@@ -63,7 +70,9 @@ def test_index_links_what_the_entity_mentions_stage_links_and_what_an_earlier_ru
             entities_store.EntityReport(),
         )
     mem.add(_episodes("alice", 0, BODIES), ingest_day=DAY)
-    mem.index()  # committed, never linked: a run stopped before its worker reached them
+    # Committed, never linked: a run stopped before its linking reached them (the core's passes
+    # alone, without Memory.index's linking).
+    index_pending(mem.db, mem.embedder)
     assert count(mem.db, "SELECT count(*) FROM episode_names") == 0
     # bob's title names an entity its body does not: titles are matched too.
     mem.add(
@@ -77,7 +86,7 @@ def test_index_links_what_the_entity_mentions_stage_links_and_what_an_earlier_ru
         ],
         ingest_day=DAY,
     )
-    report = mem.index_and_link()
+    report = mem.index()
     assert report.episodes == 7 and report.pending_after == 0
     names, mentions = _linked(mem)
     assert len(names) == 12 and len(mentions) >= 12
@@ -99,7 +108,7 @@ def test_a_model_down_is_raised_and_stops_the_worker(mem, db_url):
         with pytest.raises(
             EmbedderUnavailable, match="the Ollama embedding service is unavailable"
         ):
-            down.index_and_link()
+            down.index()
     assert multiprocessing.active_children() == []
 
 
@@ -114,10 +123,10 @@ def test_the_workers_database_failure_is_a_plain_database_error():
 
 
 def test_the_workers_failure_during_the_pass_is_raised_as_itself(mem, monkeypatch):
-    from memory_pipeline.indexing import index_pass
+    from memory_pipeline.indexing import committer
 
     monkeypatch.setattr(
-        index_pass, "WRITE_EVERY_CHUNKS", 1
+        committer, "WRITE_EVERY_CHUNKS", 1
     )  # a commit per episode: several after the failure
     mem.add(_episodes("alice", 0, BODIES), ingest_day=DAY)
     with EntityLinker(

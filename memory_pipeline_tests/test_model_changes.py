@@ -7,7 +7,7 @@ import pytest
 from memory_pipeline.domain.policies import load_policies
 from memory_pipeline.errors import EmbedderUnavailable, ModelRefused
 from memory_pipeline.indexing.pending import pending_count
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import profiles_store
@@ -29,7 +29,7 @@ def indexed(db, tmp_path):
     ingest_paths(db, [write_jsonl(tmp_path / "e.jsonl", [episode(i) for i in range(6)])])
     with LoopbackEmbeddingServer(dim=1024) as server:
         embedder = ollama_embedder(server.url)
-        report = index_until_done(db, embedder)
+        report = index_pending(db, embedder)
         yield server, embedder, report
 
 
@@ -45,7 +45,7 @@ def test_first_pass_records_the_canary_and_later_passes_check_it(db, indexed, tm
     profile, generation = serving(db)
     assert generation.state == "ready" and generation.canary_vector is not None
     ingest_paths(db, [write_jsonl(tmp_path / "more.jsonl", [episode(40)])])
-    second = index_until_done(db, embedder)
+    second = index_pending(db, embedder)
     assert second.canary_cosine == pytest.approx(1.0, abs=1e-3) and second.episodes == 1
 
 
@@ -55,7 +55,7 @@ def test_a_silently_swapped_model_is_refused_and_search_degrades(db, indexed, tm
     vectors_before = count(db, "SELECT count(*) FROM embeddings")
     server.answer_override = swapped_model
     with pytest.raises(ModelRefused) as info:
-        index_until_done(db, embedder)
+        index_pending(db, embedder)
     message = str(info.value)
     assert "changed under the same name" in message and "memory-pipeline reindex" in message
     assert count(db, "SELECT count(*) FROM embeddings") == vectors_before
@@ -66,7 +66,7 @@ def test_a_silently_swapped_model_is_refused_and_search_degrades(db, indexed, tm
     assert response.results  # keyword still answers
     # Serving the original model again heals the generation.
     server.answer_override = None
-    assert index_until_done(db, embedder).episodes == 1
+    assert index_pending(db, embedder).episodes == 1
     assert serving(db)[1].state == "ready"
 
 
@@ -81,7 +81,7 @@ def test_reindex_builds_a_new_generation_while_search_serves_the_old_one(db, ind
     # of two inputs: chunk texts and their paragraph windows).
     server.fail_after = server.served + 5
     with pytest.raises(EmbedderUnavailable):
-        index_until_done(db, ollama_embedder(server.url, batch_size=2))
+        index_pending(db, ollama_embedder(server.url, batch_size=2))
     assert 0 < pending_count(db, embedder) < 6
     assert serving(db)[0].generation == 1  # search still on generation 1
     server.fail_after = None
@@ -90,7 +90,7 @@ def test_reindex_builds_a_new_generation_while_search_serves_the_old_one(db, ind
     with db.connection() as conn:
         stored, resumed = profiles_store.start_reindex(conn, embedder.profile)
     assert resumed and stored.building_generation == 2
-    report = index_until_done(db, embedder)
+    report = index_pending(db, embedder)
     assert (
         report.switched
         == "search now uses ollama/qwen3-embedding:0.6b@512 generation 2 (was generation 1)"
@@ -113,10 +113,10 @@ def test_a_new_profile_takes_over_only_when_complete(db, indexed):
     other = ollama_embedder(server.url, dim=256, model="nomic-embed-text", batch_size=2)
     server.fail_after = server.served + 2
     with pytest.raises(EmbedderUnavailable):
-        index_until_done(db, other)
+        index_pending(db, other)
     assert serving(db)[0].name == "ollama/qwen3-embedding:0.6b@512"
     server.fail_after = None
-    report = index_until_done(db, other)
+    report = index_pending(db, other)
     assert report.switched.startswith("search now uses ollama/nomic-embed-text@256 generation 1")
     assert serving(db)[0].name == "ollama/nomic-embed-text@256"
 
@@ -135,7 +135,7 @@ def test_reindex_and_rollback_jobs_from_the_launchpad(db, db_url, indexed):
         "generation": 2,
         "resumed": False,
     }
-    assert index_until_done(db, embedder).switched.endswith("generation 2 (was generation 1)")
+    assert index_pending(db, embedder).switched.endswith("generation 2 (was generation 1)")
     rolled = rollback_generation_job.execute_in_process(resources=resources)
     assert rolled.output_for_node("rollback_generation_op").endswith(
         "generation 1 (was generation 2)"
@@ -148,7 +148,7 @@ def test_rollback_says_when_the_earlier_generation_is_stale(db, indexed):
     _, embedder, _ = indexed
     with db.connection() as conn:
         stored, _ = profiles_store.start_reindex(conn, embedder.profile)
-    index_until_done(db, embedder)  # generation 2 serves
+    index_pending(db, embedder)  # generation 2 serves
     with db.connection() as conn:
         profiles_store.mark_stale(conn, stored.id, 1, "the canary moved")
         with pytest.raises(LookupError) as refused:

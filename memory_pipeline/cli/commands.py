@@ -78,9 +78,7 @@ def cmd_index(args) -> int:
         # The entity_mentions work too (in a worker process beside the pass), so the days' three
         # partitions recorded are all true; and, where users only run the CLI, this is where a
         # memory's keyword lists get built (beside the pass's last part).
-        report = mem.index_and_link(
-            day=args.day, on_progress=show, keyword_lists=not args.no_keyword_lists
-        )
+        report = mem.index(day=args.day, on_progress=show, keyword_lists=not args.no_keyword_lists)
         show.close()
         builds = report.keyword_lists
         print_warnings(mem)

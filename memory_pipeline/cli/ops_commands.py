@@ -14,7 +14,7 @@ from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.errors import ExitCode, InputError
 from memory_pipeline.indexing import generations
 from memory_pipeline.indexing.days import days_with_episodes
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.progress import Progress
 from memory_pipeline.storage import keyword_store
 
@@ -45,7 +45,7 @@ def cmd_reindex(args) -> int:
             )
             return ExitCode.OK
         with ProgressDisplay() as show:
-            report = index_until_done(db, embedder, on_progress=show)
+            report = index_pending(db, embedder, on_progress=show)
     finally:
         embedder.close()
     print(

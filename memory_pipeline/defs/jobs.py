@@ -42,8 +42,8 @@ switch_generation_job = dg.define_asset_job(
     # Statement vectors first: a new generation serves observations and beliefs from its first search.
     selection=dg.AssetSelection.assets("statement_vectors", "serving_generation", "hnsw_index"),
     executor_def=dg.in_process_executor,
-    description="Embed pending statements, serve the new generation once nothing is pending for it, "
-    "then build its HNSW index.",
+    description="Embed pending statements, serve the new generation once nothing is pending for it "
+    "(measuring its model once), then build its HNSW index: the global steps after day partitions.",
 )
 
 embed_statements_job = dg.define_asset_job(

@@ -5,7 +5,8 @@ the episodes came by a path that did not (the HTTP API, another process). Run ke
 drop a request it has already launched; the cursor remembers what was requested so a failed
 day is retried only after ``RETRY_AFTER_S``, not on every tick. Once no episode is pending, the
 first sensor requests ``switch_generation_job`` when a new generation is complete (it embeds
-pending statements first), else ``embed_statements_job`` when observations or beliefs lack a
+pending statements first) or search lacks what the global steps leave (the serving HNSW index,
+the generation's calibration: day partitions leave them to the unpartitioned assets), else ``embed_statements_job`` when observations or beliefs lack a
 vector (saved while the model was down, imported), at most once per ``RETRY_AFTER_S`` for the
 same statements.
 """
@@ -109,7 +110,8 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Finds pending episodes (no chunks, or chunks without a vector for the profile and "
         "generation being written) and requests index_day_job for their ingest days; when nothing is "
-        "pending and a new generation is complete, requests switch_generation_job; else, when "
+        "pending and a new generation is complete, or the serving HNSW index or the model's "
+        "calibration is missing, requests switch_generation_job; else, when "
         "observations or beliefs lack a vector, embed_statements_job.",
     )
     def unindexed_episodes_sensor(context: dg.SensorEvaluationContext, memory: MemoryResource):
@@ -120,11 +122,17 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
         partition_requests = [ingest_days.build_add_request(new_days)] if new_days else []
         total = sum(n for n, _ in pending.values())
         if not pending:
-            to_switch = work.switch_due
+            to_switch = work.switch_due or work.search_unready
             if to_switch and not in_flight(context.instance, jobs.switch_generation_job.name):
                 return dg.SensorResult(
                     run_requests=[
                         dg.RunRequest(
+                            # Search left unready (no HNSW index, no calibration yet) is asked
+                            # for again only after RETRY_AFTER_S: an empty generation has none.
+                            run_key=None
+                            if work.switch_due
+                            else f"search:{target.id if target else 0}:"
+                            f"{target.generation if target else 0}:{int(time.time() // RETRY_AFTER_S)}",
                             job_name=jobs.switch_generation_job.name,
                             tags={"memory_pipeline/trigger": "unindexed_episodes_sensor"},
                         )

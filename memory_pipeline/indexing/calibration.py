@@ -3,10 +3,11 @@
 ``measure`` embeds the probes with the profile's model (documents as documents, questions as
 queries) and derives its cut-offs. It never raises for the model's sake: an unreachable server, a
 refusal or numbers that make no sense give the defaults, with the reason. ``after_index`` does it
-once per embedding generation: ``until_done.index_until_done`` (the one index path of
-``Memory.index``, ``memory-pipeline index`` and ``reindex``, and the Dagster day partitions and
-``backlog`` asset) calls it after its work when a pass checked the model's canary (the model is
-the generation's), so a measurement never delays or fails the vectors. The result is stored with
+once per embedding generation: ``until_done.index_pending`` (the index path of every writer)
+calls it after its work when a pass checked the model's canary (the model is the generation's),
+so a measurement never delays or fails the vectors. In Dagster it is global work, never a day
+partition's: the ``backlog`` asset measures before its days, the ``serving_generation`` asset
+(``measure_unless_stored``) whenever the generation has none. The result is stored with
 the generation (``embedding_generations.calibration``); a failure to reach the model is measured
 again by the next run, any other failure is kept (the defaults, and why) until a reindex.
 """
@@ -19,6 +20,7 @@ from memory_pipeline.domain import calibration
 from memory_pipeline.domain.calibration import Calibration
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.errors import MemoryPipelineError
+from memory_pipeline.indexing.canary import check_now
 from memory_pipeline.storage import profiles_store
 from memory_pipeline.storage.database import Database
 
@@ -62,3 +64,18 @@ def after_index(db: Database, embedder: Embedder, canary_checked: bool) -> Calib
     with db.connection() as conn:
         profiles_store.record_calibration(conn, target.id, target.generation, measured)
     return measured
+
+
+def measure_unless_stored(db: Database, embedder: Embedder) -> Calibration | None:
+    """The calibration of the generation ``embedder`` writes: the stored one, else measured now
+    after its canary proved the model is the generation's (``canary.check_now``: a changed
+    model raises ``ModelRefused``). None when no generation is registered yet."""
+    with db.connection() as conn:
+        target = profiles_store.writing_target(conn, embedder.profile)
+        if target is None:
+            return None
+        stored = profiles_store.stored_calibration(conn, target.id, target.generation)
+    if stored is not None and not stored.retry:
+        return stored
+    check_now(db, embedder)
+    return after_index(db, embedder, True)

@@ -4,7 +4,9 @@ One way to index a day: the ``chunks``, ``embeddings`` and ``entity_mentions`` p
 ``chunk_day``, ``embed_day`` and ``link_day``, and the ``backlog`` asset runs all three
 (``index_day``) for each pending day. Each returns what it wrote and the day's counts after it,
 which its partition's materialization and checks show. A day's work reads and writes its own
-day's rows only, and running it again leaves the same rows.
+day's rows only, and running it again leaves the same rows; the global work after it (the
+serving generation, its model's calibration, the HNSW index, keyword lists) is the
+unpartitioned assets'.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from memory_pipeline.domain.calibration import Calibration
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.indexing.plan import plan
 from memory_pipeline.indexing.report import DayFigures, IndexReport, count
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_day_chunks
 from memory_pipeline.progress import ProgressCallback
 from memory_pipeline.storage import entities_store, index_store, partition_store, profiles_store
 from memory_pipeline.storage.database import Database
@@ -90,19 +92,10 @@ def embed_day(
     day: dt.date,
     on_progress: ProgressCallback | None = None,
 ) -> EmbeddedDay:
-    """The ``embeddings`` partition's work: vectors for the day's stored chunks that lack one in
-    the generation being written; writes no chunk and never switches the serving generation.
-    Leaves search fast to the caller, once for all the days of its run
-    (``serving.leave_search_fast``)."""
-    report = index_until_done(
-        db,
-        embedder,
-        day=day,
-        on_progress=on_progress,
-        chunked_only=True,
-        promote=False,
-        leave_fast=False,
-    )
+    """The ``embeddings`` partition's work (``until_done.index_day_chunks``): vectors for the
+    day's stored chunks that lack one in the generation being written; writes no chunk and never
+    switches the serving generation."""
+    report = index_day_chunks(db, embedder, day, on_progress=on_progress)
     with db.connection() as conn:
         target = profiles_store.writing_target(conn, embedder.profile)
         found = (

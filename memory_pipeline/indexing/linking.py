@@ -1,4 +1,5 @@
-"""Entity linking beside the index pass, in a process of its own.
+"""Entity linking of what an index run commits: beside the pass in a process of its own, or, for
+a few episodes, after it in this one (``linker_for``).
 
 `memory-pipeline index` also does the ``entity_mentions`` partitions' work: name candidates of
 the episodes it indexed, and their links to their memories' entities. That work is Python (the
@@ -31,8 +32,12 @@ import psycopg
 
 from memory_pipeline.errors import DatabaseUnavailable, MemoryPipelineError
 from memory_pipeline.storage import entities_store
-from memory_pipeline.storage.database import database_errors, redact
+from memory_pipeline.storage.database import Database, database_errors, redact
 
+# Runs planning fewer episodes than this link them in this process after the pass
+# (``InlineLinker``): starting a worker interpreter costs more than their linking (an MCP add,
+# an HTTP index of a few documents). Both store the same rows (``entities_store.link_episodes``).
+LINK_IN_PROCESS_BELOW = 50
 # How often a waiting worker checks that the command that started it is still there.
 PARENT_CHECK_SECONDS = 1.0
 # How long a stopped worker gets to end before it is killed.
@@ -173,3 +178,35 @@ def _next(inbox, parent: int) -> list[int] | None:
         except queue.Empty:
             if os.getppid() != parent:  # the command was killed: nobody will read a result
                 raise _ParentGone() from None
+
+
+class InlineLinker:
+    """``EntityLinker``'s work in this process: ``link`` only notes the committed episodes;
+    ``finish`` links them, and what earlier runs left unlinked, on a pooled connection."""
+
+    def __init__(self, db: Database):
+        self.db = db
+        self.queued: list[int] = []
+
+    def __enter__(self) -> InlineLinker:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        pass
+
+    def link(self, episode_ids: list[int]) -> None:
+        self.queued.extend(episode_ids)
+
+    def finish(self) -> entities_store.EntityReport:
+        report = entities_store.EntityReport()
+        with self.db.connection() as conn:
+            ids = sorted(set(entities_store.unlinked_episodes(conn)) | set(self.queued))
+            entities_store.link_episodes(conn, ids, entities_store.Matchers(), report)
+            entities_store.compact_mention_counts(conn)
+        return report
+
+
+def linker_for(db: Database, planned: int) -> EntityLinker | InlineLinker:
+    """The linker of an index run that set out to index ``planned`` episodes: a worker process
+    beside the pass for a large run, this process after it for a small one."""
+    return InlineLinker(db) if planned < LINK_IN_PROCESS_BELOW else EntityLinker(db.url)

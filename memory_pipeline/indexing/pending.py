@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
 from memory_pipeline.storage import (
     health_store,
+    hnsw_store,
     index_store,
     observations_store,
     partition_store,
@@ -52,6 +53,9 @@ class Outlook:
     days: set[str]  # the ingest days that hold episodes
     switch_due: bool  # a new generation or profile waits to serve once nothing is pending
     statements: int  # statements without a vector in the generation being written
+    # What search still lacks from the global steps: the serving generation's HNSW index, or
+    # the written generation's calibration (the unpartitioned assets' work, not a day's).
+    search_unready: bool = False
 
 
 def outlook(db: Database, profile: EmbeddingProfile) -> Outlook:
@@ -64,7 +68,10 @@ def outlook(db: Database, profile: EmbeddingProfile) -> Outlook:
             profiles_store.active_profile(conn),
         )
         statements = observations_store.pending_count(conn, target) if target else 0
+        unready = serving is not None and not hnsw_store.index_ready(conn, serving)
+        if target is not None and not unready:
+            unready = profiles_store.stored_calibration(conn, target.id, target.generation) is None
     switch_due = stored is not None and (
         stored.building_generation is not None or serving is None or serving.id != stored.id
     )
-    return Outlook(target, pending, days, switch_due, statements)
+    return Outlook(target, pending, days, switch_due, statements, unready)

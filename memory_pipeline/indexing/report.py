@@ -32,7 +32,7 @@ class IndexReport:
     chunks: int = 0
     vectors: int = 0
     windows: int = 0  # paragraph-window vectors embedded along with the chunk vectors
-    statement_vectors: int = 0  # observations and beliefs embedded (index_until_done)
+    statement_vectors: int = 0  # observations and beliefs embedded (index_pending)
     model_calls: int = 0
     embed_seconds: float = 0.0
     store_seconds: float = 0.0
@@ -47,7 +47,7 @@ class IndexReport:
     preview: list[dict] = field(default_factory=list)
     # champions_store.ChampionBuild of the lists the run built (``serving.leave_search_fast``).
     keyword_lists: list = field(default_factory=list)
-    # serving.SearchReady: the HNSW index, lists and statistics the run left (index_until_done).
+    # serving.SearchReady: the HNSW index, lists and statistics the run left (index_pending).
     search_ready: Any = None
     # The figures above split by ingest day (ISO date), from the episodes written.
     days: dict[str, DayFigures] = field(default_factory=dict)

@@ -1,8 +1,8 @@
 """What every writer of vectors ends with: the serving generation left fast to search.
 
-``index_until_done`` (``memory-pipeline index``, ``Memory.index``, ``POST /v1/index``, the MCP
-server's adds, a reindex, a day's ``embeddings`` partition and the ``backlog`` asset) calls
-``leave_search_fast`` last, so whatever a user's commands leave behind is already indexed and
+``index_pending`` (``memory-pipeline index``, ``Memory.index``, ``POST /v1/index``, the MCP
+server's adds, a reindex) calls ``leave_search_fast`` last, as does the unpartitioned ``backlog``
+asset after its days (a day's ``embeddings`` partition does nothing global), so whatever a user's commands leave behind is already indexed and
 analyzed, without a nightly run (DESIGN: the everyday path is the fast path):
 
 * the keyword champion lists of every memory whose lists are missing or stale (built beside the

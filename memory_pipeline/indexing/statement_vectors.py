@@ -1,6 +1,6 @@
 """Statements' vectors: observations and beliefs embedded like chunks, per profile and generation.
 
-The same model, canary and generation as the chunks' (``canary``): ``until_done.index_until_done``
+The same model, canary and generation as the chunks' (``canary``): ``until_done.index_pending``
 runs it after its passes, the Dagster ``statement_vectors`` asset on its own. A new generation
 makes every statement pending again.
 """

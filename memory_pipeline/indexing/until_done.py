@@ -1,8 +1,14 @@
-"""Index passes until nothing is pending: what ``memory-pipeline index``, ``Memory.index`` and a
-day's ``embeddings`` partition run, then the statements' vectors, the switch to a finished
-generation, once per generation the measurement of its model (``calibration``) and, last, the
-serving generation left fast to search (``serving.leave_search_fast``: its HNSW index, keyword
-lists and planner statistics)."""
+"""The two index entry points: ``index_pending`` and ``index_day_chunks``.
+
+``index_pending`` is what every writer runs (``memory-pipeline index`` and ``reindex``,
+``Memory.index``, ``POST /v1/index``, the MCP server's adds): passes until nothing is pending
+(of one ingest day, or all), then the statements' vectors, the switch to a finished generation,
+once per generation the measurement of its model (``calibration``) and, last, the serving
+generation left fast to search (``serving.leave_search_fast``: its HNSW index, keyword lists and
+planner statistics). ``index_day_chunks`` is a day's ``embeddings`` partition: passes over the
+day's stored chunks only, and nothing global: the switch, the calibration, the HNSW index and the
+keyword lists are the unpartitioned assets' (``defs.assets.maintenance``).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ from collections.abc import Callable
 
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.indexing.calibration import after_index
+from memory_pipeline.indexing.claims import Scope
 from memory_pipeline.indexing.estimate import SpeedMeter
 from memory_pipeline.indexing.generations import promote_when_complete
 from memory_pipeline.indexing.index_pass import ANALYZE_AFTER, PASS_LIMIT, index_pass
@@ -26,50 +33,96 @@ from memory_pipeline.storage import index_store
 from memory_pipeline.storage.database import Database
 
 
-def index_until_done(
+def index_pending(
     db: Database,
     embedder: Embedder,
     *,
     day: dt.date | None = None,
     on_progress: ProgressCallback | None = None,
-    chunked_only: bool = False,
-    promote: bool = True,
-    pass_limit: int = PASS_LIMIT,
     on_committed: Callable[[list[int]], None] | None = None,
-    analyze_after: int = ANALYZE_AFTER,
     lists: ListsBeside | None = None,
     keyword_lists: bool = True,
-    leave_fast: bool = True,
+    pass_limit: int = PASS_LIMIT,
+    analyze_after: int = ANALYZE_AFTER,
 ) -> IndexReport:
-    """Run passes until nothing is pending (or a pass could do nothing: others hold the rest; or,
-    with ``chunked_only``, only episodes without chunks are left).
+    """Index everything pending (of one ingest ``day``) until done, and leave search fast.
 
-    ``promote=False`` leaves the serving generation alone (a day's partition must not switch
-    search for everyone; ``promote_when_complete`` is then the caller's to run globally).
-    ``on_progress`` gets ``Progress`` events: stage "index" counts earlier passes in, then the
-    later stages (statements' vectors, ...) report under their own names; ``on_committed`` the ids of
-    each committed batch (``index_pass``). A pass that wrote ``analyze_after`` vectors or more
-    refreshes the planner's statistics of what it wrote before the next one lists its work, beside
-    itself or else after it (``ANALYZE_AFTER``). Last, ``serving.leave_search_fast`` (with
-    ``lists``, the keyword lists the caller builds beside the passes, finished there;
-    ``keyword_lists=False``: none built); what it
-    did goes to ``report.search_ready`` and its lists to ``report.keyword_lists``.
-    ``leave_fast=False``: not here, the caller runs it once after a series of calls (a run over
-    several days' partitions)."""
+    Passes (``_passes``), then the statements' vectors (before the switch, so a new generation
+    serves them from its first search), the switch to the written generation once nothing at
+    all is pending for it, the generation's model measured when this run first checked its
+    canary (``calibration.after_index``), and last ``serving.leave_search_fast`` (with ``lists``,
+    the keyword lists the caller builds beside the passes, finished there;
+    ``keyword_lists=False``: none built): what it did goes to ``report.search_ready`` and its
+    lists to ``report.keyword_lists``. A build cut short (an interrupted command) leaves
+    everything before it done, and the next run builds it. ``on_progress`` gets stage "index"
+    (the passes as one), then the later stages under their own names; ``on_committed`` the ids
+    of each committed batch (``index_pass``)."""
+    total, counts = _passes(
+        db,
+        embedder,
+        Scope.everything(day),
+        on_progress=on_progress,
+        on_committed=on_committed,
+        pass_limit=pass_limit,
+        analyze_after=analyze_after,
+    )
+    total.statement_vectors = embed_pending(db, embedder, on_progress=on_progress)
+    counts = counts if counts is not None else pending_by_day(db, embedder)
+    total.pending_days, total.pending_after = counts, pending_of(counts, day)
+    total.switched = promote_when_complete(db, embedder, pending=sum(counts.values()))
+    # After the work, so that the measurement never delays or fails the vectors; later runs
+    # find it stored.
+    after_index(db, embedder, total.canary_checked)
+    total.search_ready = leave_search_fast(db, lists=lists, keyword_lists=keyword_lists)
+    total.keyword_lists = total.search_ready.keyword_lists
+    return total
+
+
+def index_day_chunks(
+    db: Database,
+    embedder: Embedder,
+    day: dt.date,
+    *,
+    on_progress: ProgressCallback | None = None,
+) -> IndexReport:
+    """A day's ``embeddings`` partition: vectors for the day's stored chunks that lack one in
+    the generation being written, until none is left (episodes without chunks are the ``chunks``
+    stage's). Writes no chunk; what is global (the serving generation, its model's calibration,
+    the HNSW index, keyword lists) is left to the unpartitioned assets, so running a day again
+    gives the same rows and does nothing else."""
+    total, counts = _passes(db, embedder, Scope.stored_chunks(day), on_progress=on_progress)
+    counts = counts if counts is not None else pending_by_day(db, embedder)
+    total.pending_days, total.pending_after = counts, pending_of(counts, day)
+    return total
+
+
+def _passes(
+    db: Database,
+    embedder: Embedder,
+    scope: Scope,
+    *,
+    on_progress: ProgressCallback | None,
+    on_committed: Callable[[list[int]], None] | None = None,
+    pass_limit: int = PASS_LIMIT,
+    analyze_after: int = ANALYZE_AFTER,
+) -> tuple[IndexReport, dict[str, int] | None]:
+    """Run passes over ``scope`` until nothing in it is pending, or a pass could do nothing
+    (others hold the rest; or only episodes the scope leaves out are left). The report and the
+    pending counts by day when the last check took them (None: take them now). A pass that
+    wrote ``analyze_after`` vectors or more refreshes the planner's statistics of what it wrote
+    before the next one lists its work, beside itself or else after it (``ANALYZE_AFTER``)."""
     total = IndexReport(profile=embedder.profile.name)
     passes = _PassesProgress(on_progress)
     speed = SpeedMeter(on_committed)
     started = time.perf_counter()
-
     counts: dict[str, int] | None = None
     while True:
         one = index_pass(
             db,
             embedder,
-            day=day,
+            scope=scope,
             limit=pass_limit,
             on_progress=passes.tell if on_progress else None,
-            chunked_only=chunked_only,
             on_committed=speed.committed,
             analyze_after=analyze_after,
         )
@@ -85,29 +138,11 @@ def index_until_done(
             break
         # The count the report needs anyway, instead of one more pass listing nothing.
         counts = pending_by_day(db, embedder)
-        if pending_of(counts, day) == 0:
+        if pending_of(counts, scope.day) == 0:
             break
     passes.finish()
     speed.record(db, embedder.profile, time.perf_counter() - started)
-    # Observations and beliefs get vectors from the same model, generation and canary; before
-    # the switch below, so a new generation serves them from its first search. Not in a day's
-    # partition (``chunked_only``): statements are no day's, the statement_vectors asset does it.
-    if not chunked_only:
-        total.statement_vectors = embed_pending(db, embedder, on_progress=on_progress)
-    if counts is None:
-        counts = pending_by_day(db, embedder)
-    total.pending_days, total.pending_after = counts, pending_of(counts, day)
-    if promote:
-        total.switched = promote_when_complete(db, embedder, pending=sum(counts.values()))
-    # The first run that uses a generation's model measures it, after the work, so that the
-    # measurement never delays or fails the vectors; later runs find it stored.
-    after_index(db, embedder, total.canary_checked)
-    # Last: a build cut short (an interrupted command) leaves everything above done, and the
-    # next run builds it.
-    if leave_fast:
-        total.search_ready = leave_search_fast(db, lists=lists, keyword_lists=keyword_lists)
-        total.keyword_lists = total.search_ready.keyword_lists
-    return total
+    return total, counts
 
 
 class _PassesProgress:

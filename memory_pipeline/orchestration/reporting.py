@@ -21,7 +21,7 @@ from memory_pipeline.orchestration.instance import (
 )
 
 # The day's partitions an index run outside Dagster did the work of: chunks, vectors and the
-# entity mentions (``Memory.index_and_link`` links what it commits).
+# entity mentions (``Memory.index`` links what it commits).
 INDEXED_ASSETS = ("chunks", "embeddings", "entity_mentions")
 
 if TYPE_CHECKING:

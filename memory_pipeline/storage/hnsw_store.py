@@ -78,6 +78,12 @@ def _inspect(conn: psycopg.Connection, name: str) -> tuple[bool, bool, int, dict
     return True, bool(row[0]), int(row[1]), options
 
 
+def index_ready(conn: psycopg.Connection, profile: StoredProfile) -> bool:
+    """Whether the profile's serving index exists and is valid (no build is started)."""
+    exists, valid, _, _ = _inspect(conn, index_name(profile))
+    return exists and valid
+
+
 def build_workers(cores: int | None = None) -> int:
     """Parallel maintenance workers beside the build's leader: one per further core, up to 3.
 

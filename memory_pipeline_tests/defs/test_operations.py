@@ -15,7 +15,7 @@ from memory_pipeline.defs.assets.maintenance import backlog, hnsw_index, pipelin
 from memory_pipeline.defs.checks import backlog_is_fresh
 from memory_pipeline.defs.sensors import RETRY_AFTER_S, build_sensors, days_in_flight, plan_requests
 from memory_pipeline.errors import DatabaseUnavailable
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.ingest import ingest_paths, utc_today
 from memory_pipeline.orchestration.instance import EMBEDDING_POOL, add_partitions, apply_pool_limits
 from memory_pipeline.orchestration.resources import MemoryResource
@@ -324,11 +324,11 @@ def test_a_database_restart_fails_the_run_plainly_and_the_next_run_succeeds(
         thread.start()
         try:
             with pytest.raises(DatabaseUnavailable) as info:
-                index_until_done(db, embedder)
+                index_pending(db, embedder)
         finally:
             thread.join()
         assert str(info.value).startswith("the database is unavailable")
-        report = index_until_done(db, ollama_embedder(slow.url, batch_size=16))
+        report = index_pending(db, ollama_embedder(slow.url, batch_size=16))
     assert report.pending_after == 0
     assert (
         count(
@@ -352,6 +352,13 @@ def test_statements_without_vectors_are_noticed_by_the_sensor_and_embedded_by_th
     assert day_job.execute_in_process(
         partition_key="2026-11-01", resources=resources, instance=instance
     ).success
+    # Nothing is pending, but the day's partitions did nothing global: the sensor asks for the
+    # global steps (the serving HNSW index, the model's calibration), once per retry window.
+    with dg.build_sensor_context(instance=instance, resources=resources) as ctx:
+        [request] = unindexed_sensor(ctx).run_requests
+    assert request.job_name == "switch_generation_job" and request.run_key.startswith("search:")
+    switch = defs.resolve_job_def("switch_generation_job")
+    assert switch.execute_in_process(resources=resources, instance=instance).success
     with db.connection() as conn:  # as if saved while the model server was down
         for text, kind, status in (
             ("Alice fixed the chain", "observation", "active"),

@@ -7,7 +7,7 @@ import pytest
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.openai_compat import OpenAICompatibleEmbedder
 from memory_pipeline.errors import ModelRefused
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline_tests.helpers import count
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer, token_count
@@ -43,7 +43,7 @@ def test_an_index_pass_stops_with_the_setting_to_raise_and_keeps_what_fit(db, tm
     ingest_paths(db, [tmp_path], memory="m")
     with LoopbackEmbeddingServer(max_input_tokens=200) as server:
         with pytest.raises(ModelRefused, match="--ubatch-size"):
-            index_until_done(db, embedder(server.url))
+            index_pending(db, embedder(server.url))
         # The short note fitted and was stored; the long one stays pending, nothing half-written.
         assert (
             count(
@@ -53,7 +53,7 @@ def test_an_index_pass_stops_with_the_setting_to_raise_and_keeps_what_fit(db, tm
             == 1
         )
         server.max_input_tokens = None  # the server restarted with a larger batch
-        report = index_until_done(db, embedder(server.url))
+        report = index_pending(db, embedder(server.url))
     assert report.pending_after == 0 and report.episodes == 1
 
 
@@ -68,7 +68,7 @@ def test_a_refused_call_keeps_the_vectors_of_the_calls_running_beside_it(db, tmp
         model = embedder(server.url)
         model.in_flight = 2
         with pytest.raises(ModelRefused, match="--ubatch-size"):
-            index_until_done(db, model)
+            index_pending(db, model)
     assert (
         count(
             db,

@@ -8,7 +8,7 @@ import pytest
 
 from memory_pipeline.domain.entities import Entity
 from memory_pipeline.domain.policies import load_policies
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import entities_store, hnsw_store
@@ -93,7 +93,7 @@ def world(db, tmp_path, embed_server):
     path = write_jsonl(tmp_path / "world.jsonl", rows_for("alice", ALICE) + rows_for("bob", BOB))
     ingest_paths(db, [path])
     embedder = ollama_embedder(embed_server.url)
-    index_until_done(db, embedder)
+    index_pending(db, embedder)
     report = entities_store.EntityReport()
     with db.connection() as conn:
         entities_store.import_entities(

@@ -9,7 +9,7 @@ from memory_pipeline import statements
 from memory_pipeline.domain.observations import make_observation
 from memory_pipeline.domain.policies import Policy, load_policies
 from memory_pipeline.errors import InputError
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import observations_store
@@ -86,13 +86,13 @@ def test_the_index_pass_embeds_statements_and_builds_their_index(db, world):
         )
         profile = active_profile(conn)
         assert observations_store.pending_count(conn, profile) == 2
-    report = index_until_done(db, world)
+    report = index_pending(db, world)
     assert report.statement_vectors == 2
     with db.connection() as conn:
         assert observations_store.pending_count(conn, profile) == 0
         state = observations_store.index_state(conn, profile)
     assert state["valid"] and state["vectors"] == 2
-    assert index_until_done(db, world).statement_vectors == 0
+    assert index_pending(db, world).statement_vectors == 0
 
 
 def test_search_returns_statements_with_their_kind_and_sources(db, world, service):
@@ -238,7 +238,7 @@ def test_a_statement_does_not_join_the_keyword_channels_substring_fallback(
         ],
     )
     ingest_paths(db, [path])
-    index_until_done(db, world)
+    index_pending(db, world)
     saved = statements.save(db, draft("The spare key code is zzqx"), embedder=world).saved_id
     ranked = service.candidates("alice", "zzqx", channels=("keyword", "observation"))
     assert [k for k, _ in ranked["observation"]] == [f"observation:{saved}"]

@@ -16,7 +16,7 @@ from memory_pipeline.cli.commands import SAMPLE_CORPUS, SAMPLE_EPISODES
 from memory_pipeline.config import EmbedSettings
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.embedders.factory import build_embedder
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import entities_store, hnsw_store
@@ -60,7 +60,7 @@ def sample_service(pg_server, template_database):
         report = ingest_paths(db, SAMPLE_EPISODES)
         assert report.inserted == 30 and not report.rejections
         embedder = build_embedder(EmbedSettings.from_env({}))
-        index_until_done(db, embedder)
+        index_pending(db, embedder)
         with db.connection() as conn:
             entities_store.refresh_memories(conn, ["mara"], entities_store.EntityReport())
             hnsw_store.ensure_index(conn, active_profile(conn))

@@ -139,12 +139,12 @@ def test_search_job_puts_a_markdown_table_in_the_run(db_url, world, embed_server
 
 def test_search_job_opens_with_a_preset_that_searches_the_demo_memory(db, db_url, embed_server):
     from memory_pipeline.cli.commands import SAMPLE_EPISODES
-    from memory_pipeline.indexing.until_done import index_until_done
+    from memory_pipeline.indexing.until_done import index_pending
     from memory_pipeline.ingest import ingest_paths
     from memory_pipeline_tests.helpers import ollama_embedder
 
     ingest_paths(db, SAMPLE_EPISODES)  # what `memory-pipeline demo` loads
-    index_until_done(db, ollama_embedder(embed_server.url))
+    index_pending(db, ollama_embedder(embed_server.url))
     result = search_memory_job.execute_in_process(  # no run config: the Launchpad's preset
         resources={
             "memory": MemoryResource(

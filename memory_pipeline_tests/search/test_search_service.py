@@ -12,7 +12,7 @@ from psycopg import sql
 from memory_pipeline.domain.entities import Entity
 from memory_pipeline.domain.policies import default_policies_path, load_policies
 from memory_pipeline.errors import InputError
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.rerankers.http import HttpReranker
 from memory_pipeline.search.channels.run import channel_groups
@@ -472,7 +472,7 @@ def test_vector_channel_scores_a_chunk_by_its_best_paragraph_window(db, tmp_path
     ]
     ingest_paths(db, [write_jsonl(tmp_path / "w.jsonl", rows)])
     embedder = ollama_embedder(embed_server.url)
-    index_until_done(db, embedder)
+    index_pending(db, embedder)
     query = "bicycle chain snapped climb"
     vector = embedder.embed_query(query)
     with db.connection() as conn:
@@ -547,7 +547,7 @@ def test_adjacent_chunks_of_one_episode_come_back_as_one_passage(db, tmp_path, e
         },
     ]
     ingest_paths(db, [write_jsonl(tmp_path / "w.jsonl", rows)])
-    index_until_done(db, ollama_embedder(embed_server.url))
+    index_pending(db, ollama_embedder(embed_server.url))
     service = SearchService(db, load_policies(), embedder=None, clock=lambda: NOW)
     response = service.search("m", "zebra crossing school", channels=("keyword",), limit=8)
     assert sorted(r.title for r in response.results) == ["Town report", "Town report", "Zoo"]

@@ -13,7 +13,7 @@ import pytest
 
 from memory_pipeline.domain.episodes import make_episode
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
-from memory_pipeline.indexing.until_done import index_until_done
+from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.storage import (
     champions_store,
     forget_store,
@@ -65,7 +65,7 @@ def add(
 def index(db) -> None:
     # The writers' own upkeep of the lists is under test (record_chunks), beside rebuilds the tests
     # hold open with their own min_df: not the refresh an index run ends with (indexing.serving).
-    report = index_until_done(db, TinyEmbedder(), keyword_lists=False)
+    report = index_pending(db, TinyEmbedder(), keyword_lists=False)
     assert report.pending_after == 0
 
 

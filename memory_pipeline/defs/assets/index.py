@@ -1,8 +1,9 @@
 """Stages 2-4 per ingest day: chunks, embeddings (vectors of the written generation), entity mentions.
 
 Each partition reads and writes its own day's rows only, and running it again leaves the same
-rows: what is global (switching the serving generation, promoting recurring names, the HNSW
-index) lives in the unpartitioned assets of ``maintenance``. A run takes one day (the sensor, a
+rows: what is global (switching the serving generation, measuring its model, promoting recurring
+names, the HNSW index, keyword lists) lives in the unpartitioned assets of ``maintenance``, which
+the sensor requests once nothing is pending (``switch_generation_job``) and the night runs. A run takes one day (the sensor, a
 single-day run) or, in a backfill, a range of up to ten (``BACKFILL_POLICY``): the days are
 worked one after another and each is recorded as its own partition's materialization, with its
 own numbers. Each asset returns its cheap check with the materialization, evaluated over the
@@ -14,7 +15,6 @@ import dagster as dg
 
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.indexing.days import chunk_day, embed_day, link_day, rechunk_day
-from memory_pipeline.indexing.serving import leave_search_fast
 from memory_pipeline.orchestration import day_checks, day_metadata
 from memory_pipeline.orchestration.assets import (
     BACKFILL_POLICY,
@@ -85,7 +85,8 @@ def chunks(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mate
     description=(
         "Vectors for the day's chunks under the configured embedding profile, stored as halfvec "
         "and stamped with profile and generation. A canary refuses a wrong or changed model "
-        "before any write. Never switches what search serves: `serving_generation` does."
+        "before any write. Never switches what search serves (`serving_generation` does) nor "
+        "builds the HNSW index (`hnsw_index`)."
     ),
 )
 def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
@@ -104,9 +105,8 @@ def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
             partition_key=day.isoformat(),
         )
         done.append(embedded)
-    ready = leave_search_fast(memory.db)  # once for the run's days, not after each
     return dg.MaterializeResult(
-        metadata={"days_in_run": len(done), **day_metadata.search_ready(ready)},
+        metadata={"days_in_run": len(done)},
         check_results=[day_checks.embeddings_check(done, model.profile.name).result()],
     )
 

@@ -1,10 +1,11 @@
 """Unpartitioned, global work: the backlog, entities, keyword champion lists, statement vectors,
 the serving generation, the HNSW index, stats.
 
-These are the steps whose effect is not one day's: switching what search serves, promoting
-names that recur across a memory, the index over every vector, statistics. They run nightly
-(``nightly_maintenance_job``) and, for the generation switch, when the sensor sees a finished
-reindex (``switch_generation_job``).
+These are the steps whose effect is not one day's: switching what search serves and measuring
+its model, promoting names that recur across a memory, the index over every vector, statistics.
+They run nightly (``nightly_maintenance_job``) and, for the generation switch, the model's
+calibration and the HNSW index, when the sensor sees nothing pending and a finished reindex or
+search left unready by the day partitions (``switch_generation_job``).
 """
 
 import datetime as dt
@@ -14,7 +15,10 @@ from typing import Any
 import dagster as dg
 
 from memory_pipeline import maintenance
+from memory_pipeline.embedders.base import Embedder
+from memory_pipeline.errors import MemoryPipelineError
 from memory_pipeline.indexing import canary
+from memory_pipeline.indexing.calibration import after_index, measure_unless_stored
 from memory_pipeline.indexing.days import index_day
 from memory_pipeline.indexing.generations import serving_integrity, switch_when_complete
 from memory_pipeline.indexing.pending import pending_by_day, pending_count
@@ -38,6 +42,7 @@ from memory_pipeline.orchestration.reporting import day_materializations
 from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline.progress import Progress, figures
 from memory_pipeline.storage import champions_store, keyword_store
+from memory_pipeline.storage.database import Database
 
 
 @dg.asset(
@@ -60,9 +65,47 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
     pending = pending_by_day(db, model)
     if pending:
         add_partitions(context.instance, pending)
+    # Global work, once for all the days below. The canary runs every night, even with nothing
+    # pending, so that a silent model swap surfaces before the next ingest; the generation's
+    # model is measured when it has no calibration yet, before the days, so each day's
+    # embeddings record its cut-offs.
+    cosine = canary.check_now(db, model)
+    after_index(db, model, True)
+    progress = RunProgress(context.log)
+    total, mentions = _index_days(context, db, model, pending, progress)
+    ready = leave_search_fast(db)  # once for every day above (and the canary-only night)
+    after = pending_count(db, model)
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": after,
+            "pending_before": sum(pending.values()),
+            "pending_after": after,
+            "days_indexed": len(pending),
+            "episodes_indexed": total.episodes,
+            "new_vectors": total.vectors,
+            "new_window_vectors": total.windows,
+            "new_entity_mentions": mentions,
+            "profile": total.profile,
+            "canary_cosine": round(cosine, 5) if cosine is not None else "recorded now",
+            "wall_seconds": round(total.seconds, 3),
+            "vectors_per_second": round(total.vectors_per_second, 2),
+            **progress.metadata("backlog"),
+            **day_metadata.search_ready(ready),
+        }
+    )
+
+
+def _index_days(
+    context: dg.AssetExecutionContext,
+    db: Database,
+    model: Embedder,
+    pending: dict[str, int],
+    progress: RunProgress,
+) -> tuple[IndexReport, int]:
+    """Each pending day indexed with its partitions' own steps and recorded as their
+    materializations; what was done, and the entity mentions added."""
     total = IndexReport(profile=model.profile.name)
     mentions = 0
-    progress = RunProgress(context.log)
     overall = sum(pending.values())
     finished = [0]  # episodes of the days done
     days = sorted(pending)
@@ -85,9 +128,6 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
         total.add(done.chunked.report)
         total.add(done.embedded.report)
         finished[0] += done.embedded.report.episodes
-        if done.embedded.report.canary_checked and not total.canary_checked:
-            total.canary_checked = True
-            total.canary_cosine = done.embedded.report.canary_cosine
         mentions += done.linked.report.mentions_added
         # The day's partitions, recorded as their own runs record them.
         by = {"materialized_by": "backlog", "run_id": context.run.run_id}
@@ -103,31 +143,7 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
             context.log_event(event)
     if days:
         progress(Progress("backlog", finished[0], overall, "episodes", finished=True))
-    ready = leave_search_fast(db)  # once for every day above (and the canary-only night)
-    cosine = total.canary_cosine
-    if not total.canary_checked:
-        # Nothing was pending: the canary runs every night all the same, so that a silent model
-        # swap surfaces before the next ingest.
-        cosine = canary.check_now(db, model)
-    after = pending_count(db, model)
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": after,
-            "pending_before": sum(pending.values()),
-            "pending_after": after,
-            "days_indexed": len(pending),
-            "episodes_indexed": total.episodes,
-            "new_vectors": total.vectors,
-            "new_window_vectors": total.windows,
-            "new_entity_mentions": mentions,
-            "profile": total.profile,
-            "canary_cosine": round(cosine, 5) if cosine is not None else "recorded now",
-            "wall_seconds": round(total.seconds, 3),
-            "vectors_per_second": round(total.vectors_per_second, 2),
-            **progress.metadata("backlog"),
-            **day_metadata.search_ready(ready),
-        }
-    )
+    return total, mentions
 
 
 @dg.asset(
@@ -268,8 +284,9 @@ def statement_vectors(
     deps=["embeddings", "backlog", "statement_vectors"],
     kinds={"postgres"},
     owners=OWNERS,
-    tags={"stage": "maintenance"},
+    tags={"stage": "maintenance", "calls": "embedding-model"},
     metadata=PROFILES_TABLE,
+    pool=EMBEDDING_POOL,
     check_specs=[
         dg.AssetCheckSpec(
             "serving_generation_complete_and_normalized",
@@ -280,7 +297,8 @@ def statement_vectors(
     description=(
         "Which embedding profile and generation search serves. A new generation (a reindex, a "
         "changed model) is switched to here, and only here, once nothing at all is pending for it; "
-        "until then search keeps serving the previous one."
+        "until then search keeps serving the previous one. The generation's model is measured "
+        "here once (its similarity cut-offs) when no writer has measured it yet."
     ),
 )
 def serving_generation(
@@ -290,6 +308,11 @@ def serving_generation(
     pending, switched = switch_when_complete(memory.db, model)
     if switched:
         context.log.info(switched)
+    try:
+        measured = measure_unless_stored(memory.db, model)
+    except MemoryPipelineError as exc:  # the switch stands; the next run measures it
+        context.log.warning(f"the model's calibration was not measured: {exc}")
+        measured = None
     profile, found = serving_integrity(memory.db)
     passed = (
         found is not None
@@ -305,6 +328,7 @@ def serving_generation(
             "configured_profile": model.profile.name,
             "pending_for_configured": pending,
             "switched": switched or "no",
+            "calibration": dg.MetadataValue.json(measured.to_json() if measured else {}),
         },
         check_results=[
             dg.AssetCheckResult(
