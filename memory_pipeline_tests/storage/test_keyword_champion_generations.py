@@ -172,11 +172,9 @@ def test_a_database_with_lists_migrates_in_place(pg_server, tmp_path):
             )
             assert len(before[1]) > 10
 
+            # Every migration from 0027 on, in order (later ones included, whatever they are).
             assert apply_migrations(conn) == [
-                "0027_keyword_champion_generations",
-                "0028_keyword_memory_episodes",
-                "0029_generation_calibration",
-                "0030_episodes_memory_id",
+                name for number, name, _ in migration_files() if number >= 27
             ]
             # 0028 counted the memory's episodes that have chunks: the statistics are as if recorded now.
             assert keyword_stats_store.stored_stats(
