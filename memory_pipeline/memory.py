@@ -88,6 +88,8 @@ class AddReport:
     inserted_ids: list[int] = field(default_factory=list)
     duplicates: int = 0
     rejections: list[Rejection] = field(default_factory=list)
+    revised: int = 0  # of the new episodes, new revisions of a stored source (their "id")
+    restored: int = 0  # earlier revisions whose body came back, current again
 
     @property
     def inserted(self) -> int:
@@ -98,6 +100,8 @@ class AddReport:
             "ingestDay": self.ingest_day.isoformat(),
             "inserted": self.inserted,
             "episodeIds": self.inserted_ids,
+            "revised": self.revised,
+            "restored": self.restored,
             "duplicates": self.duplicates,
             "rejected": [{"location": r.location, "reason": r.reason} for r in self.rejections],
         }
@@ -409,6 +413,7 @@ class Memory:
             with self.db.connection() as conn:
                 stored = episodes_store.store_episodes(conn, drafts, report.ingest_day)
             report.inserted_ids, report.duplicates = stored.inserted_ids, stored.duplicates
+            report.revised, report.restored = stored.revised, stored.restored
             self._tell_dagster_ingested(
                 report.ingest_day, report.inserted, report.duplicates, len(report.rejections), by
             )
