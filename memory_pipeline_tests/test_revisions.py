@@ -207,3 +207,22 @@ def test_a_database_with_repeated_ids_migrates_to_revisions(pg_server, tmp_path)
             assert "180" not in keyword_stats_store.stored_stats(conn, "m")[1]
     finally:
         drop_database(pg_server, name)
+
+
+def test_keyword_statistics_follow_revisions_in_several_memories_at_once(mem):
+    mem.add([note("Only note of solo: apples.", memory="solo"), note("Alice one: pears.")])
+    mem.add([note("Alice two: pears and plums.", id="n2")])
+    mem.index()
+    # One call revises a source in each memory: solo loses its only chunks.
+    mem.add([note("Solo again: cherries.", memory="solo"), note("Alice one: figs.")])
+    with mem.db.connection() as conn:
+        for memory in ("alice", "solo"):
+            stored = keyword_stats_store.stored_stats(conn, memory)
+            assert stored == keyword_stats_store.counted_stats(conn, memory), memory
+        assert keyword_stats_store.stored_stats(conn, "solo") == (None, {})
+    mem.index()
+    with mem.db.connection() as conn:
+        for memory in ("alice", "solo"):
+            stored = keyword_stats_store.stored_stats(conn, memory)
+            assert stored == keyword_stats_store.counted_stats(conn, memory), memory
+        assert "cherri" in keyword_stats_store.stored_stats(conn, "solo")[1]

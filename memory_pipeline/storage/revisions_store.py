@@ -99,8 +99,8 @@ def drop_from_index(conn: psycopg.Connection, episode_ids: list[int]) -> int:
     conn.execute("DELETE FROM episode_names WHERE episode_id = ANY(%s)", (episode_ids,))
     if not chunk_ids:  # never indexed: nothing else of them is anywhere
         return 0
+    keyword_stats_store.remove_chunks(conn, episode_ids)  # before the chunks go: it reads them
     deleted = conn.execute("DELETE FROM chunks WHERE episode_id = ANY(%s)", (episode_ids,)).rowcount
     for memory, ids in chunk_ids:
         conn.execute(query("forget_vectors"), {"memory": memory, "chunk_ids": ids})
-    keyword_stats_store.recompute(conn, [memory for memory, _ in chunk_ids])
     return deleted
