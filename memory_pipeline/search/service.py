@@ -25,7 +25,9 @@ One search, inside one memory:
    (``domain.passages``); the limit counts passages;
 6. the memory's newest episodes that no index pass has chunked yet (no channel can see them) are
    counted, and those holding a word of the query listed beside the results
-   (``search_store.pending_in_memory``): nothing written is invisible;
+   (``search_store.pending_in_memory``): nothing written is invisible; superseded revisions
+   (DESIGN.md) are out of the index and never found, except with ``history``, which lists those
+   holding the query's words after the results (``search.history``);
 7. a telemetry row records candidates, ranks, scores, the reranker's outcome and latency.
 Without a usable embedder the vector channel is skipped and the response says why; the query
 embedding has its own short deadline and a circuit breaker (``search.query_embedding``), so a
@@ -62,6 +64,7 @@ from memory_pipeline.errors import (
     UnknownMemory,
 )
 from memory_pipeline.rerankers.http import HttpReranker, RerankerFailed
+from memory_pipeline.search.history import superseded_results
 from memory_pipeline.search.query_embedding import QueryEmbeddingBreaker, QueryEmbeddingSkipped
 from memory_pipeline.search.results import SearchResponse, SearchResult, make_snippet
 from memory_pipeline.storage import episodes_store, observations_store, search_store
@@ -272,10 +275,12 @@ class SearchService:
         channels: tuple[str, ...] | None = None,
         sew: bool = True,
         contested_beliefs: bool | None = None,
+        history: bool = False,
     ) -> SearchResponse:
         """Search one memory. ``sew=False`` returns chunks unsewn, one a result (benchmarks
         compare rankings at equal returned characters with it); ``contested_beliefs`` overrides
-        the policy's."""
+        the policy's; ``history`` adds the superseded revisions holding the query's words after
+        the results, marked superseded (``search.history``)."""
         started = time.perf_counter()
         try:
             memory = validate_memory_name(memory)
@@ -290,7 +295,9 @@ class SearchService:
             kinds=list(chosen.kinds) if chosen.kinds else None,
             since=now - dt.timedelta(days=chosen.window_days) if chosen.window_days else None,
         )
-        response = SearchResponse(memory, query, chosen.name, chosen.limit, chosen.channels)
+        response = SearchResponse(
+            memory, query, chosen.name, chosen.limit, chosen.channels, history=history
+        )
         ranked, best_window, rows, statements, scales = self._run_channels(
             chosen, memory, query, filters, response
         )
@@ -352,6 +359,10 @@ class SearchService:
             response.results = self._passages(
                 final, scores, rows, statements, best_window, query, chosen, texts, sew=sew
             )
+            if history:
+                response.results += superseded_results(
+                    conn, memory, query, filters, chosen.channels, limit=chosen.limit
+                )
             response.latency_ms = (time.perf_counter() - started) * 1000
             if self.record:
                 search_store.record_telemetry(conn, self._telemetry(response, ranked))
