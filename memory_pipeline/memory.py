@@ -59,6 +59,7 @@ from memory_pipeline.storage import (
     entities_store,
     episodes_store,
     forget_store,
+    revisions_store,
     search_store,
     tokens_store,
 )
@@ -70,6 +71,8 @@ from memory_pipeline.version import __version__
 MAX_ADD_ITEMS = 1000
 # At most this many statements in one listing.
 MAX_LIST_STATEMENTS = 1000
+# At most this many episodes in one listing (``episodes``; page on with ``before``).
+MAX_LIST = 1000
 # Telemetry older than the retention is purged when a Memory opens and then at most this often.
 PURGE_EVERY_S = 3600.0
 
@@ -560,9 +563,11 @@ class Memory:
         limit: int | None = None,
         channels: tuple[str, ...] | None = None,
         contested_beliefs: bool | None = None,
+        history: bool = False,
     ) -> SearchResponse:
         """Fused search inside one memory (``search.service``); UnknownMemory names the others.
-        ``contested_beliefs`` overrides the policy's: whether contested beliefs are returned."""
+        ``contested_beliefs`` overrides the policy's: whether contested beliefs are returned;
+        ``history`` adds superseded revisions holding the query's words, marked superseded."""
         try:
             validate_memory_name(memory)
         except ValueError as exc:
@@ -575,6 +580,7 @@ class Memory:
             limit=limit,
             channels=channels,
             contested_beliefs=contested_beliefs,
+            history=history,
         )
 
     # -- observations and beliefs -----------------------------------------------------------
@@ -694,6 +700,32 @@ class Memory:
             return None
 
     # -- reading ----------------------------------------------------------------------------
+    def episodes(
+        self, memory: str, *, limit: int = 100, before: int | None = None
+    ) -> list[revisions_store.ListedEpisode]:
+        """A memory's current episodes, newest first, each with its source and how many revisions
+        it has (``before``: the page after that id); UnknownMemory if there is no such memory."""
+        memory = self.require_memory(memory)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST:
+            raise InputError(f"limit {limit!r}: expected 1 to {MAX_LIST}")
+        with self.db.connection() as conn:
+            return revisions_store.listing(conn, memory, limit=limit, before=before)
+
+    def history(self, episode_id: int) -> dict:
+        """Every revision of ``episode_id``'s source (it may be any of them), newest first:
+        ``{"memory", "sourceId", "revisions": [...]}``; UnknownEpisode if there is none."""
+        if isinstance(episode_id, bool) or not isinstance(episode_id, int):
+            raise UnknownEpisode(episode_id)
+        with self.db.connection() as conn:
+            rows = revisions_store.history(conn, episode_id) if 1 <= episode_id < 2**63 else []
+        if not rows:
+            raise UnknownEpisode(episode_id)
+        return {
+            "memory": rows[0].memory,
+            "sourceId": rows[0].source_key.partition(":")[2] if rows[0].source_key else None,
+            "revisions": [r.to_json() for r in rows],
+        }
+
     def episode(self, episode_id: int) -> dict:
         """One stored episode as a document (body, metadata, chunk count); UnknownEpisode if none."""
         with self.db.connection() as conn:

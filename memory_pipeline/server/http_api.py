@@ -5,7 +5,8 @@ Routes (OpenAPI at ``/openapi.json``, docs at ``/docs`` and ``/redoc``, offline:
 ``POST /v1/index``, ``POST``/``GET /v1/observations`` and ``PATCH /v1/observations/{id}``
 (``observation_routes``), ``GET /v1/status``, ``GET /v1/memories``, ``GET``/``DELETE /v1/episodes/{id}``,
 ``DELETE /v1/memories/{memory}``; ``GET /v1/episodes/{id}?page=N`` reads a long episode page by
-page (``domain.pages``).
+page (``domain.pages``); ``GET /v1/memories/{memory}/episodes`` and ``GET /v1/episodes/{id}/history``
+list episodes and a source's revisions (``episode_routes``).
 
 Every error is ``{"error": "<plain message>"}`` with its status: 400 unreadable body, 401 no or
 bad token (or, beyond loopback, no token exists at all), 403 a read-only token writing or a
@@ -61,6 +62,7 @@ from memory_pipeline.server.access import (
     writable_memory,
 )
 from memory_pipeline.server.api_docs import add_api_docs
+from memory_pipeline.server.episode_routes import add_episode_routes
 from memory_pipeline.server.guard import Exposure, RequestGuard, media_type, unsupported_media
 from memory_pipeline.server.observation_routes import add_observation_routes
 from memory_pipeline.statements import UnknownStatement
@@ -240,6 +242,7 @@ def create_app(memory: Memory, exposure: Exposure):
         limit: int | None = Query(None, ge=1, le=MAX_LIMIT),
         channels: str | None = None,
         contested: bool | None = None,
+        history: bool = False,
     ) -> dict:
         access = access_of(request)
         name = memory_name
@@ -254,6 +257,7 @@ def create_app(memory: Memory, exposure: Exposure):
             limit=limit,
             channels=channels,
             contested=contested,
+            history=history,
         )
         return search_document(response)
 
@@ -365,6 +369,7 @@ def create_app(memory: Memory, exposure: Exposure):
         return added(report.to_json(), report)
 
     add_observation_routes(app, memory, access_of, read_json)
+    add_episode_routes(app, memory, access_of)
 
     @app.post("/v1/index", summary="Run an index pass now: chunk and embed everything pending")
     def index(request: Request) -> dict:

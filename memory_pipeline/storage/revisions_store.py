@@ -7,6 +7,7 @@ A source is ``episodes.source_key`` (migration 0031); its current revision is th
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 import psycopg
@@ -104,3 +105,82 @@ def drop_from_index(conn: psycopg.Connection, episode_ids: list[int]) -> int:
     for memory, ids in chunk_ids:
         conn.execute(query("forget_vectors"), {"memory": memory, "chunk_ids": ids})
     return deleted
+
+
+def _source(source_key: str | None) -> str | None:
+    """The source identity as people read it: the id or the file path, without its prefix."""
+    return None if source_key is None else source_key.partition(":")[2]
+
+
+@dataclass(frozen=True)
+class ListedEpisode:
+    """A current episode in a memory's listing: what it is, where it came from (``source``: the
+    stored location; ``source_id``: its identity, None for its own), how many revisions."""
+
+    id: int
+    title: str
+    kind: str
+    occurred_at: dt.datetime
+    ingested_at: dt.datetime
+    source: str
+    source_key: str | None
+    revisions: int
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "kind": self.kind,
+            "occurredAt": self.occurred_at.isoformat(),
+            "ingestedAt": self.ingested_at.isoformat(),
+            "source": self.source,
+            "sourceId": _source(self.source_key),
+            "revisions": self.revisions,
+        }
+
+
+def listing(
+    conn: psycopg.Connection, memory: str, *, limit: int, before: int | None = None
+) -> list[ListedEpisode]:
+    """The memory's current episodes, newest first (``episode_listing.sql``); ``before``: only
+    those with a smaller id (the next page after an id)."""
+    rows = conn.execute(
+        query("episode_listing"), {"memory": memory, "limit": limit, "before": before}
+    ).fetchall()
+    return [ListedEpisode(*row) for row in rows]
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One revision of a source: ``superseded_at`` None for the current one."""
+
+    id: int
+    memory: str
+    title: str
+    kind: str
+    occurred_at: dt.datetime
+    ingested_at: dt.datetime
+    source: str
+    source_key: str | None
+    superseded_at: dt.datetime | None
+    superseded_by: int | None
+    characters: int
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "kind": self.kind,
+            "occurredAt": self.occurred_at.isoformat(),
+            "ingestedAt": self.ingested_at.isoformat(),
+            "source": self.source,
+            "current": self.superseded_at is None,
+            "supersededAt": self.superseded_at.isoformat() if self.superseded_at else None,
+            "supersededBy": self.superseded_by,
+            "characters": self.characters,
+        }
+
+
+def history(conn: psycopg.Connection, episode_id: int) -> list[Revision]:
+    """Every revision of ``episode_id``'s source, newest first; [] when there is no such episode."""
+    return [Revision(*row) for row in conn.execute(query("episode_history"), {"id": episode_id})]
