@@ -106,17 +106,24 @@ class SupersededEpisode:
     head: str  # the start of its body
 
 
+# At most this many superseded revisions are ranked per tier of ``history_matches.sql`` (those
+# holding every word of the query, then any): each costs its text parsed again for ts_rank.
+HISTORY_CANDIDATES = 200
+
+
 def superseded_matches(
     conn: psycopg.Connection, memory: str, text: str, filters: Filters, *, limit: int
 ) -> list[SupersededEpisode]:
-    """The memory's superseded revisions holding a word of ``text``, best first
-    (``history_matches.sql``, through a partial GIN index over superseded rows only)."""
+    """The memory's superseded revisions holding the words of ``text`` (every one first, then
+    any), best first (``history_matches.sql``, through a partial GIN index over superseded rows
+    only, at most ``HISTORY_CANDIDATES`` ranked per tier)."""
     rows = conn.execute(
         query("history_matches"),
         {
             "memory": memory,
             "text": text,
             "limit": limit,
+            "cap": HISTORY_CANDIDATES,
             "chars": PENDING_MATCH_CHARS,
             **filters.params(),
         },

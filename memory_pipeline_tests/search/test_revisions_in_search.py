@@ -80,3 +80,20 @@ def test_a_revision_whose_body_comes_back_is_found_again_after_indexing(mem):
     mem.add([FENCE])
     assert mem.index().episodes == 1  # pending again: its chunks left the index
     assert mem.search("me", "fence 180 EUR").results[0].episode_id == first
+
+
+def test_history_ranks_a_bounded_set_revisions_holding_every_word_first(mem, monkeypatch):
+    from memory_pipeline.storage import search_store
+
+    names = ["alder", "birch", "cedar", "maple", "rowan", "willow"]
+    mem.add(
+        [{**FENCE, "id": n, "title": n, "body": f"Old budget for the {n} hedge."} for n in names]
+    )
+    mem.add([{**FENCE, "id": n, "title": n, "body": f"New plan for the {n} hedge."} for n in names])
+    monkeypatch.setattr(search_store, "HISTORY_CANDIDATES", 2)
+    # Every old revision holds "budget" and "hedge"; only one holds "rowan" too.
+    found = mem.search("me", "rowan hedge budget", history=True, channels=("keyword",))
+    superseded = [r for r in found.results if r.superseded_at is not None]
+    assert superseded[0].title == "rowan"
+    assert len(superseded) <= 1 + 2  # the first tier, then at most the cap of the second
+    assert all("hedge" in r.text for r in superseded)
