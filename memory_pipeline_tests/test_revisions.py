@@ -226,3 +226,26 @@ def test_keyword_statistics_follow_revisions_in_several_memories_at_once(mem):
             stored = keyword_stats_store.stored_stats(conn, memory)
             assert stored == keyword_stats_store.counted_stats(conn, memory), memory
         assert "cherri" in keyword_stats_store.stored_stats(conn, "solo")[1]
+
+
+def test_superseded_revisions_are_not_work_left_for_the_day_checks_or_the_chunks_stage(mem):
+    from memory_pipeline.indexing.days import chunk_pending
+    from memory_pipeline.storage import entities_store, index_store, partition_store
+
+    day = mem.add([note("Cost: 180 EUR."), note("Other.", id="n2")]).ingest_day
+    mem.index()
+    with mem.db.connection() as conn:
+        entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())
+    mem.add([note("Cost: 240 EUR.")])
+    with mem.db.connection() as conn:
+        # Only the new revision is work: the superseded one has no chunks on purpose.
+        assert [e.id for e in index_store.unchunked_episodes(conn, limit=10)] == [
+            r[0] for r in revisions(mem) if r[1] == "id:n1" and not r[2]
+        ]
+    assert chunk_pending(mem.db, anchors=True, limit=1).episodes == 1
+    mem.index()
+    with mem.db.connection() as conn:
+        entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())
+        assert partition_store.chunk_stats(conn, day)["episodes_without_chunks"] == 0
+        assert partition_store.entity_stats(conn, day)["episodes_without_names"] == 0
+        assert index_store.unchunked_episodes(conn, limit=10) == []
