@@ -33,14 +33,18 @@ class IngestReport:
     inserted_ids: list[int] = field(default_factory=list)
     duplicates: int = 0
     rejections: list[Rejection] = field(default_factory=list)
+    revised: int = 0  # of the new episodes, new revisions of a stored source (DESIGN.md)
+    restored: int = 0  # earlier revisions whose body came back, current again
 
     @property
     def inserted(self) -> int:
         return len(self.inserted_ids)
 
     def summary(self) -> str:
+        revisions = f" ({self.revised} new revision(s) of stored sources)" if self.revised else ""
+        restored = f", {self.restored} earlier revision(s) current again" if self.restored else ""
         return (
-            f"{self.inserted} new episode(s), {self.duplicates} already stored, "
+            f"{self.inserted} new episode(s){revisions}{restored}, {self.duplicates} already stored, "
             f"{len(self.rejections)} rejected, from {self.files_read} file(s); ingest day {self.ingest_day}"
         )
 
@@ -67,6 +71,8 @@ def ingest_paths(
             stored = store_episodes(conn, batch, day)
         report.inserted_ids.extend(stored.inserted_ids)
         report.duplicates += stored.duplicates
+        report.revised += stored.revised
+        report.restored += stored.restored
         batch.clear()
 
     def keep(draft: EpisodeDraft) -> None:

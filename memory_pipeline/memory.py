@@ -60,6 +60,7 @@ from memory_pipeline.storage import (
     entities_store,
     episodes_store,
     forget_store,
+    revisions_store,
     search_store,
     tokens_store,
 )
@@ -71,6 +72,8 @@ from memory_pipeline.version import __version__
 MAX_ADD_ITEMS = 1000
 # At most this many statements in one listing.
 MAX_LIST_STATEMENTS = 1000
+# At most this many episodes in one listing (``episodes``; page on with ``before``).
+MAX_LIST = 1000
 # Telemetry older than the retention is purged when a Memory opens and then at most this often.
 PURGE_EVERY_S = 3600.0
 
@@ -89,6 +92,8 @@ class AddReport:
     inserted_ids: list[int] = field(default_factory=list)
     duplicates: int = 0
     rejections: list[Rejection] = field(default_factory=list)
+    revised: int = 0  # of the new episodes, new revisions of a stored source (their "id")
+    restored: int = 0  # earlier revisions whose body came back, current again
 
     @property
     def inserted(self) -> int:
@@ -99,6 +104,8 @@ class AddReport:
             "ingestDay": self.ingest_day.isoformat(),
             "inserted": self.inserted,
             "episodeIds": self.inserted_ids,
+            "revised": self.revised,
+            "restored": self.restored,
             "duplicates": self.duplicates,
             "rejected": [{"location": r.location, "reason": r.reason} for r in self.rejections],
         }
@@ -410,6 +417,7 @@ class Memory:
             with self.db.connection() as conn:
                 stored = episodes_store.store_episodes(conn, drafts, report.ingest_day)
             report.inserted_ids, report.duplicates = stored.inserted_ids, stored.duplicates
+            report.revised, report.restored = stored.revised, stored.restored
             self._tell_dagster_ingested(
                 report.ingest_day, report.inserted, report.duplicates, len(report.rejections), by
             )
@@ -546,9 +554,11 @@ class Memory:
         limit: int | None = None,
         channels: tuple[str, ...] | None = None,
         contested_beliefs: bool | None = None,
+        history: bool = False,
     ) -> SearchResponse:
         """Fused search inside one memory (``search.service``); UnknownMemory names the others.
-        ``contested_beliefs`` overrides the policy's: whether contested beliefs are returned."""
+        ``contested_beliefs`` overrides the policy's: whether contested beliefs are returned;
+        ``history`` adds superseded revisions holding the query's words, marked superseded."""
         self._purge_if_due()
         return self.search_service.search(
             memory,
@@ -557,6 +567,7 @@ class Memory:
             limit=limit,
             channels=channels,
             contested_beliefs=contested_beliefs,
+            history=history,
         )
 
     # -- observations and beliefs -----------------------------------------------------------
@@ -676,6 +687,32 @@ class Memory:
             return None
 
     # -- reading ----------------------------------------------------------------------------
+    def episodes(
+        self, memory: str, *, limit: int = 100, before: int | None = None
+    ) -> list[revisions_store.ListedEpisode]:
+        """A memory's current episodes, newest first, each with its source and how many revisions
+        it has (``before``: the page after that id); UnknownMemory if there is no such memory."""
+        memory = self.require_memory(memory)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST:
+            raise InputError(f"limit {limit!r}: expected 1 to {MAX_LIST}")
+        with self.db.connection() as conn:
+            return revisions_store.listing(conn, memory, limit=limit, before=before)
+
+    def history(self, episode_id: int) -> dict:
+        """Every revision of ``episode_id``'s source (it may be any of them), newest first:
+        ``{"memory", "sourceId", "revisions": [...]}``; UnknownEpisode if there is none."""
+        if isinstance(episode_id, bool) or not isinstance(episode_id, int):
+            raise UnknownEpisode(episode_id)
+        with self.db.connection() as conn:
+            rows = revisions_store.history(conn, episode_id) if 1 <= episode_id < 2**63 else []
+        if not rows:
+            raise UnknownEpisode(episode_id)
+        return {
+            "memory": rows[0].memory,
+            "sourceId": rows[0].source_key.partition(":")[2] if rows[0].source_key else None,
+            "revisions": [r.to_json() for r in rows],
+        }
+
     def episode(self, episode_id: int) -> dict:
         """One stored episode as a document (body, metadata, chunk count); UnknownEpisode if none."""
         with self.db.connection() as conn:

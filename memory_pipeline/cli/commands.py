@@ -13,6 +13,7 @@ from pathlib import Path
 
 from memory_pipeline import config
 from memory_pipeline.cli.common import err, open_database, open_memory, print_json, print_warnings
+from memory_pipeline.cli.episode_commands import id_ranges
 from memory_pipeline.cli.ops_commands import keyword_list_lines
 from memory_pipeline.cli.progress import ProgressDisplay
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
@@ -54,6 +55,8 @@ def cmd_ingest(args) -> int:
                 "filesRead": report.files_read,
                 "inserted": report.inserted,
                 "episodeIds": report.inserted_ids,
+                "revised": report.revised,
+                "restored": report.restored,
                 "duplicates": report.duplicates,
                 "rejected": [
                     {"location": r.location, "reason": r.reason} for r in report.rejections
@@ -62,6 +65,8 @@ def cmd_ingest(args) -> int:
         )
     else:
         print(report.summary())
+        if report.inserted_ids:
+            print("new episodes: " + id_ranges(report.inserted_ids))
     return ExitCode.INPUT_REJECTED if report.rejections else ExitCode.OK
 
 

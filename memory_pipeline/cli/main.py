@@ -93,7 +93,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the page document as JSON")
 
     p = sub.add_parser(
-        "forget", help="delete an episode or a whole memory with everything derived from it"
+        "episodes",
+        help="a memory's current episodes, newest first, with their source and revision count",
+    )
+    p.add_argument("--memory", required=True, help="the memory to list")
+    p.add_argument("--limit", type=_int, default=50, help="at most this many (1-1000, default 50)")
+    p.add_argument("--before", type=_int, metavar="ID", help="the page after episode ID")
+    p.add_argument("--json", action="store_true", help="print a JSON document")
+
+    p = sub.add_parser(
+        "history", help="every revision of an episode's source (superseded ones too), newest first"
+    )
+    p.add_argument("episode", type=_int, metavar="EPISODE_ID", help="any revision of the source")
+    p.add_argument("--json", action="store_true", help="print a JSON document")
+
+    p = sub.add_parser(
+        "forget",
+        help="delete an episode (every revision of its source) or a whole memory, with everything "
+        "derived from it",
     )
     p.add_argument(
         "--memory", required=True, help="the memory the episode belongs to (or to forget whole)"
@@ -152,11 +169,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="include beliefs marked contested (--no-contested leaves them out; default: the policy's)",
     )
+    p.add_argument(
+        "--history",
+        action="store_true",
+        help="also superseded revisions holding the query's words, after the results, marked superseded",
+    )
     p.add_argument("--json", action="store_true", help="print the stable JSON document")
     p.add_argument(
         "--batch",
         metavar="FILE",
-        help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?, "contested"?} ("-" = stdin); '
+        help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?, "contested"?, "history"?} ("-" = stdin); '
         "one JSON result document a line on stdout",
     )
 
@@ -315,6 +337,7 @@ def _run(argv: list[str] | None) -> int | None:
         return print_versions()
     from memory_pipeline.cli import (
         commands,
+        episode_commands,
         observation_commands,
         ops_commands,
         search_commands,
@@ -327,6 +350,8 @@ def _run(argv: list[str] | None) -> int | None:
         "status": commands.cmd_status,
         "memories": commands.cmd_memories,
         "read": commands.cmd_read,
+        "episodes": episode_commands.cmd_episodes,
+        "history": episode_commands.cmd_history,
         "forget": commands.cmd_forget,
         "serve": service_commands.cmd_serve,
         "mcp": service_commands.cmd_mcp,

@@ -30,9 +30,9 @@ def _channels(text: str | None) -> tuple[str, ...] | None:
 
 def cmd_search(args) -> int:
     if args.batch:
-        if args.query or args.memory or args.contested is not None:
+        if args.query or args.memory or args.contested is not None or args.history:
             raise InputError(
-                "--batch reads memory, query and contested from the file; give none of them on the "
+                "--batch reads memory, query, contested and history from the file; give none of them on the "
                 "command line"
             )
         return _batch(args.batch)
@@ -52,6 +52,7 @@ def cmd_search(args) -> int:
             limit=args.limit,
             channels=_channels(args.channels),
             contested_beliefs=args.contested,
+            history=args.history,
         )
     if args.json:
         print_json(response.to_json())
@@ -60,7 +61,7 @@ def cmd_search(args) -> int:
     return ExitCode.OK
 
 
-_BATCH_FIELDS = ("memory", "query", "policy", "limit", "channels", "contested")
+_BATCH_FIELDS = ("memory", "query", "policy", "limit", "channels", "contested", "history")
 
 
 def _batch(path: str) -> int:
@@ -114,6 +115,9 @@ def _batch_search(mem, raw: bytes):
     contested = item.get("contested")
     if contested is not None and not isinstance(contested, bool):
         raise InputError(f"'contested' must be true or false, got {json_type(contested)}")
+    history = item.get("history", False)
+    if not isinstance(history, bool):
+        raise InputError(f"'history' must be true or false, got {json_type(history)}")
     return mem.search(
         item["memory"],
         item["query"],
@@ -121,6 +125,7 @@ def _batch_search(mem, raw: bytes):
         limit=limit,
         channels=_channels(channels),
         contested_beliefs=contested,
+        history=history,
     )
 
 

@@ -59,6 +59,8 @@ class EpisodeDraft:
     # hash=False: a dict cannot be hashed, and drafts are still hashable by their other fields.
     metadata: dict = field(default_factory=dict, hash=False)  # JSON-serialisable
     external_id: str | None = None  # the optional "id" of a JSONL line
+    # The source identity (DESIGN.md: revision): "id:<id>" or "file:<path>"; None: its own.
+    source_key: str | None = None
 
     @property
     def content_hash(self) -> str:
@@ -276,10 +278,13 @@ def make_episode(
     source: Any = "",
     metadata: Any = None,
     external_id: Any = None,
+    file_key: str | None = None,
 ) -> EpisodeDraft:
     """Check every rule and return the draft, or raise InvalidEpisode (a ValueError) with one reason.
 
     The title is stored without surrounding whitespace; the body is stored exactly as given.
+    The source identity (``source_key``) is the ``external_id`` when there is one, else
+    ``file_key`` (a file's path within the folder it was ingested from, or a document's name).
     """
     memory = validate_memory_name(memory)
     kind = validate_kind(kind)
@@ -329,5 +334,16 @@ def make_episode(
         salience=salience_value,
         source=source,
         metadata=cleaned_metadata,
-        external_id=_check_external_id(external_id),
+        external_id=(checked_id := _check_external_id(external_id)),
+        source_key=source_key(checked_id, file_key),
     )
+
+
+def source_key(external_id: str | None, file_key: str | None) -> str | None:
+    """The source identity of an episode: its id, else its file, else none (its own)."""
+    if external_id is not None:
+        return "id:" + external_id
+    if file_key:
+        _check_storable("source", file_key)
+        return "file:" + file_key
+    return None

@@ -149,6 +149,14 @@ class _Parser:
         self.keep = sink or self.result.episodes.append
         # A file named twice (explicitly and inside a folder, or through a link) is read once.
         self._seen: set[tuple[int, int]] = set()
+        # display path -> its source identity (``file_key``), for the files found in folders.
+        self._keys: dict[str, str] = {}
+
+    def file_key(self, display: str) -> str:
+        """A file's source identity: its path within the folder it was found in, starting with
+        that folder's name (``notes/sub/a.md`` whether the folder was given as ``notes``,
+        ``./notes`` or an absolute path); a file given alone: its name."""
+        return shown_path(self._keys.get(display) or os.path.basename(display))
 
     def reject(self, display: str, line: int, reason: str) -> None:
         self.result.rejections.append(Rejection(f"{shown_path(display)}:{line}", reason))
@@ -163,7 +171,11 @@ class _Parser:
     def files_given(self, display: str) -> Iterator[str]:
         """The files a given path names (a folder's, walked), rejecting what is none."""
         if os.path.isdir(display):
-            yield from self._walk(display)
+            top = os.path.basename(os.path.abspath(display))
+            for child in self._walk(display):
+                inside = os.path.relpath(child, display).replace(os.sep, "/")
+                self._keys[child] = f"{top}/{inside}" if top else inside
+                yield child
         elif not os.path.exists(display):
             self.reject(display, 0, "no such file or folder")
         else:
@@ -278,6 +290,7 @@ class _Parser:
                 memory=self.memory,
                 kind=self.kind,
                 modified_at=self._modified_at(mtime),
+                file_key=self.file_key(display),
             )
         except DocumentRejected as rejected:
             self.reject_document(display, rejected.reason)
@@ -379,6 +392,7 @@ class _Parser:
                 salience=values.get("salience"),
                 source=shown_path(display),
                 metadata=metadata,
+                file_key=self.file_key(display),
             )
         except InvalidEpisode as error:
             if error.field == "metadata" and front is not None:
@@ -627,6 +641,7 @@ def episode_from_document(
     memory: str | None,
     kind: str | None = None,
     modified_at: datetime,
+    file_key: str | None = None,
 ) -> EpisodeDraft:
     """One ``doc`` episode from the bytes of an HTML, PDF or DOCX file called ``name``, or
     ``DocumentRejected`` with the reason. The title is the document's own (metadata, else its
@@ -650,6 +665,7 @@ def episode_from_document(
             body=document.body,
             source=source,
             metadata={"format": suffix.lower().lstrip("."), **document.metadata},
+            file_key=file_key,
         )
     except InvalidEpisode as error:
         raise DocumentRejected(str(error)) from None

@@ -86,6 +86,7 @@ def episode_from_upload(
         suffix,
         name or "document",
         source=name or "upload",
+        file_key=name or None,
         memory=memory,
         kind=kind,
         modified_at=fallback,

@@ -23,15 +23,21 @@ def _ranks(ranks: dict) -> str:
 
 def _title(result) -> str:
     """The title, the headings above the passage (its anchor, without a repeated title), and how
-    many chunks a sewn passage covers (one chunk says nothing)."""
+    many chunks a sewn passage covers (one chunk says nothing); an earlier revision (search with
+    history) says when it was superseded and by which."""
     n = len(result.chunk_ids)
     anchor = result.anchor
     if anchor == result.title or anchor.startswith(result.title + " > "):
         anchor = anchor[len(result.title) + 3 :]
+    superseded = ""
+    if result.superseded_at is not None:
+        by = f" by #{result.superseded_by}" if result.superseded_by is not None else ""
+        superseded = f" [superseded {result.superseded_at.date().isoformat()}{by}]"
     return (
         result.title
         + (f" § {anchor}" if anchor else "")
         + (f" ({n} adjacent chunks)" if n > 1 else "")
+        + superseded
     )
 
 
@@ -46,6 +52,11 @@ def score_note(response: SearchResponse) -> str:
         "score: fused relevance, comparable within this search only: each channel scales its "
         "candidates from 0 (its weakest) to its weight (its best) and a result's channels add "
         "up; salience and age break near-ties, so a weakest candidate can show just below 0"
+        + (
+            "; a superseded revision's score is its words' text rank among the superseded ones"
+            if response.history
+            else ""
+        )
     )
 
 
@@ -86,7 +97,8 @@ def human_table(response: SearchResponse) -> str:
     lines.append(f"{'#':>2}  {'score':>7}  {'date':10}  {'kind':8}  {'ranks':11}  title / snippet")
     room = max(30, width - 48)
     for i, r in enumerate(response.results, 1):
-        title = _title(r)
+        # The episode's id first: what ``read``, ``history`` and ``forget --episode`` take.
+        title = (f"#{r.episode_id} " if r.episode_id is not None else "") + _title(r)
         lines.append(
             f"{i:>2}  {r.score:7.4f}  {r.occurred_at.date().isoformat():10}  {r.kind[:8]:8}  "
             f"{_ranks(r.ranks):11}  {title if len(title) <= room else title[: room - 1] + '…'}"

@@ -18,7 +18,9 @@ class SearchResult:
     ``end`` and ``text`` cover the whole passage; ``chunk_ids`` lists its chunks in text order.
     A statement (``kind`` observation or belief) has ``chunk_id`` ``observation:<id>`` /
     ``belief:<id>``, its ``status``, and ``sources``: the episodes and passages it came from
-    (``episode_id`` is the first of those episodes, or None).
+    (``episode_id`` is the first of those episodes, or None). A superseded revision (a search
+    with history) has ``chunk_id`` ``episode:<id>``, the start of its body as ``text``, its
+    words' ``ts_rank`` as ``score``, no ranks, and ``superseded_at``/``superseded_by``.
     """
 
     episode_id: int | None
@@ -38,13 +40,25 @@ class SearchResult:
     anchor: str = (
         ""  # the headings above the passage's first chunk ("Title > Section"), "" for none
     )
+    # A superseded revision (search with history only): when it stopped being current, and the
+    # revision that took its place (None when that one was forgotten).
+    superseded_at: dt.datetime | None = None
+    superseded_by: int | None = None
 
     def __post_init__(self):
         if not self.chunk_ids:
             object.__setattr__(self, "chunk_ids", (self.chunk_id,))
 
     def to_json(self) -> dict:
-        statement = {} if self.sources is None else {"status": self.status, "sources": self.sources}
+        statement: dict[str, object] = (
+            {} if self.sources is None else {"status": self.status, "sources": self.sources}
+        )
+        if self.superseded_at is not None:
+            statement = {
+                "superseded": True,
+                "supersededAt": self.superseded_at.isoformat(),
+                "supersededBy": self.superseded_by,
+            }
         return {
             "episodeId": self.episode_id,
             "chunkId": self.chunk_id,
@@ -82,6 +96,7 @@ class SearchResponse:
     pending_episodes: int = 0
     pending_more: bool = False
     pending_matches: list[dict] = field(default_factory=list)
+    history: bool = False  # superseded revisions asked for (listed after the current results)
 
     @property
     def vector_available(self) -> bool:
@@ -103,6 +118,7 @@ class SearchResponse:
             # to this search, a weakest candidate just below 0) or "reranker" (its model's scale).
             "scoreKind": "reranker" if self.reranker == "ran" else "fused",
             "latencyMs": round(self.latency_ms, 2),
+            "history": self.history,
             "results": [r.to_json() for r in self.results],
             "pending": {
                 "episodes": self.pending_episodes,

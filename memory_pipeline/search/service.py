@@ -14,7 +14,9 @@ One search, inside one memory:
    the limit counts passages;
 6. count the memory's newest episodes that no index pass has chunked yet (no channel can see
    them), and list those holding a word of the query beside the results: nothing written is
-   invisible;
+   invisible; superseded revisions (DESIGN.md) are out of the index and never found, except
+   with ``history``, which lists those holding the query's words after the results
+   (``search.history``);
 7. record a telemetry row: candidates, ranks, scores, the reranker's outcome and latency.
 Without a usable embedder the vector channel is skipped and the response says why; the query
 embedding has its own short deadline and a circuit breaker (``search.query_embedding``), so a
@@ -37,6 +39,7 @@ from memory_pipeline.rerankers.http import HttpReranker, RerankerFailed
 from memory_pipeline.search.assembly import passages_of
 from memory_pipeline.search.channels.base import ChannelQuery, Hits, Once
 from memory_pipeline.search.channels.run import Candidates, ChannelRunner
+from memory_pipeline.search.history import superseded_results
 from memory_pipeline.search.query_embedding import QueryEmbeddingBreaker
 from memory_pipeline.search.results import SearchResponse, make_snippet
 from memory_pipeline.storage import episodes_store, search_store
@@ -180,10 +183,12 @@ class SearchService:
         channels: tuple[str, ...] | None = None,
         sew: bool = True,
         contested_beliefs: bool | None = None,
+        history: bool = False,
     ) -> SearchResponse:
         """Search one memory. ``sew=False`` returns chunks unsewn, one a result (benchmarks
         compare rankings at equal returned characters with it); ``contested_beliefs`` overrides
-        the policy's."""
+        the policy's; ``history`` adds the superseded revisions holding the query's words after
+        the results, marked superseded (``search.history``)."""
         started = time.perf_counter()
         memory, query = validate_memory(memory), validate_query(query)
         chosen = self.resolve_policy(
@@ -205,6 +210,7 @@ class SearchService:
             vector_status=found.vector_status,
             keyword_method=found.keyword_method,
             entities=found.entities,
+            history=history,
         )
         with self.db.connection() as conn:
             # Only a search that found nothing asks whether the memory exists (one round trip
@@ -226,6 +232,10 @@ class SearchService:
                 final, scores, found.rows, found.statements, found.windows, query, chosen,
                 texts, sew=sew,
             )  # fmt: skip
+            if history:
+                response.results += superseded_results(
+                    conn, memory, query, filters, chosen.channels, limit=chosen.limit
+                )
             response.latency_ms = (time.perf_counter() - started) * 1000
             if self.record:
                 search_store.record_telemetry(conn, self._telemetry(response, found.ranked))

@@ -116,6 +116,30 @@ def visible_episode(memory, access: Access, episode_id: int) -> dict:
     return document
 
 
+def visible_episodes(
+    memory, access: Access, name: object, *, limit: int = 50, before: int | None = None
+) -> dict:
+    """``Memory.episodes`` of a memory ``access`` sees, as ``{"memory", "episodes"}``."""
+    name = visible_memory(memory, access, name)
+    rows = memory.episodes(name, limit=limit, before=before)
+    return {"memory": name, "episodes": [r.to_json() for r in rows]}
+
+
+def visible_history(memory, access: Access, episode_id: int) -> dict:
+    """``Memory.history`` if the episode exists and ``access`` sees its memory; else NotFound
+    (the same words either way)."""
+    from memory_pipeline.memory import UnknownEpisode
+
+    _require_episode_id(episode_id)
+    try:
+        document = memory.history(episode_id)
+    except UnknownEpisode:
+        raise NotFound(f"no episode {episode_id}") from None
+    if not access.sees(document["memory"]):
+        raise NotFound(f"no episode {episode_id}")
+    return document
+
+
 def visible_page(memory, access: Access, episode_id: int, page: int) -> dict:
     """``Memory.read``'s page if ``access`` sees the episode's memory; else NotFound, in the same
     words as for no episode (a page count is never told about an episode it must not see)."""
@@ -249,6 +273,7 @@ def visible_search(
     limit: int | None = None,
     channels: str | None = None,
     contested: bool | None = None,
+    history: bool = False,
 ):
     """``Memory.search`` in a memory ``access`` sees; ``channels`` as the comma-separated text a
     request carries. An unknown memory names only the visible ones."""
@@ -264,7 +289,13 @@ def visible_search(
             raise InputError(f"channels {channels!r}: {exc}") from None
     try:
         return memory.search(
-            name, query, policy=policy, limit=limit, channels=parsed, contested_beliefs=contested
+            name,
+            query,
+            policy=policy,
+            limit=limit,
+            channels=parsed,
+            contested_beliefs=contested,
+            history=history,
         )
     except UnknownMemory as exc:  # forgotten between the check and the search
         raise access.unknown_memory(name, exc.known) from None

@@ -6,7 +6,8 @@ The routes are routers of their own modules, over ``Memory`` and the caller's ``
 ``writing_routes`` (``POST /v1/episodes``: JSON episodes, documents among them as base64 items,
 or one document as the raw body; ``POST /v1/index``; ``DELETE /v1/episodes/{id}`` and
 ``/v1/memories/{memory}``) and ``observation_routes`` (``POST``/``GET /v1/observations``,
-``PATCH /v1/observations/{id}``). OpenAPI at ``/openapi.json``, docs at ``/docs`` and
+``PATCH /v1/observations/{id}``) and ``episode_routes`` (``GET /v1/memories/{memory}/episodes``,
+``/v1/episodes/{id}/history``: a memory's episodes and a source's revisions). OpenAPI at ``/openapi.json``, docs at ``/docs`` and
 ``/redoc``, offline (``api_docs``).
 
 Every error is ``{"error": "<plain message>"}`` with its status: 400 unreadable body, 401 no or
@@ -24,7 +25,12 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from memory_pipeline.memory import Memory
-from memory_pipeline.server import observation_routes, reading_routes, writing_routes
+from memory_pipeline.server import (
+    episode_routes,
+    observation_routes,
+    reading_routes,
+    writing_routes,
+)
 from memory_pipeline.server.api_docs import add_api_docs, add_openapi
 from memory_pipeline.server.guard import Exposure, RequestGuard
 from memory_pipeline.server.http_errors import add_error_handlers
@@ -51,4 +57,5 @@ def create_app(memory: Memory, exposure: Exposure):
     app.include_router(reading_routes.router)
     app.include_router(writing_routes.router)
     app.include_router(observation_routes.router)
+    app.include_router(episode_routes.router)
     return RequestGuard(app, exposure, memory.tokens_configured)

@@ -170,6 +170,9 @@ class SearchResult(Answer):
     ord: int | None = Field(None, description="A passage's compatibility field: always 0.")
     status: str | None = Field(None, description="A statement's status.")
     sources: dict[str, Any] | None = Field(None, description="A statement's episodes, passages.")
+    superseded: bool | None = Field(None, description="A superseded revision (history only).")
+    supersededAt: str | None = Field(None, description="When it stopped being current.")
+    supersededBy: int | None = Field(None, description="The revision that took its place.")
 
 
 class SearchAnswer(Answer):
@@ -186,6 +189,41 @@ class SearchAnswer(Answer):
     latencyMs: float
     results: list[SearchResult]
     pending: Pending
+
+
+class ListedEpisode(Answer):
+    id: int
+    title: str
+    kind: str
+    occurredAt: str
+    ingestedAt: str
+    source: str | None
+    sourceId: str | None = Field(description="The source's identity: a JSONL id or a path.")
+    revisions: int = Field(description="How many revisions its source has had.")
+
+
+class EpisodeListing(Answer):
+    memory: str
+    episodes: list[ListedEpisode] = Field(description="Current episodes, newest first.")
+
+
+class Revision(Answer):
+    id: int
+    title: str
+    kind: str
+    occurredAt: str
+    ingestedAt: str
+    source: str | None
+    current: bool
+    supersededAt: str | None
+    supersededBy: int | None
+    characters: int
+
+
+class History(Answer):
+    memory: str
+    sourceId: str | None
+    revisions: list[Revision] = Field(description="Every revision of the source, newest first.")
 
 
 class Episode(Answer):

@@ -34,6 +34,8 @@ from memory_pipeline.server.access import (
     forget_visible,
     readable_memory,
     visible_episode,
+    visible_episodes,
+    visible_history,
     visible_page,
     visible_search,
     visible_status,
@@ -64,6 +66,8 @@ def _hit(result) -> dict:
     }
     if result.sources is not None:  # an observation or a belief: where it came from
         hit.update(status=result.status, sources=result.sources)
+    if result.superseded_at is not None:  # an earlier revision (history=true)
+        hit.update(superseded=True, supersededAt=result.superseded_at.isoformat())
     return hit
 
 
@@ -109,12 +113,15 @@ def build_mcp_server(
         policy: str | None = None,
         channels: str | None = None,
         contested: bool | None = None,
+        history: bool = False,
     ) -> dict:
         """Search one memory for what was written about `query` (in your own words); up to
         `limit` results (1-50), best first, each with episodeId, title, date, score and snippet.
         `channels` (comma-separated: vector, keyword, graph, date, observation, belief) narrows the
         search; observations and beliefs come back with kind, status and sources. `contested`
-        true also returns beliefs marked contested (default: the policy's choice, usually not)."""
+        true also returns beliefs marked contested (default: the policy's choice, usually not).
+        `history` true also returns earlier revisions of edited notes holding the query's words,
+        after the others, marked superseded (default: only what is current)."""
 
         def run(access: Access) -> dict:
             if not 1 <= limit <= MAX_LIMIT:  # named as this tool names it, not as the CLI's flag
@@ -128,6 +135,7 @@ def build_mcp_server(
                 limit=limit,
                 channels=channels,
                 contested=contested,
+                history=history,
             )
             return {
                 "memory": response.memory,
@@ -306,6 +314,23 @@ def build_mcp_server(
         """One stored episode in full (title, date, body, metadata) by its episodeId; a long one
         is better read with read_episode, page by page."""
         return call(ctx, lambda access: visible_episode(mem, access, episode_id))
+
+    @server.tool()
+    def list_episodes(
+        memory: str, ctx: Context, limit: int = 50, before: int | None = None
+    ) -> dict:
+        """A memory's current episodes, newest first: id, title, kind, dates, source, sourceId
+        and how many revisions its source has; `before` (an id) lists the ones after it."""
+        return call(
+            ctx,
+            lambda access: visible_episodes(mem, access, memory, limit=limit, before=before),
+        )
+
+    @server.tool()
+    def episode_history(episode_id: int, ctx: Context) -> dict:
+        """Every revision of an episode's source (an edited note, a re-sent id), newest first:
+        the current one and the superseded ones, with when each stopped being current."""
+        return call(ctx, lambda access: visible_history(mem, access, episode_id))
 
     @server.tool()
     def read_episode(episode_id: int, ctx: Context, page: int = 1) -> dict:

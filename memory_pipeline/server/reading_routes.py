@@ -91,6 +91,9 @@ def search(
     contested: bool | None = Query(
         None, description="Include contested beliefs or not, whatever the policy says"
     ),
+    history: bool = Query(
+        False, description="Also superseded revisions holding the query's words, marked"
+    ),
 ) -> dict:
     if memory_name is None or q is None:
         raise InputError("'memory' and 'q' are required query parameters")
@@ -103,6 +106,7 @@ def search(
         limit=limit,
         channels=channels,
         contested=contested,
+        history=history,
     )
     return search_document(response)
 

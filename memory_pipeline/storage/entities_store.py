@@ -128,7 +128,8 @@ def link_mentions(conn: psycopg.Connection, memory: str, report: EntityReport, *
     episode_ids = [
         episode_id
         for (episode_id,) in conn.execute(
-            "SELECT id FROM episodes WHERE memory = %s AND (%s::date IS NULL OR ingest_day = %s::date) ORDER BY id",
+            "SELECT id FROM episodes WHERE memory = %s AND (%s::date IS NULL OR ingest_day = %s::date)"
+            " AND superseded_at IS NULL ORDER BY id",
             (memory, day, day),
         )
     ]
@@ -239,7 +240,8 @@ def refresh_memories(
         ids = [
             r[0]
             for r in conn.execute(
-                "SELECT id FROM episodes WHERE memory = %s ORDER BY id", (memory,)
+                "SELECT id FROM episodes WHERE memory = %s AND superseded_at IS NULL ORDER BY id",
+                (memory,),
             )
         ]
         extract_episode_names(conn, ids, report)
@@ -259,7 +261,9 @@ def refresh_day(conn: psycopg.Connection, day, report: EntityReport) -> list[str
     episodes; promoting names that recur across a memory is ``promote_memories``' job (global).
     Returns the memories that received episodes that day."""
     rows = conn.execute(
-        "SELECT id, memory FROM episodes WHERE ingest_day = %s ORDER BY id", (day,)
+        "SELECT id, memory FROM episodes WHERE ingest_day = %s AND superseded_at IS NULL"
+        " ORDER BY id",
+        (day,),
     ).fetchall()
     extract_episode_names(conn, [episode_id for episode_id, _ in rows], report)
     memories = sorted({memory for _, memory in rows})

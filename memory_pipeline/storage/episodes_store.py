@@ -10,13 +10,21 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from memory_pipeline.domain.episodes import EpisodeDraft
+from memory_pipeline.storage import revisions_store
 from memory_pipeline.storage.paths import query
 
 
 @dataclass
 class StoreReport:
+    """New episode ids (input order), bodies already stored, and the revisions: ``revised`` of
+    the new ids are new revisions of a stored source, ``superseded_ids`` the revisions they
+    replaced (out of the index now); ``restored`` older revisions made current again."""
+
     inserted_ids: list[int] = field(default_factory=list)
     duplicates: int = 0
+    revised: int = 0
+    restored: int = 0
+    superseded_ids: list[int] = field(default_factory=list)
 
     @property
     def inserted(self) -> int:
@@ -28,43 +36,61 @@ def store_episodes(
 ) -> StoreReport:
     """Insert drafts in one transaction; bodies already in their memory count as duplicates.
 
+    A draft of a source (``source_key``) whose current revision has another body is a new
+    revision (``revisions_store.store_revision``): inserted, the old one superseded and taken out
+    of the index in this same transaction, so no search sees both.
     One transaction for the set: a database failure stores none of it (``ingest`` calls this a
     batch at a time; a retry of the same files is harmless: idempotent).
-    Rows are inserted in (memory, content hash) order, whatever the input order: two ingests of
-    the same rows then wait for each other's uniqueness check in one order and cannot deadlock.
+    Rows are stored in (memory, source, content hash) order, whatever the input order: two ingests
+    of the same rows then wait for each other's locks and uniqueness checks in one order.
     ``inserted_ids`` keeps the input order.
     """
     report = StoreReport()
-    sql = query("insert_episode")
     listed = list(drafts)
-    # Stable: of two drafts with the same body in one memory, the first in the input is stored.
-    order = sorted(range(len(listed)), key=lambda i: (listed[i].memory, listed[i].content_hash))
+    # Stable: of two drafts with the same body in one memory, the first in the input is stored;
+    # the revisions of one source are stored in input order, so the last one is current.
+    order = sorted(range(len(listed)), key=lambda i: _store_order(listed[i], i))
     inserted: list[tuple[int, int]] = []  # (input position, id)
     with conn.transaction():
         for position in order:
             draft = listed[position]
-            row = conn.execute(
-                sql,
-                {
-                    "memory": draft.memory,
-                    "kind": draft.kind,
-                    "title": draft.title,
-                    "occurred_at": draft.occurred_at,
-                    "ingest_day": ingest_day,
-                    "salience": draft.salience,
-                    "source": draft.source,
-                    "external_id": draft.external_id,
-                    "metadata": Jsonb(draft.metadata),
-                    "body": draft.body,
-                    "content_hash": draft.content_hash,
-                },
-            ).fetchone()
-            if row is None:
-                report.duplicates += 1
+            outcome = revisions_store.store_revision(conn, draft, insert_params(draft, ingest_day))
+            if outcome.inserted_id is not None:
+                inserted.append((position, outcome.inserted_id))
+                report.revised += 1 if outcome.superseded is not None else 0
+            elif outcome.restored:
+                report.restored += 1
             else:
-                inserted.append((position, row[0]))
+                report.duplicates += 1
+            if outcome.superseded is not None:
+                report.superseded_ids.append(outcome.superseded)
+        revisions_store.drop_from_index(conn, report.superseded_ids)
     report.inserted_ids = [episode_id for _, episode_id in sorted(inserted)]
     return report
+
+
+def _store_order(draft: EpisodeDraft, position: int) -> tuple:
+    if draft.source_key is None:
+        return (draft.memory, 1, draft.content_hash, 0)
+    return (draft.memory, 0, draft.source_key, position)
+
+
+def insert_params(draft: EpisodeDraft, ingest_day: dt.date) -> dict:
+    """The parameters of ``insert_episode.sql`` for ``draft``."""
+    return {
+        "memory": draft.memory,
+        "kind": draft.kind,
+        "title": draft.title,
+        "occurred_at": draft.occurred_at,
+        "ingest_day": ingest_day,
+        "salience": draft.salience,
+        "source": draft.source,
+        "external_id": draft.external_id,
+        "metadata": Jsonb(draft.metadata),
+        "body": draft.body,
+        "content_hash": draft.content_hash,
+        "source_key": draft.source_key,
+    }
 
 
 def day_summary(conn: psycopg.Connection, day: dt.date) -> list[dict]:

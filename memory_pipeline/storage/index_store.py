@@ -285,7 +285,7 @@ def write_episodes(
     """Commit the chunks and vectors of complete episodes, all of each episode or none of it.
 
     Episodes another worker is writing right now (row locked) are skipped and stay pending for
-    whoever holds them. The lock is FOR NO KEY UPDATE: writers of the same episode still
+    whoever holds them; so are revisions superseded since they were listed (never indexed). The lock is FOR NO KEY UPDATE: writers of the same episode still
     exclude each other, while the FOR KEY SHARE that a row referencing the episode takes
     (entity mentions and names linked meanwhile, by ``index``'s own linking thread or a Dagster
     run) does not make a writer skip it. ``synchronous_commit = off`` is safe here: a crash can
@@ -300,7 +300,8 @@ def write_episodes(
         locked = {
             row[0]
             for row in cur.execute(
-                "SELECT id FROM episodes WHERE id = ANY(%s) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED",
+                "SELECT id FROM episodes WHERE id = ANY(%s) AND superseded_at IS NULL"
+                " ORDER BY id FOR NO KEY UPDATE SKIP LOCKED",
                 (list(by_id),),
             )
         }

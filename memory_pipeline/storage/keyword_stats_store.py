@@ -5,7 +5,8 @@ document frequency (``keyword_stats.df``: chunk rows holding it) and the memory'
 and summed document length (``keyword_memory_stats``), which ``keyword_store`` plans its query
 with. They change with the chunks: ``record_chunks`` in the transaction that writes chunks
 (``index_store.write_episodes``), ``recompute`` where chunks are deleted (``memory-pipeline
-backfill --rechunk``, forgetting).
+backfill --rechunk``, forgetting), ``remove_chunks`` where a superseded revision's chunks leave
+(``revisions_store``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,52 @@ def recompute(conn: psycopg.Connection, memories: Iterable[str]) -> None:
         conn.execute("LOCK TABLE keyword_memory_stats IN SHARE ROW EXCLUSIVE MODE")
         conn.execute(query("keyword_stats_recompute_memories"), {"memories": names})
         conn.execute(query("keyword_stats_recompute_lexemes"), {"memories": names})
+
+
+def remove_chunks(conn: psycopg.Connection, episode_ids: Sequence[int]) -> None:
+    """Take the chunk rows of ``episode_ids`` out of the statistics; call it in the transaction
+    that deletes them, before the delete. What they add is counted as ``record_chunks`` counts it
+    (``keyword_stats_remove.sql``) and subtracted, rows that reach 0 deleted (their checks keep
+    every count positive): work in proportion to those chunks, not to the memory, as
+    ``recompute`` is. Rows are locked as writers lock them (memory totals first, then lexemes in
+    key order), so a concurrent writer cannot deadlock with it."""
+    rows = conn.execute(query("keyword_stats_remove"), {"episode_ids": list(episode_ids)})
+    by_memory: dict[str, tuple[int, int, list[str], list[int]]] = {}
+    for memory, chunks, episodes, word, ndoc in rows.fetchall():
+        _, _, words, counts = by_memory.setdefault(memory, (chunks, episodes, [], []))
+        words.append(word)
+        counts.append(ndoc)
+    for memory in sorted(by_memory):
+        chunks, episodes, words, counts = by_memory[memory]
+        conn.execute("SELECT 1 FROM keyword_memory_stats WHERE memory = %s FOR UPDATE", (memory,))
+        conn.execute(
+            "DELETE FROM keyword_memory_stats WHERE memory = %s AND chunks <= %s", (memory, chunks)
+        )
+        conn.execute(
+            "UPDATE keyword_memory_stats SET chunks = chunks - %(chunks)s,"
+            " total_lexemes = total_lexemes - %(lexemes)s,"
+            " episodes = greatest(episodes - %(episodes)s, 0) WHERE memory = %(memory)s",
+            {"memory": memory, "chunks": chunks, "lexemes": sum(counts), "episodes": episodes},
+        )
+    for memory in sorted(by_memory):
+        _, _, words, counts = by_memory[memory]
+        params = {"memory": memory, "words": words, "counts": counts}
+        conn.execute(
+            "SELECT 1 FROM keyword_stats WHERE memory = %(memory)s AND lexeme = ANY(%(words)s)"
+            " ORDER BY lexeme FOR UPDATE",
+            params,
+        )
+        conn.execute(
+            "DELETE FROM keyword_stats s USING unnest(%(words)s::text[], %(counts)s::int[]) AS d(w, n)"
+            " WHERE s.memory = %(memory)s AND s.lexeme = d.w AND s.df <= d.n",
+            params,
+        )
+        conn.execute(
+            "UPDATE keyword_stats s SET df = s.df - d.n"
+            " FROM unnest(%(words)s::text[], %(counts)s::int[]) AS d(w, n)"
+            " WHERE s.memory = %(memory)s AND s.lexeme = d.w",
+            params,
+        )
 
 
 @dataclass(frozen=True)

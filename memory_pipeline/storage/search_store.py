@@ -91,6 +91,46 @@ def pending_in_memory(
     return [PendingEpisode(*row) for row in rows]
 
 
+@dataclass(frozen=True)
+class SupersededEpisode:
+    """A superseded revision (migration 0031) holding a word of the query: out of the index, so
+    only a search with history finds it (``superseded_matches``)."""
+
+    id: int
+    title: str
+    kind: str
+    occurred_at: dt.datetime
+    superseded_at: dt.datetime
+    superseded_by: int | None
+    rank: float  # ts_rank of its title and body for the query's words
+    head: str  # the start of its body
+
+
+# At most this many superseded revisions are ranked per tier of ``history_matches.sql`` (those
+# holding every word of the query, then any): each costs its text parsed again for ts_rank.
+HISTORY_CANDIDATES = 200
+
+
+def superseded_matches(
+    conn: psycopg.Connection, memory: str, text: str, filters: Filters, *, limit: int
+) -> list[SupersededEpisode]:
+    """The memory's superseded revisions holding the words of ``text`` (every one first, then
+    any), best first (``history_matches.sql``, through a partial GIN index over superseded rows
+    only, at most ``HISTORY_CANDIDATES`` ranked per tier)."""
+    rows = conn.execute(
+        query("history_matches"),
+        {
+            "memory": memory,
+            "text": text,
+            "limit": limit,
+            "cap": HISTORY_CANDIDATES,
+            "chars": PENDING_MATCH_CHARS,
+            **filters.params(),
+        },
+    ).fetchall()
+    return [SupersededEpisode(*row) for row in rows]
+
+
 def keyword_candidates(
     conn: psycopg.Connection, memory: str, text: str, filters: Filters, *, limit: int = 50
 ) -> tuple[list[tuple[str, float]], str]:

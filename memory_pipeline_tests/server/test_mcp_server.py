@@ -36,6 +36,8 @@ TOOLS = {
     "save_observation",
     "list_observations",
     "set_observation_status",
+    "list_episodes",
+    "episode_history",
 }
 
 
@@ -96,6 +98,14 @@ def test_every_tool_over_stdio(env, local, tmp_path):
                 await client.call_tool("get_episode", {"episode_id": added["episodeId"]})
             )
             assert episode["body"] == "Sourdough needs a warm kitchen."
+            episodes = payload(await client.call_tool("list_episodes", {"memory": "alice"}))
+            assert [(e["id"], e["revisions"]) for e in episodes["episodes"]] == [
+                (added["episodeId"], 1)
+            ]
+            history = payload(
+                await client.call_tool("episode_history", {"episode_id": added["episodeId"]})
+            )
+            assert [r["current"] for r in history["revisions"]] == [True]
             assert payload(await client.call_tool("status", {}))["episodes"] == 2
             document = payload(
                 await client.call_tool(

@@ -11,7 +11,6 @@ import psycopg
 
 from memory_pipeline.domain.episodes import make_episode
 from memory_pipeline.storage import champions_store, keyword_stats_store, keyword_store
-from memory_pipeline.storage.episodes_store import store_episodes
 from memory_pipeline.storage.migrations import apply_migrations, migration_files
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.search_store import Filters
@@ -131,7 +130,13 @@ def test_a_database_with_lists_migrates_in_place(pg_server, tmp_path):
                 make_episode(memory="big", kind="note", title=f"e{i}", occurred_at=T0, body=body(i))
                 for i in range(60)
             ]
-            store_episodes(conn, drafts, DAY1)
+            # As 0026's code stored them (today's insert_episode.sql also writes 0031's column).
+            for d in drafts:
+                conn.execute(
+                    "INSERT INTO episodes (memory, kind, title, occurred_at, ingest_day, body,"
+                    " content_hash) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                    (d.memory, d.kind, d.title, d.occurred_at, DAY1, d.body, d.content_hash),
+                )
             conn.execute("""INSERT INTO chunks (episode_id, ordinal, memory, chunk_id, start_char, end_char,
                                                 token_estimate, text)
                             SELECT id, 0, memory, 'c' || id, 0, length(body), 10, body FROM episodes""")

@@ -1,8 +1,8 @@
--- Every memory with its episode and chunk counts, the span of its episodes' dates, and its
+-- Every memory with its current episode count (superseded revisions are history), its chunk count, the span of its episodes' dates, and its
 -- current (not retired) statements: a memory that holds only statements is listed too, as
 -- memory_exists and the unknown-memory messages count it (its dates are then NULL).
 WITH by_episodes AS (
-    SELECT e.memory, count(*) AS episodes, coalesce(sum(c.chunks), 0)::bigint AS chunks,
+    SELECT e.memory, count(*) FILTER (WHERE e.superseded_at IS NULL) AS episodes, coalesce(sum(c.chunks), 0)::bigint AS chunks,
            min(e.occurred_at) AS first_at, max(e.occurred_at) AS last_at
     FROM episodes e
     LEFT JOIN (SELECT episode_id, count(*) AS chunks FROM chunks GROUP BY episode_id) c
