@@ -113,6 +113,7 @@ class TokenWatch:
 
 
 def cmd_mcp(args) -> int:
+    from memory_pipeline.domain.documents.document import return_large_buffers
     from memory_pipeline.server.access import Access, access_of_local_token
     from memory_pipeline.server.mcp_server import build_mcp_server, streamable_http_app
     from memory_pipeline.server.transport import serve_asgi
@@ -135,6 +136,7 @@ def cmd_mcp(args) -> int:
             token = args.token
             access_of_local_token(mem, token)  # refused at start, and again at every tool call
             stdio_access = lambda: access_of_local_token(mem, token)  # noqa: E731
+        return_large_buffers()  # add_document's memory returned when it ends
         build_mcp_server(mem, stdio_access).run("stdio")
     return ExitCode.OK
 
