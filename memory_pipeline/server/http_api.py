@@ -19,6 +19,7 @@ carries a stack trace: what is not an expected failure is logged here and answer
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
@@ -62,6 +63,7 @@ from memory_pipeline.server.access import (
 )
 from memory_pipeline.server.api_docs import add_api_docs
 from memory_pipeline.server.guard import Exposure, RequestGuard, media_type, unsupported_media
+from memory_pipeline.server.index_queue import index_queue
 from memory_pipeline.server.observation_routes import add_observation_routes
 from memory_pipeline.statements import UnknownStatement
 from memory_pipeline.version import __version__
@@ -367,10 +369,13 @@ def create_app(memory: Memory, exposure: Exposure):
     add_observation_routes(app, memory, access_of, read_json)
 
     @app.post("/v1/index", summary="Run an index pass now: chunk and embed everything pending")
-    def index(request: Request) -> dict:
-        access = access_of(request)
+    async def index(request: Request) -> Any:
+        access = await run_in_threadpool(access_of, request)
         access.require_write()
-        report = memory.index()
+        ticket = index_queue(memory).request()  # one pass at a time, on a thread of its own
+        if not ticket.started:
+            return JSONResponse(ticket.to_json(), status_code=202)
+        report = await asyncio.wrap_future(ticket.future)
         document = {"profile": report.profile, "seconds": round(report.seconds, 3)}
         if access.all_memories:  # counts span every memory
             document.update(
