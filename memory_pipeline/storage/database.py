@@ -39,7 +39,7 @@ CONNECT_TIMEOUT_S = 2
 # How long a probe waits for a fresh connection before calling the server silent: a live server
 # answers within milliseconds, and a frozen one (accepting into its backlog, never replying)
 # must be seen well inside libpq's 2 s minimum connect timeout.
-PROBE_WAIT_S = 0.75
+PROBE_WAIT_S = 0.9
 # A checkout waits this long for a pooled connection before asking whether the server answers
 # at all (``ServerHealth``): a busy pool then keeps waiting, a dead server is a failure at once.
 CHECKOUT_SLICE_S = 0.5

@@ -27,9 +27,9 @@ from psycopg.pq import TransactionStatus
 
 # A statement running this long on a pooled connection makes the watch ask whether the server
 # answers; with the probe's own wait (``PROBE_WAIT_S``) a frozen server is seen within 2 s.
-STALL_AFTER_S = 0.75
+STALL_AFTER_S = 0.5
 # How often the watch looks at the connections in use.
-LOOK_EVERY_S = 0.25
+LOOK_EVERY_S = 0.1
 
 
 class StallWatch:
