@@ -184,6 +184,7 @@ MiB = 1024 * 1024
     ],
     ids=["nested-divs", "millions-of-paragraphs"],
 )
+@pytest.mark.slow  # 30 MiB uploads parsed for seconds each
 def test_a_page_of_millions_of_elements_is_refused_early_and_costs_the_server_little(
     api, local, inside, reason
 ):
