@@ -141,7 +141,7 @@ def _load_policies(path: str | os.PathLike) -> dict[str, Policy]:
     try:
         return load_policies(path)
     except (OSError, ValueError) as exc:
-        raise ConfigurationError(f"policies: {exc}") from None
+        raise ConfigurationError(f"MEMORY_PIPELINE_POLICIES: {exc}") from None
 
 
 class Memory:

@@ -115,7 +115,8 @@ class TokenWatch:
 
 
 def cmd_mcp(args) -> int:
-    from memory_pipeline.server.access import Access
+    from memory_pipeline.domain.documents.document import return_large_buffers
+    from memory_pipeline.server.access import Access, access_of_local_token
     from memory_pipeline.server.mcp_server import build_mcp_server, streamable_http_app
     from memory_pipeline.server.transport import serve_asgi
 
@@ -132,13 +133,13 @@ def cmd_mcp(args) -> int:
             )
             serve_asgi(streamable_http_app(mem, exposure), sock, exposure.client_timeout_s)
             return ExitCode.OK
-        access = Access.everything()
+        stdio_access = Access.everything
         if args.token:
-            stored = mem.token_access(args.token)
-            if stored is None:
-                raise InputError("--token: unknown or revoked token")
-            access = Access.of_token(stored.name, stored.memories, stored.access)
-        build_mcp_server(mem, lambda: access).run("stdio")
+            token = args.token
+            access_of_local_token(mem, token)  # refused at start, and again at every tool call
+            stdio_access = lambda: access_of_local_token(mem, token)  # noqa: E731
+        return_large_buffers()  # add_document's memory returned when it ends
+        build_mcp_server(mem, stdio_access).run("stdio")
     return ExitCode.OK
 
 

@@ -42,6 +42,11 @@ MAX_WINDOW_DAYS = 36_500
 DEFAULT_POLICY = "default"
 # Policy names are typed after --policy and shown in logs: the same shape as episode kinds.
 POLICY_NAME_RE = KIND_RE
+# A policy file is a map of maps of short lists (three levels): these bounds refuse a hostile or
+# mistaken file (nesting that would exhaust the parser's recursion, a file that is not a policy
+# file at all) with a located message before it costs time or memory.
+MAX_POLICY_FILE_BYTES = 1 << 20
+MAX_POLICY_DEPTH = 16
 
 _FIELDS = (
     "kinds",
@@ -314,14 +319,44 @@ def load_policies(path: str | os.PathLike[str] | None = None) -> dict[str, Polic
     display = os.fspath(path)
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = handle.read(MAX_POLICY_FILE_BYTES + 1)
     except OSError as error:
         raise PolicyError(f"{display}: cannot read: {error.strerror or error}") from None
+    if len(data) > MAX_POLICY_FILE_BYTES:
+        raise PolicyError(
+            f"{display}: larger than {MAX_POLICY_FILE_BYTES // (1 << 20)} MiB; "
+            "a policy file is a few short policies"
+        )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise PolicyError(f"{display}: not UTF-8 text (byte {error.start + 1})") from None
     return _Loader(display, text).load()
+
+
+class _TooDeep(yaml.MarkedYAMLError):
+    pass
+
+
+class _DepthLimitedLoader(yaml.SafeLoader):
+    """A SafeLoader whose composer refuses nesting deeper than MAX_POLICY_DEPTH.
+
+    PyYAML composes (and later constructs) a node tree by recursion, so a file nested thousands
+    deep would end in a RecursionError; here it ends at the first node too deep, located."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        if self._depth >= MAX_POLICY_DEPTH:
+            mark = self.peek_event().start_mark
+            raise _TooDeep(
+                problem=f"nested deeper than {MAX_POLICY_DEPTH} levels", problem_mark=mark
+            )
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 class _Loader:
@@ -330,7 +365,7 @@ class _Loader:
         self.text = text
         # One SafeLoader both composes the node tree (for line numbers) and constructs each
         # value from its node, so values get exactly safe_load's types (int, bool, null, ...).
-        self.yaml = yaml.SafeLoader(text)
+        self.yaml = _DepthLimitedLoader(text)
 
     def error(self, node: yaml.Node | None, reason: str, policy: str | None = None) -> PolicyError:
         line = node.start_mark.line + 1 if node is not None else 1

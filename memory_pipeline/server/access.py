@@ -83,6 +83,16 @@ def access_of_token(memory, token: str | None, *, loopback: bool) -> Access:
     return Access.of_token(stored.name, stored.memories, stored.access)
 
 
+def access_of_local_token(memory, token: str) -> Access:
+    """The access of ``token`` as a local client presents it once (``mcp --token``), looked up
+    again at every use: a token revoked while the client stays connected stops working at
+    once, as it does over HTTP."""
+    stored = memory.token_access(token)
+    if stored is None:
+        raise Unauthorized("--token: unknown or revoked token")
+    return Access.of_token(stored.name, stored.memories, stored.access)
+
+
 def bearer(header: str | None) -> str | None:
     scheme, _, token = (header or "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None

@@ -280,6 +280,12 @@ class IndexAnswer(Answer):
     pendingEpisodes: int | None = None
 
 
+class IndexQueued(Answer):
+    status: Literal["queued"]
+    runningSeconds: float = Field(description="How long the running pass has run.")
+    message: str = Field(description="What happens to what this request asked for.")
+
+
 class DeletedCounts(Answer):
     episodes: int
     chunks: int

@@ -42,6 +42,7 @@ from memory_pipeline.server.access import (
     writable_memory,
 )
 from memory_pipeline.server.guard import Exposure, RequestGuard
+from memory_pipeline.server.index_queue import index_queue
 from memory_pipeline.version import __version__
 
 log = logging.getLogger(__name__)
@@ -220,8 +221,13 @@ def build_mcp_server(
             "duplicate": bool(report.duplicates),
         }
         if index and report.inserted:
+            ticket = index_queue(mem).request()  # one pass at a time; none started per call
+            if not ticket.started:
+                document["indexed"] = False
+                document["note"] = "stored; " + ticket.to_json()["message"]
+                return document
             try:
-                mem.index()
+                ticket.future.result()
                 document["indexed"] = True
             except MemoryPipelineError as exc:  # stored all the same; the next pass indexes it
                 document["indexed"] = False

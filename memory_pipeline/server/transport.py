@@ -75,7 +75,10 @@ def serve_asgi(app, sock: socket.socket, client_timeout_s: float) -> None:
     """Serve ``app`` on ``sock`` until SIGINT/SIGTERM (uvicorn's graceful shutdown, 5 s)."""
     import uvicorn
 
+    from memory_pipeline.domain.documents.document import return_large_buffers
+
     _plain_server_log()
+    return_large_buffers()  # uploads' memory returned when they end
 
     config = uvicorn.Config(
         app,

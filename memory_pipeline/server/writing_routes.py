@@ -4,6 +4,7 @@ base64 items, or one document as the raw body), ``POST /v1/index`` and forgettin
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Path, Query, Request
@@ -29,11 +30,13 @@ from memory_pipeline.server.http_models import (
     ErrorBody,
     Forgotten,
     IndexAnswer,
+    IndexQueued,
     answer,
     errors,
     json_body,
     ref,
 )
+from memory_pipeline.server.index_queue import index_queue
 
 router = APIRouter(tags=["writing"], responses=errors(*COMMON_ERRORS))
 
@@ -190,10 +193,17 @@ async def add_raw_document(
     summary="Run an index pass now: chunk and embed everything pending",
     description="The counts span every memory, so only a token of every memory gets them.",
     response_model=None,
-    responses={**answer(IndexAnswer, "The pass ran"), **errors(502)},
+    responses={
+        **answer(IndexAnswer, "The pass ran"),
+        **answer(IndexQueued, "A pass was running: one next pass, shared, indexes it", 202),
+        **errors(502),
+    },
 )
-def index(memory: MemoryDep, access: Writer) -> dict:
-    report = memory.index()
+async def index(memory: MemoryDep, access: Writer) -> Any:
+    ticket = index_queue(memory).request()  # one pass at a time, on a thread of its own
+    if not ticket.started:
+        return JSONResponse(ticket.to_json(), status_code=202)
+    report = await asyncio.wrap_future(ticket.future)
     document = {"profile": report.profile, "seconds": round(report.seconds, 3)}
     if access.all_memories:  # counts span every memory
         document.update(

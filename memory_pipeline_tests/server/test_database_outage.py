@@ -1,14 +1,18 @@
 """The database going away under a running server, and coming back: every request answers 503
 within 2 s while it is gone (not after the pool's 30 s), and the same process serves again once
 it is back. The database is the real test server behind a loopback port that the test closes
-(connections refused, open ones cut) and opens again."""
+(connections refused, open ones cut) and opens again; or the test server itself, frozen
+(SIGSTOP) and thawed, as a stalled disk or a partition leaves a server: silent, not gone."""
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import psutil
 import pytest
 
 from memory_pipeline_tests.server.test_request_guard import mcp_call
@@ -84,4 +88,63 @@ def test_requests_fail_fast_while_the_database_is_gone_and_recover_without_a_res
                 assert status < 500, (request, status, text)
     finally:
         server.close()
+    assert "Traceback" not in "".join(server.stderr)
+
+
+@contextlib.contextmanager
+def frozen(pgdata):
+    """Every process of the PostgreSQL server in ``pgdata`` stopped (SIGSTOP), and always
+    continued (SIGCONT) when the block ends, however it ends."""
+    postmaster = psutil.Process(int((pgdata / "postmaster.pid").read_text().split()[0]))
+    stopped: list[psutil.Process] = []
+    try:
+        postmaster.send_signal(signal.SIGSTOP)  # first: it forks no new child meanwhile
+        stopped.append(postmaster)
+        for child in postmaster.children(recursive=True):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.send_signal(signal.SIGSTOP)
+                stopped.append(child)
+        yield
+    finally:
+        for process in reversed(stopped):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.send_signal(signal.SIGCONT)
+
+
+@pytest.mark.slow  # a server started, the database frozen for seconds
+def test_a_frozen_database_answers_503_within_2_s_and_service_resumes_when_it_thaws(
+    env, local, pg_server
+):
+    local.add([ep("alice", "Apples", "Alice's apples are green.")])
+    local.index()
+    server = ServerProcess(["serve", "--port", "0"], env)
+
+    def ask(client: httpx.Client, request, timeout: float = 60) -> tuple[int, float, str]:
+        method, path, kw = request
+        started = time.monotonic()
+        answer = client.request(method, path, timeout=timeout, **kw)
+        return answer.status_code, time.monotonic() - started, answer.text
+
+    try:
+        with httpx.Client(base_url=server.url) as client:
+            # Warm: pooled connections open and recently used, so requests go straight to them.
+            assert all(ask(client, r)[0] < 500 for r in REQUESTS)
+            with frozen(pg_server.pgdata):
+                with ThreadPoolExecutor(len(REQUESTS)) as pool:
+                    answers = list(pool.map(lambda r: ask(client, r, 5), REQUESTS))
+                answers += [ask(client, r, 5) for r in REQUESTS]  # a hang fails at 5 s
+            thawed = time.monotonic()
+            while ask(client, REQUESTS[1])[0] != 200:
+                assert time.monotonic() - thawed < 5, "service did not resume within 5 s"
+                time.sleep(0.1)
+            resumed_after = time.monotonic() - thawed
+            resumed = [ask(client, r) for r in REQUESTS]
+    finally:
+        server.close()
+    slowest = max(seconds for _, seconds, _ in answers)
+    print(f"frozen: slowest 503 after {slowest:.2f} s; resumed {resumed_after:.2f} s after thaw")
+    for status, seconds, text in answers:
+        assert status == 503 and seconds < 2.0, (status, seconds, text)
+        assert "the database is unavailable" in text
+    assert all(status < 500 for status, _, _ in resumed), resumed
     assert "Traceback" not in "".join(server.stderr)

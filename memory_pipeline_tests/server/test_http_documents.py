@@ -6,6 +6,11 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import threading
+import time
+
+import psutil
+import pytest
 
 from memory_pipeline_tests.support.documents import DEEP_PHRASE, document_folder
 
@@ -144,3 +149,73 @@ def test_a_raw_document_is_refused_past_the_size_limit_while_it_streams(api, loc
     missing = api.post("/v1/episodes", content=b"%PDF", headers={"Content-Type": "application/pdf"})
     assert missing.status_code == 422 and "'memory'" in missing.json()["error"]
     assert not local.memory_names()
+
+
+class PeakRss:
+    """The resident memory of a process sampled every 10 ms while the block runs: its peak."""
+
+    def __init__(self, pid: int):
+        self.process = psutil.Process(pid)
+        self.peak = self.process.memory_info().rss
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.01):
+            self.peak = max(self.peak, self.process.memory_info().rss)
+
+    def __enter__(self) -> PeakRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+MiB = 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    ("inside", "reason"),
+    [
+        (b"<div>" * 2_900_000 + b"</div>" * 2_900_000, "elements nested deeper than 10,000"),
+        (b"<p>x</p>" * 3_900_000, "more than 1,000,000 elements"),
+    ],
+    ids=["nested-divs", "millions-of-paragraphs"],
+)
+@pytest.mark.slow  # 30 MiB uploads parsed for seconds each
+def test_a_page_of_millions_of_elements_is_refused_early_and_costs_the_server_little(
+    api, local, inside, reason
+):
+    page = b"<html><body>" + inside + b"</body></html>"
+    assert 28 * MiB < len(page) < 32 * MiB  # under the upload limit, as the audit sent it
+    pid = api.server.proc.pid
+    warm = api.post(  # the first document's imports (the parser) are not this upload's cost
+        "/v1/episodes",
+        params={"memory": "warm", "name": "small.html"},
+        headers={"Content-Type": "text/html"},
+        content=b"<html><body><p>A small page.</p></body></html>",
+    )
+    assert warm.status_code == 201, warm.text
+    before = psutil.Process(pid).memory_info().rss
+    started = time.monotonic()
+    with PeakRss(pid) as rss:
+        answer = api.post(
+            "/v1/episodes",
+            params={"memory": "web", "name": "deep.html"},
+            headers={"Content-Type": "text/html"},
+            content=page,
+        )
+    seconds = time.monotonic() - started
+    time.sleep(0.5)
+    after = psutil.Process(pid).memory_info().rss
+    print(
+        f"{reason}: {seconds:.1f} s, peak +{(rss.peak - before) // MiB} MiB, "
+        f"after +{(after - before) // MiB} MiB"
+    )
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["rejected"][0]["reason"] == f"{reason} (by line 1); split the document"
+    assert rss.peak - before <= 256 * MiB
+    assert after - before <= 32 * MiB  # what the refused parse took is given back
+    assert local.memory_names() == ["warm"]

@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from memory_pipeline_tests.helpers import count
-from memory_pipeline_tests.server.test_tokens_isolation import create_token, ep
+from memory_pipeline_tests.server.test_tokens_isolation import cli, create_token, ep
 from memory_pipeline_tests.support.documents import (
     DEEP_PHRASE,
     sections,
@@ -302,3 +302,33 @@ def test_streamable_http_scopes_every_tool_by_token(env, local):
         assert "zeppelin" not in text and "Bob harbor" not in text and "alice, bob" not in text
         assert '"bob"' not in text
     assert count(local.db, "SELECT count(*) FROM episodes") == 2
+
+
+@pytest.mark.slow  # starts processes
+def test_a_token_revoked_during_a_stdio_session_stops_working_at_once(env, local):
+    token = create_token(env, "agent", "--memory", "alice", "--write")
+    note = {"memory": "alice", "title": "Bread", "body": "Sourdough.", "index": False}
+
+    async def session():
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "memory_pipeline.cli.main", "mcp", "--token", token],
+            env=env,
+        )
+        async with Client(params) as client:
+            before = payload(await client.call_tool("add_memory", note))
+            assert cli(env, "tokens", "revoke", "agent").returncode == 0
+            after = [
+                error_text(await client.call_tool(name, arguments))
+                for name, arguments in (
+                    ("add_memory", {**note, "body": "Rye."}),
+                    ("search_memory", {"memory": "alice", "query": "bread"}),
+                    ("list_memories", {}),
+                )
+            ]
+        return before, after
+
+    before, after = asyncio.run(session())
+    assert before["episodeId"] is not None
+    assert after == ["--token: unknown or revoked token"] * 3
+    assert count(local.db, "SELECT count(*) FROM episodes") == 1

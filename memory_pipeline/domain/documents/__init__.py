@@ -10,7 +10,9 @@ chunker's paragraph rule and the heading anchors work on documents as they do on
 
 Limits keep a hostile file from costing more than a bounded time and memory: the file size is
 checked before it is read, a DOCX's declared unpacked size before it is unpacked, and extraction
-stops at a page, time and text budget.
+stops at a page, time and text budget; an HTML page is streamed (no tree kept) and stops at a
+nesting depth and an element count. The memory a large document's reading freed is given back
+to the system, refused or not.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ from memory_pipeline.domain.documents.document import (
     MAX_DOCUMENT_BYTES,
     MAX_SECONDS,
     MAX_TEXT_CHARS,
+    RELEASE_AFTER_BYTES,
     Block,
     Budget,
     Document,
     DocumentRejected,
+    release_memory,
 )
 
 __all__ = [
@@ -49,7 +53,15 @@ def read_document(data: bytes, suffix: str, *, budget: Budget | None = None) -> 
         ".pdf": pdf.read_pdf,
         ".docx": docx.read_docx,
     }
-    document = readers[suffix.lower()](data, budget or Budget())
+    rejected: str | None = None
+    try:
+        document = readers[suffix.lower()](data, budget or Budget())
+    except DocumentRejected as exc:
+        rejected = exc.reason  # the reader's frames (its parser, its text) end with this block
+    if len(data) >= RELEASE_AFTER_BYTES:
+        release_memory()
+    if rejected is not None:
+        raise DocumentRejected(rejected)
     if not document.blocks:
         raise DocumentRejected("no text found in the document")
     return document

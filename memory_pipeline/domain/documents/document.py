@@ -3,7 +3,10 @@ limits a reader keeps, and the rejection it raises."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import datetime as dt
+import gc
 import time
 from dataclasses import dataclass, field
 
@@ -13,6 +16,9 @@ MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
 # What extraction may produce and spend; a document beyond them is rejected, not truncated.
 MAX_TEXT_CHARS = 2_000_000  # the episode body limit (domain.episodes.MAX_BODY_CHARS)
 MAX_SECONDS = 30.0
+# Reading a document this large leaves megabytes of freed memory that the C allocator keeps for
+# the process (in the arena of the thread that read it) unless asked to return it.
+RELEASE_AFTER_BYTES = 1024 * 1024
 
 
 class DocumentRejected(Exception):
@@ -23,7 +29,7 @@ class DocumentRejected(Exception):
         self.reason = reason
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Block:
     """A heading (``level`` 1-6) or a paragraph (``level`` 0) of sanitized, non-empty text."""
 
@@ -67,3 +73,37 @@ class Budget:
     def check_time(self, where: str = "") -> None:
         if time.monotonic() > self.deadline:
             raise DocumentRejected(f"reading took longer than {self.seconds:.0f} s{where}; stopped")
+
+
+def _libc_function(name: str):
+    """A glibc allocator function, or None where the C library has no such function."""
+    library = ctypes.util.find_library("c")
+    try:
+        return getattr(ctypes.CDLL(library), name, None) if library else None
+    except OSError:
+        return None
+
+
+_MALLOC_TRIM = _libc_function("malloc_trim")
+_MALLOPT = _libc_function("mallopt")
+_M_MMAP_THRESHOLD = -3
+# Buffers at least this large (a request body, a document's bytes) get pages of their own.
+LARGE_BUFFER_BYTES = 4 * 1024 * 1024
+
+
+def return_large_buffers() -> None:
+    """Have every buffer of ``LARGE_BUFFER_BYTES`` or more mapped on its own, so that freeing it
+    returns it to the system at once. glibc otherwise raises its mapping threshold to the size
+    of the largest buffer freed so far (up to 32 MiB): after one large upload a long-running
+    server would keep every later upload's memory in its heap. Called once by the servers."""
+    if _MALLOPT is not None:
+        _MALLOPT(_M_MMAP_THRESHOLD, LARGE_BUFFER_BYTES)
+
+
+def release_memory() -> None:
+    """Give the memory a large document's reading freed back to the system: collect the cycles
+    its parser left (lxml keeps a callback's exception with its frames), then ask glibc to return
+    free pages of every arena (``malloc_trim``; a no-op where there is none)."""
+    gc.collect()
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
