@@ -38,6 +38,10 @@ class SearchResult:
     anchor: str = (
         ""  # the headings above the passage's first chunk ("Title > Section"), "" for none
     )
+    # How well it matches the question (``domain.grades``: strong, weak, none) and the evidence
+    # behind that; None when the search could not be graded (``SearchResponse.match_reason``).
+    grade: str | None = None
+    evidence: dict | None = None
 
     def __post_init__(self):
         if not self.chunk_ids:
@@ -59,6 +63,8 @@ class SearchResult:
             "text": self.text,
             "score": round(self.score, 6),
             "ranks": self.ranks,
+            "grade": self.grade,
+            "evidence": self.evidence,
             **statement,
         }
 
@@ -82,6 +88,15 @@ class SearchResponse:
     pending_episodes: int = 0
     pending_more: bool = False
     pending_matches: list[dict] = field(default_factory=list)
+    # The best result's grade (strong, weak, none; None: ungraded) and, for none or ungraded,
+    # why in words (``search.grading``).
+    match: str | None = None
+    match_reason: str | None = None
+
+    @property
+    def nothing_matches(self) -> bool:
+        """The search was graded and no result clears the profile's calibration."""
+        return self.match == "none"
 
     @property
     def vector_available(self) -> bool:
@@ -103,6 +118,8 @@ class SearchResponse:
             # to this search, a weakest candidate just below 0) or "reranker" (its model's scale).
             "scoreKind": "reranker" if self.reranker == "ran" else "fused",
             "latencyMs": round(self.latency_ms, 2),
+            # "none": no result is an answer, however high its fused score; null: ungraded.
+            "match": {"grade": self.match, "reason": self.match_reason},
             "results": [r.to_json() for r in self.results],
             "pending": {
                 "episodes": self.pending_episodes,

@@ -583,7 +583,7 @@ def test_a_memory_of_few_rows_is_searched_exactly_without_the_graph(db, world, m
     with db.connection() as conn:
         profile = active_profile(conn)
         index = hnsw_store.ensure_index(conn, profile).name
-        _, _, alice_rows = profiles_store.serving_in(conn, "alice")
+        alice_rows = profiles_store.serving_in(conn, "alice").rows
         assert alice_rows == count(db, "SELECT count(*) FROM chunks WHERE memory = 'alice'") > 0
         vector = world.embed_query("garden tulips")
         params = {
