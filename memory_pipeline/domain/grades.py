@@ -36,6 +36,7 @@ ORDER = (NONE, WEAK, STRONG)  # worst first
 STRONG_POSITION = 1.0
 VECTOR_CUT = 0.5
 KEYWORD_CUT = 0.5
+STANDOUT_CUT = math.inf
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,16 @@ class Evidence:
     vector: float | None = None
     keyword: float | None = None
     date: bool = False
+    standout: float | None = None
 
     def to_json(self) -> dict:
+        def rounded(value: float | None) -> float | None:
+            return None if value is None else round(value, 4)
+
         return {
-            "vector": None if self.vector is None else round(self.vector, 4),
-            "keyword": None if self.keyword is None else round(self.keyword, 4),
+            "vector": rounded(self.vector),
+            "standout": rounded(self.standout),
+            "keyword": rounded(self.keyword),
             "date": self.date,
         }
 
@@ -64,6 +70,7 @@ class Cuts:
 
     vector: float = VECTOR_CUT
     keyword: float = KEYWORD_CUT
+    standout: float = STANDOUT_CUT
     strong_position: float = STRONG_POSITION
     strong_keyword: float = KEYWORD_REACH
 
@@ -88,11 +95,17 @@ def grade(evidence: Evidence, cuts: Cuts = Cuts()) -> str:
     """``strong``, ``weak`` or ``none`` for one result (see the module docstring)."""
     vector = -math.inf if evidence.vector is None else evidence.vector
     keyword = -math.inf if evidence.keyword is None else evidence.keyword
+    standout = -math.inf if evidence.standout is None else evidence.standout
+    if not (
+        vector >= cuts.vector
+        or standout >= cuts.standout
+        or keyword >= cuts.keyword
+        or evidence.date
+    ):
+        return NONE
     if vector >= cuts.strong_position or keyword >= cuts.strong_keyword:
         return STRONG
-    if vector >= cuts.vector or keyword >= cuts.keyword or evidence.date:
-        return WEAK
-    return NONE
+    return WEAK
 
 
 def best(grades: list[str]) -> str:

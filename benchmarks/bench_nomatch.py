@@ -1,0 +1,275 @@
+#!/usr/bin/env python
+"""Nothing relevant: does search say so when the memory cannot answer, and only then?
+
+Questions: ``benchmarks/data/nomatch/questions.jsonl``, written by hand (its README says how),
+questions that the sample corpus (memory ``mara``) and the three small memories
+(``benchmarks/data/small_memories/``) cannot answer: other subjects, absent facts about the
+memory's own people and things, other languages; and, as the answerable side, the labelled
+questions of the sample corpus (``questions.json``) and of the small memories, each with the
+title of the episode that answers it.
+
+Everything goes through the product's commands on a fresh embedded database (``ingest``,
+``index``, ``search --batch`` with the default policy, 8 results), once per embedding profile:
+the bundled model, and ``words``, a loopback OpenAI-compatible server of word vectors
+(``model_server.WordVectors``: unrelated texts near cosine 0, where the bundled model puts them
+near 0.75). Each result's grade evidence comes back in its JSON (``evidence``); the cut-offs of
+``domain.grades`` are then chosen leave-one-memory-out: for each memory, the pair (vector cut,
+keyword cut) that reports the most unanswerable questions of the other memories as no match
+while grading at most 5% of their answerable questions' expected notes no match, under every
+profile at once (the same constants serve every model); the held-out memory is scored with it.
+
+Figures: unanswerable questions reported no match (the response's best result graded none),
+and answerable questions whose expected note, among the results, was graded none (a question
+whose note is not among the 8 results is counted apart, as missed); held out (the folds) and
+as the product graded them with its shipped constants (in-sample: they were chosen on all).
+
+    python benchmarks/bench_nomatch.py                      # both profiles, ~10 min on 2 cores
+    python benchmarks/bench_nomatch.py --profiles words     # the loopback profile only, ~1 min
+    python benchmarks/bench_nomatch.py --quick --profiles words   # two memories, few questions
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+import tempfile
+from pathlib import Path
+
+import bench_small_memories as small  # sibling modules (benchmarks/): loader, commands
+from model_server import CapacityServer
+
+from memory_pipeline.cli.commands import SAMPLE_CORPUS, SAMPLE_EPISODES
+from memory_pipeline.domain import grades
+
+DATA = Path(__file__).resolve().parent / "data" / "nomatch"
+LIMIT = 8
+TARGET = 0.05  # at most this share of answerable questions' notes graded none (training)
+VECTOR_GRID = [round(-0.4 + 0.1 * i, 2) for i in range(20)] + [math.inf]  # -0.4 .. 1.5, off
+STANDOUT_GRID = [round(0.05 * i, 2) for i in range(31)] + [math.inf]  # 0 .. 1.5, off
+KEYWORD_GRID = [round(0.2 + 0.1 * i, 2) for i in range(9)] + [math.inf]  # 0.2 .. 1.0, off
+QUICK_MEMORIES = ("owen", "tally-team")
+QUICK_QUESTIONS = 5
+PROFILES = ("bundled", "centred", "words")
+
+
+def load_questions() -> tuple[dict[str, list[Path]], list[dict]]:
+    """The memories (name -> paths to ingest) and every question, answerable or not."""
+    folders, labelled = small.load(small.DATA)
+    memories = {"mara": list(SAMPLE_EPISODES), **{n: [f] for n, f in folders.items()}}
+    sample = json.loads((SAMPLE_CORPUS / "questions.json").read_text(encoding="utf-8"))
+    questions = [{"memory": "mara", "q": q["query"], "expect": q["expect_title"]} for q in sample]
+    questions += [{"memory": q["memory"], "q": q["q"], "expect": q["expect"]} for q in labelled]
+    for line in (DATA / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            q = json.loads(line)
+            if q["memory"] not in memories:
+                raise SystemExit(f"unanswerable question for unknown memory {q['memory']!r}")
+            questions.append({"memory": q["memory"], "q": q["q"], "expect": None})
+    return memories, questions
+
+
+def quick(memories: dict, questions: list[dict]) -> tuple[dict, list[dict]]:
+    kept = {name: memories[name] for name in QUICK_MEMORIES}
+    out = []
+    for name, answerable in itertools.product(QUICK_MEMORIES, (True, False)):
+        same = [
+            q for q in questions if q["memory"] == name and (q["expect"] is not None) == answerable
+        ]
+        out += same[:QUICK_QUESTIONS]
+    return kept, out
+
+
+def searched(env: dict, memories: dict, questions: list[dict]) -> list[dict]:
+    """Ingest, index and search every question through the commands; one row a question with
+    the response's match and each result's title, grade and evidence."""
+    for paths in memories.values():
+        for path in paths:
+            small.command(env, "ingest", str(path))
+    small.command(env, "index", "--json")
+    lines = [
+        json.dumps({"memory": q["memory"], "query": q["q"], "limit": LIMIT}, ensure_ascii=False)
+        for q in questions
+    ]
+    out = small.command(env, "search", "--batch", "-", stdin="\n".join(lines) + "\n")
+    documents = [json.loads(line) for line in out.splitlines() if line.strip()]
+    if len(documents) != len(questions):
+        raise SystemExit(f"search --batch answered {len(documents)} lines for {len(questions)}")
+    rows = []
+    for q, doc in zip(questions, documents):
+        if "error" in doc or doc["vector"]["status"] != "ok":
+            raise SystemExit(f"{q['memory']}: {q['q']!r}: {doc.get('error') or doc['vector']}")
+        results = [
+            {"title": r["title"], "grade": r["grade"], "evidence": r["evidence"]}
+            for r in doc["results"]
+        ]
+        rows.append({**q, "match": doc["match"], "results": results})
+    return rows
+
+
+def graded(evidence: dict | None, cuts: grades.Cuts) -> str:
+    if evidence is None:
+        return grades.NONE
+    return grades.grade(grades.Evidence(**evidence), cuts)
+
+
+def rates(rows: list[dict], cuts: grades.Cuts | None) -> dict:
+    """Unanswerable questions reported none; answerable ones whose expected note was graded
+    none (``cuts`` None: the grades the product gave)."""
+
+    def grade_of(result: dict) -> str:
+        return result["grade"] if cuts is None else graded(result["evidence"], cuts)
+
+    unanswerable = [r for r in rows if r["expect"] is None]
+    answerable = [r for r in rows if r["expect"] is not None]
+    none = sum(
+        grades.best([grade_of(x) for x in r["results"]]) == grades.NONE for r in unanswerable
+    )
+    found, missed, note_none = 0, 0, 0
+    for r in answerable:
+        notes = [grade_of(x) for x in r["results"] if x["title"] == r["expect"]]
+        if not notes:
+            missed += 1
+            continue
+        found += 1
+        note_none += grades.best(notes) == grades.NONE
+    return {
+        "unanswerable": len(unanswerable),
+        "reported_none": none,
+        "answerable_found": found,
+        "answerable_missed": missed,
+        "expected_graded_none": note_none,
+    }
+
+
+def share(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+def choose(by_profile: dict[str, list[dict]]) -> grades.Cuts:
+    """The cut pair with the best worst-profile share of unanswerable questions reported none,
+    among those that grade at most TARGET of every profile's expected notes none."""
+    best_key, best_cuts = None, grades.Cuts()
+    for vector, standout, keyword in itertools.product(VECTOR_GRID, STANDOUT_GRID, KEYWORD_GRID):
+        cuts = grades.Cuts(vector=vector, standout=standout, keyword=keyword)
+        figures = [rates(rows, cuts) for rows in by_profile.values()]
+        worst_note = max(share(f["expected_graded_none"], f["answerable_found"]) for f in figures)
+        if worst_note > TARGET:
+            continue
+        reported = [share(f["reported_none"], f["unanswerable"]) for f in figures]
+        key = (min(reported), sum(reported), -worst_note, -vector, -standout, -keyword)
+        if best_key is None or key > best_key:
+            best_key, best_cuts = key, cuts
+    return best_cuts
+
+
+def leave_one_out(by_profile: dict[str, list[dict]]) -> tuple[dict, list[dict]]:
+    """Each memory scored with the cuts chosen on the others; the held-out figures summed per
+    profile, and each fold's choice."""
+    memories = sorted({r["memory"] for rows in by_profile.values() for r in rows})
+    totals: dict[str, dict] = {}
+    folds = []
+    for held in memories:
+        training = {p: [r for r in rows if r["memory"] != held] for p, rows in by_profile.items()}
+        cuts = choose(training)
+        folds.append(
+            {
+                "held_out": held,
+                "vector_cut": cuts.vector,
+                "standout_cut": cuts.standout,
+                "keyword_cut": cuts.keyword,
+            }
+        )
+        for profile, rows in by_profile.items():
+            figures = rates([r for r in rows if r["memory"] == held], cuts)
+            total = totals.setdefault(profile, dict.fromkeys(figures, 0))
+            for name, value in figures.items():
+                total[name] += value
+    return totals, folds
+
+
+def line(name: str, f: dict) -> str:
+    return (
+        f"{name:34} unanswerable reported none {f['reported_none']:>3}/{f['unanswerable']:<3} "
+        f"({share(f['reported_none'], f['unanswerable']):6.1%});  expected notes graded none "
+        f"{f['expected_graded_none']:>3}/{f['answerable_found']:<3} "
+        f"({share(f['expected_graded_none'], f['answerable_found']):5.1%}), "
+        f"{f['answerable_missed']} not in the {LIMIT} results"
+    )
+
+
+def run_profile(
+    profile: str, memories: dict, questions: list[dict], keep: Path | None
+) -> list[dict]:
+    """``profile``'s rows, on a fresh database (``keep``: in ``keep/profile``, kept; a second run
+    there ingests and indexes nothing new and only searches)."""
+    args = argparse.Namespace(embed_url=None, embed_model="loopback", embed_dim=384)
+    with tempfile.TemporaryDirectory(prefix="nomatch-") as scratch:
+        home = Path(scratch) if keep is None else keep / profile
+        home.mkdir(parents=True, exist_ok=True)
+        if profile == "bundled":
+            return searched(small.environment(home, args), memories, questions)
+        with CapacityServer(slots=None, latency_s=0, batch=16, dim=384, vectors=profile) as server:
+            args.embed_url, args.embed_model = server.url, profile
+            return searched(small.environment(home, args), memories, questions)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--profiles", default=",".join(PROFILES), help="bundled, words or both")
+    parser.add_argument("--quick", action="store_true", help="two memories, a few questions")
+    parser.add_argument("--json", type=Path, help="write every row and figure here")
+    parser.add_argument("--rows", type=Path, help="reuse the rows of an earlier --json run")
+    parser.add_argument("--keep", type=Path, help="build the databases here and keep them")
+    args = parser.parse_args(argv)
+    profiles = [p.strip() for p in args.profiles.split(",") if p.strip()]
+    if not profiles or any(p not in PROFILES for p in profiles):
+        parser.error(f"--profiles: choose among {', '.join(PROFILES)}")
+    memories, questions = load_questions()
+    if args.quick:
+        memories, questions = quick(memories, questions)
+    unanswerable = sum(q["expect"] is None for q in questions)
+    print(
+        f"{len(memories)} memories, {len(questions) - unanswerable} answerable and "
+        f"{unanswerable} unanswerable questions; profiles {', '.join(profiles)}",
+        flush=True,
+    )
+    if args.rows:
+        by_profile = json.loads(args.rows.read_text(encoding="utf-8"))["rows"]
+    else:
+        by_profile = {p: run_profile(p, memories, questions, args.keep) for p in profiles}
+    totals, folds = leave_one_out(by_profile)
+    print("\nheld out (cut-offs chosen on the other memories):")
+    for profile, figures in totals.items():
+        print(line(profile, figures))
+    for fold in folds:
+        print(f"  fold {fold['held_out']:12} vector cut {fold['vector_cut']:5}  standout cut "
+              f"{fold['standout_cut']:5}  keyword cut {fold['keyword_cut']}")  # fmt: skip
+    chosen = choose(by_profile)
+    print(f"\nchosen on all memories: vector cut {chosen.vector}, standout cut "
+          f"{chosen.standout}, keyword cut {chosen.keyword}")  # fmt: skip
+    print(f"as the product graded (vector cut {grades.VECTOR_CUT}, standout cut "
+          f"{grades.STANDOUT_CUT}, keyword cut {grades.KEYWORD_CUT}; in-sample):")  # fmt: skip
+    shipped = {p: rates(rows, None) for p, rows in by_profile.items()}
+    for profile, figures in shipped.items():
+        print(line(profile, figures))
+    if args.json:
+        document = {
+            "held_out": totals,
+            "folds": folds,
+            "chosen": {
+                "vector_cut": chosen.vector,
+                "standout_cut": chosen.standout,
+                "keyword_cut": chosen.keyword,
+            },
+            "shipped": shipped,
+            "rows": by_profile,
+        }
+        args.json.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
