@@ -47,12 +47,12 @@ from memory_pipeline.domain import grades
 DATA = Path(__file__).resolve().parent / "data" / "nomatch"
 LIMIT = 8
 TARGET = 0.05  # at most this share of answerable questions' notes graded none (training)
-VECTOR_GRID = [round(-0.4 + 0.1 * i, 2) for i in range(20)] + [math.inf]  # -0.4 .. 1.5, off
-STANDOUT_GRID = [round(0.05 * i, 2) for i in range(31)] + [math.inf]  # 0 .. 1.5, off
-KEYWORD_GRID = [round(0.2 + 0.1 * i, 2) for i in range(9)] + [math.inf]  # 0.2 .. 1.0, off
+VECTOR_GRID = [round(-0.5 + 0.05 * i, 2) for i in range(41)] + [math.inf]  # -0.5 .. 1.5, off
+KEYWORD_GRID = [round(0.2 + 0.05 * i, 2) for i in range(17)] + [math.inf]  # 0.2 .. 1.0, off
 QUICK_MEMORIES = ("owen", "tally-team")
 QUICK_QUESTIONS = 5
 PROFILES = ("bundled", "centred", "words")
+KINDS = ("unrelated", "absent", "language")
 
 
 def load_questions() -> tuple[dict[str, list[Path]], list[dict]]:
@@ -67,7 +67,9 @@ def load_questions() -> tuple[dict[str, list[Path]], list[dict]]:
             q = json.loads(line)
             if q["memory"] not in memories:
                 raise SystemExit(f"unanswerable question for unknown memory {q['memory']!r}")
-            questions.append({"memory": q["memory"], "q": q["q"], "expect": None})
+            questions.append(
+                {"memory": q["memory"], "q": q["q"], "expect": None, "kind": q["kind"]}
+            )
     return memories, questions
 
 
@@ -112,7 +114,9 @@ def searched(env: dict, memories: dict, questions: list[dict]) -> list[dict]:
 def graded(evidence: dict | None, cuts: grades.Cuts) -> str:
     if evidence is None:
         return grades.NONE
-    return grades.grade(grades.Evidence(**evidence), cuts)
+    return grades.grade(
+        grades.Evidence(evidence["vector"], evidence["keyword"], evidence["date"]), cuts
+    )
 
 
 def rates(rows: list[dict], cuts: grades.Cuts | None) -> dict:
@@ -124,9 +128,13 @@ def rates(rows: list[dict], cuts: grades.Cuts | None) -> dict:
 
     unanswerable = [r for r in rows if r["expect"] is None]
     answerable = [r for r in rows if r["expect"] is not None]
-    none = sum(
+    reported = [
         grades.best([grade_of(x) for x in r["results"]]) == grades.NONE for r in unanswerable
-    )
+    ]
+    by_kind = {}
+    for kind in KINDS:
+        of_kind = [said for said, r in zip(reported, unanswerable) if r.get("kind") == kind]
+        by_kind.update({f"none_{kind}": sum(of_kind), f"unanswerable_{kind}": len(of_kind)})
     found, missed, note_none = 0, 0, 0
     for r in answerable:
         notes = [grade_of(x) for x in r["results"] if x["title"] == r["expect"]]
@@ -137,10 +145,11 @@ def rates(rows: list[dict], cuts: grades.Cuts | None) -> dict:
         note_none += grades.best(notes) == grades.NONE
     return {
         "unanswerable": len(unanswerable),
-        "reported_none": none,
+        "reported_none": sum(reported),
         "answerable_found": found,
         "answerable_missed": missed,
         "expected_graded_none": note_none,
+        **by_kind,
     }
 
 
@@ -152,14 +161,14 @@ def choose(by_profile: dict[str, list[dict]]) -> grades.Cuts:
     """The cut pair with the best worst-profile share of unanswerable questions reported none,
     among those that grade at most TARGET of every profile's expected notes none."""
     best_key, best_cuts = None, grades.Cuts()
-    for vector, standout, keyword in itertools.product(VECTOR_GRID, STANDOUT_GRID, KEYWORD_GRID):
-        cuts = grades.Cuts(vector=vector, standout=standout, keyword=keyword)
+    for vector, keyword in itertools.product(VECTOR_GRID, KEYWORD_GRID):
+        cuts = grades.Cuts(vector=vector, keyword=keyword)
         figures = [rates(rows, cuts) for rows in by_profile.values()]
         worst_note = max(share(f["expected_graded_none"], f["answerable_found"]) for f in figures)
         if worst_note > TARGET:
             continue
         reported = [share(f["reported_none"], f["unanswerable"]) for f in figures]
-        key = (min(reported), sum(reported), -worst_note, -vector, -standout, -keyword)
+        key = (min(reported), sum(reported), -worst_note, -vector, -keyword)
         if best_key is None or key > best_key:
             best_key, best_cuts = key, cuts
     return best_cuts
@@ -178,7 +187,6 @@ def leave_one_out(by_profile: dict[str, list[dict]]) -> tuple[dict, list[dict]]:
             {
                 "held_out": held,
                 "vector_cut": cuts.vector,
-                "standout_cut": cuts.standout,
                 "keyword_cut": cuts.keyword,
             }
         )
@@ -191,12 +199,13 @@ def leave_one_out(by_profile: dict[str, list[dict]]) -> tuple[dict, list[dict]]:
 
 
 def line(name: str, f: dict) -> str:
+    kinds = ", ".join(f"{k} {f[f'none_{k}']}/{f[f'unanswerable_{k}']}" for k in KINDS)
     return (
         f"{name:34} unanswerable reported none {f['reported_none']:>3}/{f['unanswerable']:<3} "
         f"({share(f['reported_none'], f['unanswerable']):6.1%});  expected notes graded none "
         f"{f['expected_graded_none']:>3}/{f['answerable_found']:<3} "
         f"({share(f['expected_graded_none'], f['answerable_found']):5.1%}), "
-        f"{f['answerable_missed']} not in the {LIMIT} results"
+        f"{f['answerable_missed']} not in the {LIMIT} results\n{'':34} reported none by kind: {kinds}"
     )
 
 
@@ -238,6 +247,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.rows:
         by_profile = json.loads(args.rows.read_text(encoding="utf-8"))["rows"]
+        kinds = {(q["memory"], q["q"]): q.get("kind") for q in questions}
+        for rows in by_profile.values():
+            for r in rows:
+                r["kind"] = kinds.get((r["memory"], r["q"]))
     else:
         by_profile = {p: run_profile(p, memories, questions, args.keep) for p in profiles}
     totals, folds = leave_one_out(by_profile)
@@ -245,13 +258,12 @@ def main(argv: list[str] | None = None) -> int:
     for profile, figures in totals.items():
         print(line(profile, figures))
     for fold in folds:
-        print(f"  fold {fold['held_out']:12} vector cut {fold['vector_cut']:5}  standout cut "
-              f"{fold['standout_cut']:5}  keyword cut {fold['keyword_cut']}")  # fmt: skip
+        print(f"  fold {fold['held_out']:12} vector cut {fold['vector_cut']:5}  keyword cut "
+              f"{fold['keyword_cut']}")  # fmt: skip
     chosen = choose(by_profile)
-    print(f"\nchosen on all memories: vector cut {chosen.vector}, standout cut "
-          f"{chosen.standout}, keyword cut {chosen.keyword}")  # fmt: skip
-    print(f"as the product graded (vector cut {grades.VECTOR_CUT}, standout cut "
-          f"{grades.STANDOUT_CUT}, keyword cut {grades.KEYWORD_CUT}; in-sample):")  # fmt: skip
+    print(f"\nchosen on all memories: vector cut {chosen.vector}, keyword cut {chosen.keyword}")
+    print(f"as the product graded (vector cut {grades.VECTOR_CUT}, "
+          f"keyword cut {grades.KEYWORD_CUT}; in-sample):")  # fmt: skip
     shipped = {p: rates(rows, None) for p, rows in by_profile.items()}
     for profile, figures in shipped.items():
         print(line(profile, figures))
@@ -259,11 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         document = {
             "held_out": totals,
             "folds": folds,
-            "chosen": {
-                "vector_cut": chosen.vector,
-                "standout_cut": chosen.standout,
-                "keyword_cut": chosen.keyword,
-            },
+            "chosen": {"vector_cut": chosen.vector, "keyword_cut": chosen.keyword},
             "shipped": shipped,
             "rows": by_profile,
         }

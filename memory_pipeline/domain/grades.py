@@ -36,7 +36,6 @@ ORDER = (NONE, WEAK, STRONG)  # worst first
 STRONG_POSITION = 1.0
 VECTOR_CUT = 0.5
 KEYWORD_CUT = 0.5
-STANDOUT_CUT = math.inf
 
 
 @dataclass(frozen=True)
@@ -49,7 +48,6 @@ class Evidence:
     vector: float | None = None
     keyword: float | None = None
     date: bool = False
-    standout: float | None = None
 
     def to_json(self) -> dict:
         def rounded(value: float | None) -> float | None:
@@ -57,7 +55,6 @@ class Evidence:
 
         return {
             "vector": rounded(self.vector),
-            "standout": rounded(self.standout),
             "keyword": rounded(self.keyword),
             "date": self.date,
         }
@@ -70,7 +67,6 @@ class Cuts:
 
     vector: float = VECTOR_CUT
     keyword: float = KEYWORD_CUT
-    standout: float = STANDOUT_CUT
     strong_position: float = STRONG_POSITION
     strong_keyword: float = KEYWORD_REACH
 
@@ -95,13 +91,7 @@ def grade(evidence: Evidence, cuts: Cuts = Cuts()) -> str:
     """``strong``, ``weak`` or ``none`` for one result (see the module docstring)."""
     vector = -math.inf if evidence.vector is None else evidence.vector
     keyword = -math.inf if evidence.keyword is None else evidence.keyword
-    standout = -math.inf if evidence.standout is None else evidence.standout
-    if not (
-        vector >= cuts.vector
-        or standout >= cuts.standout
-        or keyword >= cuts.keyword
-        or evidence.date
-    ):
+    if not (vector >= cuts.vector or keyword >= cuts.keyword or evidence.date):
         return NONE
     if vector >= cuts.strong_position or keyword >= cuts.strong_keyword:
         return STRONG

@@ -5,7 +5,6 @@ and the query's attainable BM25, the date channel's list. No query of its own.""
 from __future__ import annotations
 
 import dataclasses
-import statistics
 from dataclasses import dataclass
 
 from memory_pipeline.domain import grades
@@ -38,25 +37,14 @@ def ungraded_reason(found: Candidates) -> str | None:
     return None
 
 
-def typical_position(found: Candidates) -> float | None:
-    """Where the vector channel's median candidate sits on the calibration's scale: how near
-    this question the memory's passages are in general (None: the channel listed nothing)."""
-    assert found.calibration is not None
-    listed = [score for _, score in found.ranked.get("vector", ())]
-    return grades.position(statistics.median(listed), found.calibration) if listed else None
-
-
-def evidence_of(keys: tuple[str, ...], found: Candidates, typical: float | None) -> Evidence:
-    """The best evidence any of a result's chunks has (a passage answers with all of them);
-    ``typical``: ``typical_position``, which its standout is measured from."""
+def evidence_of(keys: tuple[str, ...], found: Candidates) -> Evidence:
+    """The best evidence any of a result's chunks has (a passage answers with all of them)."""
     assert found.calibration is not None
     cosines = [score for key, score in found.ranked.get("vector", ()) if key in keys]
     bm25 = [score for key, score in found.ranked.get("keyword", ()) if key in keys]
     attainable = found.keyword_attainable
-    vector = max((grades.position(c, found.calibration) for c in cosines), default=None)
     return Evidence(
-        vector=vector,
-        standout=None if vector is None or typical is None else vector - typical,
+        vector=max((grades.position(c, found.calibration) for c in cosines), default=None),
         keyword=max((grades.keyword_share(s, attainable) for s in bm25), default=None)
         if attainable
         else None,
@@ -73,9 +61,8 @@ def grade_results(
     if reason is not None:
         return results, Match(None, reason)
     out = []
-    typical = typical_position(found)
     for result in results:
-        evidence = evidence_of(result.chunk_ids, found, typical)
+        evidence = evidence_of(result.chunk_ids, found)
         out.append(
             dataclasses.replace(result, grade=grades.grade(evidence), evidence=evidence.to_json())
         )

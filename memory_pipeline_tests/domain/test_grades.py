@@ -67,9 +67,8 @@ def test_the_best_grade_of_a_search():
 
 
 def test_evidence_serializes_rounded():
-    assert Evidence(vector=0.123456, keyword=None, date=True, standout=0.5).to_json() == {
+    assert Evidence(vector=0.123456, keyword=None, date=True).to_json() == {
         "vector": 0.1235,
-        "standout": 0.5,
         "keyword": None,
         "date": True,
     }
