@@ -37,18 +37,40 @@ def ungraded_reason(found: Candidates) -> str | None:
     return None
 
 
-def evidence_of(keys: tuple[str, ...], found: Candidates) -> Evidence:
+@dataclass(frozen=True)
+class Measured:
+    """What one search's channels measured, by candidate key: cosines, BM25 scores, the date
+    channel's keys (each channel's first listing of a key is its best)."""
+
+    cosines: dict[str, float]
+    bm25: dict[str, float]
+    dated: frozenset[str]
+
+    @classmethod
+    def of(cls, found: Candidates) -> Measured:
+        def first(hits) -> dict[str, float]:
+            out: dict[str, float] = {}
+            for key, score in hits:
+                out.setdefault(key, score)
+            return out
+
+        return cls(
+            first(found.ranked.get("vector", ())),
+            first(found.ranked.get("keyword", ())),
+            frozenset(key for key, _ in found.ranked.get("date", ())),
+        )
+
+
+def evidence_of(keys: tuple[str, ...], found: Candidates, measured: Measured) -> Evidence:
     """The best evidence any of a result's chunks has (a passage answers with all of them)."""
     assert found.calibration is not None
-    cosines = [score for key, score in found.ranked.get("vector", ()) if key in keys]
-    bm25 = [score for key, score in found.ranked.get("keyword", ()) if key in keys]
+    cosines = [measured.cosines[k] for k in keys if k in measured.cosines]
+    bm25 = [measured.bm25[k] for k in keys if k in measured.bm25]
     attainable = found.keyword_attainable
     return Evidence(
-        vector=max((grades.position(c, found.calibration) for c in cosines), default=None),
-        keyword=max((grades.keyword_share(s, attainable) for s in bm25), default=None)
-        if attainable
-        else None,
-        date=any(key in keys for key, _ in found.ranked.get("date", ())),
+        vector=grades.position(max(cosines), found.calibration) if cosines else None,
+        keyword=grades.keyword_share(max(bm25), attainable) if bm25 and attainable else None,
+        date=not measured.dated.isdisjoint(keys),
     )
 
 
@@ -61,8 +83,9 @@ def grade_results(
     if reason is not None:
         return results, Match(None, reason)
     out = []
+    measured = Measured.of(found)
     for result in results:
-        evidence = evidence_of(result.chunk_ids, found)
+        evidence = evidence_of(result.chunk_ids, found, measured)
         out.append(
             dataclasses.replace(result, grade=grades.grade(evidence), evidence=evidence.to_json())
         )
