@@ -9,23 +9,30 @@ questions of the sample corpus (``questions.json``) and of the small memories, e
 title of the episode that answers it.
 
 Everything goes through the product's commands on a fresh embedded database (``ingest``,
-``index``, ``search --batch`` with the default policy, 8 results), once per embedding profile:
-the bundled model, and ``words``, a loopback OpenAI-compatible server of word vectors
-(``model_server.WordVectors``: unrelated texts near cosine 0, where the bundled model puts them
-near 0.75). Each result's grade evidence comes back in its JSON (``evidence``); the cut-offs of
-``domain.grades`` are then chosen leave-one-memory-out: for each memory, the pair (vector cut,
-keyword cut) that reports the most unanswerable questions of the other memories as no match
-while grading at most 5% of their answerable questions' expected notes no match, under every
-profile at once (the same constants serve every model); the held-out memory is scored with it.
+``index``, ``search --batch`` with the default policy, 8 results), once per embedding profile
+(``--profiles``): ``bundled``, the bundled multilingual-e5-small; ``centred``, the same model's
+vectors without their common direction behind a loopback OpenAI-style server
+(``bench_calibration.centred_server``: unrelated texts near cosine 0.1-0.2 instead of 0.75-0.85,
+another baseline); ``words``, a loopback server of word vectors (``model_server.WordVectors``, a
+bag of words: it cannot tell questions asked in other words than their notes', which the small
+memories' are). Each result's grade evidence comes back in its JSON (``evidence``); the cut-offs
+of ``domain.grades`` are then chosen leave-one-memory-out: for each memory, the pair (vector
+cut, keyword cut) that reports the most unanswerable questions of the other memories as no
+match while grading at most 5% of their answerable questions' expected notes no match, under
+every profile of the run at once (the same constants serve every model); the held-out memory
+is scored with it.
 
-Figures: unanswerable questions reported no match (the response's best result graded none),
-and answerable questions whose expected note, among the results, was graded none (a question
-whose note is not among the 8 results is counted apart, as missed); held out (the folds) and
-as the product graded them with its shipped constants (in-sample: they were chosen on all).
+Figures: unanswerable questions reported no match (no result graded better than none), also by
+kind, and answerable questions whose expected note, among the results, was graded none (a
+question whose note is not among the 8 results is counted apart, as missed); held out (the
+folds) and as the product graded them with its shipped constants (in-sample: they were chosen
+on all memories).
 
-    python benchmarks/bench_nomatch.py                      # both profiles, ~10 min on 2 cores
-    python benchmarks/bench_nomatch.py --profiles words     # the loopback profile only, ~1 min
+    python benchmarks/bench_nomatch.py                      # bundled and centred, ~30 min on 2 cores
+    python benchmarks/bench_nomatch.py --keep DIR           # the databases kept: a rerun only searches
+    python benchmarks/bench_nomatch.py --profiles words     # word vectors alone, ~3 min
     python benchmarks/bench_nomatch.py --quick --profiles words   # two memories, few questions
+    python benchmarks/bench_nomatch.py --rows OLD.json      # choose again on an earlier run's rows
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ import tempfile
 from pathlib import Path
 
 import bench_small_memories as small  # sibling modules (benchmarks/): loader, commands
+from bench_calibration import centred_server
 from model_server import CapacityServer
 
 from memory_pipeline.cli.commands import SAMPLE_CORPUS, SAMPLE_EPISODES
@@ -220,14 +228,20 @@ def run_profile(
         home.mkdir(parents=True, exist_ok=True)
         if profile == "bundled":
             return searched(small.environment(home, args), memories, questions)
-        with CapacityServer(slots=None, latency_s=0, batch=16, dim=384, vectors=profile) as server:
+        with (
+            centred_server()
+            if profile == "centred"
+            else CapacityServer(slots=None, latency_s=0, batch=16, dim=384, vectors="words")
+        ) as server:
             args.embed_url, args.embed_model = server.url, profile
             return searched(small.environment(home, args), memories, questions)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--profiles", default=",".join(PROFILES), help="bundled, words or both")
+    parser.add_argument(
+        "--profiles", default="bundled,centred", help=f"some of {', '.join(PROFILES)}"
+    )
     parser.add_argument("--quick", action="store_true", help="two memories, a few questions")
     parser.add_argument("--json", type=Path, help="write every row and figure here")
     parser.add_argument("--rows", type=Path, help="reuse the rows of an earlier --json run")

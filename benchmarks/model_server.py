@@ -11,9 +11,6 @@ crc32), so what is measured is the client's pipeline, not this process.
 ``--vectors words`` answers structured vectors instead (``WordVectors``: a text is the normalized
 sum of fixed random vectors of its words, so texts sharing words are near each other, like a
 real model's neighbourhoods); the search benchmarks store the corpus's vectors the same way.
-``--vectors centred`` answers a real model of another baseline (``CentredE5``: the bundled
-multilingual-e5-small's passage vectors less their mean direction, so unrelated texts sit near
-cosine 0 instead of 0.75); it embeds at the bundled model's speed.
 
     python benchmarks/model_server.py --slots 4 --latency-ms 40 --batch 16 --dim 384
     python benchmarks/model_server.py --latency-ms 0          # answers at once, no slot limit
@@ -83,41 +80,6 @@ class WordVectors:
         return out
 
 
-# Fixed texts whose mean e5 vector ``CentredE5`` removes: everyday sentences about nothing in
-# particular, in the languages the benchmarks' memories use.
-CENTRE_TEXTS = (
-    "I went to the shop this morning and bought a few things.",
-    "The meeting was moved to Thursday afternoon.",
-    "We talked for a while about plans for the weekend.",
-    "The report is due at the end of the month.",
-    "It rained all day, so we stayed at home.",
-    "She sent me a message about the new schedule.",
-    "Amanhã tenho uma consulta às dez horas.",
-    "Fomos jantar fora com os amigos no sábado.",
-    "Der Zug kam mit zwanzig Minuten Verspätung an.",
-    "The team agreed to review the numbers again next week.",
-    "He asked how much the repair would cost.",
-    "My notes from today are short: nothing much happened.",
-)
-
-
-class CentredE5:
-    """The bundled e5 model (both sides embedded as passages, since the wire format does not
-    say which side a text is) less the mean of ``CENTRE_TEXTS``' vectors, renormalized: the same
-    neighbourhoods on another baseline."""
-
-    def __init__(self):
-        from memory_pipeline.embedders.base import EmbeddingProfile
-        from memory_pipeline.embedders.local import BUNDLED_MODEL, LocalEmbedder
-
-        self._model = LocalEmbedder(EmbeddingProfile("local", BUNDLED_MODEL, 384))
-        self.centre = self._model.embed_documents(list(CENTRE_TEXTS)).mean(axis=0)
-
-    def __call__(self, texts: list[str]) -> np.ndarray:
-        out = self._model.embed_documents(texts) - self.centre
-        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-
-
 class CapacityServer:
     """``slots`` x (``batch`` inputs per ``latency_s``): the capacity in inputs per second."""
 
@@ -135,9 +97,7 @@ class CapacityServer:
         rng = np.random.default_rng(seed)
         pool = rng.standard_normal((POOL, dim)).astype(np.float32)
         self.pool = pool / np.linalg.norm(pool, axis=1, keepdims=True)
-        self.structured = {"words": lambda: WordVectors(dim, seed), "centred": CentredE5}.get(
-            vectors, lambda: None
-        )()
+        self.words = WordVectors(dim, seed) if vectors == "words" else None
         self.inputs = 0
         self._lock = threading.Lock()
         self.server = LoopbackEmbeddingServer(dim=dim, slots=slots, vector_fn=self._vectors)
@@ -156,8 +116,8 @@ class CapacityServer:
             time.sleep(self.latency_s * math.ceil(len(texts) / self.batch))
         with self._lock:
             self.inputs += len(texts)
-        if self.structured is not None:
-            return self.structured(texts)
+        if self.words is not None:
+            return self.words(texts)
         return self.pool[[zlib.crc32(t.encode("utf-8")) % POOL for t in texts]]
 
     def stop(self) -> None:
@@ -182,10 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument(
         "--vectors",
-        choices=("pool", "words", "centred"),
+        choices=("pool", "words"),
         default="pool",
-        help="pool: one of 4,096 random unit vectors per text (crc32); words: WordVectors; "
-        "centred: CentredE5 (dim 384)",
+        help="pool: one of 4,096 random unit vectors per text (crc32); words: WordVectors",
     )
     args = parser.parse_args(argv)
     with CapacityServer(
