@@ -144,9 +144,10 @@ def build_mcp_server(
                 channels=channels,
                 contested=contested,
             )
+            note = match_note(response)
             return {
                 # First, so an agent reads it before any result: no result here is an answer.
-                **({"note": match_note(response)} if match_note(response) else {}),
+                **({"note": note} if note else {}),
                 "match": response.match,
                 "memory": response.memory,
                 "query": query,

@@ -54,8 +54,11 @@ def test_fused_search_finds_by_meaning_and_words_with_provenance(service):
         "text",
         "score",
         "ranks",
+        "grade",
+        "evidence",
     }
     assert doc["vector"] == {"status": "ok", "reason": None}
+    assert doc["match"] == {"grade": doc["results"][0]["grade"], "reason": None}
 
 
 @pytest.mark.parametrize(
