@@ -23,8 +23,9 @@ stores the result with the profile's generation) and its cut-offs follow from wh
 * ``query_floor`` and ``query_match``: what a question's cosine to a passage about something else
   is (the median over ``question`` x other facts' statements) and to the passage that answers it
   (the median over each ``question`` and its own statement), as the model embeds queries and
-  passages. Shown by ``status``; ``benchmarks/fusion_loo.py`` tried gating the vector channel
-  between them, and the folds kept plain min-max, so search does not read them.
+  passages. Shown by ``status``; search grades its results against them (``domain.grades``:
+  a cosine's place between floor and match). ``benchmarks/fusion_loo.py`` tried gating the
+  vector channel's weight between them, and the folds kept plain min-max, so fusion does not.
 
 When the measurement fails (no model, an error, numbers that make no sense) the defaults hold
 (``DEFAULT``, ``measured: false``) and the reason is kept with them, for ``status`` to say.

@@ -57,11 +57,27 @@ def score_note(response: SearchResponse) -> str:
             if response.history
             else ""
         )
+        + ". match: how well the result answers, against the embedding profile's calibration "
+        "(strong, weak, none; - ungraded)"
     )
 
 
+def match_line(response: SearchResponse) -> str | None:
+    """The plain sentence a search whose results are no answer (or cannot be graded) leads with."""
+    if response.nothing_matches:
+        if not response.results:
+            return None  # "no matching chunks" says it
+        return (
+            f"Nothing in memory {response.memory!r} matches this question well; "
+            "the closest results follow, and none of them is an answer."
+        )
+    if response.match is None and response.match_reason:
+        return f"note: {response.match_reason}"
+    return None
+
+
 def notes(response: SearchResponse) -> list[str]:
-    lines = []
+    lines = [line for line in [match_line(response)] if line]
     if not response.vector_available:
         lines.append(f"note: vector channel {response.vector_status}")
     if response.keyword_method == "substring":
@@ -94,18 +110,22 @@ def human_table(response: SearchResponse) -> str:
     if not response.results:
         lines.append("no matching chunks")
         return "\n".join(lines)
-    lines.append(f"{'#':>2}  {'score':>7}  {'date':10}  {'kind':8}  {'ranks':11}  title / snippet")
-    room = max(30, width - 48)
+    lines.append(
+        f"{'#':>2}  {'score':>7}  {'match':6}  {'date':10}  {'kind':8}  {'ranks':11}  "
+        "title / snippet"
+    )
+    room = max(30, width - 56)
     for i, r in enumerate(response.results, 1):
         # The episode's id first: what ``read``, ``history`` and ``forget --episode`` take.
         title = (f"#{r.episode_id} " if r.episode_id is not None else "") + _title(r)
         lines.append(
-            f"{i:>2}  {r.score:7.4f}  {r.occurred_at.date().isoformat():10}  {r.kind[:8]:8}  "
-            f"{_ranks(r.ranks):11}  {title if len(title) <= room else title[: room - 1] + '…'}"
+            f"{i:>2}  {r.score:7.4f}  {r.grade or '-':6}  {r.occurred_at.date().isoformat():10}  "
+            f"{r.kind[:8]:8}  {_ranks(r.ranks):11}  "
+            f"{title if len(title) <= room else title[: room - 1] + '…'}"
         )
         # The whole snippet, wrapped: it is centred on the query's words (``make_snippet``), and a
         # cut at the column's width left the answer out more often than not.
-        lines += [f"{'':>44}{line}" for line in textwrap.wrap(r.snippet, room)]
+        lines += [f"{'':>52}{line}" for line in textwrap.wrap(r.snippet, room)]
     lines += textwrap.wrap(score_note(response), max(40, width - 1), subsequent_indent="  ")
     return "\n".join(lines)
 
@@ -118,12 +138,13 @@ def markdown_table(response: SearchResponse) -> str:
     lines += [f"_{cell(n)}_" for n in notes(response)]
     lines += [
         "",
-        "| # | score | date | kind | ranks | title | snippet |",
-        "|---|---|---|---|---|---|---|",
+        "| # | score | match | date | kind | ranks | title | snippet |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for i, r in enumerate(response.results, 1):
         lines.append(
-            f"| {i} | {r.score:.4f} | {r.occurred_at.date()} | {r.kind} | {_ranks(r.ranks)} | "
+            f"| {i} | {r.score:.4f} | {r.grade or '-'} | {r.occurred_at.date()} | {r.kind} | "
+            f"{_ranks(r.ranks)} | "
             f"{cell(_title(r))} | {cell(r.snippet)} |"
         )
     if response.results:

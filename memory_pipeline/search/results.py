@@ -44,6 +44,10 @@ class SearchResult:
     # revision that took its place (None when that one was forgotten).
     superseded_at: dt.datetime | None = None
     superseded_by: int | None = None
+    # How well it matches the question (``domain.grades``: strong, weak, none) and the evidence
+    # behind that; None when the search could not be graded (``SearchResponse.match_reason``).
+    grade: str | None = None
+    evidence: dict | None = None
 
     def __post_init__(self):
         if not self.chunk_ids:
@@ -73,6 +77,8 @@ class SearchResult:
             "text": self.text,
             "score": round(self.score, 6),
             "ranks": self.ranks,
+            "grade": self.grade,
+            "evidence": self.evidence,
             **statement,
         }
 
@@ -97,6 +103,15 @@ class SearchResponse:
     pending_more: bool = False
     pending_matches: list[dict] = field(default_factory=list)
     history: bool = False  # superseded revisions asked for (listed after the current results)
+    # The best result's grade (strong, weak, none; None: ungraded) and, for none or ungraded,
+    # why in words (``search.grading``).
+    match: str | None = None
+    match_reason: str | None = None
+
+    @property
+    def nothing_matches(self) -> bool:
+        """The search was graded and no result clears the profile's calibration."""
+        return self.match == "none"
 
     @property
     def vector_available(self) -> bool:
@@ -119,6 +134,8 @@ class SearchResponse:
             "scoreKind": "reranker" if self.reranker == "ran" else "fused",
             "latencyMs": round(self.latency_ms, 2),
             "history": self.history,
+            # "none": no result is an answer, however high its fused score; null: ungraded.
+            "match": {"grade": self.match, "reason": self.match_reason},
             "results": [r.to_json() for r in self.results],
             "pending": {
                 "episodes": self.pending_episodes,

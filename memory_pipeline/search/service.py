@@ -11,7 +11,9 @@ One search, inside one memory:
 4. if a reranker is configured, the policy allows it and there are more candidates than
    wanted, the reranker orders the fused pool; any failure keeps the fused order;
 5. sew adjacent chunks of one episode among the results into passages (``search.assembly``);
-   the limit counts passages;
+   the limit counts passages; grade each passage (strong, weak, none) from its channels'
+   evidence read against the serving profile's calibration (``search.grading``), and say when
+   no result matches;
 6. count the memory's newest episodes that no index pass has chunked yet (no channel can see
    them), and list those holding a word of the query beside the results: nothing written is
    invisible; superseded revisions (DESIGN.md) are out of the index and never found, except
@@ -39,6 +41,7 @@ from memory_pipeline.rerankers.http import HttpReranker, RerankerFailed
 from memory_pipeline.search.assembly import passages_of
 from memory_pipeline.search.channels.base import ChannelQuery, Hits, Once
 from memory_pipeline.search.channels.run import Candidates, ChannelRunner
+from memory_pipeline.search.grading import grade_results
 from memory_pipeline.search.history import superseded_results
 from memory_pipeline.search.query_embedding import QueryEmbeddingBreaker
 from memory_pipeline.search.results import SearchResponse, make_snippet
@@ -232,6 +235,8 @@ class SearchService:
                 final, scores, found.rows, found.statements, found.windows, query, chosen,
                 texts, sew=sew,
             )  # fmt: skip
+            response.results, match = grade_results(memory, response.results, found)
+            response.match, response.match_reason = match.grade, match.reason
             if history:
                 response.results += superseded_results(
                     conn, memory, query, filters, chosen.channels, limit=chosen.limit

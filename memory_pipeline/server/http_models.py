@@ -170,6 +170,10 @@ class SearchResult(Answer):
     ord: int | None = Field(None, description="A passage's compatibility field: always 0.")
     status: str | None = Field(None, description="A statement's status.")
     sources: dict[str, Any] | None = Field(None, description="A statement's episodes, passages.")
+    grade: Literal["strong", "weak", "none"] | None = Field(
+        None, description="How well it answers, against the profile's calibration (null: ungraded)."
+    )
+    evidence: dict[str, Any] | None = Field(None, description="What the grade was read from.")
     superseded: bool | None = Field(None, description="A superseded revision (history only).")
     supersededAt: str | None = Field(None, description="When it stopped being current.")
     supersededBy: int | None = Field(None, description="The revision that took its place.")
@@ -189,6 +193,9 @@ class SearchAnswer(Answer):
     latencyMs: float
     results: list[SearchResult]
     pending: Pending
+    match: dict[str, Any] | None = Field(
+        None, description="The best result's grade and, when nothing matches, why in words."
+    )
 
 
 class ListedEpisode(Answer):

@@ -55,6 +55,17 @@ INSTRUCTIONS = (
 )
 
 
+def match_note(response) -> str | None:
+    """What an agent must read before the results: none of them answers, or they are ungraded."""
+    if response.nothing_matches:
+        return (
+            f"Nothing in memory {response.memory!r} matches this question well: do not treat "
+            "these results as an answer"
+            + (" (they are the closest passages)." if response.results else ".")
+        )
+    return response.match_reason if response.match is None else None
+
+
 def _hit(result) -> dict:
     hit = {
         "episodeId": result.episode_id,
@@ -63,6 +74,7 @@ def _hit(result) -> dict:
         "date": result.occurred_at.isoformat(),
         "kind": result.kind,
         "score": round(result.score, 6),
+        "grade": result.grade,
         "snippet": result.snippet,
     }
     if result.sources is not None:  # an observation or a belief: where it came from
@@ -117,7 +129,10 @@ def build_mcp_server(
         history: bool = False,
     ) -> dict:
         """Search one memory for what was written about `query` (in your own words); up to
-        `limit` results (1-50), best first, each with episodeId, title, date, score and snippet.
+        `limit` results (1-50), best first, each with episodeId, title, date, score, grade and
+        snippet. `match` is the best result's grade against the embedding model's calibration:
+        strong, weak, or none (then `note` says that nothing in the memory answers the question
+        and the results are only the closest passages); null when ungraded.
         `channels` (comma-separated: vector, keyword, graph, date, observation, belief) narrows the
         search; observations and beliefs come back with kind, status and sources. `contested`
         true also returns beliefs marked contested (default: the policy's choice, usually not).
@@ -138,7 +153,11 @@ def build_mcp_server(
                 contested=contested,
                 history=history,
             )
+            note = match_note(response)
             return {
+                # First, so an agent reads it before any result: no result here is an answer.
+                **({"note": note} if note else {}),
+                "match": response.match,
                 "memory": response.memory,
                 "query": query,
                 "results": [_hit(r) for r in response.results],

@@ -109,16 +109,25 @@ def serving(
     return _profile(row[:8]), state, stored
 
 
-def serving_in(
-    conn: psycopg.Connection, memory: str
-) -> tuple[StoredProfile | None, tuple[str, str | None] | None, int | None]:
-    """``serving_profile`` and ``memory``'s chunk-row count (None: no statistics), in one round
-    trip: what the vector channel reads first."""
+@dataclass(frozen=True)
+class Serving:
+    """What the vector channel reads first, in one round trip (``serving_profile.sql``): the
+    active profile, its generation's state, its calibration (the defaults, unmeasured, when none
+    is stored) and the searched memory's chunk-row count (None: no statistics)."""
+
+    profile: StoredProfile | None
+    state: tuple[str, str | None] | None
+    calibration: Calibration
+    rows: int | None
+
+
+def serving_in(conn: psycopg.Connection, memory: str) -> Serving:
     row = conn.execute(query("serving_profile"), {"memory": memory}).fetchone()
     if row is None:
-        return None, None, None
+        return Serving(None, None, calibration.DEFAULT, None)
     state = None if row[8] is None else (row[8], row[9])
-    return _profile(row[:8]), state, row[11]
+    stored = calibration.DEFAULT if row[10] is None else Calibration.from_json(row[10])
+    return Serving(_profile(row[:8]), state, stored, row[11])
 
 
 def record_calibration(

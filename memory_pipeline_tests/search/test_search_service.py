@@ -54,8 +54,11 @@ def test_fused_search_finds_by_meaning_and_words_with_provenance(service):
         "text",
         "score",
         "ranks",
+        "grade",
+        "evidence",
     }
     assert doc["vector"] == {"status": "ok", "reason": None}
+    assert doc["match"] == {"grade": doc["results"][0]["grade"], "reason": None}
 
 
 @pytest.mark.parametrize(
@@ -583,7 +586,7 @@ def test_a_memory_of_few_rows_is_searched_exactly_without_the_graph(db, world, m
     with db.connection() as conn:
         profile = active_profile(conn)
         index = hnsw_store.ensure_index(conn, profile).name
-        _, _, alice_rows = profiles_store.serving_in(conn, "alice")
+        alice_rows = profiles_store.serving_in(conn, "alice").rows
         assert alice_rows == count(db, "SELECT count(*) FROM chunks WHERE memory = 'alice'") > 0
         vector = world.embed_query("garden tulips")
         params = {

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from memory_pipeline.domain.calibration import Calibration
 from memory_pipeline.domain.fusion import ChannelScale
 from memory_pipeline.domain.observations import join_chunk_channel
 from memory_pipeline.search.channels.base import ChannelQuery, ChannelResult, Hits
@@ -42,7 +43,8 @@ class Candidates:
     citing no chunk also placed in the vector and keyword lists; ``rows``: the candidate chunks'
     rows (texts unread); ``statements``: the rows of the statements that are results of their
     own; ``scales``: what a channel's scores mean as evidence (``domain.evidence``); ``windows``:
-    each vector candidate's best paragraph window."""
+    each vector candidate's best paragraph window; ``calibration`` (the serving profile's) and
+    ``keyword_attainable`` (the query's attainable BM25): what grades the results."""
 
     ranked: dict[str, Hits] = field(default_factory=dict)
     rows: dict[str, search_store.ChunkRow] = field(default_factory=dict)
@@ -52,6 +54,8 @@ class Candidates:
     vector_status: str = "off"
     keyword_method: str | None = None
     entities: list[str] = field(default_factory=list)
+    calibration: Calibration | None = None
+    keyword_attainable: float | None = None
 
 
 def channel_groups(channels) -> list[tuple[str, ...]]:
@@ -138,8 +142,9 @@ def gather(results: dict[str, ChannelResult], channels: tuple[str, ...]) -> Cand
         out.rows.update(result.rows)
         if isinstance(result, VectorResult):
             out.vector_status, out.windows = result.status, result.windows
+            out.calibration = result.calibration
         elif isinstance(result, KeywordResult):
-            out.keyword_method = result.method
+            out.keyword_method, out.keyword_attainable = result.method, result.attainable
             if result.scale is not None:
                 out.scales["keyword"] = result.scale
         elif isinstance(result, GraphResult):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from memory_pipeline.domain.calibration import Calibration
 from memory_pipeline.search.channels.base import ChannelQuery, ChannelResult, query_vector_for
 from memory_pipeline.storage.profiles_store import serving_in
 from memory_pipeline.storage.vector_store import EXACT_MAX_ROWS, nearest_chunks
@@ -19,15 +20,19 @@ VECTOR_RESCORE_POOL = 100
 @dataclass
 class VectorResult(ChannelResult):
     """``status``: "ok", or "unavailable: <reason>" (keyword and graph answer alone);
-    ``windows``: each candidate's best paragraph window, which its snippet centres on."""
+    ``windows``: each candidate's best paragraph window, which its snippet centres on;
+    ``calibration``: the serving profile's, read in the same round trip as the profile, which
+    grades the results (``domain.grades``); None when the channel had no vector."""
 
     status: str = "ok"
     windows: dict[str, int] = field(default_factory=dict)
+    calibration: Calibration | None = None
 
 
 def vector_channel(conn, q: ChannelQuery) -> VectorResult:
-    profile, state, rows = serving_in(conn, q.memory)
-    vector, status = query_vector_for(profile, state, q)
+    serving = serving_in(conn, q.memory)
+    profile, rows = serving.profile, serving.rows
+    vector, status = query_vector_for(profile, serving.state, q)
     if vector is None or profile is None:
         return VectorResult(status=status)
     found = nearest_chunks(
@@ -46,4 +51,5 @@ def vector_channel(conn, q: ChannelQuery) -> VectorResult:
         hits=[(h.chunk_id, 1.0 - h.distance) for h in found],
         status=status,
         windows={h.chunk_id: h.window for h in found if h.window is not None},
+        calibration=serving.calibration,
     )
