@@ -318,7 +318,10 @@ def user_data_dir(environ: Mapping[str, str] | None = None) -> Path:
 def has_embedded_database(home: Path) -> bool:
     """Whether ``home`` holds an embedded PostgreSQL already (a read-only command never
     creates one: it would be an empty database in a folder the user did not mean)."""
-    return (home / "pgdata" / "PG_VERSION").is_file()
+    try:
+        return (home / "pgdata" / "PG_VERSION").is_file()
+    except OSError:  # unreadable: there is something; opening it says what is wrong (exit 7)
+        return True
 
 
 def data_location(environ: Mapping[str, str] | None = None) -> str:
