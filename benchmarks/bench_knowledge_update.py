@@ -204,7 +204,7 @@ def percent(value: float | None) -> str:
 
 def report(figures: dict) -> None:
     print(
-        f"{figures['episodes']} episodes, {figures['chunks']} chunks; ingest "
+        f"{figures['episodes']} episodes, {figures['chunks']} chunks indexed by this run; ingest "
         f"{figures['ingest_seconds']} s, index {figures['index_seconds']} s, "
         f"search {figures['search_seconds']} s"
     )
