@@ -14,7 +14,8 @@ purpose, since over a whole memory newer is not better. Within one subject it is
   names), otherwise the one before the latest when the best match is the latest;
 - a query in the past tense with neither ("who was my dentist when I lived in Leeds?", most
   questions about a conversation) is left as fusion ordered it: the tense alone does not say
-  which older note.
+  which older note; so is one that names a day or a month ("on 3 June 2023"), which the date
+  channel reads (``domain.dates``).
 
 Which candidates tell one subject: among the first ``DEPTH`` of the fused order, those that
 the query finds about as relevant as the first result (a vector-channel score within ``BAND``
@@ -36,6 +37,8 @@ import datetime as dt
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+from memory_pipeline.domain.dates import named_periods
 
 BAND = 0.03
 SCORE_SHARE = 0.6
@@ -82,6 +85,8 @@ class QueryTime:
 def read_query_time(query: str) -> QueryTime:
     """The query's reading of time (module docstring)."""
     query = query.strip()
+    if named_periods(query):  # a day or a month: the date channel lists its notes already
+        return QueryTime("neutral")
     years = [int(y) for y in _YEAR.findall(query)]
     past = bool(_PAST.search(query)) or bool(
         _PAST_FORM.search(query) and not _PRESENT_AUX.search(query)

@@ -28,6 +28,7 @@ def day(year: int, month: int = 6) -> dt.datetime:
         ("Bei welcher Krankenkasse war Anna früher?", QueryTime("past")),
         ("who was my dentist when I lived in Leeds?", QueryTime("neutral")),
         ("When did Caroline go to the support group?", QueryTime("neutral")),
+        ("What painting did Melanie show on October 13, 2023?", QueryTime("neutral")),
     ],
 )
 def test_the_query_is_read_as_asking_of_now_of_a_year_or_of_an_earlier_state(query, reading):
