@@ -8,8 +8,8 @@ on homes the benchmarks built with the product's commands (``bench_knowledge_upd
 ``bench_small_memories.py --keep``, and the sample corpus ingested and indexed here); the fused
 order's first 10 candidates, their times and their vector-channel scores are kept. The
 supersession step is then replayed on them (``supersession.in_time``, the product's function) for
-every setting of the grid (``band``: how close to the first result's vector score a candidate
-must be to count as telling its subject; ``depth``: how far down the fused order to look).
+every setting of the grid (``supersession.Grouping``: band, score share, same subject, depth,
+margin).
 Every memory is held out in turn and scored with the setting whose objective on the others is
 best (the share of questions first, each memory weighed alike) among those that put none of the
 others below fusion alone; fusion alone (no step) is reported beside it, and the folds' most
@@ -38,6 +38,7 @@ BANDS = (0.03, 0.05, 1.0)
 SCORE_SHARES = (0.0, 0.3, 0.5, 0.6, 0.7, 0.8)
 SAME_SUBJECTS = (0.86, 0.87, 0.88, 0.89, 0.9, 0.92)
 DEPTHS = (3, 5, 8)
+MARGINS = (0.0, 0.03)
 KEEP = 10
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
 
@@ -144,7 +145,7 @@ def load_items(args: argparse.Namespace) -> list[dict]:
 
 def replay(item: dict, setting: tuple | None) -> list[str]:
     """The item's titles in the order search would show them under ``setting`` (band, score
-    share, same subject, depth; None: fusion alone)."""
+    share, same subject, depth, margin; None: fusion alone)."""
     from memory_pipeline.domain import supersession
 
     order = item["order"]
@@ -198,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     for it in load_items(args):
         groups.setdefault(it["memory"], []).append(it)
     scores = Scores(groups)
-    grid = [None, *itertools.product(BANDS, SCORE_SHARES, SAME_SUBJECTS, DEPTHS)]
+    grid = [None, *itertools.product(BANDS, SCORE_SHARES, SAME_SUBJECTS, DEPTHS, MARGINS)]
     folds = {name: scores.choose([n for n in groups if n != name], grid) for name in groups}
     print(f"{'memory':12} {'n':>3} {'fusion':>7} {'held out':>9}  setting")
     out: dict = {"folds": folds, "held_out": {}, "fusion": {}}

@@ -20,13 +20,18 @@ purpose, since over a whole memory newer is not better. Within one subject it is
 Which candidates tell one subject: among the first ``DEPTH`` of the fused order, those that
 the query finds about as relevant as the first result (a vector-channel score within ``BAND``
 of the first's, a fused score at least ``SCORE_SHARE`` of it) and that are alike to the first
-result themselves (the cosine of their stored vectors at least ``SAME_SUBJECT``). The query's
+result themselves (the cosine of their stored vectors at least ``SAME_SUBJECT``, and at least
+``MARGIN`` above the first's median cosine to the results from ``DEPTH`` to ``SPREAD``: where
+everything is alike, likeness singles out no subject). The query's
 side alone groups a memory's many notes that a question matches equally well; their own
 likeness alone groups a project's complementary notes that the first result outranks clearly.
 The constants were chosen leave-one-memory-out over the knowledge-update memories, the small
 memories and the sample corpus (``benchmarks/knowledge_loo.py``); ``SAME_SUBJECT`` is a cosine
 of the bundled model (multilingual-e5 puts notes on other subjects of one journal at 0.81-0.87):
 a model whose cosines run lower groups less, and the order stays fusion's.
+
+Conversation transcripts (``TRANSCRIPT_KINDS``) take no part: the sessions of one conversation
+are all alike, and a later one does not replace an earlier one.
 
 English and German cues: the languages of the benchmarks' memories that the bundled model serves.
 """
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -43,7 +49,13 @@ from memory_pipeline.domain.dates import named_periods
 BAND = 0.03
 SCORE_SHARE = 0.6
 SAME_SUBJECT = 0.86
+MARGIN = 0.0
 DEPTH = 3
+SPREAD = 10
+# Episodes that record talk rather than state how things are: a later session of a conversation
+# is alike to an earlier one without replacing it (on LoCoMo's sessions the step cost recall@1
+# even with MARGIN), so they are never contenders.
+TRANSCRIPT_KINDS = frozenset({"chat"})
 
 _YEAR = re.compile(r"\b(19[5-9]\d|20\d\d)\b")
 # "before X": the state the query names is the match; the answer is the state before it.
@@ -111,6 +123,8 @@ class Grouping:
     score_share: float = SCORE_SHARE
     same_subject: float = SAME_SUBJECT
     depth: int = DEPTH
+    margin: float = MARGIN
+    spread: int = SPREAD
 
 
 def contenders(
@@ -136,8 +150,13 @@ def contenders(
     ]
     if not near:
         return [first]
-    alike = likeness(first, near)
-    return [first, *(k for k in near if alike.get(k, 0.0) >= grouping.same_subject)]
+    rest = list(order[grouping.depth : grouping.spread])
+    alike = likeness(first, near + rest)
+    # How alike the first is to what the query found less relevant: in a memory whose every
+    # chunk is alike (one conversation's sessions) likeness says nothing of a subject.
+    usual = statistics.median([alike[k] for k in rest if k in alike] or [0.0])
+    floor = max(grouping.same_subject, usual + grouping.margin)
+    return [first, *(k for k in near if alike.get(k, 0.0) >= floor)]
 
 
 def pick(reading: QueryTime, group: Sequence[str], written: Mapping[str, dt.datetime]) -> str:

@@ -24,10 +24,10 @@ NOTES = [
 ]
 
 
-def indexed(mem):
+def indexed(mem, kind: str = "note"):
     mem.add(
         [
-            {"memory": "maya", "kind": "note", "title": t, "occurred_at": d, "body": b}
+            {"memory": "maya", "kind": kind, "title": t, "occurred_at": d, "body": b}
             for t, d, b in NOTES
         ]
     )
@@ -49,3 +49,8 @@ def test_a_question_of_today_gets_the_latest_note_of_its_subject(mem):
 def test_a_question_of_a_year_gets_the_note_in_force_that_year(mem):
     indexed(mem)
     assert titles(mem.search("maya", "which dentist did I see in 2023?"))[0] == "Teeth, spring"
+
+
+def test_sessions_of_a_conversation_keep_the_fused_order(mem):
+    indexed(mem, kind="chat")  # a later session is alike to an earlier one, not its successor
+    assert titles(mem.search("maya", "which dentist do I go to?"))[0] == "Teeth, spring"
