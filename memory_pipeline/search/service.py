@@ -8,6 +8,9 @@ One search, inside one memory:
    per-channel weights, the keyword channel's weighed by how much of the query its best match
    covers (``domain.evidence``), near-ties broken by salience and recency (a statement's
    confidence stands in for salience);
+3b. among the first results that tell one subject, put first the one the query's time asks
+   for: the latest for a question of today, the one of a named year or earlier state
+   (``search.in_time``, ``domain.supersession``);
 4. if a reranker is configured, the policy allows it and there are more candidates than
    wanted, the reranker orders the fused pool; any failure keeps the fused order;
 5. sew adjacent chunks of one episode among the results into passages (``search.assembly``);
@@ -38,6 +41,7 @@ from memory_pipeline.domain.policies import Policy, PolicyError
 from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.errors import InputError, UnknownMemory
 from memory_pipeline.rerankers.http import HttpReranker, RerankerFailed
+from memory_pipeline.search import in_time
 from memory_pipeline.search.assembly import passages_of
 from memory_pipeline.search.channels.base import ChannelQuery, Hits, Once
 from memory_pipeline.search.channels.run import Candidates, ChannelRunner
@@ -220,7 +224,7 @@ class SearchService:
             # fewer for every other search); the channels find nothing in a memory that does not.
             if not any(found.ranked.values()) and not search_store.memory_exists(conn, memory):
                 raise UnknownMemory(memory, episodes_store.memory_names(conn))
-            fused = self._fuse(found, chosen, now)
+            fused = in_time.reorder(conn, memory, query, self._fuse(found, chosen, now), found)
 
             def texts(keys: list[str]) -> dict[str, str]:
                 chunk_ids = sorted({k for k in keys if k in found.rows})

@@ -12,6 +12,7 @@ from pgvector import HalfVector
 from psycopg import sql
 
 from memory_pipeline.storage.hnsw_store import index_expression
+from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import StoredProfile
 
 POLICY_FILTER = (
@@ -151,3 +152,25 @@ def nearest_chunks(
     )
     # relaxed_order may return rows slightly out of order, and windows re-score them: sort.
     return sorted((VectorHit(m, c, float(d), w) for m, c, d, w in rows), key=lambda h: h.distance)
+
+
+def cosines_to(
+    conn: psycopg.Connection,
+    profile: StoredProfile,
+    memory: str,
+    chunk_id: str,
+    others: list[str],
+) -> dict[str, float]:
+    """How alike ``chunk_id`` is to each of ``others`` (cosine of their stored vectors in
+    ``profile``'s generation); a chunk without a vector there is left out."""
+    rows = conn.execute(
+        query("chunk_cosines"),
+        {
+            "profile_id": profile.id,
+            "generation": profile.generation,
+            "memory": memory,
+            "chunk_id": chunk_id,
+            "others": others,
+        },
+    ).fetchall()
+    return {chunk: float(cosine) for chunk, cosine in rows}

@@ -1,0 +1,49 @@
+"""What is true now, in a search: the fused order's first results reordered by the time the query
+asks about (``domain.supersession``), among those that tell one subject."""
+
+from __future__ import annotations
+
+import psycopg
+
+from memory_pipeline.domain import supersession
+from memory_pipeline.domain.fusion import Fused
+from memory_pipeline.search.channels.run import Candidates
+from memory_pipeline.storage import vector_store
+from memory_pipeline.storage.profiles_store import serving_in
+
+
+def reorder(
+    conn: psycopg.Connection, memory: str, query: str, fused: list[Fused], found: Candidates
+) -> list[Fused]:
+    """``fused`` with the candidate the query's time wants first; ``fused`` itself when the query
+    asks about no time, the vector channel did not run, the first result is part of a
+    conversation (``supersession.TRANSCRIPT_KINDS``), or no other result tells its subject. Costs one round trip only when some result passes the query's side of the test."""
+    vector = dict(found.ranked.get("vector", ()))
+    stated = {
+        k: row for k, row in found.rows.items() if row.kind not in supersession.TRANSCRIPT_KINDS
+    }
+    if not fused or not vector or fused[0].key not in stated:
+        return fused
+    if supersession.read_query_time(query).tense == "neutral":
+        return fused
+
+    def likeness(first: str, others: list[str]) -> dict[str, float]:
+        profile, _, _ = serving_in(conn, memory)
+        if profile is None:
+            return {}
+        chunks = [k for k in others if k in stated]
+        return vector_store.cosines_to(conn, profile, memory, first, chunks)
+
+    order = [f.key for f in fused]
+    new = supersession.in_time(
+        query,
+        order,
+        written={k: row.occurred_at for k, row in stated.items()},
+        closeness=vector,
+        scores={f.key: f.score for f in fused},
+        likeness=likeness,
+    )
+    if new == order:
+        return fused
+    by_key = {f.key: f for f in fused}
+    return [by_key[k] for k in new]
