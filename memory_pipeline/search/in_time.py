@@ -28,7 +28,7 @@ def reorder(
         return fused
 
     def likeness(first: str, others: list[str]) -> dict[str, float]:
-        profile, _, _ = serving_in(conn, memory)
+        profile = serving_in(conn, memory).profile
         if profile is None:
             return {}
         chunks = [k for k in others if k in stated]
