@@ -9,57 +9,30 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from memory_pipeline_tests.e2e.conftest import UiServer
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs"))
+import take_pictures  # noqa: E402  (docs/take_pictures.py: the README's picture, same page and flags)
+
 pytestmark = pytest.mark.slow
 
-WINDOW = "1920,1080"  # narrower windows zoom the graph out below Dagster's detail scale (0.6)
+WINDOW = "1920,1080"
 LAUNCHPAD = "/locations/memory_pipeline/jobs/search_memory_job/playground"
 ASSETS = ("episodes", "chunks", "embeddings", "entity_mentions", "hnsw_index")
 
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-    f"--window-size={WINDOW}",
-    "--virtual-time-budget=15000",
-]
+CHROMIUM_FLAGS = take_pictures.chromium_flags(WINDOW, budget_ms=15000)
 
 
 @pytest.fixture(scope="module")
 def ui_without_nux(ui: UiServer) -> UiServer:
     """Dismiss the first-visit "Join the Dagster community" dialog, which would cover the page."""
-    assert ui.graphql("mutation { setNuxSeen }")["setNuxSeen"] is True
-    assert ui.graphql("{ shouldShowNux }")["shouldShowNux"] is False
+    take_pictures.dismiss_nux(ui.graphql)
     return ui
-
-
-def asset_graph_path(ui: UiServer) -> str:
-    """The global lineage with every group opened (several groups start collapsed).
-
-    The UI names a group "global@global:<group>", or "<repo>@<location>:<group>" under a
-    feature flag: both spellings are passed, unknown ids are ignored.
-    """
-    nodes = ui.graphql("{ assetNodes { groupName repository { name location { name } } } }")[
-        "assetNodes"
-    ]
-    ids = set()
-    for node in nodes:
-        ids.add(f"global@global:{node['groupName']}")
-        ids.add(
-            f"{node['repository']['name']}@{node['repository']['location']['name']}:{node['groupName']}"
-        )
-    return "/asset-groups?expanded=" + ",".join(sorted(ids))
 
 
 def _chromium(
@@ -108,7 +81,7 @@ def _assert_real_render(png: Path) -> None:
 def test_asset_graph_renders_the_lineage_of_all_assets(
     ui_without_nux: UiServer, chromium_path, tmp_path
 ):
-    url = ui_without_nux.url + asset_graph_path(ui_without_nux)
+    url = ui_without_nux.url + take_pictures.asset_graph_path(ui_without_nux.graphql)
     png = _screenshot(chromium_path, tmp_path, url, "asset-graph.png")
     _assert_real_render(png)
 
