@@ -10,6 +10,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -334,16 +335,20 @@ def data_location(environ: Mapping[str, str] | None = None) -> str:
     return f"the database {mask_secrets(url)}" if url else f"the data folder {home_dir(environ)}"
 
 
+def _file_in_the_way(name: str, path: Path) -> ConfigurationError:
+    return ConfigurationError(
+        f"{name}={path}: a file is in the way (it or a folder above it is a file, "
+        "not a folder); point it at a folder"
+    )
+
+
 def usable_folder(path: Path, name: str = "MEMORY_PIPELINE_HOME") -> Path:
     """``path``, created if missing; a ConfigurationError naming ``name`` when it is a file, lies
     below one, or cannot be created (so no command fails later with a trace from deep inside)."""
     try:
         path.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise ConfigurationError(
-            f"{name}={path}: a file is in the way (it or a folder above it is a file, "
-            "not a folder); point it at a folder"
-        ) from None
+        raise _file_in_the_way(name, path) from None
     except OSError as exc:
         raise ConfigurationError(
             f"{name}={path}: cannot create the folder ({exc.strerror or exc})"
@@ -351,6 +356,27 @@ def usable_folder(path: Path, name: str = "MEMORY_PIPELINE_HOME") -> Path:
     if not os.access(path, os.W_OK | os.X_OK):
         raise ConfigurationError(f"{name}={path}: the folder is not writable")
     return path
+
+
+def check_folder_could_be_made(path: Path, name: str = "MEMORY_PIPELINE_HOME") -> None:
+    """What ``usable_folder`` would refuse, found without leaving anything behind (a command
+    that only reads creates nothing): a ConfigurationError naming ``name``."""
+    try:
+        existing = path
+        while not existing.exists() and existing.parent != existing:
+            existing = existing.parent
+        if not existing.is_dir():
+            raise _file_in_the_way(name, path)
+    except OSError:  # unreadable: the command that opens it says what is wrong
+        return
+    if existing == path:
+        return
+    try:  # the one way to know a folder can be made there: make one, and take it away
+        os.rmdir(tempfile.mkdtemp(dir=existing, prefix=".memory-pipeline-probe-"))
+    except OSError as exc:
+        raise ConfigurationError(
+            f"{name}={path}: cannot create the folder ({exc.strerror or exc})"
+        ) from None
 
 
 def inbox_dir(environ: Mapping[str, str] | None = None) -> Path:

@@ -84,7 +84,7 @@ def shared_fixture_groups(items) -> dict:
 
 @pytest.fixture(scope="session", autouse=True)
 def isolated_home():
-    """Never touch the developer's ./.memory_pipeline or their configured servers.
+    """Never touch the developer's data folder or their configured servers.
 
     Not under pytest's basetemp: a second pytest process prunes old basetemp folders, and must
     not delete a running session's database. Short, too: unix socket paths are limited.
@@ -96,12 +96,16 @@ def isolated_home():
         k: v
         for k, v in os.environ.items()
         if k.startswith(("MEMORY_PIPELINE_", "OLLAMA_", "DAGSTER_HOME"))
-        or k in ("COLUMNS", "LINES")
+        or k in ("COLUMNS", "LINES", "XDG_DATA_HOME")
     }
     for key in saved:
         del os.environ[key]
     os.environ["MEMORY_PIPELINE_HOME"] = str(home)
+    # A test that unsets MEMORY_PIPELINE_HOME (the default data folder, plain `dagster dev`)
+    # finds the user's data folder here, never in the real home.
+    os.environ["XDG_DATA_HOME"] = str(home / "xdg-data")
     yield home
+    os.environ.pop("XDG_DATA_HOME", None)
     os.environ.update(saved)
     shutil.rmtree(home, ignore_errors=True)
 

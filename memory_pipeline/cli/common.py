@@ -36,6 +36,7 @@ def require_data() -> None:
     """``NoDataYet`` (naming the folder) when no database URL is set and the data folder holds
     no embedded database: reading must not create one."""
     if config.database_url() is None and not config.has_embedded_database(config.home_dir()):
+        config.check_folder_could_be_made(config.home_dir())
         raise NoDataYet(config.data_location())
 
 

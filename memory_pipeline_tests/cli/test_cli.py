@@ -207,11 +207,11 @@ def test_index_interrupted_leaves_no_process_behind_and_the_next_run_links_every
 
 def test_embedded_default_starts_and_leaves_no_server_behind(cli, tmp_path):
     home = tmp_path / "embedded_home"
-    result = cli(
-        "status",
-        "--json",
-        env={"MEMORY_PIPELINE_DATABASE_URL": None, "MEMORY_PIPELINE_HOME": str(home)},
-    )
+    env = {"MEMORY_PIPELINE_DATABASE_URL": None, "MEMORY_PIPELINE_HOME": str(home)}
+    # A command that writes creates the embedded database (one that only reads never does).
+    created = cli("index", env=env)
+    assert created.code == 0, created.err
+    result = cli("status", "--json", env=env)
     assert result.code == 0, result.err
     assert result.json()["episodes"] == 0
     assert (home / "pgdata" / "PG_VERSION").exists()

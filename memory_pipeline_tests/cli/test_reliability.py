@@ -139,7 +139,7 @@ def test_a_server_that_cannot_start_is_reported_by_its_log_not_pg_ctl_command_li
     home = Path(tempfile.mkdtemp(prefix="mp-"))  # short: unix socket paths are limited
     request_cleanup = shutil.rmtree
     env = {"MEMORY_PIPELINE_DATABASE_URL": None, "MEMORY_PIPELINE_HOME": str(home)}
-    assert cli("status", "--json", env=env).code == 0  # creates the data folder
+    assert cli("index", env=env).code == 0  # creates the data folder and its database
     with open(home / "pgdata" / "postgresql.conf", "a", encoding="utf-8") as conf:
         conf.write(
             "\nshared_buffers = 'a lot'\n"
@@ -165,7 +165,7 @@ def test_a_data_folder_initdb_refuses_is_reported_by_initdbs_own_words(cli):
     (home / "pgdata" / "notes.txt").write_text("not a database\n", encoding="utf-8")
     try:
         result = cli(
-            "status", env={"MEMORY_PIPELINE_DATABASE_URL": None, "MEMORY_PIPELINE_HOME": str(home)}
+            "index", env={"MEMORY_PIPELINE_DATABASE_URL": None, "MEMORY_PIPELINE_HOME": str(home)}
         )
     finally:
         shutil.rmtree(home, ignore_errors=True)

@@ -1,9 +1,9 @@
 """Plain ``dagster dev`` in a project folder with no variable set: the first thing a Dagster user
-types. It must start, see the CLI's data (the embedded server under ./.memory_pipeline), and the
+types. It must start, see the CLI's data (the embedded server in the user's data folder), and the
 sensor must index what the CLI ingests, with the partitions and checks showing it.
 
-The folder is a fresh copy of the project's dagster.yaml and workspace.yaml, not the checkout
-itself: ./.memory_pipeline of a developer's checkout is their data. Everything else is as a user
+The folder is a fresh copy of the project's dagster.yaml and workspace.yaml, and the user's data
+folder is the fixture's own (XDG_DATA_HOME in that folder). Everything else is as a user
 has it: no MEMORY_PIPELINE_*, DAGSTER_* or OLLAMA_* variable, so the bundled local model embeds
 and the sensors tick at their default interval.
 """
@@ -55,7 +55,7 @@ def plain_dev():
     folder = Path(tempfile.mkdtemp(prefix="mpdev"))  # short: unix socket paths are limited
     for name in ("dagster.yaml", "workspace.yaml"):
         shutil.copy(PROJECT_ROOT / name, folder / name)
-    env = _plain_env()
+    env = {**_plain_env(), "XDG_DATA_HOME": str(folder / "xdg")}
     port = free_port()
     log_path = folder / "dev.log"
     with log_path.open("wb") as log:
@@ -91,7 +91,7 @@ def plain_dev():
         # recovery (any command on the same home stops it) is what this judges, not a clean race.
         leftovers = _stop(
             proc,
-            folder,
+            folder / "xdg" / "memory_pipeline",
             recover=lambda: subprocess.run(
                 [str(BIN / "memory-pipeline"), "status"],
                 cwd=folder,
@@ -181,7 +181,9 @@ def test_plain_dagster_dev_sees_the_cli_data_and_the_sensor_indexes_it(plain_dev
     assert status.returncode == 0, status.stderr
     doc = json.loads(status.stdout)
     assert doc["episodes"] == 2 and doc["pendingEpisodes"] == 0 and doc["vectors"] > 0
-    assert (folder / ".memory_pipeline" / "pgdata").is_dir()
+    # Plain `dagster dev` from the project folder and the CLI share the user's data folder.
+    assert (Path(env["XDG_DATA_HOME"]) / "memory_pipeline" / "pgdata").is_dir()
+    assert not (folder / ".memory_pipeline").exists()
 
 
 def test_dg_knows_the_project_and_its_definitions_load(tmp_path):
