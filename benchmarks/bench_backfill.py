@@ -7,7 +7,7 @@ loopback embedding server (real HTTP, hashed vectors, so the model's speed is no
 * busy:   30 days holding `--busy-episodes` (20) pending episodes each;
 * light:  the busy range backfilled again, when nothing is pending any more.
 
-The same script measures either code base. With `memory_pipeline.orchestration.dagster_api` present (this
+The same script measures either code base. With `memory_pipeline.orchestration.backfills` present (this
 branch) the backfill is a Dagster backfill launched through a running `memory-pipeline ui` (its
 start-up is not timed; sensors are stopped first so they do not index the days themselves);
 without it (the code before, run with PYTHONPATH pointing at such a checkout) the CLI
@@ -48,7 +48,7 @@ from memory_pipeline.storage.database import Database  # noqa: E402
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer  # noqa: E402
 
 # The package's own folder, not an import: an editable install would find this checkout's module.
-AFTER = (Path(memory_pipeline.__file__).parent / "orchestration" / "dagster_api.py").exists()
+AFTER = (Path(memory_pipeline.__file__).parent / "orchestration" / "backfills.py").exists()
 SCRIPT = Path(sys.executable).with_name("memory-pipeline")
 FIRST_DAY = dt.date(2026, 1, 1)
 

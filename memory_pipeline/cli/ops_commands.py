@@ -130,7 +130,7 @@ def cmd_backfill(args) -> int:
 
 def _wait_for_backfill(instance, backfill_id: str, holding: list[str]) -> int:
     from memory_pipeline.orchestration import backfills
-    from memory_pipeline.orchestration.dagster_api import TERMINAL_RUN
+    from memory_pipeline.orchestration.backfills import TERMINAL_RUN
 
     started = time.monotonic()
     reported: set[str] = set()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass, field
 
 import dagster as dg
 from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
@@ -24,14 +25,40 @@ from dagster._core.remote_origin import (
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 from dagster._core.utils import make_new_backfill_id
 
-from memory_pipeline.orchestration.dagster_api import BackfillState
-
 # The code location workspace.yaml defines (the daemon finds it by this name).
 LOCATION = "memory_pipeline"
 MODULE = "memory_pipeline.definitions"
 REPOSITORY = "__repository__"
 # The daemon's heartbeat is this fresh while it runs (it beats every few seconds).
 DAEMON_FRESH_SECONDS = 60.0
+# A run or a backfill in one of these states changes no more.
+TERMINAL_RUN = {"SUCCESS", "FAILURE", "CANCELED"}
+FINISHED_BACKFILL = {"COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED"}
+
+
+@dataclass
+class BackfillState:
+    backfill_id: str
+    status: str
+    runs: dict[str, str | None] = field(
+        default_factory=dict
+    )  # partition -> run status (None: not launched yet)
+    run_ids: dict[str, str] = field(
+        default_factory=dict
+    )  # partition -> its run (a run may hold several days)
+    job_name: str = ""
+    partition_names: list[str] = field(default_factory=list)
+
+    @property
+    def finished(self) -> bool:
+        if self.status in {"CANCELED", "FAILED"}:
+            return all(s is None or s in TERMINAL_RUN for s in self.runs.values())
+        return self.status in FINISHED_BACKFILL and all(
+            s in TERMINAL_RUN for s in self.runs.values()
+        )
+
+    def count(self, status: str) -> int:
+        return sum(1 for s in self.runs.values() if s == status)
 
 
 def submit(instance, job: str, days: list[str], tags: dict[str, str]) -> str:

@@ -13,9 +13,9 @@ import uuid
 
 import pytest
 
-from memory_pipeline.orchestration.dagster_api import DagsterApi
 from memory_pipeline_tests.e2e.conftest import REPOSITORY, UiServer, utc_today, wait_for
 from memory_pipeline_tests.helpers import write_jsonl
+from memory_pipeline_tests.support.dagster_api import DagsterApi
 
 pytestmark = pytest.mark.slow
 

@@ -1,23 +1,17 @@
 """A running Dagster web server's GraphQL API, as its UI uses it: launch, read and cancel a
-backfill of a partitioned job, exactly as the Backfills page does.
-
-``memory-pipeline backfill`` no longer needs a web server: it adds the backfill to the instance
-itself (``backfills.py``) and reads it back there, in this module's ``BackfillState``. The client
-stays for what acts as the UI does (the end-to-end tests and benchmarks drive and cancel
-backfills through it), so both paths are read the same way.
+backfill of a partitioned job, exactly as the Backfills page does. The end-to-end tests act as
+the UI does through it; ``memory-pipeline backfill`` itself needs no web server
+(``orchestration.backfills``), and both read a backfill into the same ``BackfillState``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import httpx
 
 from memory_pipeline.errors import ExitCode, MemoryPipelineError
+from memory_pipeline.orchestration.backfills import BackfillState
 
 REPOSITORY = {"repositoryLocationName": "memory_pipeline", "repositoryName": "__repository__"}
-TERMINAL_RUN = {"SUCCESS", "FAILURE", "CANCELED"}
-FINISHED_BACKFILL = {"COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED"}
 
 LAUNCH = """
 mutation($params: LaunchBackfillParams!) {
@@ -60,31 +54,6 @@ class DagsterUnavailable(MemoryPipelineError):
     """No Dagster web server answers at the URL, or it refused the request."""
 
     exit_code = ExitCode.DAGSTER_UNAVAILABLE
-
-
-@dataclass
-class BackfillState:
-    backfill_id: str
-    status: str
-    runs: dict[str, str | None] = field(
-        default_factory=dict
-    )  # partition -> run status (None: not launched yet)
-    run_ids: dict[str, str] = field(
-        default_factory=dict
-    )  # partition -> its run (a run may hold several days)
-    job_name: str = ""
-    partition_names: list[str] = field(default_factory=list)
-
-    @property
-    def finished(self) -> bool:
-        if self.status in {"CANCELED", "FAILED"}:
-            return all(s is None or s in TERMINAL_RUN for s in self.runs.values())
-        return self.status in FINISHED_BACKFILL and all(
-            s in TERMINAL_RUN for s in self.runs.values()
-        )
-
-    def count(self, status: str) -> int:
-        return sum(1 for s in self.runs.values() if s == status)
 
 
 class DagsterApi:
