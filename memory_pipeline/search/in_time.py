@@ -9,7 +9,6 @@ from memory_pipeline.domain import supersession
 from memory_pipeline.domain.fusion import Fused
 from memory_pipeline.search.channels.run import Candidates
 from memory_pipeline.storage import vector_store
-from memory_pipeline.storage.profiles_store import serving_in
 
 
 def reorder(
@@ -17,7 +16,8 @@ def reorder(
 ) -> list[Fused]:
     """``fused`` with the candidate the query's time wants first; ``fused`` itself when the query
     asks about no time, the vector channel did not run, the first result is part of a
-    conversation (``supersession.TRANSCRIPT_KINDS``), or no other result tells its subject. Costs one round trip only when some result passes the query's side of the test."""
+    conversation (``supersession.TRANSCRIPT_KINDS``), or no other result tells its subject. Costs
+    one round trip only when some result passes the query's side of the test."""
     vector = dict(found.ranked.get("vector", ()))
     stated = {
         k: row for k, row in found.rows.items() if row.kind not in supersession.TRANSCRIPT_KINDS
@@ -27,10 +27,11 @@ def reorder(
     if supersession.read_query_time(query).tense == "neutral":
         return fused
 
+    profile = found.profile  # read by the vector channel: no second round trip for it
+    if profile is None:
+        return fused
+
     def likeness(first: str, others: list[str]) -> dict[str, float]:
-        profile = serving_in(conn, memory).profile
-        if profile is None:
-            return {}
         chunks = [k for k in others if k in stated]
         return vector_store.cosines_to(conn, profile, memory, first, chunks)
 

@@ -29,6 +29,7 @@ from memory_pipeline.search.channels.vector import VectorResult, vector_channel
 from memory_pipeline.storage import search_store
 from memory_pipeline.storage.database import POOL_SIZE, Database
 from memory_pipeline.storage.observations_store import StoredObservation
+from memory_pipeline.storage.profiles_store import StoredProfile
 
 CHUNK_CHANNELS = ("vector", "keyword", "graph", "date")
 # The chunk channels whose measures can also score a statement that cites no chunk.
@@ -44,7 +45,8 @@ class Candidates:
     rows (texts unread); ``statements``: the rows of the statements that are results of their
     own; ``scales``: what a channel's scores mean as evidence (``domain.evidence``); ``windows``:
     each vector candidate's best paragraph window; ``calibration`` (the serving profile's) and
-    ``keyword_attainable`` (the query's attainable BM25): what grades the results."""
+    ``keyword_attainable`` (the query's attainable BM25): what grades the results; ``profile``:
+    the serving profile the vector channel read (None when it had no vector)."""
 
     ranked: dict[str, Hits] = field(default_factory=dict)
     rows: dict[str, search_store.ChunkRow] = field(default_factory=dict)
@@ -56,6 +58,7 @@ class Candidates:
     entities: list[str] = field(default_factory=list)
     calibration: Calibration | None = None
     keyword_attainable: float | None = None
+    profile: StoredProfile | None = None
 
 
 def channel_groups(channels) -> list[tuple[str, ...]]:
@@ -142,7 +145,7 @@ def gather(results: dict[str, ChannelResult], channels: tuple[str, ...]) -> Cand
         out.rows.update(result.rows)
         if isinstance(result, VectorResult):
             out.vector_status, out.windows = result.status, result.windows
-            out.calibration = result.calibration
+            out.calibration, out.profile = result.calibration, result.profile
         elif isinstance(result, KeywordResult):
             out.keyword_method, out.keyword_attainable = result.method, result.attainable
             if result.scale is not None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from memory_pipeline.domain.calibration import Calibration
 from memory_pipeline.search.channels.base import ChannelQuery, ChannelResult, query_vector_for
-from memory_pipeline.storage.profiles_store import serving_in
+from memory_pipeline.storage.profiles_store import StoredProfile, serving_in
 from memory_pipeline.storage.vector_store import EXACT_MAX_ROWS, nearest_chunks
 
 VECTOR_CANDIDATES = 50
@@ -22,11 +22,13 @@ class VectorResult(ChannelResult):
     """``status``: "ok", or "unavailable: <reason>" (keyword and graph answer alone);
     ``windows``: each candidate's best paragraph window, which its snippet centres on;
     ``calibration``: the serving profile's, read in the same round trip as the profile, which
-    grades the results (``domain.grades``); None when the channel had no vector."""
+    grades the results (``domain.grades``), and ``profile`` the serving profile itself (what
+    later steps compare stored vectors under); both None when the channel had no vector."""
 
     status: str = "ok"
     windows: dict[str, int] = field(default_factory=dict)
     calibration: Calibration | None = None
+    profile: StoredProfile | None = None
 
 
 def vector_channel(conn, q: ChannelQuery) -> VectorResult:
@@ -52,4 +54,5 @@ def vector_channel(conn, q: ChannelQuery) -> VectorResult:
         status=status,
         windows={h.chunk_id: h.window for h in found if h.window is not None},
         calibration=serving.calibration,
+        profile=profile,
     )
