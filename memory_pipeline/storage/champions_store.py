@@ -275,8 +275,7 @@ def swap_build(
         report.drop_seconds = time.perf_counter() - t0
         report.rows, report.lists = one_row(
             conn,
-            "SELECT (SELECT count(*) FROM keyword_champions WHERE memory = %(m)s AND generation = %(g)s),"
-            " (SELECT count(*) FROM keyword_champion_lists WHERE memory = %(m)s AND generation = %(g)s)",
+            query("keyword_champions_generation_counts"),
             {"m": memory, "g": report.generation},
         )
     return report
@@ -304,8 +303,7 @@ def drop_old_generations(conn: psycopg.Connection, memory: str, *, batch: int = 
             continue
         left = one_row(
             conn,
-            "SELECT EXISTS (SELECT 1 FROM keyword_champions k JOIN keyword_champion_state s USING (memory)"
-            " WHERE k.memory = %s AND k.generation <> s.generation)",
+            query("keyword_champions_old_generation_exists"),
             (memory,),
         )[0]
         if not left or retries >= DROP_RETRIES:

@@ -128,8 +128,7 @@ def link_mentions(conn: psycopg.Connection, memory: str, report: EntityReport, *
     episode_ids = [
         episode_id
         for (episode_id,) in conn.execute(
-            "SELECT id FROM episodes WHERE memory = %s AND (%s::date IS NULL OR ingest_day = %s::date)"
-            " AND superseded_at IS NULL ORDER BY id",
+            query("entity_link_episode_ids"),
             (memory, day, day),
         )
     ]
@@ -261,8 +260,7 @@ def refresh_day(conn: psycopg.Connection, day, report: EntityReport) -> list[str
     episodes; promoting names that recur across a memory is ``promote_memories``' job (global).
     Returns the memories that received episodes that day."""
     rows = conn.execute(
-        "SELECT id, memory FROM episodes WHERE ingest_day = %s AND superseded_at IS NULL"
-        " ORDER BY id",
+        query("day_current_episodes"),
         (day,),
     ).fetchall()
     extract_episode_names(conn, [episode_id for episode_id, _ in rows], report)

@@ -103,8 +103,7 @@ def day_summary(conn: psycopg.Connection, day: dt.date) -> list[dict]:
 
 def day_preview(conn: psycopg.Connection, day: dt.date, limit: int = 5) -> list[dict]:
     rows = conn.execute(
-        """SELECT id, memory, kind, title, occurred_at, length(body)
-           FROM episodes WHERE ingest_day = %s ORDER BY id DESC LIMIT %s""",
+        query("day_episode_preview"),
         (day, limit),
     ).fetchall()
     return [
@@ -154,10 +153,7 @@ def memory_names(conn: psycopg.Connection) -> list[str]:
 def get_episode(conn: psycopg.Connection, episode_id: int) -> dict | None:
     """One stored episode with its chunk count, or None."""
     row = conn.execute(
-        """SELECT e.id, e.memory, e.kind, e.title, e.occurred_at, e.ingested_at, e.ingest_day, e.salience,
-                  e.source, e.external_id, e.metadata, e.body,
-                  (SELECT count(*) FROM chunks c WHERE c.episode_id = e.id)
-           FROM episodes e WHERE e.id = %s""",
+        query("episode_get"),
         (episode_id,),
     ).fetchone()
     if row is None:

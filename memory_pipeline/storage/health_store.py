@@ -10,6 +10,7 @@ from psycopg.types.json import Jsonb
 
 from memory_pipeline.storage.database import one_row
 from memory_pipeline.storage.index_store import count_summary, pending_days
+from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import StoredProfile
 from memory_pipeline.storage.vector_store import nearest_chunks, nearest_query
 
@@ -19,22 +20,13 @@ def vector_integrity(conn: psycopg.Connection, profile: StoredProfile) -> dict:
     one (profile, generation)."""
     missing = one_row(
         conn,
-        """SELECT count(DISTINCT (c.memory, c.chunk_id)) FROM chunks c
-           WHERE NOT EXISTS (SELECT 1 FROM embeddings v WHERE v.profile_id = %s AND v.generation = %s
-                             AND v.memory = c.memory AND v.chunk_id = c.chunk_id)""",
+        query("health_chunks_without_vectors"),
         (profile.id, profile.generation),
     )[0]
     # Every vector of a row counts: the chunk's and its paragraph windows' (domain.windows).
     rows, windows, wrong_dim, not_unit = one_row(
         conn,
-        """SELECT count(*) FILTER (WHERE x.is_chunk),
-                  count(*) FILTER (WHERE NOT x.is_chunk),
-                  count(*) FILTER (WHERE vector_dims(x.vector) <> %s),
-                  count(*) FILTER (WHERE abs(l2_norm(x.vector) - 1) > 0.01)
-           FROM embeddings v
-           CROSS JOIN LATERAL (SELECT v.embedding, true
-                               UNION ALL SELECT w, false FROM unnest(v.windows) AS w) AS x(vector, is_chunk)
-           WHERE v.profile_id = %s AND v.generation = %s""",
+        query("health_vector_integrity"),
         (profile.dim, profile.id, profile.generation),
     )
     return {
@@ -55,8 +47,7 @@ def index_recall(
     the exact side is the same query with index scans off (a sequential scan and a sort).
     """
     queries = conn.execute(
-        "SELECT memory, embedding FROM embeddings WHERE profile_id = %s AND generation = %s "
-        "ORDER BY md5(chunk_id) LIMIT %s",
+        query("health_recall_sample"),
         (profile.id, profile.generation, sample),
     ).fetchall()
     if not queries:
@@ -93,12 +84,7 @@ def daily_stats(conn: psycopg.Connection, since: dt.datetime) -> dict:
     )
     searches, p50, p95, fallbacks, vector_down = one_row(
         conn,
-        """SELECT count(*),
-                  percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms),
-                  percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms),
-                  count(*) FILTER (WHERE reranker LIKE 'fallback%%'),
-                  count(*) FILTER (WHERE vector_status LIKE 'unavailable%%')
-           FROM search_telemetry WHERE searched_at >= %s""",
+        query("telemetry_daily_stats"),
         (since,),
     )
     return {
@@ -115,8 +101,7 @@ def daily_stats(conn: psycopg.Connection, since: dt.datetime) -> dict:
 
 def save_daily_stats(conn: psycopg.Connection, day: dt.date, stats: dict) -> None:
     conn.execute(
-        """INSERT INTO pipeline_stats (stats_day, stats) VALUES (%s, %s)
-           ON CONFLICT (stats_day) DO UPDATE SET stats = EXCLUDED.stats, computed_at = now()""",
+        query("pipeline_stats_save"),
         (day, Jsonb(stats)),
     )
 

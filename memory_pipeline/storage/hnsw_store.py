@@ -67,9 +67,7 @@ def index_name(profile: StoredProfile) -> str:
 def _inspect(conn: psycopg.Connection, name: str) -> tuple[bool, bool, int, dict[str, int]]:
     """Whether the index exists, is valid, its size in bytes and its numeric options (m, ...)."""
     row = conn.execute(
-        """SELECT i.indisvalid, pg_relation_size(c.oid), coalesce(c.reloptions, '{}')
-           FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid
-           WHERE c.relname = %s""",
+        query("hnsw_index_state"),
         (name,),
     ).fetchone()
     if row is None:
@@ -197,11 +195,7 @@ def _build(
     build_mb = build_memory_mb(rows, profile.dim, memory_mb)
     if workers > 0 and not shared_memory_allows(conn, build_mb):
         workers = 0
-    create = sql.SQL(
-        "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON embeddings USING hnsw "
-        "((embedding::halfvec({dim})) halfvec_cosine_ops) WITH (m = {m}, ef_construction = {efc}) "
-        "WHERE profile_id = {pid} AND generation = {gen}"
-    ).format(
+    create = sql.SQL(query("hnsw_create_index")).format(
         name=sql.Identifier(name),
         dim=sql.Literal(profile.dim),
         m=sql.Literal(HNSW_M),
@@ -211,8 +205,7 @@ def _build(
     )
     try:
         conn.execute(
-            "SELECT set_config('maintenance_work_mem', %s, false), "
-            "set_config('max_parallel_maintenance_workers', %s, false)",
+            query("hnsw_build_settings"),
             (f"{build_mb}MB", str(max(workers, 0))),
         )
         try:

@@ -152,8 +152,7 @@ def pending_characters(
     """The characters of the bodies of the episodes pending for ``profile`` (of one ingest
     day): what an index run will read, and its cost follows them."""
     row = conn.execute(
-        "SELECT coalesce(sum(length(e.body)), 0) FROM pending_episodes(%(profile_id)s, "
-        "%(generation)s) e WHERE %(day)s::date IS NULL OR e.ingest_day = %(day)s::date",
+        query("pending_characters"),
         {**_target(profile), "day": day},
     ).fetchone()
     return int(row[0]) if row else 0
@@ -199,10 +198,7 @@ def existing_vectors(
 
 def _copy_chunks(cur: psycopg.Cursor, works: Sequence[EpisodeWork]) -> int:
     written = 0
-    with cur.copy(
-        "COPY chunks (episode_id, ordinal, memory, chunk_id, start_char, end_char, token_estimate, text, anchor)"
-        " FROM STDIN WITH (FORMAT BINARY)"
-    ) as copy:
+    with cur.copy(query("chunks_copy")) as copy:
         copy.set_types(["int8", "int4", "text", "text", "int4", "int4", "int4", "text", "text"])
         for work in works:
             ep = work.episode
@@ -245,10 +241,7 @@ def _copy_vectors(
     cur: psycopg.Cursor, profile: StoredProfile, rows: Sequence[tuple[str, str, ChunkVectors]]
 ) -> int:
     halfvec_oid = cur.adapters.types["halfvec"].oid
-    with cur.copy(
-        "COPY embeddings (profile_id, generation, memory, chunk_id, embedding, windows)"
-        " FROM STDIN WITH (FORMAT BINARY)"
-    ) as copy:
+    with cur.copy(query("embeddings_copy")) as copy:
         # Binary COPY sends each field as bytes the server reads with the column's own type: the
         # windows go as pre-built halfvec[] bytes (declared bytea so psycopg passes them through).
         copy.set_types(["int4", "int4", "text", "text", "halfvec", "bytea"])
@@ -300,8 +293,7 @@ def write_episodes(
         locked = {
             row[0]
             for row in cur.execute(
-                "SELECT id FROM episodes WHERE id = ANY(%s) AND superseded_at IS NULL"
-                " ORDER BY id FOR NO KEY UPDATE SKIP LOCKED",
+                query("episodes_lock_current"),
                 (list(by_id),),
             )
         }
@@ -339,9 +331,7 @@ def delete_chunks_of_days(conn: psycopg.Connection, start: dt.date, end: dt.date
     again) and recount their memories' keyword statistics, in one transaction; the row count."""
     with conn.transaction():
         gone = conn.execute(
-            """WITH d AS (DELETE FROM chunks c USING episodes e
-                          WHERE e.id = c.episode_id AND e.ingest_day BETWEEN %s AND %s RETURNING c.memory)
-               SELECT memory, count(*) FROM d GROUP BY memory""",
+            query("chunks_delete_days"),
             (start, end),
         ).fetchall()
         keyword_stats_store.recompute(conn, [memory for memory, _ in gone])
@@ -357,8 +347,7 @@ def count_summary(conn: psycopg.Connection, profile: StoredProfile | None) -> di
         # windows IS NOT NULL reads the null bitmap only, never the (TOASTed) arrays.
         vectors, windowed = one_row(
             conn,
-            "SELECT count(*), count(*) FILTER (WHERE windows IS NOT NULL) FROM embeddings "
-            "WHERE profile_id = %s AND generation = %s",
+            query("embedding_counts"),
             (profile.id, profile.generation),
         )
     return {

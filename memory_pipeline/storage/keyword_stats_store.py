@@ -71,28 +71,22 @@ def remove_chunks(conn: psycopg.Connection, episode_ids: Sequence[int]) -> None:
             "DELETE FROM keyword_memory_stats WHERE memory = %s AND chunks <= %s", (memory, chunks)
         )
         conn.execute(
-            "UPDATE keyword_memory_stats SET chunks = chunks - %(chunks)s,"
-            " total_lexemes = total_lexemes - %(lexemes)s,"
-            " episodes = greatest(episodes - %(episodes)s, 0) WHERE memory = %(memory)s",
+            query("keyword_memory_stats_subtract"),
             {"memory": memory, "chunks": chunks, "lexemes": sum(counts), "episodes": episodes},
         )
     for memory in sorted(by_memory):
         _, _, words, counts = by_memory[memory]
         params = {"memory": memory, "words": words, "counts": counts}
         conn.execute(
-            "SELECT 1 FROM keyword_stats WHERE memory = %(memory)s AND lexeme = ANY(%(words)s)"
-            " ORDER BY lexeme FOR UPDATE",
+            query("keyword_stats_lock_lexemes"),
             params,
         )
         conn.execute(
-            "DELETE FROM keyword_stats s USING unnest(%(words)s::text[], %(counts)s::int[]) AS d(w, n)"
-            " WHERE s.memory = %(memory)s AND s.lexeme = d.w AND s.df <= d.n",
+            query("keyword_stats_delete_exhausted"),
             params,
         )
         conn.execute(
-            "UPDATE keyword_stats s SET df = s.df - d.n"
-            " FROM unnest(%(words)s::text[], %(counts)s::int[]) AS d(w, n)"
-            " WHERE s.memory = %(memory)s AND s.lexeme = d.w",
+            query("keyword_stats_decrement"),
             params,
         )
 
@@ -123,14 +117,12 @@ def counted_stats(
 ) -> tuple[MemoryStats | None, dict[str, int]]:
     """The statistics of ``memory`` counted from its chunks now (what ``recompute`` would store)."""
     row = conn.execute(
-        "SELECT count(*), sum(length(tsv)), count(DISTINCT episode_id) FROM chunks WHERE memory = %s"
-        " HAVING count(*) > 0",
+        query("keyword_memory_stats_count"),
         (memory,),
     ).fetchone()
     df: dict[str, int] = dict(
         conn.execute(
-            """SELECT u.lexeme, count(*) FROM chunks c, unnest(tsvector_to_array(c.tsv)) AS u(lexeme)
-               WHERE c.memory = %s GROUP BY u.lexeme""",
+            query("keyword_stats_count_lexemes"),
             (memory,),
         ).fetchall()
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import psycopg
 
-from memory_pipeline.storage.paths import SQL_DIR
+from memory_pipeline.storage.paths import SQL_DIR, query
 
 MIGRATION_RE = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 # Any constant works; it only has to be the same in every process of the project.
@@ -38,12 +38,7 @@ def apply_migrations(
     applied_now: list[str] = []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (ADVISORY_LOCK_KEY,))
-        conn.execute(
-            """CREATE TABLE IF NOT EXISTS schema_migrations (
-                   version    int PRIMARY KEY,
-                   name       text NOT NULL,
-                   applied_at timestamptz NOT NULL DEFAULT now())"""
-        )
+        conn.execute(query("schema_migrations_create"))
         done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
         for version, name, path in migration_files(directory):
             if version in done:

@@ -291,8 +291,7 @@ def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> bool:
     invalid; True when it was built now. ``conn`` must be in autocommit mode (CONCURRENTLY)."""
     name = index_name(profile)
     row = conn.execute(
-        "SELECT i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid "
-        "WHERE c.relname = %s",
+        query("observation_index_valid"),
         (name,),
     ).fetchone()
     if row is not None and row[0]:
@@ -300,11 +299,7 @@ def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> bool:
     if row is not None:
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
     conn.execute(
-        sql.SQL(
-            "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON observation_embeddings USING hnsw "
-            "({expr} halfvec_cosine_ops) WITH (m = {m}, ef_construction = {efc}) "
-            "WHERE profile_id = {pid} AND generation = {gen}"
-        ).format(
+        sql.SQL(query("observation_create_index")).format(
             name=sql.Identifier(name),
             expr=_expression(profile),
             m=sql.Literal(HNSW_M),
@@ -318,8 +313,7 @@ def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> bool:
 
 def index_state(conn: psycopg.Connection, profile: StoredProfile) -> dict:
     row = conn.execute(
-        "SELECT i.indisvalid, pg_relation_size(c.oid) FROM pg_class c "
-        "JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = %s",
+        query("observation_index_state"),
         (index_name(profile),),
     ).fetchone()
     vectors = one_row(
@@ -349,13 +343,7 @@ def by_vector(
     """(id, cosine similarity) of the nearest statements of ``memory`` of the given kinds and
     statuses, through the profile generation's HNSW index, best first."""
     expr = _expression(profile)
-    nearest = sql.SQL(
-        "SELECT v.observation_id, {expr} <=> %(q)s::halfvec({dim}) AS distance "
-        "FROM observation_embeddings v JOIN observations o ON o.id = v.observation_id "
-        "WHERE v.profile_id = {pid} AND v.generation = {gen} AND v.memory = %(memory)s "
-        "AND o.kind = ANY(%(kinds)s::text[]) AND o.status = ANY(%(statuses)s::text[]) "
-        "ORDER BY {expr} <=> %(q)s::halfvec({dim}) LIMIT %(limit)s"
-    ).format(
+    nearest = sql.SQL(query("observation_nearest")).format(
         expr=expr,
         dim=sql.Literal(profile.dim),
         pid=sql.Literal(profile.id),

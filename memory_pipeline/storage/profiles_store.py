@@ -153,8 +153,7 @@ def stored_calibration(
 def record_speed(conn: psycopg.Connection, profile_id: int, characters_per_second: float) -> None:
     """The speed a run of the profile just reached (``indexing.estimate``)."""
     conn.execute(
-        "UPDATE embedding_profiles SET characters_per_second = %s, speed_measured_at = now() "
-        "WHERE id = %s",
+        query("profile_record_speed"),
         (characters_per_second, profile_id),
     )
 
@@ -179,8 +178,7 @@ def generation_state(
 
 def get_generation(conn: psycopg.Connection, profile_id: int, generation: int) -> Generation | None:
     row = conn.execute(
-        """SELECT profile_id, generation, state, stale_reason, canary_text, canary_vector
-           FROM embedding_generations WHERE profile_id = %s AND generation = %s""",
+        query("generation_get"),
         (profile_id, generation),
     ).fetchone()
     if row is None:
@@ -203,8 +201,7 @@ def register_profile(conn: psycopg.Connection, profile: EmbeddingProfile) -> Sto
             stored = get_profile(conn, profile)
             assert stored is not None
         conn.execute(
-            """INSERT INTO embedding_generations (profile_id, generation, state)
-               VALUES (%s, %s, 'building') ON CONFLICT DO NOTHING""",
+            query("generation_register"),
             (stored.id, stored.write_generation),
         )
     return stored
@@ -214,8 +211,7 @@ def record_canary(
     conn: psycopg.Connection, profile_id: int, generation: int, text: str, vector: np.ndarray
 ) -> None:
     conn.execute(
-        """UPDATE embedding_generations SET canary_text = %s, canary_vector = %s
-           WHERE profile_id = %s AND generation = %s AND canary_vector IS NULL""",
+        query("generation_record_canary"),
         (text, HalfVector(vector), profile_id, generation),
     )
 
@@ -232,8 +228,7 @@ def clear_stale(
 ) -> None:
     """The original model is back: a stale generation's vectors are comparable again."""
     conn.execute(
-        "UPDATE embedding_generations SET state = %s, stale_reason = NULL "
-        "WHERE profile_id = %s AND generation = %s AND state = 'stale'",
+        query("generation_clear_stale"),
         ("building" if building else "ready", profile_id, generation),
     )
 
@@ -241,8 +236,7 @@ def clear_stale(
 def mark_built(conn: psycopg.Connection, profile_id: int, generation: int) -> None:
     """A generation that was building is complete: ready to serve."""
     conn.execute(
-        """UPDATE embedding_generations SET state = 'ready', ready_at = coalesce(ready_at, now())
-           WHERE profile_id = %s AND generation = %s AND state = 'building'""",
+        query("generation_mark_built"),
         (profile_id, generation),
     )
 
@@ -335,15 +329,12 @@ def rollback_target(conn: psycopg.Connection) -> tuple[StoredProfile, Generation
     if active is None:
         raise LookupError("nothing to roll back: no profile is active")
     row = conn.execute(
-        """SELECT generation FROM embedding_generations
-           WHERE profile_id = %s AND generation < %s AND state IN ('ready', 'retired')
-           ORDER BY generation DESC LIMIT 1""",
+        query("generation_rollback_target"),
         (active.id, active.generation),
     ).fetchone()
     if row is None:
         earlier = conn.execute(
-            """SELECT generation, state, stale_reason FROM embedding_generations
-               WHERE profile_id = %s AND generation < %s ORDER BY generation DESC LIMIT 1""",
+            query("generation_previous"),
             (active.id, active.generation),
         ).fetchone()
         if earlier is not None and earlier[1] == "stale":
@@ -371,8 +362,7 @@ def rollback(conn: psycopg.Connection, expected: int | None = None) -> str:
                 "one to roll back to): run it again"
             )
         conn.execute(
-            "UPDATE embedding_generations SET state = 'retired' "
-            "WHERE profile_id = %s AND generation = %s AND state <> 'stale'",
+            query("generation_retire"),
             (active.id, active.generation),
         )
         conn.execute(

@@ -44,8 +44,7 @@ def store_revision(conn: psycopg.Connection, draft: EpisodeDraft, params: dict) 
     # Locked as an index pass locks the rows it writes: one of them writing this revision's
     # chunks finishes first (and they are dropped below), one starting later skips it.
     current = conn.execute(
-        "SELECT id, content_hash FROM episodes WHERE memory = %s AND source_key = %s"
-        " AND superseded_at IS NULL FOR NO KEY UPDATE",
+        query("revision_current_lock"),
         (draft.memory, draft.source_key),
     ).fetchone()
     if current is not None and current[1] == draft.content_hash:
@@ -59,8 +58,7 @@ def store_revision(conn: psycopg.Connection, draft: EpisodeDraft, params: dict) 
             _link(conn, old, row[0])
         return Outcome(row[0], old)
     same = conn.execute(
-        "SELECT id, source_key, superseded_at FROM episodes WHERE memory = %s"
-        " AND content_hash = %s FOR NO KEY UPDATE",
+        query("revision_same_content_lock"),
         (draft.memory, draft.content_hash),
     ).fetchone()
     if same is not None and same[1] == draft.source_key and same[2] is not None:
@@ -92,8 +90,7 @@ def drop_from_index(conn: psycopg.Connection, episode_ids: list[int]) -> int:
     if not episode_ids:
         return 0
     chunk_ids = conn.execute(
-        "SELECT memory, array_agg(DISTINCT chunk_id) FROM chunks WHERE episode_id = ANY(%s)"
-        " GROUP BY memory",
+        query("revision_chunks_by_memory"),
         (episode_ids,),
     ).fetchall()
     conn.execute("DELETE FROM entity_mentions WHERE episode_id = ANY(%s)", (episode_ids,))

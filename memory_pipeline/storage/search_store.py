@@ -32,8 +32,7 @@ def memory_exists(conn: psycopg.Connection, memory: str) -> bool:
     """A memory exists once it holds an episode or a statement (an agent may write only those)."""
     return one_row(
         conn,
-        "SELECT EXISTS (SELECT 1 FROM episodes WHERE memory = %(m)s)"
-        " OR EXISTS (SELECT 1 FROM observations WHERE memory = %(m)s)",
+        query("memory_exists"),
         {"m": memory},
     )[0]
 
@@ -276,10 +275,7 @@ def record_telemetry(conn: psycopg.Connection, row: dict) -> None:
     with conn.transaction():
         conn.execute("SET LOCAL synchronous_commit = off")
         conn.execute(
-            """INSERT INTO search_telemetry (memory, query, policy, result_limit, channels, latency_ms,
-                                             vector_status, reranker, candidates, results)
-               VALUES (%(memory)s, %(query)s, %(policy)s, %(result_limit)s, %(channels)s, %(latency_ms)s,
-                       %(vector_status)s, %(reranker)s, %(candidates)s, %(results)s)""",
+            query("search_telemetry_insert"),
             {**row, "candidates": Jsonb(row["candidates"]), "results": Jsonb(row["results"])},
         )
 

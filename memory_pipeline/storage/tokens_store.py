@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import psycopg
 
 from memory_pipeline.storage.database import one_row
+from memory_pipeline.storage.paths import query
 
 
 def token_hash(token: str) -> str:
@@ -37,8 +38,7 @@ def create(
     """Store a new token (its hash); psycopg.errors.UniqueViolation when the name is taken."""
     row = one_row(
         conn,
-        "INSERT INTO api_tokens (name, token_hash, memories, access) VALUES (%s, %s, %s, %s) "
-        "RETURNING name, memories, access, created_at",
+        query("api_token_insert"),
         (name, token_hash(token), memories, access),
     )
     return StoredToken(row[0], tuple(row[1]), row[2], row[3])

@@ -46,8 +46,7 @@ def hnsw_rows(
     with conn.pipeline():
         with conn.transaction():
             conn.execute(
-                "SELECT set_config('hnsw.ef_search', %s, true), "
-                "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                query("vector_search_settings"),
                 (str(ef_search),),
             )
             cursor = conn.execute(hnsw_query, params)
@@ -73,12 +72,7 @@ def nearest_query(
     memory's rows are read through the primary key (profile, generation, memory, ...) and sorted:
     every one of its vectors compared, none of the other memories' visited."""
     expr = index_expression(profile)
-    near = sql.SQL(
-        "SELECT memory, chunk_id, {expr} <=> %(q)s::halfvec({dim}) AS distance{windows} "
-        "FROM embeddings v WHERE profile_id = {pid} AND generation = {gen} AND memory = %(memory)s "
-        "{policy_filter}"
-        "ORDER BY {order} LIMIT %(limit)s"
-    ).format(
+    near = sql.SQL(query("vector_nearest")).format(
         expr=expr,
         dim=sql.Literal(profile.dim),
         pid=sql.Literal(profile.id),
@@ -96,13 +90,7 @@ def nearest_query(
             near=near
         )
     # MATERIALIZED: the LIMIT applies first, so only the candidates' windows are read.
-    return sql.SQL(
-        "WITH near AS MATERIALIZED ({near}) "
-        "SELECT n.memory, n.chunk_id, coalesce(best.distance, n.distance), best.window "
-        "FROM near n LEFT JOIN LATERAL ("
-        "SELECT w <=> %(q)s::halfvec({dim}) AS distance, (o - 1)::int AS window "
-        "FROM unnest(n.windows) WITH ORDINALITY AS x(w, o) ORDER BY 1 LIMIT 1) best ON true"
-    ).format(near=near, dim=sql.Literal(profile.dim))
+    return sql.SQL(query("vector_nearest_windows")).format(near=near, dim=sql.Literal(profile.dim))
 
 
 def nearest_chunks(

@@ -1,0 +1,3 @@
+-- Bulk load of vector rows (binary COPY).
+COPY embeddings (profile_id, generation, memory, chunk_id, embedding, windows)
+FROM STDIN WITH (FORMAT BINARY)
