@@ -11,25 +11,15 @@ lines: its rejection is located at the file alone, ``FILE: reason``.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any
 
-import yaml
-
-from memory_pipeline.domain.documents import (
-    DOCUMENT_SUFFIXES,
-    MAX_DOCUMENT_BYTES,
-    Block,
-    DocumentRejected,
-    read_document,
-)
-from memory_pipeline.domain.documents.sanitize import one_line
+from memory_pipeline.domain.documents import DOCUMENT_SUFFIXES, MAX_DOCUMENT_BYTES, DocumentRejected
 from memory_pipeline.domain.episodes import (
     MAX_TITLE_CHARS,
     EpisodeDraft,
@@ -38,37 +28,23 @@ from memory_pipeline.domain.episodes import (
     validate_kind,
     validate_memory_name,
 )
-from memory_pipeline.domain.jsonl import (
-    LineRejected,
-    given,
-    iter_lines,
-    json_type,
-    parse_object_line,
-    reject_unknown_fields,
+from memory_pipeline.domain.front_matter import FENCE, FrontMatter, FrontMatterRejected
+from memory_pipeline.domain.jsonl import LineRejected, iter_lines, parse_object_line
+from memory_pipeline.domain.source_episodes import (
+    episode_from_document,
+    episode_from_object,
+    title_from_name,
 )
 from memory_pipeline.progress import Progress, ProgressCallback
 
 SUPPORTED_SUFFIXES = (".jsonl", ".md", ".markdown", ".txt", *DOCUMENT_SUFFIXES)
 DEFAULT_KIND = "note"  # for .md/.txt, which are notes unless they say otherwise
-DOCUMENT_KIND = "doc"
-
-JSONL_REQUIRED_FIELDS = ("memory", "kind", "title", "occurred_at", "body")
-JSONL_OPTIONAL_FIELDS = ("salience", "source", "metadata", "id")
-# Unknown fields are rejected rather than kept: a typo ("titel", "occured_at") must not be stored
-# silently as metadata while the real field goes missing or falls back to a default.
-_JSONL_FIELDS = JSONL_REQUIRED_FIELDS + JSONL_OPTIONAL_FIELDS
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-_FRONT_MATTER_FENCE = "---"
-_FRONT_MATTER_KEYS = frozenset({"title", "occurred_at", "date", "kind", "memory", "salience"})
 _ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*))?")
 _ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 _CODE_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-# YAML aliases repeat a value wherever they are used: nine lines of nine aliases each stand for
-# 9**9 values ("billion laughs"). Front matter is a handful of keys; this bounds what one file
-# may expand to before anything is built from it.
-MAX_FRONT_MATTER_VALUES = 10_000
 
 
 @dataclass(frozen=True)
@@ -300,48 +276,20 @@ class _Parser:
     # -- Markdown and plain text -----------------------------------------------------------------
 
     def _parse_text_file(self, display: str, data: bytes, mtime: float, *, markdown: bool) -> None:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as error:
-            line_start = data.rfind(b"\n", 0, error.start) + 1
-            self.reject(
-                display,
-                data.count(b"\n", 0, error.start) + 1,
-                f"invalid UTF-8 at byte {error.start - line_start + 1} of the line "
-                f"(0x{data[error.start]:02x})",
-            )
+        text = self._decoded(display, data)
+        if text is None:
             return
-        # One line ending for all: the same note saved on Windows and on Unix is the same body
-        # (and the same content hash), and front matter fences compare equal.
-        text = text.replace("\r\n", "\n")
         # Split on "\n" only: str.splitlines also breaks at \v, \f, U+2028..., which editors do
         # not count as lines, and every line number below must match the editor's.
         lines = text.split("\n")
-
-        front: _FrontMatter | None = None
+        front: FrontMatter | None = None
         body, body_index, body_line = text, 0, 1
-        if markdown and lines[0].rstrip() == _FRONT_MATTER_FENCE:
-            close = next(
-                (i for i in range(1, len(lines)) if lines[i].rstrip() == _FRONT_MATTER_FENCE), None
-            )
-            if close is None:
-                self.reject(
-                    display, 1, "front matter opened on line 1 is never closed by a '---' line"
-                )
+        if markdown and lines[0].rstrip() == FENCE:
+            split = self._front_matter(display, text, lines)
+            if split is None:
                 return
-            nul_line = _nul_line(lines[: close + 1])
-            if nul_line:
-                self.reject(display, nul_line, "NUL character in front matter")
-                return
-            try:
-                front = _FrontMatter.parse("\n".join(lines[1:close]), first_line=2)
-            except _FrontMatterRejected as rejected:
-                self.reject(display, rejected.line, rejected.reason)
-                return
-            body_index = close + 1
+            front, body_index, body_line = split
             body = "\n".join(lines[body_index:])
-            # An empty body is reported at the closing fence when nothing follows it.
-            body_line = min(body_index + 1, len(lines) - (1 if text.endswith("\n") else 0))
 
         nul_line = _nul_line(lines)
         if nul_line:
@@ -349,36 +297,13 @@ class _Parser:
                 display, nul_line, "NUL character in 'body' (PostgreSQL text cannot hold it)"
             )
             return
-
-        stem = title_from_name(os.path.basename(shown_path(display)))
-        values: dict[str, Any] = {}
-        value_lines: dict[str, int] = {"body": body_line}
-        metadata: dict[str, Any] = {}
-        if front is not None:
-            for name in ("title", "memory", "kind", "salience", "occurred_at"):
-                if name in front.values:
-                    values[name] = front.values[name]
-                    value_lines[name] = front.lines[name]
-            metadata = front.metadata
-
-        if "title" not in values:
-            heading = _first_heading(lines[body_index:]) if markdown else None
-            if heading is not None:
-                offset, title = heading
-                value_lines["title"] = body_index + offset + 1
-            else:
-                title = stem
-            # A title the file did not state is a guess; a long one is shortened, not fatal.
-            if len(title) > MAX_TITLE_CHARS:
-                title = title[: MAX_TITLE_CHARS - 1] + "…"
-            values["title"] = title
-
-        values.setdefault("memory", self.memory)
+        values, value_lines, metadata = self._text_values(
+            display, front, lines[body_index:] if markdown else None, body_index, body_line
+        )
         if values["memory"] is None:
             where = " or set 'memory' in front matter" if markdown else ""
             self.reject(display, 1, f"no memory: pass --memory{where}")
             return
-        values.setdefault("kind", self.kind or DEFAULT_KIND)
         if "occurred_at" not in values:
             values["occurred_at"] = self._modified_at(mtime)
 
@@ -403,134 +328,87 @@ class _Parser:
             return
         self.keep(episode)
 
+    def _decoded(self, display: str, data: bytes) -> str | None:
+        """The file's text with one line ending, or None when it is not UTF-8 (rejected)."""
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line_start = data.rfind(b"\n", 0, error.start) + 1
+            self.reject(
+                display,
+                data.count(b"\n", 0, error.start) + 1,
+                f"invalid UTF-8 at byte {error.start - line_start + 1} of the line "
+                f"(0x{data[error.start]:02x})",
+            )
+            return None
+        # One line ending for all: the same note saved on Windows and on Unix is the same body
+        # (and the same content hash), and front matter fences compare equal.
+        return text.replace("\r\n", "\n")
+
+    def _front_matter(
+        self, display: str, text: str, lines: list[str]
+    ) -> tuple[FrontMatter, int, int] | None:
+        """(front matter, index of the body's first line, line to report an empty body at) of a
+        file that opens with a fence, or None when it is rejected."""
+        close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == FENCE), None)
+        if close is None:
+            self.reject(display, 1, "front matter opened on line 1 is never closed by a '---' line")
+            return None
+        nul_line = _nul_line(lines[: close + 1])
+        if nul_line:
+            self.reject(display, nul_line, "NUL character in front matter")
+            return None
+        try:
+            front = FrontMatter.parse("\n".join(lines[1:close]), first_line=2)
+        except FrontMatterRejected as rejected:
+            self.reject(display, rejected.line, rejected.reason)
+            return None
+        body_index = close + 1
+        # An empty body is reported at the closing fence when nothing follows it.
+        body_line = min(body_index + 1, len(lines) - (1 if text.endswith("\n") else 0))
+        return front, body_index, body_line
+
+    def _text_values(
+        self,
+        display: str,
+        front: FrontMatter | None,
+        markdown_body: list[str] | None,
+        body_index: int,
+        body_line: int,
+    ) -> tuple[dict[str, Any], dict[str, int], dict[str, Any]]:
+        """(fields, the line of each, metadata) of a text file: front matter first, then the
+        first heading of a Markdown body, the file name, and the parser's defaults."""
+        values: dict[str, Any] = {}
+        value_lines: dict[str, int] = {"body": body_line}
+        metadata: dict[str, Any] = {}
+        if front is not None:
+            for name in ("title", "memory", "kind", "salience", "occurred_at"):
+                if name in front.values:
+                    values[name] = front.values[name]
+                    value_lines[name] = front.lines[name]
+            metadata = front.metadata
+
+        if "title" not in values:
+            heading = _first_heading(markdown_body) if markdown_body is not None else None
+            if heading is not None:
+                offset, title = heading
+                value_lines["title"] = body_index + offset + 1
+            else:
+                title = title_from_name(os.path.basename(shown_path(display)))
+            # A title the file did not state is a guess; a long one is shortened, not fatal.
+            if len(title) > MAX_TITLE_CHARS:
+                title = title[: MAX_TITLE_CHARS - 1] + "…"
+            values["title"] = title
+        values.setdefault("memory", self.memory)
+        values.setdefault("kind", self.kind or DEFAULT_KIND)
+        return values, value_lines, metadata
+
     def _modified_at(self, mtime: float) -> datetime:
         try:
             modified = datetime.fromtimestamp(mtime, tz=UTC)
         except (OverflowError, OSError, ValueError):
             return self.now
         return min(modified, self.now)
-
-
-@dataclass
-class _FrontMatter:
-    values: dict[str, Any]  # the recognised keys that were set (null means not set)
-    lines: dict[str, int]  # file line of each top-level key
-    metadata: dict[str, Any]  # every other key, made JSON-serialisable
-
-    @classmethod
-    def parse(cls, source: str, *, first_line: int) -> _FrontMatter:
-        loader = node = None
-        try:
-            loader = yaml.SafeLoader(source)
-            node = loader.get_single_node()
-            if node is not None:
-                _check_expansion(node, first_line)
-            data = loader.construct_document(node) if node is not None else None
-        except yaml.MarkedYAMLError as error:
-            mark = error.problem_mark or error.context_mark
-            line = first_line + mark.line if mark is not None else first_line
-            problem = error.problem or error.context or "invalid YAML"
-            raise _FrontMatterRejected(f"malformed front matter: {problem}", line) from None
-        except (yaml.YAMLError, ValueError, TypeError, RecursionError) as error:
-            # e.g. "date: 2024-13-45" looks like a timestamp to YAML and fails to construct.
-            line = _failing_key_line(node, first_line) if node is not None else first_line
-            raise _FrontMatterRejected(f"malformed front matter: {error}", line) from None
-        finally:
-            if loader is not None:
-                loader.dispose()
-
-        if data is None:
-            return cls({}, {}, {})
-        if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
-            raise _FrontMatterRejected(
-                f"front matter must be keys and values, got {json_type(data)}", first_line
-            )
-
-        lines: dict[str, int] = {}
-        raw: dict[str, Any] = {}
-        plain_numbers: dict[str, str] = {}
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            line = first_line + key_node.start_mark.line
-            if key in lines:
-                # YAML keeps the last value, but the raw scalars above would keep another one:
-                # refuse rather than guess which the writer meant (JSONL lines refuse it too).
-                raise _FrontMatterRejected(
-                    f"front matter key '{key}' repeated (first on line {lines[key]})", line
-                )
-            lines[key] = line
-            # Names and titles are text as written: YAML would read `title: 1984` as a number
-            # and `memory: yes` as true.
-            if (
-                isinstance(value_node, yaml.ScalarNode)
-                and value_node.tag != "tag:yaml.org,2002:null"
-            ):
-                raw[key] = value_node.value
-                if (
-                    key == "salience"
-                    and value_node.style is None
-                    and value_node.tag.endswith(":str")
-                ):
-                    plain_numbers[key] = value_node.value
-
-        if "occurred_at" in data and "date" in data:
-            raise _FrontMatterRejected(
-                "set 'occurred_at' or 'date' in front matter, not both",
-                max(lines.get("occurred_at", first_line), lines.get("date", first_line)),
-            )
-
-        values: dict[str, Any] = {}
-        metadata: dict[str, Any] = {}
-        for key, value in data.items():
-            name = str(key)
-            if name in _FRONT_MATTER_KEYS:
-                if value is None:
-                    continue
-                target = "occurred_at" if name == "date" else name
-                if target in ("title", "memory", "kind") and name in raw:
-                    value = raw[name]
-                elif name in plain_numbers:
-                    # YAML 1.1 reads an unquoted 1e-3 (no dot) as text; it is written as a number.
-                    value = _plain_number(plain_numbers[name])
-                values[target] = value
-                if target != name:
-                    lines[target] = lines.get(name, first_line)
-            else:
-                try:
-                    metadata[name] = _jsonable(value)
-                except _NotJson as error:
-                    raise _FrontMatterRejected(
-                        f"front matter '{name}' holds {error.what}, which metadata cannot store",
-                        lines.get(name, first_line),
-                    ) from None
-        return cls(values, lines, metadata)
-
-
-def _failing_key_line(node: yaml.Node, first_line: int) -> int:
-    """The line of the top-level key whose value YAML cannot build (the document failed as a
-    whole, which does not say where); the first line when no single value fails alone."""
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            try:
-                yaml.constructor.SafeConstructor().construct_document(value_node)
-            except (yaml.YAMLError, ValueError, TypeError, RecursionError):
-                return first_line + key_node.start_mark.line
-    return first_line
-
-
-def _plain_number(text: str) -> Any:
-    try:
-        number = float(text)
-    except ValueError:
-        return text
-    return number if math.isfinite(number) else text
-
-
-def title_from_name(name: str) -> str:
-    """A file's name as a title: without its extension, and without what a reader cannot see
-    (bidirectional overrides and isolates that make ``txt.exe`` read as ``exe.txt``, zero-width
-    and control characters: ``sanitize.one_line``). The whole name when that leaves nothing."""
-    return one_line(os.path.splitext(name)[0]) or one_line(name) or "untitled"
 
 
 def shown_path(path: str) -> str:
@@ -541,66 +419,6 @@ def shown_path(path: str) -> str:
     except UnicodeEncodeError:  # a surrogate that no file system byte produced
         return path.encode("utf-8", "backslashreplace").decode("utf-8")
     return raw.decode("utf-8", "backslashreplace")
-
-
-def _check_expansion(node: yaml.Node, first_line: int) -> None:
-    """Reject front matter that refers to itself or expands past MAX_FRONT_MATTER_VALUES
-    through aliases, at the line of the top-level key where that happens."""
-    sizes: dict[int, int] = {}
-    pairs = node.value if isinstance(node, yaml.MappingNode) else [(node, node)]
-    total = 0
-    for key_node, value_node in pairs:
-        line = first_line + key_node.start_mark.line
-        try:
-            total += _expanded_size(key_node, sizes, set()) + _expanded_size(
-                value_node, sizes, set()
-            )
-        except _SelfReference:
-            raise _FrontMatterRejected(
-                "front matter refers to itself through a YAML alias", line
-            ) from None
-        except RecursionError:
-            raise _FrontMatterRejected("malformed front matter: nested too deeply", line) from None
-        if total > MAX_FRONT_MATTER_VALUES:
-            # Each node is walked once (``sizes`` holds those walked): a total beyond their
-            # number is values repeated by aliases; otherwise the file itself holds that many.
-            if total > len(sizes):
-                reason = f"front matter expands to more than {MAX_FRONT_MATTER_VALUES} values through YAML aliases"
-            else:
-                reason = (
-                    f"front matter holds more than {MAX_FRONT_MATTER_VALUES} keys and values "
-                    "(it is for a few fields; put long data in the body)"
-                )
-            raise _FrontMatterRejected(reason, line)
-
-
-class _SelfReference(Exception):
-    pass
-
-
-def _expanded_size(node: yaml.Node, sizes: dict[int, int], active: set[int]) -> int:
-    # An alias is the same node object met again: memoised by identity, the walk is linear in
-    # the file's size while the count is that of the expanded document.
-    key = id(node)
-    if key in sizes:
-        return sizes[key]
-    if key in active:
-        raise _SelfReference
-    active.add(key)
-    if isinstance(node, yaml.SequenceNode):
-        children = node.value
-    elif isinstance(node, yaml.MappingNode):
-        children = [item for pair in node.value for item in pair]
-    else:
-        children = []
-    total = 1
-    for child in children:
-        total += _expanded_size(child, sizes, active)
-        if total > MAX_FRONT_MATTER_VALUES:
-            break
-    active.discard(key)
-    sizes[key] = total
-    return total
 
 
 def _first_heading(lines: list[str]) -> tuple[int, str] | None:
@@ -630,119 +448,3 @@ def _nul_line(lines: list[str]) -> int:
         if "\x00" in line:
             return number
     return 0
-
-
-def episode_from_document(
-    data: bytes,
-    suffix: str,
-    name: str,
-    *,
-    source: str,
-    memory: str | None,
-    kind: str | None = None,
-    modified_at: datetime,
-    file_key: str | None = None,
-) -> EpisodeDraft:
-    """One ``doc`` episode from the bytes of an HTML, PDF or DOCX file called ``name``, or
-    ``DocumentRejected`` with the reason. The title is the document's own (metadata, else its
-    first heading), else the file name; the time is the document's own, else ``modified_at``.
-    The body starts with the title as a ``#`` heading unless the document opens with a heading
-    of its own, so every chunk's anchor (``domain.anchors``) names the document it is from."""
-    if memory is None:
-        raise DocumentRejected("no memory: pass --memory")
-    document = read_document(data, suffix)
-    title = document.title or title_from_name(name)
-    if len(title) > MAX_TITLE_CHARS:
-        title = title[: MAX_TITLE_CHARS - 1] + "…"
-    if not document.blocks[0].level:
-        document.blocks.insert(0, Block(1, title))
-    try:
-        return make_episode(
-            memory=memory,
-            kind=kind or DOCUMENT_KIND,
-            title=title,
-            occurred_at=document.occurred_at or modified_at,
-            body=document.body,
-            source=source,
-            metadata={"format": suffix.lower().lstrip("."), **document.metadata},
-            file_key=file_key,
-        )
-    except InvalidEpisode as error:
-        raise DocumentRejected(str(error)) from None
-
-
-def episode_from_object(
-    value: object,
-    location: str,
-    *,
-    memory: str | None = None,
-    kind: str | None = None,
-    memory_hint: str = "",
-) -> EpisodeDraft:
-    """One JSONL-shaped object (a parsed line, or an item the Python/HTTP API was given) as a
-    draft, or ``LineRejected`` with the reason; ``memory``/``kind`` fill fields it leaves out and
-    ``location`` is the default ``source``. Every way in validates episodes by this one rule."""
-    if not isinstance(value, dict):
-        raise LineRejected(f"expected a JSON object, got {json_type(value)}")
-    reject_unknown_fields(value, _JSONL_FIELDS)
-    # null means "not given" (``given``), so an exported "salience": null gets the default.
-    fields = {name: item for name, item in value.items() if item is not None}
-    for name, default in (("memory", memory), ("kind", kind)):
-        if given(value, name, default) is not None:
-            fields[name] = given(value, name, default)
-    missing = [name for name in JSONL_REQUIRED_FIELDS if name not in fields]
-    if missing:
-        hint = memory_hint if "memory" in missing else ""
-        raise LineRejected(_plural("missing field", missing) + hint)
-    try:
-        return make_episode(
-            memory=fields["memory"],
-            kind=fields["kind"],
-            title=fields["title"],
-            occurred_at=fields["occurred_at"],
-            body=fields["body"],
-            salience=fields.get("salience"),
-            source=fields.get("source", location),
-            metadata=fields.get("metadata"),
-            external_id=fields.get("id"),
-        )
-    except InvalidEpisode as error:
-        raise LineRejected(str(error)) from None
-
-
-class _NotJson(Exception):
-    def __init__(self, what: str):
-        super().__init__(what)
-        self.what = what
-
-
-def _jsonable(value: Any) -> Any:
-    """A YAML value as plain JSON: dates become ISO 8601 strings, sets become lists."""
-    if isinstance(value, (datetime, date)):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(key): _jsonable(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(item) for item in value]
-    if isinstance(value, (set, frozenset)):
-        # A set has no order of its own; sorting keeps the stored metadata stable run to run.
-        try:
-            items = sorted(value)
-        except TypeError:
-            items = sorted(value, key=repr)
-        return [_jsonable(item) for item in items]
-    if isinstance(value, (bytes, bytearray)):
-        raise _NotJson("binary data")
-    return value
-
-
-class _FrontMatterRejected(Exception):
-    def __init__(self, reason: str, line: int = 0):
-        super().__init__(reason)
-        self.reason = reason
-        self.line = line
-
-
-def _plural(what: str, names: list[str]) -> str:
-    quoted = ", ".join(f"'{name}'" for name in names)
-    return f"{what}{'s' if len(names) > 1 else ''} {quoted}"

@@ -1,7 +1,7 @@
 """Documents sent as bytes (the HTTP API, MCP, ``Memory.add``) rather than read from a file.
 
 An upload becomes an episode by exactly the rule ``ingest FILE`` uses
-(``sources.episode_from_document``): one ``doc`` episode, sanitized, title and date from the
+(``source_episodes.episode_from_document``): one ``doc`` episode, sanitized, title and date from the
 document's metadata, the same limits and the same reasons. What a file has and an upload lacks
 is supplied here: the format comes from the file name's suffix or the content type, and the file
 time (the date of last resort) from ``modifiedAt`` or the moment of the upload.
@@ -21,7 +21,7 @@ from typing import Any
 from memory_pipeline.domain.documents import DOCUMENT_SUFFIXES, MAX_DOCUMENT_BYTES, DocumentRejected
 from memory_pipeline.domain.episodes import EpisodeDraft, InvalidEpisode, parse_timestamp
 from memory_pipeline.domain.jsonl import LineRejected, given, json_type, reject_unknown_fields
-from memory_pipeline.domain.sources import episode_from_document
+from memory_pipeline.domain.source_episodes import episode_from_document
 
 CONTENT_TYPES = {
     "text/html": ".html",
