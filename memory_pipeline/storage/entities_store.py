@@ -8,12 +8,8 @@ from dataclasses import dataclass
 import orjson
 import psycopg
 
-from memory_pipeline.domain.entities import (
-    Entity,
-    EntityMatcher,
-    entity_matcher,
-    extract_proper_names,
-)
+from memory_pipeline.domain.entities import Entity, EntityMatcher, entity_matcher
+from memory_pipeline.domain.proper_names import extract_proper_names
 from memory_pipeline.storage.database import one_row
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.search_store import entities_version, memory_entities

@@ -14,11 +14,10 @@ from memory_pipeline.domain.entities import (
     EntityMatcher,
     InvalidEntity,
     episode_mentions,
-    extract_proper_names,
     mentioned_entities,
     parse_entity_import,
-    recurring_names,
 )
+from memory_pipeline.domain.proper_names import extract_proper_names, recurring_names
 
 # --- extract_proper_names ----------------------------------------------------------------------
 
@@ -417,11 +416,12 @@ def test_the_matcher_finds_what_one_guard_with_every_mark_finds():
     import random
     import re
 
-    from memory_pipeline.domain.entities import _marks, _match_form, _trie_pattern
+    from memory_pipeline.domain.entities import _match_form, _trie_pattern
+    from memory_pipeline.domain.unicode_classes import marks
 
     names = ["Ana", "Ana Maria", "Tomás da Silva", "राम", "Zoë", "𐐀da", "Bo", "O'Brien", "a b"]
     keys = {" ".join(_match_form(name).split()): i for i, name in enumerate(names)}
-    reference = re.compile(rf"(?<![\w{_marks()}])(?:{_trie_pattern(keys)})(?![\w{_marks()}])")
+    reference = re.compile(rf"(?<![\w{marks()}])(?:{_trie_pattern(keys)})(?![\w{marks()}])")
     matcher = EntityMatcher([(i, Entity(name)) for i, name in enumerate(names)])
     pieces = [
         *names,

@@ -7,13 +7,9 @@ import datetime as dt
 
 import psycopg
 
-from memory_pipeline.domain.entities import (
-    Entity,
-    EntityMatcher,
-    extract_proper_names,
-    recurring_names,
-)
+from memory_pipeline.domain.entities import Entity, EntityMatcher
 from memory_pipeline.domain.episodes import make_episode
+from memory_pipeline.domain.proper_names import extract_proper_names, recurring_names
 from memory_pipeline.storage import entities_store
 from memory_pipeline.storage.episodes_store import store_episodes
 
