@@ -20,7 +20,6 @@ override ``channels`` and ``limit``; those errors name the option instead of a l
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import shlex
 from collections.abc import Sequence
@@ -30,18 +29,30 @@ from typing import Any
 
 import yaml
 
-from memory_pipeline.domain.episodes import KIND_RE
+from memory_pipeline.domain.policy_fields import (
+    CHANNELS,
+    EXPECTED_CHANNELS,
+    MAX_LIMIT,
+    InvalidValue,
+    PolicyError,
+    canonical_channels,
+    check_channel,
+    check_channels,
+    check_flag,
+    check_kind,
+    check_kinds,
+    check_limit,
+    check_name,
+    check_rerank,
+    check_salience_weight,
+    check_window_days,
+    is_int,
+    shown,
+)
 
-CHANNELS = ("vector", "keyword", "graph", "date", "observation", "belief")
-MAX_LIMIT = 50
 DEFAULT_LIMIT = 8
 DEFAULT_SALIENCE_WEIGHT = 0.1
-# A window wider than a century is a typo, and datetime arithmetic overflows past year 1 anyway
-# (a million days before today): "no cutoff" is written by leaving window_days out.
-MAX_WINDOW_DAYS = 36_500
 DEFAULT_POLICY = "default"
-# Policy names are typed after --policy and shown in logs: the same shape as episode kinds.
-POLICY_NAME_RE = KIND_RE
 # A policy file is a map of maps of short lists (three levels): these bounds refuse a hostile or
 # mistaken file (nesting that would exhaust the parser's recursion, a file that is not a policy
 # file at all) with a located message before it costs time or memory.
@@ -57,148 +68,6 @@ _FIELDS = (
     "rerank",
     "limit",
 )
-_EXPECTED_CHANNELS = ", ".join(CHANNELS)
-
-
-class PolicyError(ValueError):
-    """A policy file or override breaks a rule; ``str(error)`` is the located message."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        reason: str | None = None,
-        line: int | None = None,
-        policy: str | None = None,
-    ):
-        super().__init__(message)
-        self.reason = reason if reason is not None else message
-        self.line = line  # 1-based line in the file, None when not from a file
-        self.policy = policy
-
-
-class _Invalid(Exception):
-    """A reason without its location; the caller knows where the value came from."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, str):
-        text = value if len(value) <= 40 else value[:39] + "…"
-        return repr(text)
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    text = repr(value)
-    return text if len(text) <= 40 else text[:39] + "…"
-
-
-def _is_int(value: Any) -> bool:
-    # YAML's "true" is a bool, which Python counts as an int; "limit: true" is still a mistake.
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _check_limit(value: Any) -> int:
-    if not _is_int(value) or not 1 <= value <= MAX_LIMIT:
-        raise _Invalid(f"limit must be an integer between 1 and {MAX_LIMIT}, got {_show(value)}")
-    return value
-
-
-def _check_salience_weight(value: Any) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or math.isnan(value)
-        or not 0 <= value <= 1
-    ):
-        raise _Invalid(f"salience_weight must be a number between 0 and 1, got {_show(value)}")
-    return float(value)
-
-
-def _check_window_days(value: Any) -> int | None:
-    if value is None:
-        return None
-    if not _is_int(value) or not 1 <= value <= MAX_WINDOW_DAYS:
-        raise _Invalid(
-            f"window_days must be an integer between 1 and {MAX_WINDOW_DAYS}, got {_show(value)} "
-            "(leave it out for no cutoff)"
-        )
-    return value
-
-
-def _check_rerank(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise _Invalid(f"rerank must be true or false, got {_show(value)}")
-    return value
-
-
-def _check_flag(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise _Invalid(f"{name} must be true or false, got {_show(value)}")
-    return value
-
-
-def _check_channel(value: Any) -> str:
-    if not isinstance(value, str) or value not in CHANNELS:
-        raise _Invalid(f"unknown channel {_show(value)} (expected {_EXPECTED_CHANNELS})")
-    return value
-
-
-def _check_kind(value: Any) -> str:
-    if not isinstance(value, str) or not KIND_RE.fullmatch(value):
-        raise _Invalid(
-            f"invalid kind {_show(value)}: use 1 to 40 lowercase letters, digits, '_' or '-', "
-            "starting with a letter"
-        )
-    return value
-
-
-def _canonical_channels(channels: Sequence[str]) -> tuple[str, ...]:
-    # Fusion does not depend on channel order, so one order makes equal policies compare equal.
-    return tuple(channel for channel in CHANNELS if channel in channels)
-
-
-def _check_channels(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, (list, tuple)):
-        raise _Invalid(f"channels must be a list of channel names, got {_show(value)}")
-    if not value:
-        raise _Invalid(f"channels is empty (expected some of {_EXPECTED_CHANNELS})")
-    seen: list[str] = []
-    for item in value:
-        channel = _check_channel(item)
-        if channel in seen:
-            raise _Invalid(f"channel {channel!r} is listed twice")
-        seen.append(channel)
-    return _canonical_channels(seen)
-
-
-def _check_kinds(value: Any) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, str) or not isinstance(value, (list, tuple)):
-        raise _Invalid(f"kinds must be a list of episode kinds, got {_show(value)}")
-    if not value:
-        raise _Invalid("kinds is empty (leave it out for every kind)")
-    seen: list[str] = []
-    for item in value:
-        kind = _check_kind(item)
-        if kind in seen:
-            raise _Invalid(f"kind {kind!r} is listed twice")
-        seen.append(kind)
-    return tuple(seen)
-
-
-def _check_name(value: Any) -> str:
-    if not isinstance(value, str) or not POLICY_NAME_RE.fullmatch(value):
-        raise _Invalid(
-            f"invalid policy name {_show(value)}: use 1 to 40 lowercase letters, digits, '_' or "
-            "'-', starting with a letter"
-        )
-    return value
 
 
 @dataclass(frozen=True)
@@ -218,19 +87,17 @@ class Policy:
         # A Policy built in code passes the same rules as one read from a file, and lists
         # become tuples so a policy stays hashable.
         try:
-            _check_name(self.name)
-            object.__setattr__(self, "kinds", _check_kinds(self.kinds))
-            object.__setattr__(self, "window_days", _check_window_days(self.window_days))
-            object.__setattr__(
-                self, "salience_weight", _check_salience_weight(self.salience_weight)
-            )
-            object.__setattr__(self, "channels", _check_channels(self.channels))
-            _check_flag("contested_beliefs", self.contested_beliefs)
-            _check_rerank(self.rerank)
-            _check_limit(self.limit)
-        except _Invalid as error:
+            check_name(self.name)
+            object.__setattr__(self, "kinds", check_kinds(self.kinds))
+            object.__setattr__(self, "window_days", check_window_days(self.window_days))
+            object.__setattr__(self, "salience_weight", check_salience_weight(self.salience_weight))
+            object.__setattr__(self, "channels", check_channels(self.channels))
+            check_flag("contested_beliefs", self.contested_beliefs)
+            check_rerank(self.rerank)
+            check_limit(self.limit)
+        except InvalidValue as error:
             raise PolicyError(
-                f"policy {_show(self.name)}: {error.reason}",
+                f"policy {shown(self.name)}: {error.reason}",
                 reason=error.reason,
                 policy=self.name if isinstance(self.name, str) else None,
             ) from None
@@ -256,9 +123,9 @@ class Policy:
                 new_channels = _override_channels(",".join(map(str, channels)), list(channels))
         new_limit = self.limit
         if limit is not None:
-            if not _is_int(limit) or not 1 <= limit <= MAX_LIMIT:
+            if not is_int(limit) or not 1 <= limit <= MAX_LIMIT:
                 reason = f"must be between 1 and {MAX_LIMIT}"
-                if not _is_int(limit):
+                if not is_int(limit):
                     reason = f"must be an integer between 1 and {MAX_LIMIT}"
                 raise PolicyError(
                     f"--limit {shlex.quote(str(limit))}: {reason}", reason=reason, policy=self.name
@@ -266,7 +133,7 @@ class Policy:
             new_limit = limit
         contested = self.contested_beliefs
         if contested_beliefs is not None:
-            _check_flag("contested_beliefs", contested_beliefs)
+            check_flag("contested_beliefs", contested_beliefs)
             contested = contested_beliefs
         return dataclasses.replace(
             self, channels=new_channels, limit=new_limit, contested_beliefs=contested
@@ -278,16 +145,16 @@ def _override_channels(text: str, names: list[Any]) -> tuple[str, ...]:
         return PolicyError(f"--channels {shlex.quote(text)}: {reason}", reason=reason)
 
     if not names:
-        raise fail(f"no channel given (expected some of {_EXPECTED_CHANNELS})")
+        raise fail(f"no channel given (expected some of {EXPECTED_CHANNELS})")
     chosen: list[str] = []
     for name in names:
         try:
-            channel = _check_channel(name)
-        except _Invalid as error:
+            channel = check_channel(name)
+        except InvalidValue as error:
             raise fail(error.reason) from None
         if channel not in chosen:
             chosen.append(channel)
-    return _canonical_channels(chosen)
+    return canonical_channels(chosen)
 
 
 def parse_channels(text: str) -> tuple[str, ...]:
@@ -297,7 +164,7 @@ def parse_channels(text: str) -> tuple[str, ...]:
     PolicyError that quotes the option: ``--channels foo: unknown channel 'foo' (expected ...)``.
     """
     if not isinstance(text, str):
-        raise PolicyError(f"--channels: expected text, got {_show(text)}")
+        raise PolicyError(f"--channels: expected text, got {shown(text)}")
     names = [part.strip() for part in text.split(",")]
     return _override_channels(text, [name for name in names if name])
 
@@ -369,7 +236,7 @@ class _Loader:
 
     def error(self, node: yaml.Node | None, reason: str, policy: str | None = None) -> PolicyError:
         line = node.start_mark.line + 1 if node is not None else 1
-        where = f"policy {_show(policy)}: " if policy is not None else ""
+        where = f"policy {shown(policy)}: " if policy is not None else ""
         return PolicyError(
             f"{self.display}:{line}: {where}{reason}", reason=reason, line=line, policy=policy
         )
@@ -381,7 +248,7 @@ class _Loader:
             mark = getattr(error, "problem_mark", None) or node.start_mark
             raise PolicyError(
                 f"{self.display}:{mark.line + 1}: "
-                + (f"policy {_show(policy)}: " if policy is not None else "")
+                + (f"policy {shown(policy)}: " if policy is not None else "")
                 + f"invalid value: {getattr(error, 'problem', None) or error}",
                 line=mark.line + 1,
                 policy=policy,
@@ -424,8 +291,8 @@ class _Loader:
         for key_node, value_node in root.value:
             name = self.value(key_node, None)
             try:
-                _check_name(name)
-            except _Invalid as invalid:
+                check_name(name)
+            except InvalidValue as invalid:
                 raise self.error(key_node, invalid.reason) from None
             if name in policies:
                 raise self.error(key_node, "defined twice", name)
@@ -446,12 +313,12 @@ class _Loader:
         self.check_tag(node, name)
         checks = {
             "kinds": lambda n: self.kinds(n, name),
-            "window_days": lambda n: _check_window_days(self.value(n, name)),
-            "salience_weight": lambda n: _check_salience_weight(self.value(n, name)),
+            "window_days": lambda n: check_window_days(self.value(n, name)),
+            "salience_weight": lambda n: check_salience_weight(self.value(n, name)),
             "channels": lambda n: self.channels(n, name),
-            "contested_beliefs": lambda n: _check_flag("contested_beliefs", self.value(n, name)),
-            "rerank": lambda n: _check_rerank(self.value(n, name)),
-            "limit": lambda n: _check_limit(self.value(n, name)),
+            "contested_beliefs": lambda n: check_flag("contested_beliefs", self.value(n, name)),
+            "rerank": lambda n: check_rerank(self.value(n, name)),
+            "limit": lambda n: check_limit(self.value(n, name)),
         }
         fields: dict[str, Any] = {}
         for key_node, value_node in node.value:
@@ -459,7 +326,7 @@ class _Loader:
             if not isinstance(field_name, str) or field_name not in checks:
                 raise self.error(
                     key_node,
-                    f"unknown field {_show(field_name)} (expected {', '.join(_FIELDS)})",
+                    f"unknown field {shown(field_name)} (expected {', '.join(_FIELDS)})",
                     name,
                 )
             if field_name in fields:
@@ -468,7 +335,7 @@ class _Loader:
                 fields[field_name] = checks[field_name](value_node)
             except _Located as located:
                 raise self.error(located.node, located.reason, name) from None
-            except _Invalid as invalid:
+            except InvalidValue as invalid:
                 raise self.error(value_node, invalid.reason, name) from None
         return Policy(name=name, **fields)
 
@@ -480,38 +347,38 @@ class _Loader:
         value = self.value(node, name)
         if value is None:
             return None
-        raise _Invalid(f"{what} must be a list, got {_show(value)}")
+        raise InvalidValue(f"{what} must be a list, got {shown(value)}")
 
     def channels(self, node: yaml.Node, name: str) -> tuple[str, ...]:
         items = self.items(node, name, "channels")
         if items is None:
-            raise _Invalid("channels is null (leave it out for every channel)")
+            raise InvalidValue("channels is null (leave it out for every channel)")
         if not items:
-            _check_channels([])
+            check_channels([])
         seen: list[str] = []
         for item_node, item in items:
             try:
-                channel = _check_channel(item)
+                channel = check_channel(item)
                 if channel in seen:
-                    raise _Invalid(f"channel {channel!r} is listed twice")
-            except _Invalid as invalid:
+                    raise InvalidValue(f"channel {channel!r} is listed twice")
+            except InvalidValue as invalid:
                 raise _Located(item_node, invalid.reason) from None
             seen.append(channel)
-        return _canonical_channels(seen)
+        return canonical_channels(seen)
 
     def kinds(self, node: yaml.Node, name: str) -> tuple[str, ...] | None:
         items = self.items(node, name, "kinds")
         if items is None:
             return None
         if not items:
-            _check_kinds([])
+            check_kinds([])
         seen: list[str] = []
         for item_node, item in items:
             try:
-                kind = _check_kind(item)
+                kind = check_kind(item)
                 if kind in seen:
-                    raise _Invalid(f"kind {kind!r} is listed twice")
-            except _Invalid as invalid:
+                    raise InvalidValue(f"kind {kind!r} is listed twice")
+            except InvalidValue as invalid:
                 raise _Located(item_node, invalid.reason) from None
             seen.append(kind)
         return tuple(seen)
