@@ -18,12 +18,9 @@ from memory_pipeline.domain.jsonl import LineRejected, given, json_type, reject_
 
 DOCUMENT_KIND = "doc"
 
-
 JSONL_REQUIRED_FIELDS = ("memory", "kind", "title", "occurred_at", "body")
 
-
 JSONL_OPTIONAL_FIELDS = ("salience", "source", "metadata", "id")
-
 
 # Unknown fields are rejected rather than kept: a typo ("titel", "occured_at") must not be stored
 # silently as metadata while the real field goes missing or falls back to a default.

@@ -104,80 +104,101 @@ def forget(
                 "SELECT DISTINCT chunk_id FROM chunks WHERE episode_id = ANY(%s)", (ids,)
             ).fetchall()
         ]
-        # What goes with the episodes by ON DELETE CASCADE, counted while it is still there.
-        for table in ("chunks", "entity_mentions", "episode_names", "keyword_champions"):
-            tables[table] = _count(
-                conn,
-                sql.SQL("SELECT count(*) FROM {} WHERE episode_id = ANY(%s)").format(
-                    sql.Identifier(table)
-                ),
-                ids,
-            )
+        _count_cascades(conn, ids, tables)
         if whole:
-            tables["search_telemetry"] = conn.execute(
-                "DELETE FROM search_telemetry WHERE memory = %s", (memory,)
-            ).rowcount
-            # The memory's observations and beliefs go with it (their vectors by cascade).
-            tables["observation_embeddings"] = _rows_of(conn, "observation_embeddings", memory)
-            tables["observations"] = conn.execute(
-                query("observation_forget_memory"), {"memory": memory}
-            ).rowcount
+            _forget_memory_statements(conn, memory, tables)
         else:
-            tables["search_telemetry"] = (
-                conn.execute(
-                    query("forget_telemetry"), {"memory": memory, "chunk_ids": chunk_ids}
-                ).rowcount
-                if chunk_ids
-                else 0
-            )
-            # A statement drawn only from forgotten episodes would keep their content alive.
-            deleted, vectors, trimmed = one_row(
-                conn,
-                query("observation_forget_episodes"),
-                {"memory": memory, "episode_ids": ids, "chunk_ids": chunk_ids},
-            )
-            tables["observations"], tables["observation_embeddings"] = deleted, vectors
-            counts.statements_trimmed = trimmed
+            _forget_episode_statements(conn, memory, ids, chunk_ids, counts)
         tables["episodes"] = conn.execute(
             "DELETE FROM episodes WHERE id = ANY(%s)", (ids,)
         ).rowcount
         if whole:
-            tables["embeddings"] = conn.execute(
-                "DELETE FROM embeddings WHERE memory = %s", (memory,)
-            ).rowcount
-            tables["entities"] = conn.execute(
-                "DELETE FROM entities WHERE memory = %s", (memory,)
-            ).rowcount
-            tables["keyword_stats"] = conn.execute(
-                "DELETE FROM keyword_stats WHERE memory = %s", (memory,)
-            ).rowcount
-            tables["keyword_memory_stats"] = conn.execute(
-                "DELETE FROM keyword_memory_stats WHERE memory = %s", (memory,)
-            ).rowcount
-            # Its lists go with the state (a cascade); their rows went with the chunks.
-            tables["keyword_champion_lists"] = _rows_of(conn, "keyword_champion_lists", memory)
-            tables["keyword_champion_state"] = conn.execute(
-                "DELETE FROM keyword_champion_state WHERE memory = %s", (memory,)
-            ).rowcount
+            _forget_memory_index(conn, memory, tables)
         else:
-            tables["embeddings"] = (
-                conn.execute(
-                    query("forget_vectors"), {"memory": memory, "chunk_ids": chunk_ids}
-                ).rowcount
-                if chunk_ids
-                else 0
-            )
-            tables["entities"] = conn.execute(
-                query("forget_orphan_entities"), {"memory": memory}
-            ).rowcount
-            # The recount drops the lexemes only the forgotten chunks had.
-            stats = ("keyword_stats", "keyword_memory_stats")
-            held = {t: _rows_of(conn, t, memory) for t in stats}
-            keyword_stats_store.recompute(conn, [memory])
-            tables.update({t: max(0, held[t] - _rows_of(conn, t, memory)) for t in stats})
+            _forget_episode_index(conn, memory, chunk_ids, tables)
     counts.episodes, counts.chunks = tables["episodes"], tables["chunks"]
     counts.vectors, counts.mentions = tables["embeddings"], tables["entity_mentions"]
     counts.entities, counts.telemetry = tables["entities"], tables["search_telemetry"]
     counts.statements = tables["observations"]
     counts.statement_vectors = tables["observation_embeddings"]
     return counts
+
+
+def _count_cascades(conn: psycopg.Connection, ids: list[int], tables: dict[str, int]) -> None:
+    """What goes with the episodes by ON DELETE CASCADE, counted while it is still there."""
+    for table in ("chunks", "entity_mentions", "episode_names", "keyword_champions"):
+        tables[table] = _count(
+            conn,
+            sql.SQL("SELECT count(*) FROM {} WHERE episode_id = ANY(%s)").format(
+                sql.Identifier(table)
+            ),
+            ids,
+        )
+
+
+def _forget_memory_statements(
+    conn: psycopg.Connection, memory: str, tables: dict[str, int]
+) -> None:
+    """A whole memory's telemetry, observations and beliefs (their vectors by cascade)."""
+    tables["search_telemetry"] = conn.execute(
+        "DELETE FROM search_telemetry WHERE memory = %s", (memory,)
+    ).rowcount
+    tables["observation_embeddings"] = _rows_of(conn, "observation_embeddings", memory)
+    tables["observations"] = conn.execute(
+        query("observation_forget_memory"), {"memory": memory}
+    ).rowcount
+
+
+def _forget_episode_statements(
+    conn: psycopg.Connection,
+    memory: str,
+    ids: list[int],
+    chunk_ids: list[str],
+    counts: ForgetCounts,
+) -> None:
+    """The telemetry that shows the episodes' chunks, and the statements drawn from them."""
+    tables = counts.tables
+    tables["search_telemetry"] = (
+        conn.execute(query("forget_telemetry"), {"memory": memory, "chunk_ids": chunk_ids}).rowcount
+        if chunk_ids
+        else 0
+    )
+    # A statement drawn only from forgotten episodes would keep their content alive.
+    deleted, vectors, trimmed = one_row(
+        conn,
+        query("observation_forget_episodes"),
+        {"memory": memory, "episode_ids": ids, "chunk_ids": chunk_ids},
+    )
+    tables["observations"], tables["observation_embeddings"] = deleted, vectors
+    counts.statements_trimmed = trimmed
+
+
+def _forget_memory_index(conn: psycopg.Connection, memory: str, tables: dict[str, int]) -> None:
+    """A whole memory's vectors, entities, keyword statistics and champion lists."""
+    for table in ("embeddings", "entities", "keyword_stats", "keyword_memory_stats"):
+        tables[table] = conn.execute(
+            sql.SQL("DELETE FROM {} WHERE memory = %s").format(sql.Identifier(table)), (memory,)
+        ).rowcount
+    # Its lists go with the state (a cascade); their rows went with the chunks.
+    tables["keyword_champion_lists"] = _rows_of(conn, "keyword_champion_lists", memory)
+    tables["keyword_champion_state"] = conn.execute(
+        "DELETE FROM keyword_champion_state WHERE memory = %s", (memory,)
+    ).rowcount
+
+
+def _forget_episode_index(
+    conn: psycopg.Connection, memory: str, chunk_ids: list[str], tables: dict[str, int]
+) -> None:
+    """The vectors only the episodes' chunks had, entities left unmentioned, and the keyword
+    statistics recounted without the episodes."""
+    tables["embeddings"] = (
+        conn.execute(query("forget_vectors"), {"memory": memory, "chunk_ids": chunk_ids}).rowcount
+        if chunk_ids
+        else 0
+    )
+    tables["entities"] = conn.execute(query("forget_orphan_entities"), {"memory": memory}).rowcount
+    # The recount drops the lexemes only the forgotten chunks had.
+    stats = ("keyword_stats", "keyword_memory_stats")
+    held = {t: _rows_of(conn, t, memory) for t in stats}
+    keyword_stats_store.recompute(conn, [memory])
+    tables.update({t: max(0, held[t] - _rows_of(conn, t, memory)) for t in stats})
