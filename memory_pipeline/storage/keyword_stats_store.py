@@ -12,7 +12,6 @@ backfill --rechunk``, forgetting), ``remove_chunks`` where a superseded revision
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 import psycopg
 
@@ -95,43 +94,3 @@ def remove_chunks(conn: psycopg.Connection, episode_ids: Sequence[int]) -> None:
             " WHERE s.memory = %(memory)s AND s.lexeme = d.w",
             params,
         )
-
-
-@dataclass(frozen=True)
-class MemoryStats:
-    chunks: int
-    total_lexemes: int
-    episodes: int  # episodes with chunk rows (migration 0028)
-
-
-def stored_stats(
-    conn: psycopg.Connection, memory: str
-) -> tuple[MemoryStats | None, dict[str, int]]:
-    """The statistics as stored for ``memory`` (None: no row)."""
-    row = conn.execute(
-        "SELECT chunks, total_lexemes, episodes FROM keyword_memory_stats WHERE memory = %s",
-        (memory,),
-    ).fetchone()
-    df: dict[str, int] = dict(
-        conn.execute("SELECT lexeme, df FROM keyword_stats WHERE memory = %s", (memory,)).fetchall()
-    )
-    return (MemoryStats(*row) if row else None), df
-
-
-def counted_stats(
-    conn: psycopg.Connection, memory: str
-) -> tuple[MemoryStats | None, dict[str, int]]:
-    """The statistics of ``memory`` counted from its chunks now (what ``recompute`` would store)."""
-    row = conn.execute(
-        "SELECT count(*), sum(length(tsv)), count(DISTINCT episode_id) FROM chunks WHERE memory = %s"
-        " HAVING count(*) > 0",
-        (memory,),
-    ).fetchone()
-    df: dict[str, int] = dict(
-        conn.execute(
-            """SELECT u.lexeme, count(*) FROM chunks c, unnest(tsvector_to_array(c.tsv)) AS u(lexeme)
-               WHERE c.memory = %s GROUP BY u.lexeme""",
-            (memory,),
-        ).fetchall()
-    )
-    return (MemoryStats(row[0], int(row[1]), row[2]) if row else None), df
