@@ -1,19 +1,11 @@
 """Which wire format an embedding endpoint speaks: Ollama's ``/api/embed`` or OpenAI's ``/v1/embeddings``.
 
-With ``MEMORY_PIPELINE_EMBED_URL`` set and no provider named, the probe asks the endpoint on the
-real wire: one embedding of ``base.PROBE_TEXT`` in one format, then in the other. A format is
-spoken when the endpoint answers it with that format's embedding shape, or with that format's
-"model not found" (the route exists; the model is then refused by name, as with a named
-provider). A URL ending in ``/v1`` is an OpenAI-style base, so that format is asked first;
-otherwise Ollama's is (Ollama also serves ``/v1/embeddings``, and its own API is the one the
-ollama provider speaks). The detected format is the provider: the same server gives the same
-embedding profile whether its format was named or detected.
-
-Refusals, each plain and with its exit code: an endpoint that cannot be reached, times out,
-asks for credentials or fails with 5xx is unavailable (``EmbedderUnavailable``, exit 5); one that
-answers both routes with something else speaks neither (``ConfigurationError``, exit 7). A
-named provider whose route the endpoint lacks while it speaks the other format is a wrong
-format (``wrong_format``, exit 7).
+With ``MEMORY_PIPELINE_EMBED_URL`` set and no provider named, the probe embeds
+``base.PROBE_TEXT`` in one format, then the other (OpenAI's first for a URL ending in ``/v1``);
+a format is spoken when the answer has its embedding shape or its "model not found". The
+detected format is the provider, so a server gives the same profile named or detected.
+Unreachable, timing out, asking for credentials or 5xx: ``EmbedderUnavailable`` (exit 5);
+neither format, or a named one the endpoint lacks: ``ConfigurationError`` (exit 7).
 """
 
 from __future__ import annotations

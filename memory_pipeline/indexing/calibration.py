@@ -1,15 +1,11 @@
 """Measuring an embedding generation's model against the built-in probe set (``domain.calibration``).
 
-``measure`` embeds the probes with the profile's model (documents as documents, questions as
-queries) and derives its cut-offs. It never raises for the model's sake: an unreachable server, a
-refusal or numbers that make no sense give the defaults, with the reason. ``after_index`` does it
-once per embedding generation: ``until_done.index_pending`` (the index path of every writer)
-calls it after its work when a pass checked the model's canary (the model is the generation's),
-so a measurement never delays or fails the vectors. In Dagster it is global work, never a day
-partition's: the ``backlog`` asset measures before its days, the ``serving_generation`` asset
-(``measure_unless_stored``) whenever the generation has none. The result is stored with
-the generation (``embedding_generations.calibration``); a failure to reach the model is measured
-again by the next run, any other failure is kept (the defaults, and why) until a reindex.
+``measure`` embeds the probes and derives the cut-offs; it never raises for the model's sake (a
+failure gives the defaults, with the reason). ``after_index`` measures once per generation, after
+an index pass whose canary proved the model, so a measurement never delays or fails the vectors;
+in Dagster the ``backlog`` and ``serving_generation`` assets do it, never a day's partition. The
+result is stored with the generation; an unreachable model is measured again by the next run,
+any other failure is kept until a reindex.
 """
 
 from __future__ import annotations

@@ -2,16 +2,12 @@
 
 Wire format::
 
-    -> {"model": "qwen3-reranker:0.6b", "query": "...", "documents": ["...", ...], "top_n": N}
-    <- {"results": [{"index": i, "relevance_score": s, "document": ...?}, ...]}
+    -> {"model": "...", "query": "...", "documents": ["...", ...], "top_n": N}
+    <- {"results": [{"index": i, "relevance_score": s}, ...]}   (or under "data"; any order)
 
-Results may come in any order (llama.cpp sorts them by score); some servers put them under
-``"data"`` instead of ``"results"``. ``HttpReranker.rerank`` returns one score per document in
-the order the documents were given, and the caller sorts.
-
-Reranking is an optional refinement: every way it can go wrong (server down, slow, an HTTP error,
-an answer that does not cover every document exactly once with a finite score) raises
-``RerankerFailed`` with a plain ``reason``, and search keeps its fused order.
+``HttpReranker.rerank`` returns one score per document in the given order. Reranking is optional:
+every way it can go wrong raises ``RerankerFailed`` with a plain reason, and search keeps its
+fused order.
 """
 
 from __future__ import annotations
