@@ -1,7 +1,7 @@
 """memory_pipeline: episodes -> chunks -> embeddings -> HNSW, as Dagster assets on PostgreSQL/pgvector.
 
 Floors, imports pointing down only (``memory_pipeline_tests/test_architecture.py`` checks it):
-``domain/`` pure code (no Dagster, no SQL, no network), with ``errors``, ``config``,
+``domain/`` rules (no Dagster, no SQL, no network), with ``errors``, ``config``,
 ``redaction`` and ``version`` beside it; ``storage/`` PostgreSQL and the stores that run
 ``sql/queries``; ``embedders/`` and ``rerankers/`` the model clients; the application core
 (``ingest``, ``indexing/``, ``search/``, ``statements``, ``tokens``, ``maintenance``,
