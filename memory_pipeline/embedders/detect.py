@@ -17,7 +17,7 @@ import httpx
 
 from memory_pipeline.config import PROVIDER_DEFAULTS, EmbedSettings
 from memory_pipeline.embedders.base import PROBE_TEXT
-from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable
+from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, shortened
 
 FORMATS = ("ollama", "openai")
 ROUTES = {"ollama": "/api/embed", "openai": "/v1/embeddings"}
@@ -63,11 +63,6 @@ def _speaks(wire_format: str, response: httpx.Response) -> bool:
     )
 
 
-def _short(text: str, limit: int = 120) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-
-
 def ask(url: str, wire_format: str, model: str, timeout_s: float) -> tuple[bool, int, str]:
     """Ask ``url`` for one embedding in ``wire_format``: (spoken, HTTP status, what it said).
     EmbedderUnavailable when nothing answers."""
@@ -85,10 +80,11 @@ def ask(url: str, wire_format: str, model: str, timeout_s: float) -> tuple[bool,
         ) from None
     except (httpx.HTTPError, ValueError) as exc:
         raise EmbedderUnavailable(
-            "configured", f"cannot connect to {url} to detect its wire format: {_short(str(exc))}"
+            "configured",
+            f"cannot connect to {url} to detect its wire format: {shortened(exc, 120)}",
         ) from None
     said = f"{ROUTES[wire_format]} answered HTTP {response.status_code}"
-    text = _short(response.text, 80)
+    text = shortened(response.text, 80)
     return (
         _speaks(wire_format, response),
         response.status_code,
@@ -143,6 +139,16 @@ def resolve(settings: EmbedSettings) -> EmbedSettings:
         url=host if wire_format == "ollama" else url,
         chosen_by="detected",
     )
+
+
+def wrong_route(
+    status: int, named: str, url: str, model: str, timeout_s: float
+) -> ConfigurationError | None:
+    """A named provider's HTTP ``status``: when it says no such route (404, 405) and ``url``
+    speaks the other format, the plain wrong setting to raise; else None."""
+    if status not in (404, 405):
+        return None
+    return wrong_format(named, url, model, timeout_s)
 
 
 def wrong_format(named: str, url: str, model: str, timeout_s: float) -> ConfigurationError | None:

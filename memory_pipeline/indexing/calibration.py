@@ -11,6 +11,7 @@ any other failure is kept until a reindex.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from memory_pipeline.domain import calibration
 from memory_pipeline.domain.calibration import Calibration
@@ -49,23 +50,19 @@ def after_index(db: Database, embedder: Embedder, canary_checked: bool) -> Calib
     (the model may not be the generation's) or the profile was never registered."""
     if not canary_checked:
         return None
-    with db.connection() as conn:
-        target = profiles_store.writing_target(conn, embedder.profile)
-        if target is None:
-            return None
-        stored = profiles_store.stored_calibration(conn, target.id, target.generation)
-    if stored is not None and not stored.retry:
-        return stored
-    measured = measure(embedder)  # no pooled connection held while the model works
-    with db.connection() as conn:
-        profiles_store.record_calibration(conn, target.id, target.generation, measured)
-    return measured
+    return _stored_else_measured(db, embedder, before_measuring=lambda: None)
 
 
 def measure_unless_stored(db: Database, embedder: Embedder) -> Calibration | None:
     """The calibration of the generation ``embedder`` writes: the stored one, else measured now
     after its canary proved the model is the generation's (``canary.check_now``: a changed
     model raises ``ModelRefused``). None when no generation is registered yet."""
+    return _stored_else_measured(db, embedder, before_measuring=lambda: check_now(db, embedder))
+
+
+def _stored_else_measured(
+    db: Database, embedder: Embedder, *, before_measuring: Callable[[], object]
+) -> Calibration | None:
     with db.connection() as conn:
         target = profiles_store.writing_target(conn, embedder.profile)
         if target is None:
@@ -73,5 +70,8 @@ def measure_unless_stored(db: Database, embedder: Embedder) -> Calibration | Non
         stored = profiles_store.stored_calibration(conn, target.id, target.generation)
     if stored is not None and not stored.retry:
         return stored
-    check_now(db, embedder)
-    return after_index(db, embedder, True)
+    before_measuring()
+    measured = measure(embedder)  # no pooled connection held while the model works
+    with db.connection() as conn:
+        profiles_store.record_calibration(conn, target.id, target.generation, measured)
+    return measured
