@@ -6,10 +6,11 @@ Channels score on scales that cannot be compared, but each one's spread can: min
 normalization gives a channel's clearly best candidate its whole weight and spreads it over
 candidates that are all alike. A ``ChannelScale`` (the keyword channel's, ``domain.evidence``)
 scales a channel by how strong its best match is. Salience and recency move a score by less than
-half the smallest step between ranks, so they only reorder near-ties. The weights and the method
-were chosen leave-one-out (``benchmarks/locomo_loo.py``, ``benchmarks/fusion_loo.py``); the
-formulas and the reasons are in docs/retrieval.md#fusion. The order is deterministic: sums use
-``math.fsum`` in the weights' channel order, ties fall to the best rank, then the key.
+half a step (one rank at the top of a channel, or 1% of the lightest channel's range), so they
+only reorder near-ties. The weights and the method were chosen leave-one-out
+(``benchmarks/locomo_loo.py``, ``benchmarks/fusion_loo.py``); docs/retrieval.md#fusion has the
+formulas and the reasons. The order is deterministic: sums use ``math.fsum`` in the weights'
+channel order, ties fall to the best rank, then the key.
 """
 
 from __future__ import annotations
