@@ -11,18 +11,42 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.embedded import ensure_embedded_server, wait_for_exit
+from memory_pipeline.storage.embedded import ensure_embedded_server
 from memory_pipeline.storage.migrations import apply_migrations
+
+
+def wait_for_exit(pid: int | None, timeout: float = 15.0) -> bool:
+    """Wait until a released server's postmaster has exited (scripts that must leave no process)."""
+    if not pid:
+        return True
+    try:
+        proc = psutil.Process(pid)
+        deadline = time.monotonic() + timeout
+        while (
+            time.monotonic() < deadline
+            and proc.is_running()
+            and proc.status() != psutil.STATUS_ZOMBIE
+        ):
+            time.sleep(0.05)
+        if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+            print(f"warning: the embedded PostgreSQL (pid {pid}) is still running", file=sys.stderr)
+            return False
+    except psutil.Error:
+        pass
+    return True
 
 
 class Databases:

@@ -84,11 +84,13 @@ from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 from memory_pipeline.storage.episodes_store import store_episodes
 from memory_pipeline.storage.paths import query
-from memory_pipeline.storage.profiles_store import activate_profile
 from memory_pipeline.storage.search_store import Filters
 from memory_pipeline.storage.vector_store import nearest_chunks
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))  # the tests' store oracles
+from memory_pipeline_tests.support import stores  # noqa: E402
+
 DEFAULT_DATA = REPO_ROOT / ".." / "shared" / "data" / "locomo" / "locomo-dev.json"
 DEFAULT_HOME = REPO_ROOT / "benchmarks" / ".locomo_home"
 INGEST_DAY = dt.date(2024, 1, 1)
@@ -376,7 +378,7 @@ def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict
             f"({time.perf_counter() - t0:.1f}s)"
         )
         # A second run has nothing pending, so index_pass would not activate the profile itself.
-        profile = activate_profile(conn, embedder.profile)
+        profile = stores.activate_profile(conn, embedder.profile)
 
     last = [0.0]
     meter = Meter()
@@ -410,7 +412,7 @@ def prepare(db: Database, convs: list[Conversation], embedder: Embedder) -> dict
     with db.connection() as conn:
         t0 = time.perf_counter()
         er = entities_store.EntityReport()
-        entities_store.refresh_memories(conn, [c.memory for c in convs], er)
+        stores.refresh_memories(conn, [c.memory for c in convs], er)
         print(
             f"entities: {er.extracted_episodes} episode(s) read, {er.promoted} promoted, "
             f"{er.mentions_added} mention(s) added ({time.perf_counter() - t0:.1f}s)"

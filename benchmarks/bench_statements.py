@@ -43,8 +43,11 @@ from memory_pipeline.storage import entities_store, observations_store, search_s
 from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' store oracles
 from bench_databases import Databases, fresh_database  # sibling modules (benchmarks/)
 from bench_embedders import add_arguments, embedder_for
+
+from memory_pipeline_tests.support import stores
 
 DATA = Path(__file__).resolve().parent / "data" / "statements" / "statements.jsonl"
 MEMORY = "mara"
@@ -134,7 +137,7 @@ def main() -> int:
             embedder = embedder_for(args)
             index_pending(db, embedder)
             with db.connection() as conn:
-                entities_store.refresh_memories(conn, [MEMORY], entities_store.EntityReport())
+                stores.refresh_memories(conn, [MEMORY], entities_store.EntityReport())
             print(
                 f"sample corpus: {report.inserted} episodes indexed in {time.perf_counter() - started:.0f}s",
                 flush=True,

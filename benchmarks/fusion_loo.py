@@ -206,6 +206,9 @@ def sample_items(home: Path, cache: Path) -> list[dict]:
     from memory_pipeline.ingest import ingest_paths
     from memory_pipeline.storage import entities_store
 
+    sys.path.insert(0, str(HERE.parent))  # the tests' store oracles
+    from memory_pipeline_tests.support import stores
+
     questions = [
         {"memory": "mara", "q": q["query"], "expect": q["expect_title"]}
         for q in json.loads((SAMPLE_CORPUS / "questions.json").read_text(encoding="utf-8"))
@@ -215,7 +218,7 @@ def sample_items(home: Path, cache: Path) -> list[dict]:
         ingest_paths(db, SAMPLE_EPISODES)
         index_pending(db, embedder)
         with db.connection() as conn:
-            entities_store.refresh_memories(conn, ["mara"], entities_store.EntityReport())
+            stores.refresh_memories(conn, ["mara"], entities_store.EntityReport())
         items = labelled_items(service, "sample", questions)
     finally:
         db.close()

@@ -27,6 +27,12 @@ class ExitCode:
     )
 
 
+def shortened(text: object, limit: int = 200) -> str:
+    """``text`` on one line and at most ``limit`` characters, for a plain message about a server."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
 class MemoryPipelineError(Exception):
     exit_code = ExitCode.FAILURE
 

@@ -1,25 +1,11 @@
 """Saving statements (observations and beliefs): close existing ones first, revisions, status.
 
-Saving a statement first looks for close existing ones of the same memory, by vector (when an
-embedder of the serving profile is at hand) and by words (BM25), and shows them back. The caller
-then decides (``decision``):
-
-* ``"ask"`` (the default): save only when nothing close exists; otherwise nothing is written and
-  the close ones come back, for the caller to choose again;
-* ``"add"``: save anyway, next to the close ones;
-* ``"revise"`` with ``revise_id``: the new text replaces that statement, which is kept, retired,
-  as history (``revises`` points at it);
-* dropping it is simply not saving again.
-
-A near-exact duplicate of a live statement (``domain.observations.is_near_duplicate``) is
-refused whatever the decision, unless ``force``. A statement cites only episodes of its own
-memory: search shows its sources to whoever may read that memory, so an id from another memory
-is refused (``episode_ids``), not stored.
-
-Vectors: statements get one vector per (profile, generation), like chunks; the index pass
-writes the missing ones (``indexing.statement_vectors``). ``save`` also stores the new
-statement's vector at once when it has an embedder of the serving profile, so it is searchable by
-meaning straight away.
+Saving first finds close statements of the same memory, by vector and by words, and shows them
+back; the caller's ``decision`` then says ``"ask"`` (save only if none is close), ``"add"``
+(save anyway) or ``"revise"`` (replace ``revise_id``, kept retired as history). A near-exact
+duplicate is refused unless ``force``; a statement cites only episodes of its own memory.
+``save`` stores the new statement's vector at once when it has an embedder of the serving
+profile; the index pass writes the missing ones (``indexing.statement_vectors``).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from memory_pipeline import Memory
 from memory_pipeline.errors import ConfigurationError, DatabaseUnavailable, InputError
 from memory_pipeline.memory import UnknownEpisode, UnknownMemory
 from memory_pipeline_tests.helpers import count
+from memory_pipeline_tests.support import stores
 from memory_pipeline_tests.support.loopback import unused_port_url
 
 TABLES = (
@@ -125,7 +126,7 @@ def test_forget_episode_removes_every_derived_row_and_search_never_returns_it(me
     from memory_pipeline.storage import entities_store
 
     with mem.db.connection() as conn:
-        entities_store.refresh_memories(conn, ["alice", "bob"], entities_store.EntityReport())
+        stores.refresh_memories(conn, ["alice", "bob"], entities_store.EntityReport())
     assert mem.search("alice", "Zanzibar vacation").results[0].episode_id == secret
     before_alice, before_bob = rows_of(mem, "alice"), rows_of(mem, "bob")
     chunks_of_secret = count(mem.db, "SELECT count(*) FROM chunks WHERE episode_id = %s", secret)
@@ -163,13 +164,10 @@ def test_forget_episode_removes_every_derived_row_and_search_never_returns_it(me
         == 0
     )
     # Keyword statistics equal a recount of what is left.
-    from memory_pipeline.storage import keyword_stats_store
 
     with mem.db.connection() as conn:
-        assert keyword_stats_store.stored_stats(conn, "alice") == keyword_stats_store.counted_stats(
-            conn, "alice"
-        )
-        assert "zanzibar" not in keyword_stats_store.stored_stats(conn, "alice")[1]
+        assert stores.stored_stats(conn, "alice") == stores.counted_stats(conn, "alice")
+        assert "zanzibar" not in stores.stored_stats(conn, "alice")[1]
     for query in ("Zanzibar vacation", "zanzibar"):
         assert all(r.episode_id != secret for r in mem.search("alice", query).results)
         assert not [r for r in mem.search("alice", query).results if "Zanzibar" in r.text]

@@ -1,22 +1,10 @@
 """Heading anchors: the headings a chunk sits under, as "Title > Section > Subsection".
 
-Chunks are cut by the paragraph rule alone (``domain.chunking``), so a chunk deep in a long
-document often holds paragraphs with no word of what they are about: "The second stage takes
-about ten minutes" means little without "Bread > Proofing". The anchor gives it back: it is
-given to the model with the chunk's text when the chunk is embedded (``model_text``), added to
-the chunk's keyword index, and shown with the result. The chunk's text, ids and offsets do not
-change.
-
-The rule: ATX headings (``#`` to ``######``) outside fenced code form a stack (a heading of
-level n replaces the stack from level n down). A chunk's anchor is the stack in effect at the
-chunk's first paragraph that is not a heading (a chunk that opens with its section's heading is
-under that heading), joined with " > ". A document's body opens with its title as a ``#``
-heading (``domain.sources``), so its anchors read "Title > Section > Subsection". A body
-without any heading gets no anchors at all: a note or a chat keeps exactly the model input and
-keyword index it had before.
-
-Identical chunk texts inside one episode share a chunk id and so one vector; if they sit under
-different headings, the vector is embedded with the first one's anchor.
+A chunk deep in a long document often holds no word of what it is about; its anchor gives that
+back to the model (``model_text``), the keyword index and the result, without changing the
+chunk's text, ids or offsets. ATX headings outside fenced code form a stack; a chunk's anchor is
+the stack at its first paragraph that is not a heading. A body without headings gets no anchors.
+Identical chunk texts of one episode share a vector, embedded with the first one's anchor.
 """
 
 from __future__ import annotations

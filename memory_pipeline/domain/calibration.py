@@ -1,34 +1,14 @@
 """How alike an embedding model finds texts: its built-in probe set, and the similarity cut-offs
 derived from the cosines it gives them.
 
-A cut-off tuned on one model sits below the unrelated-text baseline of another (multilingual-e5
-puts sentences about different things at 0.75-0.88, other models near 0.1), so each embedding
-profile is measured once against ``PROBES`` (``indexing.calibration`` embeds them and
-stores the result with the profile's generation) and its cut-offs follow from what it measured:
-
-* ``close``: a statement at least this alike to an existing one is shown back before it is saved
-  ("revise, don't duplicate"). Placed between what the model gives statements about other facts
-  (``related``: the same person or thing, another fact; ``unrelated``: another subject) and what
-  it gives the same fact in other words (``same``)::
-
-      other = max(q(related, 0.95), q(unrelated, 0.99))      q: a quantile of the probe cosines
-      same  = q(same, 0.10)
-      close = other + CLOSE_POSITION × (same − other)         when other < same
-
-  and, when the model cannot tell the two apart on the probes (other >= same), halfway between
-  the medians of ``same`` and ``related``, flagged ``separated: false``.
-* ``duplicate``: a near-exact duplicate, refused unless forced: ``close + 0.8 × (1 − close)``
-  (the defaults 0.85 and 0.97 obey the same rule), and at least the default 0.97 for a model
-  that does not separate the probes (refusing is the one decision the caller must override).
-* ``query_floor`` and ``query_match``: what a question's cosine to a passage about something else
-  is (the median over ``question`` x other facts' statements) and to the passage that answers it
-  (the median over each ``question`` and its own statement), as the model embeds queries and
-  passages. Shown by ``status``; search grades its results against them (``domain.grades``:
-  a cosine's place between floor and match). ``benchmarks/fusion_loo.py`` tried gating the
-  vector channel's weight between them, and the folds kept plain min-max, so fusion does not.
-
-When the measurement fails (no model, an error, numbers that make no sense) the defaults hold
-(``DEFAULT``, ``measured: false``) and the reason is kept with them, for ``status`` to say.
+A cut-off tuned on one model sits below the unrelated-text baseline of another, so each
+embedding profile is measured once against ``PROBES`` (``indexing.calibration`` stores the
+result with the profile's generation) and its cut-offs follow from it: ``close`` (a statement
+shown back before it is saved) between the cosines of other facts and of the same fact in other
+words, ``duplicate`` (refused unless forced) above it, and ``query_floor`` / ``query_match``
+(a question against an unrelated passage and against its answer), which ``domain.grades`` reads
+results against. When the measurement fails the defaults hold (``DEFAULT``, ``measured: false``)
+with the reason kept for ``status``.
 """
 
 from __future__ import annotations

@@ -1,33 +1,12 @@
 """Cutting an episode body into disjoint, content-addressed chunks of at most 1600 characters.
 
-The rule, in order:
-
-1. Paragraphs. The body is read line by line; a line ends at ``"\\n"`` or ``"\\r\\n"``. A line that
-   holds nothing but spaces and tabs (or a stray ``"\\r"``, just as invisible) is blank. A
-   paragraph is a maximal run of non-blank lines; the blank lines (and the line ends around
-   them) between two paragraphs are its separator. A single line end does not separate
-   paragraphs, and a ``"\\r"`` alone never ends a line.
-2. Pieces. Each paragraph owns the separator that follows it: a piece runs from the start of
-   its paragraph to the start of the next one. The first piece also starts at offset 0, so
-   blank lines before the first paragraph belong to it; the last piece runs to the end of the
-   body, so trailing blank lines belong to it. A body with no paragraph at all (empty or
-   whitespace-only) is one piece.
-3. Packing. Pieces are added to the current chunk while the chunk, with the whole next piece
-   (paragraph plus its separator), stays within ``MAX_CHUNK_CHARS``. When the next piece would
-   push it past, the chunk is closed at the start of that paragraph and a new one begins.
-4. Long pieces. A piece longer than ``MAX_CHUNK_CHARS`` starts a chunk of its own and is cut every
-   ``MAX_CHUNK_CHARS`` characters from its start; its last, shorter part stays open, and
-   following pieces may still be packed after it. The same cut also covers a separator too
-   long to fit: the overflow becomes a part of its own (a chunk may then be whitespace only,
-   e.g. a 1600-character paragraph followed by ``"\\n"`` gives ``[para, "\\n"]``).
-
-Consequences, for every ``str``: chunks are non-empty, in order, contiguous and never overlap;
-``"".join(c.text for c in chunks) == body``; no chunk is longer than ``MAX_CHUNK_CHARS``.
-Lengths are Python code points, not bytes, so a hard cut may split a ``"\\r\\n"`` pair or a
-multi-code-point emoji sequence; that is accepted to keep the size bound exact.
-
-Chunk ids are content-addressed: ``sha256(content_hash, NUL, text)``. An unchanged episode keeps
-its ids across runs, and identical texts within one episode share an id on purpose.
+Paragraphs (runs of non-blank lines) each own the blank lines after them; these pieces are packed
+into a chunk while it stays within ``MAX_CHUNK_CHARS``, and a longer piece is cut every
+``MAX_CHUNK_CHARS`` characters. So for every ``str``: chunks are non-empty, contiguous and never
+overlap, ``"".join(c.text for c in chunks) == body``, and none is longer than the maximum
+(lengths in code points, so a hard cut may split a ``"\\r\\n"`` pair; the bound stays exact).
+Chunk ids are ``sha256(content_hash, NUL, text)``: an unchanged episode keeps its ids across
+runs, and identical texts within one episode share an id on purpose.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """The calendar days and months a query names, for the ``date`` search channel.
 
-A question about a moment ("what did Maria donate in December 2023?", "what did I tell the
-dentist on 3 June, 2023?") names the time of the episode that answers it, and no chunk holds
-those words: the time is the episode's ``occurred_at``, not its text. The ``date`` channel lists
-the chunks of the episodes that occurred within the periods the query names.
-
-Recognised (English month names, full or abbreviated to three letters or "Sept"; any case; an
-ordinal suffix and a comma allowed): a day (``3 June 2023``, ``3rd June, 2023``, ``June 3, 2023``,
-``2023-06-03``) and a month (``June 2023``, ``June, 2023``, ``2023-06``). A month without a year,
-a year alone ("in 2023": a whole year singles nothing out) and relative dates ("last week") are
-not periods here. Days are calendar days in UTC, as ``occurred_at`` is compared; a date that
-does not exist (``31 June 2023``) names nothing.
+A question about a moment names the time of the episode that answers it (its ``occurred_at``),
+which no chunk's text holds. Recognised: a day (``3 June 2023``, ``June 3, 2023``,
+``2023-06-03``) or a month (``June 2023``, ``2023-06``), in English month names; a year alone,
+a month without a year and relative dates are not periods. Days are calendar days in UTC; a
+date that does not exist names nothing.
 """
 
 from __future__ import annotations

@@ -2,24 +2,11 @@
 fusion reads them against, so the channel's weight follows how much of the question its best
 match covers.
 
-Min-max normalization alone gives a channel's best candidate its whole weight however weakly it
-matches: in a memory of a dozen notes, the one note that shares an incidental word with the
-question ("work", "new") got the keyword channel's full weight and beat the note the vector
-channel put first. The attainable BM25 of a query is what a chunk would score holding each of
-its words once at average length: the sum of their idf (BM25's term weight is exactly idf there,
-whatever k1 and b). Words no chunk of the memory holds count too, each at ``UNMATCHED_SHARE``
-of the idf a word in no chunk has: a question asked in other words than the notes use is one
-the keyword channel can say little about. The channel's scores are scaled by the strength of its
-best one, 0 at ``KEYWORD_FLOOR`` of the attainable BM25 or below, rising in proportion to 1 at
-``KEYWORD_REACH`` of it or above. In a large conversation a question's words are mostly there
-and its best match usually covers three quarters or more of them (LoCoMo: median 0.97 where that
-match holds the evidence), so the channel keeps its weight; a paraphrased question in a small
-memory covers 0.1-0.3 and weighs a little.
-
-The form and constants were chosen leave-one-memory-out over LoCoMo's conversations, the sample
-corpus and the small memories together, with LoCoMo's recall on the training conversations held
-at or above the old constants' (``benchmarks/fusion_loo.py``; figures in benchmarks/README.md).
-The vector channel has no scale: the folds kept its min-max normalization.
+Min-max normalization alone gives the best candidate the whole weight however weakly it matches.
+The attainable BM25 of a query is the sum of its words' idf (a chunk holding each word once at
+average length), words no chunk holds counting at ``UNMATCHED_SHARE``; the channel's strength is
+0 at ``KEYWORD_FLOOR`` of it, 1 at ``KEYWORD_REACH``, linear between. Chosen leave-one-memory-out
+by ``benchmarks/fusion_loo.py`` (figures in benchmarks/README.md).
 """
 
 from __future__ import annotations

@@ -2,87 +2,15 @@
 (CombSUM), or reciprocal rank when there are no scores, then salience and recency to break
 near-ties.
 
-Each channel of a search (``vector``, ``keyword``, ``graph``, ``date``, ``observation``, ``belief``)
-returns chunk keys in its own order, with its own scores (a cosine, a BM25 score, RRF sums). The
-scales cannot be compared, but each channel's spread can: min-max normalization maps a
-channel's best candidate to 1 and its worst to 0, so a channel that finds one clearly better
-candidate (BM25 far above the rest) gives it its whole weight, and one whose candidates are all
-alike (cosines within a few hundredths) spreads its weight over them::
-
-    combsum(key) = Σ over channels c that returned key:
-                       weight_c × strength_c × (s_c(key) − min_c) / (max_c − min_c)
-    score(key)   = combsum(key) + NEAR_TIE × step × nudge(key),   step = lightest weight × SCORE_STEP
-
-(a channel whose scores are all equal, such as graph's newest-first list, counts its places
-instead: 1, 1 − 1/n, ...). ``strength_c`` is 1 except for a channel given a ``ChannelScale``
-(the keyword channel, ``domain.evidence``): how far its best score gets from the scale's floor
-to its reach, clipped to [0, 1], so a channel whose best match is weak weighs little however
-far ahead of its other candidates that match is. Without scores (``reciprocal_rank_fusion``, and ``fuse`` called
-without ``scores``), ranks only (1-based)::
-
-    rrf(key)   = Σ over channels c that returned key:  weight_c / (k + rank_c(key))
-    score(key) = rrf(key) + NEAR_TIE × step × nudge(key)
-    step       = (smallest positive channel weight) × (1 / (k + 1) − 1 / (k + 2))
-
-where the lightest weight is taken, in both, over the channels that returned something (a
-channel with nothing to say, such as the observation channel of a memory without statements,
-must not change how the others' ties break), and::
-
-    nudge  = (salience_weight × (salience − 0.5) + recency_factor(age_days) − 1) / span
-             span = salience_weight + (1 − floor), so the nudges of any two keys differ by <= 1
-    recency_factor = floor + (1 − floor) × 0.5 ** (age_days / half_life_days)   in (floor, 1]
-
-with weights ``keyword 1, vector 1, graph 0, date 1.5, observation 0.5, belief 0.5``, ``SCORE_STEP = 0.01``, RRF's ``k = 60``, ``NEAR_TIE = 0.5``,
-``half_life_days = 180`` and ``floor = 0.9``. A key listed twice by one channel counts once, at
-its first place.
-
-Why:
-
-- Min-max alone measures a channel's spread, not its evidence: in a memory of a dozen notes the
-  one note sharing an incidental word with a paraphrased question got the keyword channel's
-  whole weight (and a lone candidate 1.0). The keyword channel's strength (``domain.evidence``)
-  was chosen leave-one-memory-out over LoCoMo, the sample corpus and the small memories
-  together (``benchmarks/fusion_loo.py``); the vector channel has none (the folds kept min-max).
-- CombSUM against RRF, and the weights, were chosen by leave-one-conversation-out on the five
-  LoCoMo dev conversations (``benchmarks/locomo_loo.py``: each conversation is scored with the
-  setting best on the other four; the product takes the folds' most common method and the
-  median of their weights), never by the best score on all five. Rank-only fusion gives a
-  chunk that vector put first as much as one keyword put first, even when keyword's first is
-  far ahead of its second and vector's first is a hair ahead of fifty similar ones.
-- ``k = 60`` (RRF) is the constant of Cormack et al. (2009). The statement channels merge their
-  own vector and word lists by CombSUM too (``domain.observations.STATEMENT_MERGE``). The
-  observation weight and that merge were chosen leave-one-out among the settings whose results
-  hold no more characters a query, on the four training conversations, than the search without
-  observations: statements should add recall, not text (three folds chose CombSUM at 0.5).
-- The graph channel lists recent chunks of episodes that mention an entity of the query: it says
-  "about the same person or project", not "answers the question"; the folds gave it weight 0.
-  It still runs (its ranks are shown with each result), and channels that all weigh 0 count 1.0
-  each when they are the only ones that returned something, so a policy of only graph still
-  orders by it.
-- The date channel lists every chunk of the episodes of the days and months a query names
-  (``domain.dates``), all alike (``FLAT_CHANNELS``: equal scores count 1.0 each, not as places).
-  Its weight 1.5 was chosen leave-one-out after the other constants (all five folds, from 0 to
-  3): a named day is strong evidence, and the other channels still order the chunks within it.
-- A statement (observation or belief) that cites chunks ranks those chunks in its place
-  (``domain.observations.ranked_with_sources``); one that cites none is a key of its own, which
-  the vector and keyword lists also hold where its cosine and BM25 place it among their chunks
-  (``domain.observations.join_chunk_channel``), so fusion weighs it as it weighs a chunk. Beliefs
-  had no data to choose on: they take the observation weight.
-- Salience and recency only break near-ties: together they move a score by less than half a
-  ``step``. With ranks, ``step`` is the smallest change one rank at the top of a channel makes,
-  so between keys whose rank sums are (nearly) equal, e.g. ranks 1 + 3 against 2 + 2, the more
-  salient and newer comes first; with scores it is 1% of the lightest channel's range. A key
-  that every channel that returned something put first is first, whatever its age or salience
-  (scores have no smallest step, so the order says so explicitly). An earlier version
-  multiplied the RRF sum by the two factors (±5% salience, up to −10% age); on the sample corpus
-  that put a chunk ranked 2 and 4 above one ranked first by both channels.
-- ``salience_weight`` (a policy setting) is salience's share of the nudge against recency's
-  ``1 − floor``: 0 ignores salience, 0.1 (the default) weighs it as much as age.
-
-The order is deterministic: first-everywhere keys, then score descending, then the best rank
-the key had in any channel, then the key itself (keys must be orderable; chunk ids are strings).
-Sums are taken with ``math.fsum`` in the weights' channel order, so the order of the channels in
-the input cannot change a score by even the last bit.
+Channels score on scales that cannot be compared, but each one's spread can: min-max
+normalization gives a channel's clearly best candidate its whole weight and spreads it over
+candidates that are all alike. A ``ChannelScale`` (the keyword channel's, ``domain.evidence``)
+scales a channel by how strong its best match is. Salience and recency move a score by less than
+half a step (one rank at the top of a channel, or 1% of the lightest channel's range), so they
+only reorder near-ties. The weights and the method were chosen leave-one-out
+(``benchmarks/locomo_loo.py``, ``benchmarks/fusion_loo.py``); docs/retrieval.md#fusion has the
+formulas and the reasons. The order is deterministic: sums use ``math.fsum`` in the weights'
+channel order, ties fall to the best rank, then the key.
 """
 
 from __future__ import annotations

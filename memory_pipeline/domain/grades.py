@@ -1,27 +1,13 @@
 """How well one search result matches its question: strong, weak or none, from the evidence the
 channels already measured, read against the embedding profile's calibration.
 
-Fused scores are normalized within one search, so the best result of a question the memory
-cannot answer still scores near the top of the scale. A grade is not relative to the search:
-
-* the vector evidence is the result's cosine placed on the profile's own scale, the fraction of
-  the way from ``query_floor`` (what the model gives a question and a passage about something
-  else) to ``query_match`` (a question and the passage that answers it), both measured on the
-  built-in probe set (``domain.calibration``): 0 at the floor, 1 at the match level, whatever
-  the model's baseline;
-* the keyword evidence is the share of the query's attainable BM25 its best chunk scores
-  (``domain.evidence``): 1 when a chunk holds each of the question's words.
-
-A result is ``none`` unless its vector position reaches ``VECTOR_CUT``, its keyword share
-``KEYWORD_CUT``, or a date the question names holds it (the date channel listed it); one that
-clears that is ``strong`` when either reaches its channel's full evidence (the model's typical
-answer, ``STRONG_POSITION``; the keyword channel's ``evidence.KEYWORD_REACH``), ``weak``
-otherwise. The two cut-offs were chosen leave-one-memory-out over the sample corpus and the
-small memories, for the bundled model and a loopback model of another baseline together (one
-pair for every model: the calibration carries what differs), allowing at most 5% of the
-answerable questions' notes to be graded none (``benchmarks/bench_nomatch.py``). A question
-asked in other words than its note's can sit as low as an unrelated one, so many unanswerable
-questions still grade ``weak``: ``none`` is a firm no, ``weak`` is not a firm yes.
+Fused scores are relative to one search; a grade is not. The vector evidence is the result's
+cosine placed between the profile's ``query_floor`` and ``query_match`` (``domain.calibration``),
+the keyword evidence the share of the query's attainable BM25 its best chunk scores
+(``domain.evidence``). ``none`` unless one reaches its cut (or a date the question names holds
+the result); ``strong`` when one reaches its channel's full evidence. The cuts were chosen
+leave-one-memory-out by ``benchmarks/bench_nomatch.py``. ``none`` is a firm no; ``weak`` is not
+a firm yes.
 """
 
 from __future__ import annotations

@@ -115,15 +115,21 @@ def _confidence(value: Any) -> float:
     return float(value)
 
 
-def _episode_ids(value: Any) -> tuple[int, ...]:
+def _sources(field: str, value: Any, items: str, noun: str) -> list | tuple:
+    """``value`` if it is an array of at most ``MAX_SOURCES`` (of ``items``, one ``noun`` each)."""
     if not isinstance(value, (list, tuple)):
         raise InvalidObservation(
-            "episode_ids", f"'episode_ids' must be an array of episode ids, got {json_type(value)}"
+            field, f"'{field}' must be an array of {items}, got {json_type(value)}"
         )
     if len(value) > MAX_SOURCES:
         raise InvalidObservation(
-            "episode_ids", f"'episode_ids' lists {len(value)} episodes (at most {MAX_SOURCES})"
+            field, f"'{field}' lists {len(value)} {noun} (at most {MAX_SOURCES})"
         )
+    return value
+
+
+def _episode_ids(value: Any) -> tuple[int, ...]:
+    value = _sources("episode_ids", value, "episode ids", "episodes")
     out = []
     for item in value:
         if isinstance(item, bool) or not isinstance(item, int) or not 0 < item < 2**63:
@@ -135,14 +141,7 @@ def _episode_ids(value: Any) -> tuple[int, ...]:
 
 
 def _passages(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, (list, tuple)):
-        raise InvalidObservation(
-            "passages", f"'passages' must be an array of strings, got {json_type(value)}"
-        )
-    if len(value) > MAX_SOURCES:
-        raise InvalidObservation(
-            "passages", f"'passages' lists {len(value)} passages (at most {MAX_SOURCES})"
-        )
+    value = _sources("passages", value, "strings", "passages")
     return tuple(dict.fromkeys(_text("passages", item, limit=200, required=True) for item in value))
 
 

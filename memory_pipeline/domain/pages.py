@@ -1,16 +1,8 @@
 """Pages of a long episode: consecutive whole chunks up to a size budget, numbered from 1.
 
-Retrieval is the shortcut; paging is the guarantee: a reader (an agent through MCP or HTTP)
-that reads pages 1 to ``pages`` has read the whole body, and knows it. Pages follow the
-episode's chunks, so a page and a search hit (whose ``start``/``end``/``chunkIds`` are chunk
-offsets and ids) name the same text: a hit lies inside one page, or across two that touch.
-
-The rule: chunks are taken in order; a page takes the next chunk while its text (from its first
-chunk's start to that chunk's end) stays within ``PAGE_CHARS``; a chunk that would pass it starts
-the next page. A chunk is never split (chunks are at most ``chunking.MAX_CHUNK_CHARS``, ten times
-under the budget), so every page but the last holds at least ``PAGE_CHARS - MAX_CHUNK_CHARS``
-characters. The pages of a body are a pure function of its chunks: the same numbers on every
-call, from every interface.
+Reading pages 1 to ``pages`` reads the whole body. A page takes chunks in order while its text
+stays within ``PAGE_CHARS``; a chunk is never split, so a search hit lies inside one page or
+across two that touch, and the pages are a pure function of the chunks.
 """
 
 from __future__ import annotations

@@ -1,39 +1,14 @@
 """What is true now: a query's reading of time, and the order among candidates that tell one
 subject at different times.
 
-A memory that holds a subject told several times (the dentist in 2023, the new dentist in 2026)
-gives every channel two good answers that differ only in when they were written: the channels
-find the subject, and cannot tell its states apart. Recency in fusion only breaks near-ties, on
-purpose, since over a whole memory newer is not better. Within one subject it is evidence:
-
-- a query asked of today ("which dentist do I go to?", "Wo wohnen wir?") wants the latest note;
-- a query that names a year ("where did I live in 2023?") wants the note in force then: the
-  latest written by the end of that year;
-- a query that names an earlier state ("before the reorganisation", "used to", "früher") wants
-  an older note: the one before the best match when it says "before" (the match is the state it
-  names), otherwise the one before the latest when the best match is the latest;
-- a query in the past tense with neither ("who was my dentist when I lived in Leeds?", most
-  questions about a conversation) is left as fusion ordered it: the tense alone does not say
-  which older note; so is one that names a day or a month ("on 3 June 2023"), which the date
-  channel reads (``domain.dates``).
-
-Which candidates tell one subject: among the first ``DEPTH`` of the fused order, those that
-the query finds about as relevant as the first result (a vector-channel score within ``BAND``
-of the first's, a fused score at least ``SCORE_SHARE`` of it) and that are alike to the first
-result themselves (the cosine of their stored vectors at least ``SAME_SUBJECT``, and at least
-``MARGIN`` above the first's median cosine to the results from ``DEPTH`` to ``SPREAD``: where
-everything is alike, likeness singles out no subject). The query's
-side alone groups a memory's many notes that a question matches equally well; their own
-likeness alone groups a project's complementary notes that the first result outranks clearly.
-The constants were chosen leave-one-memory-out over the knowledge-update memories, the small
-memories and the sample corpus (``benchmarks/knowledge_loo.py``); ``SAME_SUBJECT`` is a cosine
-of the bundled model (multilingual-e5 puts notes on other subjects of one journal at 0.81-0.87):
-a model whose cosines run lower groups less, and the order stays fusion's.
-
-Conversation transcripts (``TRANSCRIPT_KINDS``) take no part: the sessions of one conversation
-are all alike, and a later one does not replace an earlier one.
-
-English and German cues: the languages of the benchmarks' memories that the bundled model serves.
+Fusion's recency only breaks near-ties, since over a whole memory newer is not better; within
+one subject told several times it is evidence. A query asked of today wants the latest note, one
+naming a year the note in force then, one naming an earlier state ("before", "used to") an older
+note; past tense alone, or a named day (the date channel's), leaves fusion's order. Candidates
+tell one subject when the query finds them about as relevant as the first result and their
+stored vectors are alike to the first's (see the constants; chosen leave-one-memory-out by
+``benchmarks/knowledge_loo.py``). Conversation transcripts (``TRANSCRIPT_KINDS``) take no part.
+Cues are English and German, the languages of the bundled model's benchmark memories.
 """
 
 from __future__ import annotations

@@ -1,26 +1,11 @@
 """Paragraph windows: the finer views of a chunk that the vector channel scores it by.
 
-A 1600-character chunk holds several paragraphs (a chat session's turns, a note's sections). One
-vector for all of it averages them, so a question about one turn matches the chunk only weakly.
-Each chunk of two or more paragraphs therefore also gets one vector per *window*:
-
-* window 0 is the first paragraph alone;
-* window i (i >= 1) runs from the start of paragraph i-1 to the end of paragraph i, so each
-  paragraph is seen together with the one before it (the question a reply answers, the heading a
-  section follows).
-
-A window is a slice of the chunk's text, separators included, so it reads exactly as written.
-``MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off`` skips them at indexing time (``indexing.plan.chunk_views``).
-The vector channel scores a chunk by its best window (``vector_store.nearest_chunks``). A chunk
-with one paragraph, or none, has no windows: its only view is the chunk itself.
-
-More than ``MAX_WINDOWS`` paragraphs (a list of one-liners) are first grouped into ``MAX_WINDOWS``
-consecutive runs of nearly equal count, so a chunk never costs more than ``MAX_WINDOWS + 1``
-model inputs.
-
-Measured on LoCoMo (``benchmarks/bench_locomo.py``): scoring chunks by their best window lifts the
-vector channel's recall@1 from 0.40 (one vector a chunk) to 0.53; the best single paragraph alone
-reaches 0.44, a windows-of-two without the first paragraph 0.53 with a weaker fused result.
+One vector for a chunk of several paragraphs averages them, so a question about one turn
+matches it weakly. A chunk of two or more paragraphs also gets a vector per window: window 0 is
+its first paragraph, window i its paragraphs i-1 and i (a reply with its question), each a slice
+of the chunk's text. The vector channel scores a chunk by its best window. More than
+``MAX_WINDOWS`` paragraphs are grouped first, so a chunk costs at most ``MAX_WINDOWS + 1`` model
+inputs. ``MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off`` skips them (``indexing.plan.chunk_views``).
 """
 
 from __future__ import annotations

@@ -89,11 +89,7 @@ class Embedder(abc.ABC):
     # -- public API -------------------------------------------------------------------------
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), profile.dim) float32 unit vectors, in ``batch_size`` model calls."""
-        out = np.empty((len(texts), self.profile.dim), dtype=np.float32)
-        for start in range(0, len(texts), self.batch_size):
-            batch = list(texts[start : start + self.batch_size])
-            out[start : start + len(batch)] = self._checked(batch, is_query=False)
-        return out
+        return self._in_batches(texts, is_query=False)
 
     def embed_query(self, text: str) -> np.ndarray:
         """(profile.dim,) float32 unit vector for a search query."""
@@ -101,11 +97,7 @@ class Embedder(abc.ABC):
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """``embed_query`` of each text, in ``batch_size`` model calls (calibration's probes)."""
-        out = np.empty((len(texts), self.profile.dim), dtype=np.float32)
-        for start in range(0, len(texts), self.batch_size):
-            batch = list(texts[start : start + self.batch_size])
-            out[start : start + len(batch)] = self._checked(batch, is_query=True)
-        return out
+        return self._in_batches(texts, is_query=True)
 
     def probe(self) -> int:
         """Embed ``PROBE_TEXT``; return the served dimension or raise before anything is written."""
@@ -115,6 +107,13 @@ class Embedder(abc.ABC):
         return served
 
     # -- helpers ----------------------------------------------------------------------------
+    def _in_batches(self, texts: Sequence[str], *, is_query: bool) -> np.ndarray:
+        out = np.empty((len(texts), self.profile.dim), dtype=np.float32)
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            out[start : start + len(batch)] = self._checked(batch, is_query=is_query)
+        return out
+
     def _checked(self, texts: list[str], *, is_query: bool) -> np.ndarray:
         raw = self._embed_batch(texts, is_query=is_query)
         self._refuse_if_too_small(self._served_dim(raw, expected_rows=len(texts)))

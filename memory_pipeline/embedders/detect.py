@@ -1,19 +1,11 @@
 """Which wire format an embedding endpoint speaks: Ollama's ``/api/embed`` or OpenAI's ``/v1/embeddings``.
 
-With ``MEMORY_PIPELINE_EMBED_URL`` set and no provider named, the probe asks the endpoint on the
-real wire: one embedding of ``base.PROBE_TEXT`` in one format, then in the other. A format is
-spoken when the endpoint answers it with that format's embedding shape, or with that format's
-"model not found" (the route exists; the model is then refused by name, as with a named
-provider). A URL ending in ``/v1`` is an OpenAI-style base, so that format is asked first;
-otherwise Ollama's is (Ollama also serves ``/v1/embeddings``, and its own API is the one the
-ollama provider speaks). The detected format is the provider: the same server gives the same
-embedding profile whether its format was named or detected.
-
-Refusals, each plain and with its exit code: an endpoint that cannot be reached, times out,
-asks for credentials or fails with 5xx is unavailable (``EmbedderUnavailable``, exit 5); one that
-answers both routes with something else speaks neither (``ConfigurationError``, exit 7). A
-named provider whose route the endpoint lacks while it speaks the other format is a wrong
-format (``wrong_format``, exit 7).
+With ``MEMORY_PIPELINE_EMBED_URL`` set and no provider named, the probe embeds
+``base.PROBE_TEXT`` in one format, then the other (OpenAI's first for a URL ending in ``/v1``);
+a format is spoken when the answer has its embedding shape or its "model not found". The
+detected format is the provider, so a server gives the same profile named or detected.
+Unreachable, timing out, asking for credentials or 5xx: ``EmbedderUnavailable`` (exit 5);
+neither format, or a named one the endpoint lacks: ``ConfigurationError`` (exit 7).
 """
 
 from __future__ import annotations
@@ -25,7 +17,7 @@ import httpx
 
 from memory_pipeline.config import PROVIDER_DEFAULTS, EmbedSettings
 from memory_pipeline.embedders.base import PROBE_TEXT
-from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable
+from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, shortened
 
 FORMATS = ("ollama", "openai")
 ROUTES = {"ollama": "/api/embed", "openai": "/v1/embeddings"}
@@ -71,11 +63,6 @@ def _speaks(wire_format: str, response: httpx.Response) -> bool:
     )
 
 
-def _short(text: str, limit: int = 120) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-
-
 def ask(url: str, wire_format: str, model: str, timeout_s: float) -> tuple[bool, int, str]:
     """Ask ``url`` for one embedding in ``wire_format``: (spoken, HTTP status, what it said).
     EmbedderUnavailable when nothing answers."""
@@ -93,10 +80,11 @@ def ask(url: str, wire_format: str, model: str, timeout_s: float) -> tuple[bool,
         ) from None
     except (httpx.HTTPError, ValueError) as exc:
         raise EmbedderUnavailable(
-            "configured", f"cannot connect to {url} to detect its wire format: {_short(str(exc))}"
+            "configured",
+            f"cannot connect to {url} to detect its wire format: {shortened(exc, 120)}",
         ) from None
     said = f"{ROUTES[wire_format]} answered HTTP {response.status_code}"
-    text = _short(response.text, 80)
+    text = shortened(response.text, 80)
     return (
         _speaks(wire_format, response),
         response.status_code,
@@ -151,6 +139,16 @@ def resolve(settings: EmbedSettings) -> EmbedSettings:
         url=host if wire_format == "ollama" else url,
         chosen_by="detected",
     )
+
+
+def wrong_route(
+    status: int, named: str, url: str, model: str, timeout_s: float
+) -> ConfigurationError | None:
+    """A named provider's HTTP ``status``: when it says no such route (404, 405) and ``url``
+    speaks the other format, the plain wrong setting to raise; else None."""
+    if status not in (404, 405):
+        return None
+    return wrong_format(named, url, model, timeout_s)
 
 
 def wrong_format(named: str, url: str, model: str, timeout_s: float) -> ConfigurationError | None:

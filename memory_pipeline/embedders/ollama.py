@@ -21,7 +21,8 @@ import orjson
 
 from memory_pipeline.embedders import transport
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
-from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, ModelRefused
+from memory_pipeline.embedders.detect import wrong_route
+from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, ModelRefused, shortened
 
 try:
     import ollama
@@ -45,11 +46,6 @@ def query_prefix_for(model: str) -> str:
     # Also matches registry paths such as "hf.co/Qwen/Qwen3-Embedding-0.6B-GGUF".
     base_name = model.rsplit("/", 1)[-1].lower()
     return QWEN3_QUERY_INSTRUCTION if base_name.startswith("qwen3-embedding") else ""
-
-
-def _short(text: object, limit: int = 200) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def _check_host(host: str) -> None:
@@ -85,7 +81,7 @@ class OllamaEmbedder(Embedder):
         try:
             self._client = ollama.Client(host=host, timeout=timeout_s)
         except (ValueError, TypeError, httpx.InvalidURL) as exc:
-            raise ConfigurationError(f"invalid Ollama host {host!r}: {_short(exc)}") from None
+            raise ConfigurationError(f"invalid Ollama host {host!r}: {shortened(exc)}") from None
         http = self._client._client  # the client's httpx.Client: its base URL and headers
         self.base_url = str(http.base_url).rstrip("/")
         url = (
@@ -129,13 +125,13 @@ class OllamaEmbedder(Embedder):
                     f"cannot connect to {self.host}; is `ollama serve` running there?",
                 ) from None
             raise EmbedderUnavailable(
-                self.service_name, f"cannot talk to {self.host}: {_short(exc, 120)}"
+                self.service_name, f"cannot talk to {self.host}: {shortened(exc, 120)}"
             ) from None
         except (ValueError, TypeError) as exc:
             # Non-JSON body or a JSON shape the client's pydantic model rejects.
             raise ModelRefused(
                 f"the Ollama server at {self.host} answered something that is not an embedding "
-                f"response for model {model!r}: {_short(exc, 120)}"
+                f"response for model {model!r}: {shortened(exc, 120)}"
             ) from None
         return self._vectors(
             answer.get("embeddings") if isinstance(answer, dict) else None, len(inputs)
@@ -148,20 +144,16 @@ class OllamaEmbedder(Embedder):
         return response
 
     def _response_error(self, exc: ollama.ResponseError) -> Exception:
-        status, message = exc.status_code, _short(exc.error)
+        status, message = exc.status_code, shortened(exc.error)
         model = self.profile.model
         if status == 404 and "model" in message.lower():
             return ModelRefused(
                 f"model {model!r} is not available on the Ollama server at {self.host} "
                 f"(run: ollama pull {model})"
             )
-        if status in (404, 405):
-            from memory_pipeline.embedders.detect import wrong_format
-
-            # No such route: an endpoint that speaks the other format is a plain wrong setting.
-            refusal = wrong_format("ollama", self.base_url, model, self.timeout_s)
-            if refusal is not None:
-                return refusal
+        refusal = wrong_route(status, "ollama", self.base_url, model, self.timeout_s)
+        if refusal is not None:
+            return refusal
         if status == 404:
             return EmbedderUnavailable(
                 self.service_name,

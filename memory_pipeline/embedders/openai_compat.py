@@ -14,7 +14,8 @@ import orjson
 
 from memory_pipeline.embedders import transport
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
-from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, ModelRefused
+from memory_pipeline.embedders.detect import wrong_route
+from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, ModelRefused, shortened
 
 # llama.cpp answers an input longer than its physical batch with HTTP 500 and "input (N tokens)
 # is too large to process. increase the physical batch size (current batch size: B)". That is a
@@ -34,11 +35,6 @@ def embeddings_url(base_url: str) -> str:
     if base.endswith("/v1"):
         return f"{base}/embeddings"
     return f"{base}/v1/embeddings"
-
-
-def _short(text: object, limit: int = 200) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def _json(content: bytes) -> Any:
@@ -62,13 +58,13 @@ def _error_message(response: transport.Answer) -> str:
     try:
         body = _json(response.content)
     except ValueError:
-        return _short(response.text) or response.reason
+        return shortened(response.text) or response.reason
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, dict):
         error = error.get("message") or error
     if error is None and isinstance(body, dict):
         error = body.get("detail") or body.get("message") or body
-    return _short(error)
+    return shortened(error)
 
 
 class OpenAICompatibleEmbedder(Embedder):
@@ -101,7 +97,7 @@ class OpenAICompatibleEmbedder(Embedder):
             parsed = httpx.URL(self.url)
         except (httpx.InvalidURL, ValueError, TypeError) as exc:
             raise ConfigurationError(
-                f"invalid embedding server URL {base_url!r}: {_short(exc)}"
+                f"invalid embedding server URL {base_url!r}: {shortened(exc)}"
             ) from None
         # Otherwise a typo only surfaces at the first batch, looking like a network outage.
         if parsed.scheme not in ("http", "https") or not parsed.host:
@@ -153,7 +149,7 @@ class OpenAICompatibleEmbedder(Embedder):
             ) from None
         except transport.TransportFailed as exc:
             raise EmbedderUnavailable(
-                self.service_name, f"cannot connect to {self.url}: {_short(exc, 120)}"
+                self.service_name, f"cannot connect to {self.url}: {shortened(exc, 120)}"
             ) from None
 
     def _status_error(self, response: transport.Answer) -> Exception:
@@ -163,13 +159,9 @@ class OpenAICompatibleEmbedder(Embedder):
             return ModelRefused(
                 f"model {model!r} is not available on the embedding server at {self.base_url}: {message}"
             )
-        if status in (404, 405):
-            from memory_pipeline.embedders.detect import wrong_format
-
-            # No such route: an endpoint that speaks the other format is a plain wrong setting.
-            refusal = wrong_format("openai", self.base_url, model, self.timeout_s)
-            if refusal is not None:
-                return refusal
+        refusal = wrong_route(status, "openai", self.base_url, model, self.timeout_s)
+        if refusal is not None:
+            return refusal
         if status == 404:
             return EmbedderUnavailable(
                 self.service_name,
@@ -210,7 +202,7 @@ class OpenAICompatibleEmbedder(Embedder):
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise ModelRefused(
                 f"the embedding server at {self.base_url} answered something that is not a valid "
-                f"embeddings response for model {self.profile.model!r}: {_short(exc, 120)}"
+                f"embeddings response for model {self.profile.model!r}: {shortened(exc, 120)}"
             ) from None
         if not np.isfinite(raw).all():
             raise ModelRefused(

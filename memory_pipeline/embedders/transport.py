@@ -1,17 +1,11 @@
 """The embedders' HTTP transport: one JSON POST per model call over kept-alive connections.
 
-An index pass makes a model call per batch, several at once from worker threads, and the
-client's own CPU per call counts: it shares the machine's cores with the database and often
-with the model server. httpx spends about three times the standard library's ``http.client``
-per call on the same requests (``git show 93c90e6:benchmarks/README.md``, "Indexing CPU"), so a plain ``http://``
-server reached directly (the usual local model server) is called through ``LeanPoster``: a
-pool of ``http.client`` connections, each used by one call at a time. Anything else keeps httpx
-(``HttpxPoster``): ``https://`` (its certificate settings), a URL carrying credentials, or a
-proxy set in the environment (``HTTP_PROXY``, ``ALL_PROXY``), so those behave exactly as before.
-
-Both raise the same two failures, which the providers turn into their plain messages:
-``TransportTimeout`` (no answer within the timeout) and ``TransportFailed`` (no connection, or
-the connection broke), with whether it failed while connecting.
+The client's CPU per call counts in an index pass (it shares the cores with the database and the
+model server), and httpx costs several times the standard library's per call, so a plain
+``http://`` server reached directly is called through ``LeanPoster`` (a pool of ``http.client``
+connections). ``https://``, URLs with credentials and proxies from the environment keep httpx
+(``HttpxPoster``). Both raise ``TransportTimeout`` or ``TransportFailed``, which the providers
+turn into their plain messages.
 """
 
 from __future__ import annotations

@@ -1,20 +1,17 @@
 """Measuring an embedding generation's model against the built-in probe set (``domain.calibration``).
 
-``measure`` embeds the probes with the profile's model (documents as documents, questions as
-queries) and derives its cut-offs. It never raises for the model's sake: an unreachable server, a
-refusal or numbers that make no sense give the defaults, with the reason. ``after_index`` does it
-once per embedding generation: ``until_done.index_pending`` (the index path of every writer)
-calls it after its work when a pass checked the model's canary (the model is the generation's),
-so a measurement never delays or fails the vectors. In Dagster it is global work, never a day
-partition's: the ``backlog`` asset measures before its days, the ``serving_generation`` asset
-(``measure_unless_stored``) whenever the generation has none. The result is stored with
-the generation (``embedding_generations.calibration``); a failure to reach the model is measured
-again by the next run, any other failure is kept (the defaults, and why) until a reindex.
+``measure`` embeds the probes and derives the cut-offs; it never raises for the model's sake (a
+failure gives the defaults, with the reason). ``after_index`` measures once per generation, after
+an index pass whose canary proved the model, so a measurement never delays or fails the vectors;
+in Dagster the ``backlog`` and ``serving_generation`` assets do it, never a day's partition. The
+result is stored with the generation; an unreachable model is measured again by the next run,
+any other failure is kept until a reindex.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from memory_pipeline.domain import calibration
 from memory_pipeline.domain.calibration import Calibration
@@ -53,23 +50,19 @@ def after_index(db: Database, embedder: Embedder, canary_checked: bool) -> Calib
     (the model may not be the generation's) or the profile was never registered."""
     if not canary_checked:
         return None
-    with db.connection() as conn:
-        target = profiles_store.writing_target(conn, embedder.profile)
-        if target is None:
-            return None
-        stored = profiles_store.stored_calibration(conn, target.id, target.generation)
-    if stored is not None and not stored.retry:
-        return stored
-    measured = measure(embedder)  # no pooled connection held while the model works
-    with db.connection() as conn:
-        profiles_store.record_calibration(conn, target.id, target.generation, measured)
-    return measured
+    return _stored_else_measured(db, embedder, before_measuring=lambda: None)
 
 
 def measure_unless_stored(db: Database, embedder: Embedder) -> Calibration | None:
     """The calibration of the generation ``embedder`` writes: the stored one, else measured now
     after its canary proved the model is the generation's (``canary.check_now``: a changed
     model raises ``ModelRefused``). None when no generation is registered yet."""
+    return _stored_else_measured(db, embedder, before_measuring=lambda: check_now(db, embedder))
+
+
+def _stored_else_measured(
+    db: Database, embedder: Embedder, *, before_measuring: Callable[[], object]
+) -> Calibration | None:
     with db.connection() as conn:
         target = profiles_store.writing_target(conn, embedder.profile)
         if target is None:
@@ -77,5 +70,8 @@ def measure_unless_stored(db: Database, embedder: Embedder) -> Calibration | Non
         stored = profiles_store.stored_calibration(conn, target.id, target.generation)
     if stored is not None and not stored.retry:
         return stored
-    check_now(db, embedder)
-    return after_index(db, embedder, True)
+    before_measuring()
+    measured = measure(embedder)  # no pooled connection held while the model works
+    with db.connection() as conn:
+        profiles_store.record_calibration(conn, target.id, target.generation, measured)
+    return measured

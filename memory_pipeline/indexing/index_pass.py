@@ -1,23 +1,12 @@
 """One index pass: pending episodes -> chunks -> vectors, committed episode by episode.
 
-A pass is three parts and the loop that wires them. ``claims.Claimer`` lists up to
-``PASS_LIMIT`` pending episodes, oldest occurrence first, and claims them ``CLAIM_ROUND`` at a
-time while the model works on the previous round (concurrent passes, in this process or others,
-never embed the same episode); the loop chunks them (``plan``; pure, see ``domain.chunking``) and
-cuts the chunks that still lack a vector for the active profile, each with its paragraph
-windows (``domain.windows``, stored in the same row), into model-sized calls (several episodes
-share a call so the model always sees full batches); ``proof.CanaryProof`` says which embedded
-episodes a matching canary vouches for; ``committer.Committer`` commits the proven ones every
-500 vectors or 2 seconds: each episode's chunks and vectors land in one transaction or not at all.
-
-Model calls run on worker threads, up to ``Embedder.in_flight`` at once
-(MEMORY_PIPELINE_EMBED_PARALLEL, ``model_calls``); commits run on the committer's storing
-threads, each with its own connection; this thread claims, chunks and plans the next rounds and
-collects the vectors meanwhile. So the model server, the database and this process's own work
-all overlap.
-
-A failure (model down, model changed, database gone) stops the pass; what was committed stays,
-everything else stays pending for the next pass.
+``claims.Claimer`` claims pending episodes a round at a time (concurrent passes never embed the
+same episode); the loop chunks them (``plan``) and cuts the chunks still lacking a vector, with
+their paragraph windows, into full model calls run on worker threads (``model_calls``);
+``proof.CanaryProof`` says which episodes a matching canary vouches for; ``committer.Committer``
+commits the proven ones, each episode's chunks and vectors in one transaction. So the model
+server, the database and this process overlap. A failure stops the pass; what was committed
+stays, the rest stays pending.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """Keyword champion lists built beside an index run instead of after it.
 
-`memory-pipeline index` leaves every memory's champion lists fresh (``champions_store``: lists that
-are missing are built, stale ones rebuilt). Built after the pass, that build added its whole
-time to the command's (a fresh memory of 100,000 chunks: seconds after the pass,
-benchmarks/README.md), while the pass itself, waiting on the model server, left a core idle.
-
-A rebuild can run beside the memory's writers (migration 0026: writers log what they commit
-meanwhile and the swap weighs it; from then on they keep the lists exact). So ``ListsBeside``
-starts the build on a thread and connection of its own once the run has committed
-``START_SHARE`` of the episodes it set out to index: the build reads what is committed by then,
-and the writers add the rest. The stale rule (``champions_store.STALE_CHANGE``, a change of more
-than a quarter of the chunk rows since the build) then holds at the end, so ``finish``'s own
-check of missing and stale lists (the same call the command made after the pass before) finds
-nothing left, except a memory that reached the share late (memories interleave in the pass's
-order), which it builds then.
+`memory-pipeline index` leaves every memory's champion lists fresh (``champions_store``). Built
+after the pass, that build added its whole time to the command's while the pass, waiting on the
+model, left a core idle. A rebuild can run beside the writers (they log what they commit and the
+swap weighs it), so ``ListsBeside`` starts it on a thread and connection of its own once the run
+has committed ``START_SHARE`` of its episodes; ``finish`` builds what is still missing or stale.
 """
 
 from __future__ import annotations

@@ -1,22 +1,13 @@
 """Entity linking of what an index run commits: beside the pass in a process of its own, or, for
 a few episodes, after it in this one (``linker_for``).
 
-`memory-pipeline index` also does the ``entity_mentions`` partitions' work: name candidates of
-the episodes it indexed, and their links to their memories' entities. That work is Python (the
-name heuristic and the entity matcher) and as large as the pass's own; on a thread of the
-indexing process it would wait for the interpreter lock the pass holds, and after the pass it
-adds its whole time to the command's. So a worker process does it while the pass runs: the pass
-hands it the ids of each committed batch (``EntityLinker.link``), the worker reads those
-episodes itself from the database and commits their names and links a page at a time
-(``entities_store.link_episodes``, the same rows ``entities_store.refresh_day`` writes). After
-the last page it folds the entities' mention-count rows (``entities_store.compact_mention_counts``).
-
-Failures and interruptions: the worker's own failure (the database gone) is raised in the
-command at the next batch or at ``finish``, with its plain message; the command's failure (a
-model server down, Ctrl-C) stops the worker at once and is reported without waiting for it. No
-committed work is lost either way: an episode is linked in the same transaction that stores its
-names, and an episode with chunks but no names is linked first by the next ``index``
-(``entities_store.unlinked_episodes``), or by the Dagster ``entity_mentions`` asset.
+`memory-pipeline index` also does the ``entity_mentions`` partitions' work. That work is Python
+as large as the pass's own: on a thread it would wait for the interpreter lock, after the pass it
+would add its time. So a worker process takes the ids of each committed batch
+(``EntityLinker.link``) and commits their names and links a page at a time
+(``entities_store.link_episodes``). The worker's failure is raised in the command; the command's
+failure stops the worker. No committed work is lost: an episode with chunks but no names is
+linked by the next ``index`` or by the ``entity_mentions`` asset.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """The canary's proof inside an index pass: which embedded episodes a matching canary vouches for.
 
-By default (``Embedder.canary_every`` 1, MEMORY_PIPELINE_CANARY_EVERY) every model call carries
-the canary phrase (``canary``) as its first input, and a call's vectors are used only when its
-own canary matches the generation's stored one: one request, one model, so a model swapped at
-any moment writes nothing, whichever server of several behind one URL answers. With
-``canary_every`` N > 1 (one server behind the URL), one call in N carries it (at least every
-``CANARY_EVERY_SECONDS``), plus one after the pass's last call, and an episode is proven only
-once a canary call that *started after its own calls had ended* came back matching: the server
-embedded that canary after the vectors, so a model swapped before they were made, and still
-serving, fails that canary, the pass stops and the vectors are never written. What N > 1 cannot
-see: a model swapped and swapped back between two canaries (a fraction of a second apart), and,
-behind a load balancer, a server that answered the vectors but none of the canaries: hence the
-default of 1.
+By default every model call carries the canary phrase first and its vectors count only when that
+canary matches the generation's: a model swapped at any moment writes nothing, whichever server
+behind one URL answers. With ``canary_every`` N > 1 (one server behind the URL) one call in N
+carries it, and an episode is proven only by a matching canary that started after its own calls
+ended. N > 1 cannot see a model swapped and back between two canaries, or a load-balanced server
+that answered no canary: hence the default of 1.
 """
 
 from __future__ import annotations

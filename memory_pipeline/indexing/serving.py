@@ -1,21 +1,10 @@
 """What every writer of vectors ends with: the serving generation left fast to search.
 
-``index_pending`` (``memory-pipeline index``, ``Memory.index``, ``POST /v1/index``, the MCP
-server's adds, a reindex) calls ``leave_search_fast`` last, as does the unpartitioned ``backlog``
-asset after its days (a day's ``embeddings`` partition does nothing global), so whatever a user's commands leave behind is already indexed and
-analyzed, without a nightly run (DESIGN: the everyday path is the fast path):
-
-* the keyword champion lists of every memory whose lists are missing or stale (built beside the
-  pass by ``keyword_lists.ListsBeside`` when the caller started one, else here);
-* the serving generation's HNSW index, built once when it is missing, CONCURRENTLY (searches keep
-  answering by exact scan meanwhile; pgvector keeps the index current on every insert
-  afterwards), after the bulk load rather than before it (one in-memory build instead of an
-  insert into the graph per row), under an advisory lock: a second writer finishing meanwhile
-  leaves the build to the first (``hnsw_store.ensure_index``);
-* ANALYZE once an index was built, so the planner knows the new index and the rows it covers.
-
-The keyword statistics themselves need nothing here: the writers keep them exact in the
-transaction that writes the chunks (``keyword_stats_store``).
+``index_pending`` (every index path) and the ``backlog`` asset call ``leave_search_fast`` last,
+so what a user's commands leave is indexed without a nightly run: the keyword champion lists
+that are missing or stale; the serving generation's HNSW index, built once, CONCURRENTLY, after
+the bulk load and under an advisory lock (``hnsw_store.ensure_index``); and ANALYZE once an index
+was built. The keyword statistics need nothing here: the writers keep them exact.
 """
 
 from __future__ import annotations

@@ -69,17 +69,11 @@ def _over_days(
 
 
 def chunks_check(chunked: Sequence[ChunkedDay]) -> CheckOutcome:
-    totals = {
-        "episodes": sum(c.stats["episodes"] for c in chunked),
-        "episodes_without_chunks": sum(c.stats["episodes_without_chunks"] for c in chunked),
-    }
-    failing = [c.day for c in chunked if c.stats["episodes_without_chunks"]]
-    return _over_days(
+    return _episodes_check(
         "chunks",
         "every_episode_chunked",
-        failing,
-        [c.day for c in chunked],
-        totals,
+        chunked,
+        ("episodes", "episodes_without_chunks"),
         "episodes without chunks",
     )
 
@@ -106,13 +100,23 @@ def embeddings_check(embedded: Sequence[EmbeddedDay], profile: str) -> CheckOutc
 
 
 def entity_mentions_check(linked: Sequence[LinkedDay]) -> CheckOutcome:
-    totals = {"episodes_without_names": sum(x.stats["episodes_without_names"] for x in linked)}
-    failing = [x.day for x in linked if x.stats["episodes_without_names"]]
-    return _over_days(
+    return _episodes_check(
         "entity_mentions",
         "every_episode_scanned_for_names",
-        failing,
-        [x.day for x in linked],
-        totals,
+        linked,
+        ("episodes_without_names",),
         "episodes not scanned for names",
     )
+
+
+def _episodes_check(
+    asset: str,
+    check_name: str,
+    done: Sequence[ChunkedDay] | Sequence[LinkedDay],
+    counted: tuple[str, ...],
+    failure: str,
+) -> CheckOutcome:
+    """A day fails when the last of ``counted`` (its episodes left undone) is not 0."""
+    totals = {key: sum(d.stats[key] for d in done) for key in counted}
+    failing = [d.day for d in done if d.stats[counted[-1]]]
+    return _over_days(asset, check_name, failing, [d.day for d in done], totals, failure)

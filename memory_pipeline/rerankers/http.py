@@ -2,16 +2,12 @@
 
 Wire format::
 
-    -> {"model": "qwen3-reranker:0.6b", "query": "...", "documents": ["...", ...], "top_n": N}
-    <- {"results": [{"index": i, "relevance_score": s, "document": ...?}, ...]}
+    -> {"model": "...", "query": "...", "documents": ["...", ...], "top_n": N}
+    <- {"results": [{"index": i, "relevance_score": s}, ...]}   (or under "data"; any order)
 
-Results may come in any order (llama.cpp sorts them by score); some servers put them under
-``"data"`` instead of ``"results"``. ``HttpReranker.rerank`` returns one score per document in
-the order the documents were given, and the caller sorts.
-
-Reranking is an optional refinement: every way it can go wrong (server down, slow, an HTTP error,
-an answer that does not cover every document exactly once with a finite score) raises
-``RerankerFailed`` with a plain ``reason``, and search keeps its fused order.
+``HttpReranker.rerank`` returns one score per document in the given order. Reranking is optional:
+every way it can go wrong raises ``RerankerFailed`` with a plain reason, and search keeps its
+fused order.
 """
 
 from __future__ import annotations
@@ -25,7 +21,7 @@ from collections.abc import Mapping, Sequence
 import httpx
 
 from memory_pipeline.config import check_url, env_float
-from memory_pipeline.errors import ConfigurationError
+from memory_pipeline.errors import ConfigurationError, shortened
 
 __all__ = [
     "DEFAULT_RERANK_MODEL",
@@ -70,30 +66,25 @@ def rerank_url(base_url: str) -> str:
     return f"{base}/v1/rerank"
 
 
-def _short(text: object, limit: int = 200) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-
-
 def _server_message(raw: bytes) -> str:
     """The error text in an HTTP error body: ``{"error": {"message"}}``, ``{"error": str}``, or text."""
     try:
         body = json.loads(raw)
     except (ValueError, RecursionError):
-        return _short(raw.decode("utf-8", errors="replace"), 120)
+        return shortened(raw.decode("utf-8", errors="replace"), 120)
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, dict):
         error = error.get("message") or error
     if error is None and isinstance(body, dict):
         error = body.get("detail") or body.get("message") or body
-    return _short(error if error is not None else body, 120)
+    return shortened(error if error is not None else body, 120)
 
 
 def _connect_reason(exc: Exception) -> str:
     text = str(exc)
     if "refused" in text.lower():
         return "unreachable (connection refused)"
-    return f"unreachable ({_short(text, 120) or type(exc).__name__})"
+    return f"unreachable ({shortened(text, 120) or type(exc).__name__})"
 
 
 class HttpReranker:
@@ -127,7 +118,7 @@ class HttpReranker:
         try:
             parsed = httpx.URL(self.url)
         except (httpx.InvalidURL, ValueError, TypeError) as exc:
-            raise ValueError(f"invalid reranker URL {url!r}: {_short(exc)}") from None
+            raise ValueError(f"invalid reranker URL {url!r}: {shortened(exc)}") from None
         # Otherwise a typo only surfaces at the first search, looking like a network outage.
         if parsed.scheme not in ("http", "https") or not parsed.host:
             raise ValueError(f"invalid reranker URL {url!r}: expected http(s)://HOST[:PORT][/v1]")
@@ -197,7 +188,7 @@ class HttpReranker:
             raise self._failed(_connect_reason(exc)) from None
         except (httpx.HTTPError, httpx.StreamError, OSError) as exc:
             raise self._failed(
-                f"transport error: {_short(exc, 120) or type(exc).__name__}"
+                f"transport error: {shortened(exc, 120) or type(exc).__name__}"
             ) from None
 
     def _scores(self, raw: bytes, expected: int) -> list[float]:
@@ -221,7 +212,7 @@ class HttpReranker:
             index = item.get("index")
             if isinstance(index, bool) or not isinstance(index, int):
                 raise self._failed(
-                    f"malformed answer: result {position} has index {_short(repr(index), 40)}"
+                    f"malformed answer: result {position} has index {shortened(repr(index), 40)}"
                 )
             if not 0 <= index < expected:
                 raise self._failed(
@@ -232,7 +223,7 @@ class HttpReranker:
             score = item.get("relevance_score")
             if isinstance(score, bool) or not isinstance(score, (int, float)):
                 raise self._failed(
-                    f"malformed answer: score {_short(repr(score), 40)} for index {index} is not a number"
+                    f"malformed answer: score {shortened(repr(score), 40)} for index {index} is not a number"
                 )
             try:
                 value = float(score)

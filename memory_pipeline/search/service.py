@@ -1,31 +1,14 @@
 """Fused retrieval: run the channels, fuse their scores, adjust, optionally rerank.
 
-One search, inside one memory:
-1. validate the input and resolve the policy (kinds, time window, channels, limit);
-2. run the policy's channels at the same time (``search.channels``), each a ranked list of
-   candidates of this memory only;
-3. fuse them (``domain.fusion``): CombSUM of each channel's min-max normalized scores with
-   per-channel weights, the keyword channel's weighed by how much of the query its best match
-   covers (``domain.evidence``), near-ties broken by salience and recency (a statement's
-   confidence stands in for salience);
-3b. among the first results that tell one subject, put first the one the query's time asks
-   for: the latest for a question of today, the one of a named year or earlier state
-   (``search.in_time``, ``domain.supersession``);
-4. if a reranker is configured, the policy allows it and there are more candidates than
-   wanted, the reranker orders the fused pool; any failure keeps the fused order;
-5. sew adjacent chunks of one episode among the results into passages (``search.assembly``);
-   the limit counts passages; grade each passage (strong, weak, none) from its channels'
-   evidence read against the serving profile's calibration (``search.grading``), and say when
-   no result matches;
-6. count the memory's newest episodes that no index pass has chunked yet (no channel can see
-   them), and list those holding a word of the query beside the results: nothing written is
-   invisible; superseded revisions (DESIGN.md) are out of the index and never found, except
-   with ``history``, which lists those holding the query's words after the results
-   (``search.history``);
-7. record a telemetry row: candidates, ranks, scores, the reranker's outcome and latency.
-Without a usable embedder the vector channel is skipped and the response says why; the query
-embedding has its own short deadline and a circuit breaker (``search.query_embedding``), so a
-hung model server costs one short wait, not every search.
+One search, inside one memory: resolve the policy; run its channels at once
+(``search.channels``); fuse them (``domain.fusion``); put first, among results that tell one
+subject, the one the query's time asks for (``search.in_time``); rerank the fused pool when a
+reranker is configured (any failure keeps the fused order); sew adjacent chunks into passages and
+grade them (``search.assembly``, ``search.grading``); list the newest episodes no index pass has
+chunked yet that hold a query word, so nothing written is invisible; record telemetry. Without a
+usable embedder the vector channel is skipped and the response says why; the query embedding has
+its own deadline and circuit breaker (``search.query_embedding``). docs/retrieval.md has the
+whole path.
 """
 
 from __future__ import annotations

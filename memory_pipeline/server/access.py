@@ -114,16 +114,7 @@ def visible_memory(memory, access: Access, name: object) -> str:
 def visible_episode(memory, access: Access, episode_id: int) -> dict:
     """The episode document if it exists and ``access`` sees its memory; else NotFound (the same
     words either way)."""
-    from memory_pipeline.memory import UnknownEpisode
-
-    _require_episode_id(episode_id)
-    try:
-        document = memory.episode(episode_id)
-    except UnknownEpisode:
-        raise NotFound(f"no episode {episode_id}") from None
-    if not access.sees(document["memory"]):
-        raise NotFound(f"no episode {episode_id}")
-    return document
+    return _visible_document(memory.episode, access, episode_id)
 
 
 def visible_episodes(
@@ -138,11 +129,16 @@ def visible_episodes(
 def visible_history(memory, access: Access, episode_id: int) -> dict:
     """``Memory.history`` if the episode exists and ``access`` sees its memory; else NotFound
     (the same words either way)."""
+    return _visible_document(memory.history, access, episode_id)
+
+
+def _visible_document(read, access: Access, episode_id: int) -> dict:
+    """``read(episode_id)`` if the episode exists and ``access`` sees its memory, else NotFound."""
     from memory_pipeline.memory import UnknownEpisode
 
     _require_episode_id(episode_id)
     try:
-        document = memory.history(episode_id)
+        document = read(episode_id)
     except UnknownEpisode:
         raise NotFound(f"no episode {episode_id}") from None
     if not access.sees(document["memory"]):

@@ -1,16 +1,11 @@
 """The HTTP API's documentation: its OpenAPI document and the pages (``/docs``: Swagger UI,
 ``/redoc``: ReDoc) that show it, served offline; ``/`` points to ``/docs``.
 
-FastAPI's own pages load Swagger UI and ReDoc from a CDN, so a local-first server showed a
-blank page with no network. The same pages are built here by FastAPI's own functions, pointed
-at the asset files of the ``fastapi-offline`` package (a dependency: Swagger UI's and ReDoc's
-distribution bundles), served from ``/docs/static``. Nothing on either page names another host:
-no fonts, no favicon and no validator badge from outside.
-
-The document (``/openapi.json``) is FastAPI's, completed with what FastAPI cannot know because
-the routes read their own bodies and their own token (``http_models``, ``http_deps``): the
-request bodies' schemas, which query parameters a route requires although it checks them
-itself, and that a loopback server with no token needs none.
+FastAPI's own pages load their assets from a CDN; these are built by FastAPI's functions over the
+``fastapi-offline`` package's files (``/docs/static``), so no page names another host. The
+document adds what FastAPI cannot see because the routes read their own bodies and token: the
+request bodies' schemas, the query parameters a route requires, and that a loopback server with
+no token needs none.
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """The checks every request to ``serve`` and ``mcp --http`` passes before any route runs.
 
-``Exposure`` says where a server listens and which names it answers to; ``RequestGuard`` (an
-ASGI middleware around either app) applies it to every request, whatever its route:
-
-* Bound to loopback, the ``Host`` header must name the machine itself (``localhost``, a
-  loopback address) or one of ``MEMORY_PIPELINE_ALLOWED_HOSTS`` (a reverse proxy's names):
-  anything else is 421, so a page whose domain was rebound to 127.0.0.1 reads nothing.
-* An ``Origin`` header (a browser's, on every cross-site POST) must be the server's own origin,
-  a loopback one or an allowed name: anything else is 403, so a web page cannot write through
-  a request it may send without asking (a ``text/plain`` POST needs no CORS preflight).
-* Bound beyond loopback, the server answers 401 to every request while no token exists, asked
-  of the database per request: revoking the last token closes the server, it never opens it.
-* A request body must keep coming: a pause longer than the client timeout ends the request
-  with 408 (the wait for the headers themselves is the protocol's, ``transport``).
+``Exposure`` says where a server listens and which names it answers to; ``RequestGuard`` (ASGI
+middleware) applies it: on loopback a foreign ``Host`` is 421 (DNS rebinding); a foreign
+``Origin`` is 403 (cross-site writes); beyond loopback every request is 401 while no token
+exists; a request body that stalls past the client timeout is 408.
 """
 
 from __future__ import annotations

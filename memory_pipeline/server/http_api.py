@@ -1,23 +1,11 @@
 """The HTTP API (``memory-pipeline serve``): FastAPI over one shared ``Memory``.
 
-The routes are routers of their own modules, over ``Memory`` and the caller's ``Access``
-(``http_deps``): ``reading_routes`` (``GET /v1/search``, ``/v1/memories``, ``/v1/status``,
-``/v1/episodes/{id}``, with ``?page=N`` a long episode page by page, ``domain.pages``),
-``writing_routes`` (``POST /v1/episodes``: JSON episodes, documents among them as base64 items,
-or one document as the raw body; ``POST /v1/index``; ``DELETE /v1/episodes/{id}`` and
-``/v1/memories/{memory}``) and ``observation_routes`` (``POST``/``GET /v1/observations``,
-``PATCH /v1/observations/{id}``) and ``episode_routes`` (``GET /v1/memories/{memory}/episodes``,
-``/v1/episodes/{id}/history``: a memory's episodes and a source's revisions). OpenAPI at ``/openapi.json``, docs at ``/docs`` and
-``/redoc``, offline (``api_docs``).
-
-Every error is ``{"error": "<plain message>"}`` with its status: 400 unreadable body, 401 no or
-bad token (or, beyond loopback, no token exists at all), 403 a read-only token writing or a
-foreign ``Origin``, 404 unknown (or not visible) memory, episode or statement, 405 wrong method,
-408 a body that stalls, 413 body or batch too large, 415 a JSON body not sent as
-``application/json``, 421 a foreign ``Host`` on a loopback server (``guard``), 422 invalid input,
-502 the embedding service is down or refused, 503 the database is down. A response never
-carries a stack trace: what is not an expected failure is logged and answered 500 "internal
-error" (``http_errors``).
+The routes are routers of their own modules (``reading_routes``, ``writing_routes``,
+``observation_routes``, ``episode_routes``) over ``Memory`` and the caller's ``Access``
+(``http_deps``); OpenAPI and its pages come offline from ``api_docs``. Every error is
+``{"error": "<plain message>"}`` with its status (docs/http-api.md lists them); a response never
+carries a stack trace: what is not an expected failure is logged and answered 500
+(``http_errors``).
 """
 
 from __future__ import annotations

@@ -198,13 +198,18 @@ class SearchAnswer(Answer):
     )
 
 
-class ListedEpisode(Answer):
+class EpisodeHead(Answer):
+    """What a listing and a history say of each episode."""
+
     id: int
     title: str
     kind: str
     occurredAt: str
     ingestedAt: str
     source: str | None
+
+
+class ListedEpisode(EpisodeHead):
     sourceId: str | None = Field(description="The source's identity: a JSONL id or a path.")
     revisions: int = Field(description="How many revisions its source has had.")
 
@@ -214,13 +219,7 @@ class EpisodeListing(Answer):
     episodes: list[ListedEpisode] = Field(description="Current episodes, newest first.")
 
 
-class Revision(Answer):
-    id: int
-    title: str
-    kind: str
-    occurredAt: str
-    ingestedAt: str
-    source: str | None
+class Revision(EpisodeHead):
     current: bool
     supersededAt: str | None
     supersededBy: int | None

@@ -20,6 +20,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from memory_pipeline.domain.jsonl import LineRejected, given, json_type, reject_unknown_fields
+from memory_pipeline.domain.observations import JSONL_FIELDS
 from memory_pipeline.errors import InputError
 from memory_pipeline.server.access import readable_memory, writable_memory
 from memory_pipeline.server.api_docs import REQUIRED
@@ -40,20 +41,7 @@ from memory_pipeline.server.http_models import (
 )
 
 # The fields of a statement (those of the JSONL import) and of the decision about close ones.
-SAVE_FIELDS = (
-    "memory",
-    "text",
-    "kind",
-    "status",
-    "confidence",
-    "episode_ids",
-    "passages",
-    "author",
-    "observed_at",
-    "decision",
-    "revise_id",
-    "force",
-)
+SAVE_FIELDS = (*JSONL_FIELDS, "decision", "revise_id", "force")
 
 
 def save_arguments(body: Any, default_memory: str | None) -> dict:

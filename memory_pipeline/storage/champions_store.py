@@ -1,20 +1,11 @@
 """The keyword channel's champion lists: each common word's best chunks, rebuilt beside the writers.
 
-Champion lists (``sql/migrations/0025_keyword_champions.sql``): for each lexeme held by more than
-``CAP`` chunk rows of a memory, the rows with the highest BM25 term weight for it, built by
-``refresh_champions`` (the nightly maintenance job, ``memory-pipeline maintain``, and
-``memory-pipeline index`` for memories whose lists are missing or stale), grown by
-``keyword_stats_store.record_chunks`` and shrunk by the chunks' deletion (ON DELETE CASCADE), so
-a list always holds exactly the rows above its floor. ``keyword_store`` reads them for a one-word
-lookup of a common word.
-
-A rebuild (``sql/migrations/0026_keyword_champion_builds.sql``) reads every posting of the memory
-from one snapshot beside the writers and loads the lists as a new generation
-(``sql/migrations/0027_keyword_champion_generations.sql``), which searches and writers do not read
-yet, then swaps it in under the memory's statistics row lock: only that memory's chunk writers
-wait, and only while the swap weighs the episodes they wrote during the rebuild (they log them
-while it is registered) through the new floors and makes the new generation current. The old
-generation is deleted after, in batches.
+For each lexeme held by more than ``CAP`` chunk rows of a memory, the rows with the highest BM25
+term weight for it (``keyword_store`` reads them for a one-word lookup of a common word). Built
+by ``refresh_champions``, grown by ``keyword_stats_store.record_chunks`` and shrunk by ON DELETE
+CASCADE, so a list always holds exactly the rows above its floor. A rebuild loads a new
+generation from one snapshot beside the writers and swaps it in under the memory's statistics row
+lock, weighing what the writers logged meanwhile; only that memory's writers wait, briefly.
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -268,24 +267,3 @@ def exit_cleanly_on_sigterm() -> None:
             signal.signal(sig, _exit)
         except ValueError:  # not the main thread (e.g. inside a Dagster run worker thread)
             pass
-
-
-def wait_for_exit(pid: int | None, timeout: float = 15.0) -> bool:
-    """Wait until a released server's postmaster has exited (scripts that must leave no process)."""
-    if not pid:
-        return True
-    try:
-        proc = psutil.Process(pid)
-        deadline = time.monotonic() + timeout
-        while (
-            time.monotonic() < deadline
-            and proc.is_running()
-            and proc.status() != psutil.STATUS_ZOMBIE
-        ):
-            time.sleep(0.05)
-        if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
-            print(f"warning: the embedded PostgreSQL (pid {pid}) is still running", file=sys.stderr)
-            return False
-    except psutil.Error:
-        pass
-    return True

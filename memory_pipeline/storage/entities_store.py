@@ -227,24 +227,6 @@ def unlinked_episodes(conn: psycopg.Connection) -> list[int]:
     return [episode_id for (episode_id,) in conn.execute(query("entity_unlinked_episodes"))]
 
 
-def refresh_memories(
-    conn: psycopg.Connection, memories: Iterable[str], report: EntityReport
-) -> None:
-    """Extract, promote and link for whole memories (the entity_mentions stage's work)."""
-    for memory in sorted(set(memories)):
-        ids = [
-            r[0]
-            for r in conn.execute(
-                "SELECT id FROM episodes WHERE memory = %s AND superseded_at IS NULL ORDER BY id",
-                (memory,),
-            )
-        ]
-        extract_episode_names(conn, ids, report)
-        promote_recurring(conn, memory, report)
-        link_mentions(conn, memory, report)
-        report.memories += 1
-
-
 def _pages(ids: list[int]) -> Iterator[list[int]]:
     for start in range(0, len(ids), PAGE_EPISODES):
         yield ids[start : start + PAGE_EPISODES]

@@ -158,25 +158,7 @@ def get_episode(conn: psycopg.Connection, episode_id: int) -> dict | None:
     ).fetchone()
     if row is None:
         return None
-    keys = (
-        "id",
-        "memory",
-        "kind",
-        "title",
-        "occurredAt",
-        "ingestedAt",
-        "ingestDay",
-        "salience",
-        "source",
-        "externalId",
-        "metadata",
-        "body",
-        "chunks",
-    )
-    document = dict(zip(keys, row))
-    for key in ("occurredAt", "ingestedAt", "ingestDay"):
-        document[key] = document[key].isoformat()
-    return document
+    return _document(row, ("body", "chunks"))
 
 
 def episode_header(conn: psycopg.Connection, episode_id: int) -> dict | None:
@@ -185,23 +167,27 @@ def episode_header(conn: psycopg.Connection, episode_id: int) -> dict | None:
     row = conn.execute(query("episode_header"), {"id": episode_id}).fetchone()
     if row is None:
         return None
-    keys = (
-        "id",
-        "memory",
-        "kind",
-        "title",
-        "occurredAt",
-        "ingestedAt",
-        "ingestDay",
-        "salience",
-        "source",
-        "externalId",
-        "metadata",
-        "characters",
-        "contentHash",
-        "chunks",
-    )
-    document = dict(zip(keys, row))
+    return _document(row, ("characters", "contentHash", "chunks"))
+
+
+# The fields every episode document starts with, in the order the queries select them.
+_EPISODE_KEYS = (
+    "id",
+    "memory",
+    "kind",
+    "title",
+    "occurredAt",
+    "ingestedAt",
+    "ingestDay",
+    "salience",
+    "source",
+    "externalId",
+    "metadata",
+)
+
+
+def _document(row: tuple, rest: tuple[str, ...]) -> dict:
+    document = dict(zip(_EPISODE_KEYS + rest, row))
     for key in ("occurredAt", "ingestedAt", "ingestDay"):
         document[key] = document[key].isoformat()
     return document

@@ -1,15 +1,9 @@
 """The HNSW index of the active profile: a partial expression index over its halfvec rows.
 
-The ``embeddings`` column has no fixed dimension (several profiles share the table), so each
-(profile, generation) gets its own index over ``embedding::halfvec(dim)`` restricted to its
-rows. PostgreSQL uses it only for queries that repeat that exact cast and predicate; the
-search query is built from ``index_expression`` for that reason.
-
-``ensure_index`` builds it once, CONCURRENTLY (search and writers go on; pgvector keeps it current
-on every insert afterwards), under a session advisory lock per index so that two builders never
-meet (the second returns "busy" at once instead of dropping the first one's unfinished index as
-an interrupted build). ``build_progress`` reads a running build from
-``pg_stat_progress_create_index``.
+The ``embeddings`` column has no fixed dimension, so each (profile, generation) gets its own index
+over ``embedding::halfvec(dim)`` restricted to its rows, used only by queries that repeat that
+expression (``index_expression``). ``ensure_index`` builds it once, CONCURRENTLY, under an
+advisory lock so two builders never meet; ``build_progress`` reads a running build.
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ backfill --rechunk``, forgetting), ``remove_chunks`` where a superseded revision
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 import psycopg
 
@@ -90,40 +89,3 @@ def remove_chunks(conn: psycopg.Connection, episode_ids: Sequence[int]) -> None:
             params,
         )
 
-
-@dataclass(frozen=True)
-class MemoryStats:
-    chunks: int
-    total_lexemes: int
-    episodes: int  # episodes with chunk rows (migration 0028)
-
-
-def stored_stats(
-    conn: psycopg.Connection, memory: str
-) -> tuple[MemoryStats | None, dict[str, int]]:
-    """The statistics as stored for ``memory`` (None: no row)."""
-    row = conn.execute(
-        "SELECT chunks, total_lexemes, episodes FROM keyword_memory_stats WHERE memory = %s",
-        (memory,),
-    ).fetchone()
-    df: dict[str, int] = dict(
-        conn.execute("SELECT lexeme, df FROM keyword_stats WHERE memory = %s", (memory,)).fetchall()
-    )
-    return (MemoryStats(*row) if row else None), df
-
-
-def counted_stats(
-    conn: psycopg.Connection, memory: str
-) -> tuple[MemoryStats | None, dict[str, int]]:
-    """The statistics of ``memory`` counted from its chunks now (what ``recompute`` would store)."""
-    row = conn.execute(
-        query("keyword_memory_stats_count"),
-        (memory,),
-    ).fetchone()
-    df: dict[str, int] = dict(
-        conn.execute(
-            query("keyword_stats_count_lexemes"),
-            (memory,),
-        ).fetchall()
-    )
-    return (MemoryStats(row[0], int(row[1]), row[2]) if row else None), df

@@ -1,31 +1,13 @@
 """The keyword channel's query: BM25 that stays fast in large memories.
 
-The statistics it plans with (``keyword_stats_store``: each lexeme's document frequency, the
-memory's chunk-row count and summed length) and the champion lists it reads
-(``champions_store``) are kept by their own modules; this one plans and runs the query.
-
-Searching (``candidates``): the query's lexemes and their df come back in one round trip.
-Lexemes no chunk of the memory holds are dropped (they match nothing). Then
-
-* exact path, when at most ``cap`` chunks can match (the lexemes' summed df, or the memory's
-  chunk count, is within it; always in memories of up to ``cap`` chunks): every matching chunk
-  is scored as ``keyword_bm25.sql`` always did (``keyword_exact.sql``: same results);
-* capped path, otherwise (``keyword_capped.sql``): at most ``cap`` candidates through the GIN
-  index, in tiers: every chunk holding one of the rarest lexemes (while their summed df stays
-  within ``cap``), then chunks holding at least m of the other, common lexemes together, then a
-  few holding the rarest common lexeme and m - 2 others (see ``_gates``); each is scored with
-  BM25 over all query lexemes, df, N and avgdl from the statistics (the whole memory). When the
-  common part is a single lexeme with a champion list, its best chunks come from the list
-  instead of the GIN index: a one-word lookup of a common word then reads its
-  ~``champions_store.CHAMPIONS`` best chunks through a btree, exactly BM25's top for that word,
-  instead of a GIN bitmap over its whole posting list and a sample of the rows in table order;
-* a memory without a statistics row (its chunks were written around ``write_episodes``) is
-  scored by ``keyword_bm25.sql``, which counts for itself.
-
-When full text finds nothing, the query as a literal substring (``keyword_substring.sql``).
-``scored_candidates`` also returns the statistics of the query's lexemes the plan read (their df,
-the chunk count, the lexemes no chunk holds), which fusion weighs the BM25 scores against
-(``domain.evidence``).
+It plans with the statistics of ``keyword_stats_store`` and reads the lists of
+``champions_store``. When at most ``cap`` chunks can match, every matching chunk is scored
+(``keyword_exact.sql``); otherwise at most ``cap`` candidates come through the GIN index in tiers
+of rarer to commoner lexemes (``keyword_capped.sql``, ``_gates``), or, for one common word with a
+champion list, from that list; a memory without a statistics row is scored by
+``keyword_bm25.sql``. When full text finds nothing, the query as a literal substring.
+``scored_candidates`` also returns the statistics the plan read, which fusion weighs the BM25
+scores against (``domain.evidence``).
 """
 
 from __future__ import annotations

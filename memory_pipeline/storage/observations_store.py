@@ -311,25 +311,6 @@ def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> bool:
     return True
 
 
-def index_state(conn: psycopg.Connection, profile: StoredProfile) -> dict:
-    row = conn.execute(
-        query("observation_index_state"),
-        (index_name(profile),),
-    ).fetchone()
-    vectors = one_row(
-        conn,
-        "SELECT count(*) FROM observation_embeddings WHERE profile_id = %s AND generation = %s",
-        (profile.id, profile.generation),
-    )[0]
-    return {
-        "name": index_name(profile),
-        "exists": row is not None,
-        "valid": bool(row and row[0]),
-        "size_bytes": int(row[1]) if row else 0,
-        "vectors": vectors,
-    }
-
-
 def by_vector(
     conn: psycopg.Connection,
     profile: StoredProfile,

@@ -377,13 +377,3 @@ def rollback(conn: psycopg.Connection, expected: int | None = None) -> str:
         f"search now uses {active.name} generation {target.generation} "
         f"(was generation {active.generation})"
     )
-
-
-def activate_profile(conn: psycopg.Connection, profile: EmbeddingProfile) -> StoredProfile:
-    """Register ``profile`` and make it active at once (benchmarks and tests loading vectors directly)."""
-    stored = register_profile(conn, profile)
-    if not stored.is_active:
-        promote(conn, stored)
-    else:
-        mark_built(conn, stored.id, stored.generation)
-    return get_profile(conn, profile)  # type: ignore[return-value]

@@ -1,16 +1,11 @@
 """Cut pooled connections whose statements wait on a database server that no longer answers.
 
-A server that is frozen rather than stopped (a stalled disk, a SIGSTOPped postmaster, a network
-partition to an external server) leaves every open connection waiting forever: it never runs
-``statement_timeout`` (the frozen server enforces that itself), and its kernel still
-acknowledges TCP keepalives and accepts new connections into the listen backlog. So the limit
-is kept on the client: a statement in progress for longer than ``STALL_AFTER_S`` makes the
-watch ask ``ServerHealth`` whether the server still answers a fresh connection; when it does
-not, the watch shuts the waiting connections' sockets down, their statements fail at once with
-``OperationalError`` (``DatabaseUnavailable``, a 503 over HTTP), and the pool discards them.
-
-A long statement on a server that answers (an index pass, an HNSW build, maintenance) is never
-cut: the watch only asks again, at most once a ``ServerHealth.every_s``, and lets it run.
+A frozen server (stalled disk, SIGSTOP, network partition) leaves open connections waiting
+forever: it enforces no ``statement_timeout`` and its kernel still acknowledges TCP. So a
+statement in progress longer than ``STALL_AFTER_S`` makes the watch ask ``ServerHealth`` whether
+the server answers a fresh connection; when it does not, the waiting sockets are shut down and
+their statements fail at once (``DatabaseUnavailable``). A long statement on a server that
+answers is never cut.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import entities_store, hnsw_store
 from memory_pipeline.storage.profiles_store import active_profile
 from memory_pipeline_tests.helpers import ollama_embedder, write_jsonl
+from memory_pipeline_tests.support import stores
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
 
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
@@ -101,7 +102,7 @@ def world(db, tmp_path, embed_server):
             [("alice", Entity("Tomás Rocha", ("Tomás", "Tom"))), ("bob", Entity("Tomás", ()))],
             report,
         )
-        entities_store.refresh_memories(conn, ["alice", "bob"], report)
+        stores.refresh_memories(conn, ["alice", "bob"], report)
         hnsw_store.ensure_index(conn, active_profile(conn))
     return embedder
 

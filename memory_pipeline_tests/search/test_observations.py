@@ -16,6 +16,7 @@ from memory_pipeline.storage import observations_store
 from memory_pipeline.storage.profiles_store import active_profile
 from memory_pipeline_tests.helpers import write_jsonl
 from memory_pipeline_tests.search.conftest import NOW
+from memory_pipeline_tests.support import stores
 
 
 def draft(text: str, **fields):
@@ -90,7 +91,7 @@ def test_the_index_pass_embeds_statements_and_builds_their_index(db, world):
     assert report.statement_vectors == 2
     with db.connection() as conn:
         assert observations_store.pending_count(conn, profile) == 0
-        state = observations_store.index_state(conn, profile)
+        state = stores.observation_index_state(conn, profile)
     assert state["valid"] and state["vectors"] == 2
     assert index_pending(db, world).statement_vectors == 0
 

@@ -23,6 +23,7 @@ from memory_pipeline.storage import entities_store, hnsw_store
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.profiles_store import active_profile
 from memory_pipeline_tests.conftest import create_database, drop_database
+from memory_pipeline_tests.support import stores
 
 # Indexing 30 episodes with the bundled model takes ~35 s on a quiet 2-core machine and over
 # 7 minutes when it is shared by several test runs: more than the suite's 600 s default.
@@ -62,7 +63,7 @@ def sample_service(pg_server, template_database):
         embedder = build_embedder(EmbedSettings.from_env({}))
         index_pending(db, embedder)
         with db.connection() as conn:
-            entities_store.refresh_memories(conn, ["mara"], entities_store.EntityReport())
+            stores.refresh_memories(conn, ["mara"], entities_store.EntityReport())
             hnsw_store.ensure_index(conn, active_profile(conn))
         yield SearchService(
             db,

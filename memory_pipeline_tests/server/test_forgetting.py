@@ -11,6 +11,7 @@ import pytest
 from memory_pipeline.storage import champions_store, entities_store
 from memory_pipeline_tests.server.test_request_guard import mcp_call, tool_result
 from memory_pipeline_tests.server.test_tokens_isolation import cli, ep
+from memory_pipeline_tests.support import stores
 from memory_pipeline_tests.support.service import ServerProcess
 
 # A table that keeps a row per memory after forgetting, and why it may.
@@ -129,7 +130,7 @@ def test_the_report_counts_every_table_forgetting_deletes_from(api, local):
     local.search("alice", "apples Lucinda")
     # Entities and keyword champion lists too (a memory this small has none of its own).
     with local.db.connection() as conn:
-        entities_store.refresh_memories(conn, ["alice", "bob"], entities_store.EntityReport())
+        stores.refresh_memories(conn, ["alice", "bob"], entities_store.EntityReport())
         champions_store.refresh_all_champions(conn, min_df=1, memories=["alice"])
     bob = scan(local, "bob")
 

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from memory_pipeline_tests.helpers import count
+from memory_pipeline_tests.support import stores
 from memory_pipeline_tests.support.service import CLI
 
 SHARED = "Lucinda Okonkwo and the Harbor Project: budget review on Tuesday, apples for the team."
@@ -52,7 +53,7 @@ def two_memories(local):
     from memory_pipeline.storage import entities_store
 
     with local.db.connection() as conn:
-        entities_store.refresh_memories(conn, ["alice", "bob"], entities_store.EntityReport())
+        stores.refresh_memories(conn, ["alice", "bob"], entities_store.EntityReport())
     return report.inserted_ids
 
 

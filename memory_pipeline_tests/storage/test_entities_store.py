@@ -12,6 +12,7 @@ from memory_pipeline.domain.episodes import make_episode
 from memory_pipeline.domain.proper_names import extract_proper_names, recurring_names
 from memory_pipeline.storage import entities_store
 from memory_pipeline.storage.episodes_store import store_episodes
+from memory_pipeline_tests.support import stores
 
 DAY = dt.date(2026, 3, 1)
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -44,13 +45,13 @@ def test_refresh_in_small_pages_equals_the_rule_over_the_whole_memory(db, monkey
             "SELECT id, title, body FROM episodes WHERE memory = 'alice' ORDER BY id"
         ).fetchall()
         report = entities_store.EntityReport()
-        entities_store.refresh_memories(conn, ["alice"], report)
+        stores.refresh_memories(conn, ["alice"], report)
         stored = conn.execute(
             "SELECT id, name FROM entities WHERE memory = 'alice' ORDER BY id"
         ).fetchall()
         mentions = set(conn.execute("SELECT entity_id, episode_id FROM entity_mentions").fetchall())
         again = entities_store.EntityReport()
-        entities_store.refresh_memories(conn, ["alice"], again)
+        stores.refresh_memories(conn, ["alice"], again)
 
     # The rule, over every body at once: of two spellings of one name the first in name order wins.
     names: list[str] = []
@@ -149,16 +150,10 @@ def test_every_write_of_a_memorys_entities_gives_it_a_new_version_and_nothing_el
             conn, [("alice", Entity("Zed Onlyonce", ("Zed",)))], entities_store.EntityReport()
         )
         assert changed()  # an UPDATE (aliases) of the row
-        entities_store.refresh_memories(
-            conn, ["alice"], entities_store.EntityReport()
-        )  # promotes names
+        stores.refresh_memories(conn, ["alice"], entities_store.EntityReport())  # promotes names
         assert changed()
-        entities_store.refresh_memories(
-            conn, ["alice"], entities_store.EntityReport()
-        )  # nothing new
-        entities_store.refresh_memories(
-            conn, ["bob"], entities_store.EntityReport()
-        )  # another memory
+        stores.refresh_memories(conn, ["alice"], entities_store.EntityReport())  # nothing new
+        stores.refresh_memories(conn, ["bob"], entities_store.EntityReport())  # another memory
         assert not changed()
         conn.execute("DELETE FROM entities WHERE memory = 'alice' AND name = 'Zed Onlyonce'")
         assert changed()
@@ -167,7 +162,7 @@ def test_every_write_of_a_memorys_entities_gives_it_a_new_version_and_nothing_el
         forget_store.forget(conn, "alice")
         assert changed()
         store_episodes(conn, drafts[: len(BODIES)], DAY)
-        entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())
+        stores.refresh_memories(conn, ["alice"], entities_store.EntityReport())
         assert changed()  # a forgotten memory filled again never shows an old version
 
 
@@ -214,15 +209,15 @@ def test_kept_mention_counts_equal_the_mentions_after_every_writer(db):
             assert kept == {i: counted.get(i, 0) for i in ids}
             return kept
 
-        entities_store.refresh_memories(conn, ["alice", "bob"], entities_store.EntityReport())
+        stores.refresh_memories(conn, ["alice", "bob"], entities_store.EntityReport())
         assert sum(check().values()) > 8 and sum(check("bob").values()) > 8
-        entities_store.refresh_memories(
+        stores.refresh_memories(
             conn, ["alice"], entities_store.EntityReport()
         )  # links kept, none new
         entities_store.import_entities(
             conn, [("alice", Entity("Marta", ()))], entities_store.EntityReport()
         )
-        entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())
+        stores.refresh_memories(conn, ["alice"], entities_store.EntityReport())
         assert (
             check()[
                 conn.execute(
@@ -271,7 +266,7 @@ def test_compaction_folds_each_entitys_count_rows_and_keeps_every_count_beside_w
         for c in (conn, writer, other):
             c.execute("SET lock_timeout = '10s'")  # a wait that should not happen fails, not hangs
         store_episodes(conn, drafts, DAY)
-        entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())
+        stores.refresh_memories(conn, ["alice"], entities_store.EntityReport())
         episodes = [i for (i,) in conn.execute("SELECT id FROM episodes ORDER BY id")]
         for episode_id in episodes[:3]:  # unlink and relink: several rows per entity
             conn.execute("DELETE FROM entity_mentions WHERE episode_id = %s", (episode_id,))

@@ -10,7 +10,7 @@ import shutil
 import psycopg
 
 from memory_pipeline.domain.episodes import make_episode
-from memory_pipeline.storage import champions_store, keyword_stats_store, keyword_store
+from memory_pipeline.storage import champions_store, keyword_store
 from memory_pipeline.storage.migrations import apply_migrations, migration_files
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.search_store import Filters
@@ -33,6 +33,7 @@ from memory_pipeline_tests.storage.test_keyword_store import (
     assert_lists_hold_the_rows_above_their_floor,
     index,
 )
+from memory_pipeline_tests.support import stores
 
 
 def test_searches_read_the_current_generation_whole_until_the_swap_commits(db, db_url):
@@ -182,10 +183,8 @@ def test_a_database_with_lists_migrates_in_place(pg_server, tmp_path):
                 name for number, name, _ in migration_files() if number >= 27
             ]
             # 0028 counted the memory's episodes that have chunks: the statistics are as if recorded now.
-            assert keyword_stats_store.stored_stats(
-                conn, "big"
-            ) == keyword_stats_store.counted_stats(conn, "big")
-            assert keyword_stats_store.stored_stats(conn, "big")[0].episodes == 60
+            assert stores.stored_stats(conn, "big") == stores.counted_stats(conn, "big")
+            assert stores.stored_stats(conn, "big")[0].episodes == 60
             # The lists are the memory's generation 1, as they were, read by searches and grown by writers.
             assert generations(conn, "big") == (1, ([1], [1]))
             assert (

@@ -25,6 +25,7 @@ from memory_pipeline.storage import (
 from memory_pipeline.storage.episodes_store import store_episodes
 from memory_pipeline.storage.paths import SQL_DIR, query
 from memory_pipeline.storage.search_store import Filters
+from memory_pipeline_tests.support import stores
 
 DAY1 = dt.date(2026, 3, 1)
 DAY2 = dt.date(2026, 3, 2)
@@ -72,9 +73,7 @@ def index(db) -> None:
 def assert_stats_match_a_recount(db, *memories: str) -> None:
     with db.connection() as conn:
         for memory in memories:
-            assert keyword_stats_store.stored_stats(
-                conn, memory
-            ) == keyword_stats_store.counted_stats(conn, memory), memory
+            assert stores.stored_stats(conn, memory) == stores.counted_stats(conn, memory), memory
 
 
 def old_bm25(
@@ -129,7 +128,7 @@ def test_stats_after_indexing_equal_a_recount(db):
     index(db)
     assert_stats_match_a_recount(db, "alice", "bob")
     with db.connection() as conn:
-        stats, df = keyword_stats_store.stored_stats(conn, "alice")
+        stats, df = stores.stored_stats(conn, "alice")
         rows = conn.execute(
             "SELECT count(*), sum(length(tsv)) FROM chunks WHERE memory = 'alice'"
         ).fetchone()
@@ -139,15 +138,15 @@ def test_stats_after_indexing_equal_a_recount(db):
             "SELECT count(*), count(DISTINCT chunk_id) FROM chunks WHERE memory = 'alice' AND tsv @@ 'garden'"
         ).fetchone()
         assert df["garden"] == garden[0] == garden[1] + 2
-        assert keyword_stats_store.stored_stats(conn, "bob")[1]["garden"] == 1
+        assert stores.stored_stats(conn, "bob")[1]["garden"] == 1
         before = (
-            keyword_stats_store.stored_stats(conn, "alice"),
-            keyword_stats_store.stored_stats(conn, "bob"),
+            stores.stored_stats(conn, "alice"),
+            stores.stored_stats(conn, "bob"),
         )
         keyword_stats_store.recompute(conn, ["alice", "bob"])
         assert (
-            keyword_stats_store.stored_stats(conn, "alice"),
-            keyword_stats_store.stored_stats(conn, "bob"),
+            stores.stored_stats(conn, "alice"),
+            stores.stored_stats(conn, "bob"),
         ) == before
 
 
@@ -155,13 +154,13 @@ def test_stats_grow_with_new_episodes(db):
     add(db, "alice", GARDEN[:3])
     index(db)
     with db.connection() as conn:
-        first, first_df = keyword_stats_store.stored_stats(conn, "alice")
+        first, first_df = stores.stored_stats(conn, "alice")
     add(db, "alice", GARDEN[3:], day=DAY2)
     add(db, "carol", ["A new memory about the garden."], day=DAY2)
     index(db)
     assert_stats_match_a_recount(db, "alice", "carol")
     with db.connection() as conn:
-        second, second_df = keyword_stats_store.stored_stats(conn, "alice")
+        second, second_df = stores.stored_stats(conn, "alice")
     assert second.chunks > first.chunks and second.total_lexemes > first.total_lexemes
     assert second_df["garden"] == first_df["garden"] + 3
     assert all(second_df[lexeme] >= df for lexeme, df in first_df.items())
@@ -174,8 +173,8 @@ def test_stats_stay_right_after_rechunk(db):
     index(db)
     with db.connection() as conn:
         indexed = (
-            keyword_stats_store.stored_stats(conn, "alice"),
-            keyword_stats_store.stored_stats(conn, "bob"),
+            stores.stored_stats(conn, "alice"),
+            stores.stored_stats(conn, "bob"),
         )
         day1, day2 = (
             conn.execute(
@@ -186,20 +185,18 @@ def test_stats_stay_right_after_rechunk(db):
         )
         # What `memory-pipeline backfill --rechunk` does first.
         assert index_store.delete_chunks_of_days(conn, DAY1, DAY1) == day1
-        assert keyword_stats_store.stored_stats(conn, "bob") == (
+        assert stores.stored_stats(conn, "bob") == (
             None,
             {},
         )  # no chunks left: no statistics
-        assert (
-            keyword_stats_store.stored_stats(conn, "alice")[0].chunks == day2
-        )  # the second day's chunk rows
+        assert stores.stored_stats(conn, "alice")[0].chunks == day2  # the second day's chunk rows
     assert_stats_match_a_recount(db, "alice", "bob")
     index(db)  # ... and then the days' chunks are written again
     assert_stats_match_a_recount(db, "alice", "bob")
     with db.connection() as conn:
         assert (
-            keyword_stats_store.stored_stats(conn, "alice"),
-            keyword_stats_store.stored_stats(conn, "bob"),
+            stores.stored_stats(conn, "alice"),
+            stores.stored_stats(conn, "bob"),
         ) == indexed
 
 
@@ -207,20 +204,18 @@ def test_migration_backfills_existing_chunks(db):
     add(db, "alice", GARDEN)
     index(db)
     with db.connection() as conn:
-        indexed = keyword_stats_store.stored_stats(conn, "alice")
+        indexed = stores.stored_stats(conn, "alice")
         conn.execute("DELETE FROM keyword_stats")
         conn.execute("DELETE FROM keyword_memory_stats")
         migration = (SQL_DIR / "migrations" / "0004_keyword_stats.sql").read_text(encoding="utf-8")
         conn.execute(migration.split("-- Backfill from the chunks already stored.")[1])
         # 0028's backfill of the episodes column, which 0004's rows take as 0.
-        assert keyword_stats_store.stored_stats(conn, "alice")[0].episodes == 0
+        assert stores.stored_stats(conn, "alice")[0].episodes == 0
         episodes = (SQL_DIR / "migrations" / "0028_keyword_memory_episodes.sql").read_text(
             encoding="utf-8"
         )
         conn.execute(episodes[episodes.index("UPDATE keyword_memory_stats") :])
-        assert keyword_stats_store.stored_stats(conn, "alice") == indexed and indexed[
-            0
-        ].episodes == len(GARDEN)
+        assert stores.stored_stats(conn, "alice") == indexed and indexed[0].episodes == len(GARDEN)
 
 
 # -- the keyword query ---------------------------------------------------------------------------

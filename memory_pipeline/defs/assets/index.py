@@ -1,7 +1,8 @@
 """Stages 2-4 per ingest day: chunks, embeddings (vectors of the written generation), entity mentions.
 
-Each partition reads and writes its own day's rows only, and running it again leaves the same
-rows: what is global (switching the serving generation, measuring its model, promoting recurring
+Each partition reads and writes its own day's rows (beyond them only what every writer keeps
+current: keyword statistics, champion lists, mention counts), and running it again leaves the
+same rows: what is global (switching the serving generation, measuring its model, promoting recurring
 names, the HNSW index, keyword lists) lives in the unpartitioned assets of ``maintenance``, which
 the sensor requests once nothing is pending (``switch_generation_job``) and the night runs. A run takes one day (the sensor, a
 single-day run) or, in a backfill, a range of up to ten (``BACKFILL_POLICY``): the days are

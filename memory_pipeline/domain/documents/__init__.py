@@ -1,18 +1,10 @@
 """HTML, PDF and DOCX files read into one document shape: a title, a date, headings and paragraphs.
 
-Each format has its own small module (``html``, ``pdf``, ``docx``) that turns the file's bytes
-into a ``Document`` or raises ``DocumentRejected`` with a plain reason (``document``: the shape
-they share). Nothing here touches the
-network: the parsers read only the bytes they are given (no external entities, no linked
-stylesheets, images or fonts). The extracted text is sanitized (``sanitize``) before it becomes
-the body, which is Markdown-like: ``#`` headings and paragraphs separated by blank lines, so the
-chunker's paragraph rule and the heading anchors work on documents as they do on Markdown notes.
-
-Limits keep a hostile file from costing more than a bounded time and memory: the file size is
-checked before it is read, a DOCX's declared unpacked size before it is unpacked, and extraction
-stops at a page, time and text budget; an HTML page is streamed (no tree kept) and stops at a
-nesting depth and an element count. The memory a large document's reading freed is given back
-to the system, refused or not.
+Each format has its own module (``html``, ``pdf``, ``docx``) that turns the file's bytes into a
+``Document`` or raises ``DocumentRejected`` with a plain reason. The parsers read only the bytes
+they are given, never the network. The text is sanitized (``sanitize``) and becomes a
+Markdown-like body, so chunking and heading anchors work as on notes. Size, time and text budgets
+bound what a hostile file can cost.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """PDF files as documents: the text layer read with pypdf, headings told apart by their font size.
 
-A PDF has no paragraphs or headings, only text placed on pages in fonts of some size. The text
-is read line by line with its position and size: the size most of the text is set in is the body
-size, a short line set clearly larger is a heading (the largest size is level 1, the next 2, ...),
-and a vertical gap wider than a line starts a new paragraph. Lines of one paragraph are joined
-with a space (after a hyphen that ends a line, without one).
-
-Refused with a plain reason: an encrypted file that needs a password (one that opens with the
-empty password, as "protected against printing" files do, is read), a damaged or non-PDF file,
-and a file with pages but no text layer (a scan: run OCR first). pypdf caps what one stream may
-inflate to, so a compressed bomb fails with its own error instead of filling memory.
+The size most text is set in is the body size; a short line set clearly larger is a heading
+(larger sizes, lower levels); a vertical gap wider than a line starts a paragraph. Refused with a
+plain reason: a file that needs a password, a damaged or non-PDF file, and one with no text layer
+(a scan: run OCR first).
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """Text from a document made safe to store and to show: what a reader cannot see never reaches a chunk.
 
-Extracted text carries what its format allowed: NUL and other control characters (PostgreSQL
-text cannot hold NUL; the rest corrupt terminals and JSON consumers), lone surrogates and
-non-characters (not valid Unicode; they fail at encode time far from their source), and
-invisible characters that make two texts look alike while they differ: zero-width spaces and
-joiners, bidirectional overrides ("Trojan Source"), soft hyphens inside words (they break keyword
-matches), and Unicode tag characters (text smuggled past a human reader to a model). All of these
-are removed; line ends become ``"\\n"``; the text is NFC-normalised so the same words always have
-the same code points (and the same content hash, chunk ids and lexemes).
-
-A zero-width joiner also glues emoji sequences (a family becomes its members) and some scripts'
-ligatures; the cost is cosmetic, while a ZWJ inside a Latin word hides it from keyword search.
+Removed: NUL and other control characters, lone surrogates and non-characters, and invisible
+characters that make two texts look alike while they differ (zero-width characters,
+bidirectional overrides, soft hyphens, tag characters). Line ends become ``"\\n"`` and the text
+is NFC-normalised, so the same words always give the same content hash, chunk ids and lexemes.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory_pipeline.storage import keyword_stats_store
 from memory_pipeline_tests.helpers import count
+from memory_pipeline_tests.support import stores
 
 
 def note(body: str, *, id: str | None = "n1", memory: str = "alice", title: str = "Cost") -> dict:
@@ -103,7 +103,7 @@ def test_a_superseded_revision_leaves_every_index_and_is_never_pending_again(mem
         )
         from memory_pipeline.storage import entities_store
 
-        entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())
+        stores.refresh_memories(conn, ["alice"], entities_store.EntityReport())
     assert count(mem.db, "SELECT count(*) FROM entity_mentions WHERE episode_id = %s", old) == 1
     vectors_before = count(mem.db, "SELECT count(*) FROM embeddings")
     mem.add([note("Cost estimate: 240 EUR for the fence. Anneliese Brandt will build it.")])
@@ -111,9 +111,7 @@ def test_a_superseded_revision_leaves_every_index_and_is_never_pending_again(mem
         assert count(mem.db, f"SELECT count(*) FROM {table} WHERE episode_id = %s", old) == 0
     assert count(mem.db, "SELECT count(*) FROM embeddings") < vectors_before
     with mem.db.connection() as conn:
-        assert keyword_stats_store.stored_stats(conn, "alice") == keyword_stats_store.counted_stats(
-            conn, "alice"
-        )
+        assert stores.stored_stats(conn, "alice") == stores.counted_stats(conn, "alice")
     report = mem.index()
     assert report.episodes == 1 and report.pending_after == 0
     assert count(mem.db, "SELECT count(*) FROM chunks WHERE episode_id = %s", old) == 0
@@ -203,11 +201,9 @@ def test_a_database_with_repeated_ids_migrates_to_revisions(pg_server, tmp_path)
                 (None, None, False, 1),
                 ("id:a", None, False, 1),
             ]
-            assert keyword_stats_store.stored_stats(conn, "m") == keyword_stats_store.counted_stats(
-                conn, "m"
-            )
-            assert "cost" in keyword_stats_store.stored_stats(conn, "m")[1]
-            assert "180" not in keyword_stats_store.stored_stats(conn, "m")[1]
+            assert stores.stored_stats(conn, "m") == stores.counted_stats(conn, "m")
+            assert "cost" in stores.stored_stats(conn, "m")[1]
+            assert "180" not in stores.stored_stats(conn, "m")[1]
     finally:
         drop_database(pg_server, name)
 
@@ -220,15 +216,15 @@ def test_keyword_statistics_follow_revisions_in_several_memories_at_once(mem):
     mem.add([note("Solo again: cherries.", memory="solo"), note("Alice one: figs.")])
     with mem.db.connection() as conn:
         for memory in ("alice", "solo"):
-            stored = keyword_stats_store.stored_stats(conn, memory)
-            assert stored == keyword_stats_store.counted_stats(conn, memory), memory
-        assert keyword_stats_store.stored_stats(conn, "solo") == (None, {})
+            stored = stores.stored_stats(conn, memory)
+            assert stored == stores.counted_stats(conn, memory), memory
+        assert stores.stored_stats(conn, "solo") == (None, {})
     mem.index()
     with mem.db.connection() as conn:
         for memory in ("alice", "solo"):
-            stored = keyword_stats_store.stored_stats(conn, memory)
-            assert stored == keyword_stats_store.counted_stats(conn, memory), memory
-        assert "cherri" in keyword_stats_store.stored_stats(conn, "solo")[1]
+            stored = stores.stored_stats(conn, memory)
+            assert stored == stores.counted_stats(conn, memory), memory
+        assert "cherri" in stores.stored_stats(conn, "solo")[1]
 
 
 def test_superseded_revisions_are_not_work_left_for_the_day_checks_or_the_chunks_stage(mem):
@@ -238,7 +234,7 @@ def test_superseded_revisions_are_not_work_left_for_the_day_checks_or_the_chunks
     day = mem.add([note("Cost: 180 EUR."), note("Other.", id="n2")]).ingest_day
     mem.index()
     with mem.db.connection() as conn:
-        entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())
+        stores.refresh_memories(conn, ["alice"], entities_store.EntityReport())
     mem.add([note("Cost: 240 EUR.")])
     with mem.db.connection() as conn:
         # Only the new revision is work: the superseded one has no chunks on purpose.
@@ -248,7 +244,7 @@ def test_superseded_revisions_are_not_work_left_for_the_day_checks_or_the_chunks
     assert chunk_pending(mem.db, anchors=True, limit=1).episodes == 1
     mem.index()
     with mem.db.connection() as conn:
-        entities_store.refresh_memories(conn, ["alice"], entities_store.EntityReport())
+        stores.refresh_memories(conn, ["alice"], entities_store.EntityReport())
         assert partition_store.chunk_stats(conn, day)["episodes_without_chunks"] == 0
         assert partition_store.entity_stats(conn, day)["episodes_without_names"] == 0
         assert index_store.unchunked_episodes(conn, limit=10) == []

@@ -13,7 +13,7 @@ import pytest
 from memory_pipeline_tests.helpers import run_benchmark
 from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_knowledge_update  # noqa: E402  (a benchmark script, importable for its loader)
 

@@ -11,7 +11,7 @@ import pytest
 
 from memory_pipeline_tests.helpers import run_benchmark
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import user_path  # noqa: E402  (a benchmark helper, importable for its corpus)
 

@@ -1,0 +1,1 @@
+"""Tests that the benchmarks still run, at a tiny size."""
