@@ -88,4 +88,3 @@ def remove_chunks(conn: psycopg.Connection, episode_ids: Sequence[int]) -> None:
             query("keyword_stats_decrement"),
             params,
         )
-
