@@ -19,8 +19,8 @@ Package map, floor by floor (each folder says what belongs in it; imports only p
   ``search/``     fused retrieval (``service.SearchService``), result documents, renderers.
   ``statements.py`` saving observations and beliefs; ``tokens.py`` access tokens;
   ``maintenance.py`` global upkeep; ``reporting.py`` what the core tells an adapter.
-- ``memory.py``   the Python API (``Memory``): the core's face, importing no adapter.
-- the adapters, over ``Memory`` and the core:
+- ``memory/``     the Python API (``Memory``): the core's face, importing no adapter.
+- the adapters, over ``Memory`` only:
   ``orchestration/`` Dagster helpers that define nothing (instance, storage, the resource,
                   settings, metadata, recording work in Dagster);
   ``server/``     the HTTP API (FastAPI) and the MCP server;

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_pipeline.errors import InputError, unknown_memory_message
-from memory_pipeline.tokens import ALL_MEMORIES
+from memory_pipeline.memory import ALL_MEMORIES
 
 
 class NotFound(InputError):
@@ -142,7 +142,7 @@ def visible_history(memory, access: Access, episode_id: int) -> dict:
 
     _require_episode_id(episode_id)
     try:
-        document = memory.history(episode_id)
+        document = memory.history(episode_id).to_json()
     except UnknownEpisode:
         raise NotFound(f"no episode {episode_id}") from None
     if not access.sees(document["memory"]):
@@ -158,7 +158,7 @@ def visible_page(memory, access: Access, episode_id: int, page: int) -> dict:
 
     _require_episode_id(episode_id)
     try:
-        document = memory.read(episode_id, page=page)
+        document = memory.read(episode_id, page=page).to_json()
     except UnknownEpisode:
         raise NotFound(f"no episode {episode_id}") from None
     except UnknownPage:
@@ -182,8 +182,8 @@ def visible_status(memory, access: Access) -> dict:
     """``Memory.status`` for a caller of every memory; a scoped caller gets its own memories'
     counts only (global counts would reveal the size of memories it must not know of)."""
     if access.all_memories:
-        return memory.status()
-    document = memory.status()
+        return memory.status().to_json()
+    document = memory.status().to_json()
     return {
         "version": document["version"],
         "memories": [m.to_json() for m in memory.memories() if access.sees(m.name)],
