@@ -74,7 +74,8 @@ class Memory(Observing, Entities, Tokens, Telling):
     """A memory store: episodes in, fused search out, and forgetting. Safe to share between threads.
 
     Build it with ``Memory.open(...)``; the constructor takes already-built parts (a ``Database``,
-    settings objects) for callers that own them.
+    settings objects) for callers that own them. ``days``, ``upkeep``, ``models`` and ``demo``
+    are the work of the Dagster assets and the CLI's operations, so no adapter needs ``db``.
     """
 
     def __init__(

@@ -16,12 +16,12 @@ from memory_pipeline.storage.database import Database
 @dataclass(frozen=True)
 class Core:
     db: Database
-    build_embedder: Callable[[], Embedder]  # the Memory's, built once on first use
+    get_embedder: Callable[[], Embedder]  # the Memory's, built once on first use
     embed_settings: config.EmbedSettings
 
     @property
     def embedder(self) -> Embedder:
-        return self.build_embedder()
+        return self.get_embedder()
 
     @property
     def profile(self) -> EmbeddingProfile:
