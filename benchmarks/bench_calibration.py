@@ -112,7 +112,7 @@ def measure(label: str, settings: dict, pairs: Sequence[dict]) -> dict:
                 ]
             )
             mem.index()
-            calibration = mem.status()["calibration"]
+            calibration = mem.status().to_json()["calibration"]
             rows = []
             for i, pair in enumerate(pairs):
                 memory = f"pair-{i:03d}"

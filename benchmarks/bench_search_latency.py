@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         temporary = False
     try:
         with opened_kept(args) as (mem, _server, figures):
-            status = mem.status()
+            status = mem.status().to_json()
             print(f"hnsw index after index: {status['index']}", flush=True)
             queries = kept_queries(args, args.queries)
             print(f"{len(queries)} queries, e.g. {queries[0]!r}, {queries[1]!r}", flush=True)

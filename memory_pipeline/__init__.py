@@ -5,7 +5,7 @@ Floors, imports pointing down only (``memory_pipeline_tests/test_architecture.py
 ``redaction`` and ``version`` beside it; ``storage/`` PostgreSQL and the stores that run
 ``sql/queries``; ``embedders/`` and ``rerankers/`` the model clients; the application core
 (``ingest``, ``indexing/``, ``search/``, ``statements``, ``tokens``, ``maintenance``,
-``reporting``); ``memory.Memory``, the core's face; and the adapters over it:
+``reporting``); ``memory/`` (``Memory``), the core's face, its parts in modules of their own; and the adapters over it:
 ``orchestration/`` (Dagster helpers that define nothing), ``server/`` (HTTP and MCP), ``defs/``
 (Dagster definitions only, loaded by ``definitions.py``) and ``cli/``. docs/architecture.md
 describes each folder.

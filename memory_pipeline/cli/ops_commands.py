@@ -7,26 +7,19 @@ import datetime as dt
 import os
 import time
 
-from memory_pipeline import config
-from memory_pipeline.cli.common import err, open_database, open_memory, print_json
+from memory_pipeline.cli.common import err, open_memory, print_json
 from memory_pipeline.cli.progress import ProgressDisplay
-from memory_pipeline.embedders.factory import build_embedder
 from memory_pipeline.errors import ExitCode, InputError
-from memory_pipeline.indexing import generations
-from memory_pipeline.indexing.days import days_with_episodes
-from memory_pipeline.indexing.until_done import index_pending
+from memory_pipeline.memory import KEYWORD_LIST_CAP
 from memory_pipeline.progress import Progress
-from memory_pipeline.storage import keyword_store
 
 
 def cmd_reindex(args) -> int:
-    db = open_database()
-    embedder = build_embedder(config.EmbedSettings.from_env())
-    try:
+    with open_memory(record_in_dagster=False) as mem:
         if args.rollback:
-            print(generations.rollback_to_served_model(db, embedder))
+            print(mem.models.rollback_to_served_model())
             return ExitCode.OK
-        started = generations.reindex(db, embedder)
+        started = mem.models.reindex()
         for stale, reason in started.left_stale:
             err(
                 f"memory-pipeline: generation {stale} was begun by another model than the "
@@ -45,9 +38,7 @@ def cmd_reindex(args) -> int:
             )
             return ExitCode.OK
         with ProgressDisplay() as show:
-            report = index_pending(db, embedder, on_progress=show)
-    finally:
-        embedder.close()
+            report = mem.models.build(on_progress=show)
     print(
         f"embedded {report.vectors} vector(s) for {report.episodes} episode(s) in {report.seconds:.1f}s"
     )
@@ -81,10 +72,9 @@ def cmd_backfill(args) -> int:
     from memory_pipeline.orchestration.instance import add_partitions, open_instance
 
     days = _days(args.start, args.end)
-    db = open_database()
-    holding = [
-        d for d in days_with_episodes(db) if args.start.isoformat() <= d <= args.end.isoformat()
-    ]
+    with open_memory(record_in_dagster=False) as mem:
+        held = mem.days.holding_episodes()
+    holding = [d for d in held if args.start.isoformat() <= d <= args.end.isoformat()]
     if not holding:
         print(f"no ingest day from {args.start} to {args.end} holds episodes: nothing to backfill")
         return ExitCode.OK
@@ -215,7 +205,7 @@ def cmd_maintain(args) -> int:
     if not builds:
         print(
             f"nothing to rebuild: {f'memory {args.memory!r} does not have' if args.memory else 'no memory has'} "
-            f"more than {keyword_store.CAP} chunks{' and missing or stale lists' if args.stale_only else ''} "
+            f"more than {KEYWORD_LIST_CAP} chunks{' and missing or stale lists' if args.stale_only else ''} "
             "(a smaller memory's keyword queries are exact, without lists)"
         )
     return ExitCode.OK

@@ -16,7 +16,7 @@ from memory_pipeline.domain.jsonl import (
 )
 from memory_pipeline.domain.policies import PolicyError, parse_channels
 from memory_pipeline.errors import ExitCode, InputError, NoDataYet
-from memory_pipeline.search.render import human_table
+from memory_pipeline.memory import human_table
 
 
 def _channels(text: str | None) -> tuple[str, ...] | None:

@@ -6,8 +6,6 @@ import datetime as dt
 
 import dagster as dg
 
-from memory_pipeline import maintenance
-from memory_pipeline.indexing.pending import oldest_pending
 from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline.orchestration.settings import backlog_max_age_hours
 
@@ -18,8 +16,8 @@ MIN_INDEX_RECALL = 0.95
     asset="hnsw_index",
     description=f"Recall@10 of the HNSW index against exact search is at least {MIN_INDEX_RECALL}.",
 )
-def hnsw_index_recall(memory: MemoryResource) -> dg.AssetCheckResult:
-    recall = maintenance.index_recall(memory.db)
+def hnsw_index_recall(memory_api: MemoryResource) -> dg.AssetCheckResult:
+    recall = memory_api.api.upkeep.index_recall()
     if recall is None:
         return dg.AssetCheckResult(passed=True, description="no vectors to measure yet")
     return dg.AssetCheckResult(
@@ -37,10 +35,10 @@ def hnsw_index_recall(memory: MemoryResource) -> dg.AssetCheckResult:
     asset="backlog",
     description="The oldest pending episode is younger than MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS (24 h).",
 )
-def backlog_is_fresh(memory: MemoryResource) -> dg.AssetCheckResult:
+def backlog_is_fresh(memory_api: MemoryResource) -> dg.AssetCheckResult:
     limit_h = backlog_max_age_hours()
     # Pending for the configured profile, as the sensor and the index passes count it.
-    oldest = oldest_pending(memory.db, memory.profile)
+    oldest = memory_api.api.upkeep.oldest_pending()
     if oldest is None:
         return dg.AssetCheckResult(
             passed=True, metadata={"oldest_pending_hours": 0.0, "limit_hours": limit_h}

@@ -2,7 +2,6 @@
 
 import dagster as dg
 
-from memory_pipeline.indexing import generations
 from memory_pipeline.orchestration.resources import MemoryResource
 
 
@@ -11,8 +10,8 @@ from memory_pipeline.orchestration.resources import MemoryResource
     "unindexed_episodes_sensor (or a backfill of index_day_job) then builds it; once nothing is "
     "pending for it, switch_generation_job (requested by the sensor) makes search serve it."
 )
-def start_reindex_op(context: dg.OpExecutionContext, memory: MemoryResource) -> dict:
-    stored, resumed = generations.start_reindex(memory.db, memory.profile)
+def start_reindex_op(context: dg.OpExecutionContext, memory_api: MemoryResource) -> dict:
+    stored, resumed = memory_api.api.models.start_reindex()
     verb = "resumed" if resumed else "started"
     context.log.info(f"{verb} generation {stored.building_generation} of {stored.name}")
     context.add_output_metadata(
@@ -29,9 +28,9 @@ def start_reindex_op(context: dg.OpExecutionContext, memory: MemoryResource) -> 
 @dg.op(
     description="Serve the previous generation of the active profile again (its vectors were kept)."
 )
-def rollback_generation_op(context: dg.OpExecutionContext, memory: MemoryResource) -> str:
+def rollback_generation_op(context: dg.OpExecutionContext, memory_api: MemoryResource) -> str:
     try:
-        message = generations.rollback(memory.db)
+        message = memory_api.api.models.rollback()
     except LookupError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     context.log.info(message)

@@ -6,7 +6,7 @@ from memory_pipeline.orchestration.resources import MemoryResource
 
 
 def default_resources() -> dict:
-    return {"memory": MemoryResource()}
+    return {"memory_api": MemoryResource()}
 
 
 @dg.definitions

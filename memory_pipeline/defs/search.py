@@ -14,8 +14,8 @@ import dagster as dg
 
 from memory_pipeline.domain.policies import parse_channels
 from memory_pipeline.errors import MemoryPipelineError
+from memory_pipeline.memory import markdown_table
 from memory_pipeline.orchestration.resources import MemoryResource
-from memory_pipeline.search.render import markdown_table
 
 EXAMPLE_MEMORY = "mara"  # the sample corpus's (memory_pipeline/sample_corpus), loaded by the demo
 EXAMPLE_QUERY = "what actually caused customers to be billed twice in May?"
@@ -32,10 +32,12 @@ class SearchConfig(dg.Config):
 @dg.op(
     description="Fused search in one memory; the results appear as a Markdown table in the run's metadata."
 )
-def search_op(context: dg.OpExecutionContext, config: SearchConfig, memory: MemoryResource) -> dict:
+def search_op(
+    context: dg.OpExecutionContext, config: SearchConfig, memory_api: MemoryResource
+) -> dict:
     try:
         channels = parse_channels(config.channels) if config.channels else None
-        response = memory.search(
+        response = memory_api.search(
             config.memory, config.query, policy=config.policy, limit=config.limit, channels=channels
         )
     except (MemoryPipelineError, ValueError) as exc:

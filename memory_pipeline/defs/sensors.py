@@ -26,8 +26,7 @@ from memory_pipeline import config
 from memory_pipeline.defs import jobs
 from memory_pipeline.defs.partitions import ingest_days
 from memory_pipeline.domain.sources import SUPPORTED_SUFFIXES
-from memory_pipeline.indexing.pending import outlook
-from memory_pipeline.ingest import utc_today
+from memory_pipeline.memory import utc_today
 from memory_pipeline.orchestration.instance import PARTITIONS
 from memory_pipeline.orchestration.resources import MemoryResource
 
@@ -114,8 +113,8 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
         "calibration is missing, requests switch_generation_job; else, when "
         "observations or beliefs lack a vector, embed_statements_job.",
     )
-    def unindexed_episodes_sensor(context: dg.SensorEvaluationContext, memory: MemoryResource):
-        work = outlook(memory.db, memory.profile)
+    def unindexed_episodes_sensor(context: dg.SensorEvaluationContext, memory_api: MemoryResource):
+        work = memory_api.api.upkeep.outlook()
         target, statements = work.target, work.statements
         pending = {day: (p.count, p.newest_id) for day, p in work.pending.items()}
         new_days = missing_partitions(context.instance, work.days)

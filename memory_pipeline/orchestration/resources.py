@@ -1,9 +1,9 @@
 """The Dagster resource: the ``Memory`` Python API (``memory_pipeline.memory``), as assets use it.
 
-One resource, ``memory``, so Dagster goes through the same core as the CLI and the servers and
-nothing here rebuilds their objects: ``api`` is the ``Memory``, and ``db``, ``embedder`` and
-``profile`` are its parts, which the assets pass to the core's functions (``indexing``,
-``maintenance``). Each field left unset comes from its environment variable
+One resource, ``memory_api``, so Dagster goes through the same core as the CLI and the servers
+and nothing here rebuilds their objects: ``api`` is the ``Memory``, and the assets call its
+methods and parts (``api.days``, ``api.upkeep``, ``api.models``), never the core below it. Each
+field left unset comes from its environment variable
 (``config.ENV_VARS``) when the resource is set up for a run, sensor tick or check, never when a
 module is imported; a deployment that wants a value pinned sets the field, or binds it with
 ``dg.EnvVar("NAME")`` (which then requires the variable), and tests pass explicit values.
@@ -14,10 +14,7 @@ from __future__ import annotations
 import dagster as dg
 from pydantic import PrivateAttr
 
-from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
-from memory_pipeline.embedders.factory import profile_of
-from memory_pipeline.memory import Memory
-from memory_pipeline.storage.database import POOL_SIZE, Database
+from memory_pipeline.memory import POOL_SIZE, Memory
 
 
 class MemoryResource(dg.ConfigurableResource):
@@ -74,20 +71,6 @@ class MemoryResource(dg.ConfigurableResource):
         if self._memory is None:  # used outside a run (a script): open on first use
             self._memory = self.open()
         return self._memory
-
-    @property
-    def db(self) -> Database:
-        return self.api.db
-
-    @property
-    def embedder(self) -> Embedder:
-        """The configured embedder, built on first use (a sensor tick never loads a model)."""
-        return self.api.embedder
-
-    @property
-    def profile(self) -> EmbeddingProfile:
-        """The configured embedding profile (what the sensors and checks count pending work for)."""
-        return profile_of(self.api.embed_settings)
 
     def search(self, memory: str, query: str, **options):
         return self.api.search(memory, query, **options)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_pipeline.errors import InputError, unknown_memory_message
-from memory_pipeline.tokens import ALL_MEMORIES
+from memory_pipeline.memory import ALL_MEMORIES
 
 
 class NotFound(InputError):
@@ -129,7 +129,7 @@ def visible_episodes(
 def visible_history(memory, access: Access, episode_id: int) -> dict:
     """``Memory.history`` if the episode exists and ``access`` sees its memory; else NotFound
     (the same words either way)."""
-    return _visible_document(memory.history, access, episode_id)
+    return _visible_document(lambda i: memory.history(i).to_json(), access, episode_id)
 
 
 def _visible_document(read, access: Access, episode_id: int) -> dict:
@@ -154,7 +154,7 @@ def visible_page(memory, access: Access, episode_id: int, page: int) -> dict:
 
     _require_episode_id(episode_id)
     try:
-        document = memory.read(episode_id, page=page)
+        document = memory.read(episode_id, page=page).to_json()
     except UnknownEpisode:
         raise NotFound(f"no episode {episode_id}") from None
     except UnknownPage:
@@ -178,8 +178,8 @@ def visible_status(memory, access: Access) -> dict:
     """``Memory.status`` for a caller of every memory; a scoped caller gets its own memories'
     counts only (global counts would reveal the size of memories it must not know of)."""
     if access.all_memories:
-        return memory.status()
-    document = memory.status()
+        return memory.status().to_json()
+    document = memory.status().to_json()
     return {
         "version": document["version"],
         "memories": [m.to_json() for m in memory.memories() if access.sees(m.name)],

@@ -25,9 +25,8 @@ from memory_pipeline.errors import (
     ModelRefused,
     UnknownPage,
 )
-from memory_pipeline.memory import UnknownEpisode, UnknownMemory
+from memory_pipeline.memory import UnknownEpisode, UnknownMemory, UnknownStatement
 from memory_pipeline.server.access import Forbidden, NotFound, Unauthorized
-from memory_pipeline.statements import UnknownStatement
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Path, Query
 
 from memory_pipeline.domain.policies import MAX_LIMIT
 from memory_pipeline.errors import InputError
-from memory_pipeline.search.results import SearchResponse
+from memory_pipeline.memory import SearchResponse
 from memory_pipeline.server.access import (
     visible_episode,
     visible_page,

@@ -42,7 +42,7 @@ def test_partition_loads_its_inbox_and_indexes_it(db, db_url, tmp_path, monkeypa
 
     with LoopbackEmbeddingServer(dim=1024) as server:
         resources = {
-            "memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)
+            "memory_api": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)
         }
         instance = dg.DagsterInstance.ephemeral()
         instance.add_dynamic_partitions("ingest_days", [DAY])
@@ -119,7 +119,7 @@ def test_a_rechunk_run_cuts_its_day_again_and_others_leave_it(db, db_url, tmp_pa
 
     write_jsonl(tmp_path / "day.jsonl", [episode(i) for i in range(3)])
     ingest_paths(db, [tmp_path / "day.jsonl"], ingest_day=dt.date.fromisoformat(DAY))
-    resources = {"memory": MemoryResource(url=db_url, embed_provider="ollama")}
+    resources = {"memory_api": MemoryResource(url=db_url, embed_provider="ollama")}
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("ingest_days", [DAY])
 

@@ -140,7 +140,7 @@ def test_a_backfills_embedding_steps_run_on_the_celery_workers(db, db_url, tmp_p
         run_config = {
             "execution": {"config": {"broker": f"{url}/0", "backend": f"{url}/1"}},
             "resources": {
-                "memory": {
+                "memory_api": {
                     "config": {"url": db_url, "embed_provider": "ollama", "embed_url": server.url}
                 }
             },

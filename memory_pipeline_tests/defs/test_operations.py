@@ -40,7 +40,7 @@ def server():
 
 @pytest.fixture
 def resources(db_url, server):
-    return {"memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)}
+    return {"memory_api": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)}
 
 
 def _ingest_on(db, tmp_path, day: str, start: int, n: int):

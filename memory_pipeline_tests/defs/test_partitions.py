@@ -58,7 +58,7 @@ def test_each_partitioned_asset_writes_only_its_own_day_and_reruns_are_idempoten
     db, db_url, tmp_path, server
 ):
     resources = {
-        "memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)
+        "memory_api": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)
     }
     instance = dg.DagsterInstance.ephemeral()
     add_partitions(instance, [DAY_A, DAY_B])
@@ -100,7 +100,7 @@ def test_each_partitioned_asset_writes_only_its_own_day_and_reruns_are_idempoten
 
 def test_a_day_never_switches_the_serving_generation(db, db_url, tmp_path, server):
     resources = {
-        "memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)
+        "memory_api": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)
     }
     instance = dg.DagsterInstance.ephemeral()
     add_partitions(instance, [DAY_A])
@@ -142,7 +142,7 @@ def test_a_backfill_run_takes_a_range_of_days_and_records_each_as_its_own_partit
     """``BACKFILL_POLICY``: one run for a range of days; each day gets its own materialization
     with its own numbers, a day outside the range is untouched, and the checks cover the range."""
     resources = {
-        "memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)
+        "memory_api": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)
     }
     instance = dg.DagsterInstance.ephemeral()
     day_c = "2026-11-03"

@@ -48,10 +48,10 @@ def test_a_model_with_a_high_baseline_gets_its_own_cut_off(db_url):
         LoopbackEmbeddingServer(dim=DIM, vector_fn=shifted) as server,
         open_memory(db_url, server) as mem,
     ):
-        assert mem.status()["calibration"] is None  # nothing embedded yet: no profile
+        assert mem.status().to_json()["calibration"] is None  # nothing embedded yet: no profile
         mem.add([NOTE])
         mem.index()
-        measured = mem.status()["calibration"]
+        measured = mem.status().to_json()["calibration"]
         # (A bag of words cannot tell paraphrases from other facts: a flagged compromise.)
         assert measured["measured"]
         assert measured["close"] > DEFAULT_CLOSE and measured["duplicate"] > measured["close"]
@@ -71,7 +71,7 @@ def test_a_model_with_a_high_baseline_gets_its_own_cut_off(db_url):
         mem.add([{**NOTE, "title": "Second note", "body": "Another note."}])
         with pytest.raises(Exception):  # noqa: B017 - the canary refuses the changed model
             mem.index()
-        assert mem.status()["calibration"] == measured
+        assert mem.status().to_json()["calibration"] == measured
 
 
 def test_a_model_that_gives_one_vector_keeps_the_defaults_and_says_why(db_url):
@@ -84,7 +84,7 @@ def test_a_model_that_gives_one_vector_keeps_the_defaults_and_says_why(db_url):
     ):
         mem.add([NOTE])
         mem.index()
-        kept = mem.status()["calibration"]
+        kept = mem.status().to_json()["calibration"]
     assert not kept["measured"] and "same vector" in kept["reason"]
     assert (kept["close"], kept["duplicate"]) == (DEFAULT_CLOSE, DEFAULT_DUPLICATE)
 
@@ -107,14 +107,14 @@ def test_a_model_that_fails_during_the_measurement_is_measured_by_the_next_pass(
         mem.add([NOTE])
         report = mem.index()  # the vectors are written whatever the measurement does
         assert report.vectors == 1 and report.pending_after == 0
-        failed = mem.status()["calibration"]
+        failed = mem.status().to_json()["calibration"]
         assert not failed["measured"] and failed["retry"]
         assert "could not be embedded" in failed["reason"]
         assert (failed["close"], failed["duplicate"]) == (DEFAULT_CLOSE, DEFAULT_DUPLICATE)
         broken[0] = False
         mem.add([{**NOTE, "title": "Second note", "body": "Another note."}])
         mem.index()
-        assert mem.status()["calibration"]["measured"]
+        assert mem.status().to_json()["calibration"]["measured"]
 
 
 @pytest.mark.slow

@@ -50,7 +50,7 @@ def test_a_run_records_its_speed_and_the_estimate_follows_it(mem):
     ahead = mem.index_estimate()
     assert ahead is not None and ahead.measured and ahead.characters == pending
     assert ahead.seconds == pending / (indexed / 10.0)
-    assert mem.status()["pendingEstimate"]["summary"] == ahead.phrase()
+    assert mem.status().to_json()["pendingEstimate"]["summary"] == ahead.phrase()
     tomorrow = dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)
     assert mem.index_estimate(tomorrow).characters == 0
 

@@ -127,7 +127,7 @@ def test_reindex_and_rollback_jobs_from_the_launchpad(db, db_url, indexed):
 
     server, embedder, _ = indexed
     resources = {
-        "memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)
+        "memory_api": MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)
     }
     started = start_reindex_job.execute_in_process(resources=resources)
     assert started.output_for_node("start_reindex_op") == {

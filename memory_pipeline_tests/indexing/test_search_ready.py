@@ -52,7 +52,7 @@ def test_index_builds_the_serving_hnsw_index_once_and_pgvector_keeps_it(mem):
     assert second.search_ready.index.outcome == "present"
     # Not counted again: a count of the generation's rows is for a build only.
     assert second.search_ready.index.rows is None and not second.search_ready.analyzed
-    assert mem.status()["index"]["valid"] is True
+    assert mem.status().to_json()["index"]["valid"] is True
     hits = mem.search("alice", "harbour ferry sourdough bread number 33").results
     assert hits and any("Note 33 " in h.snippet for h in hits[:3])
 
@@ -103,7 +103,7 @@ def test_status_reports_a_running_build_and_search_answers_during_it(mem, db_url
         deadline = time.monotonic() + 30
         building = None
         while building is None and time.monotonic() < deadline:
-            building = mem.status()["index"]["building"]
+            building = mem.status().to_json()["index"]["building"]
             time.sleep(0.05)
         assert building is not None, "status never showed the running build"
         assert building["phase"].startswith("waiting for writers")
@@ -113,7 +113,7 @@ def test_status_reports_a_running_build_and_search_answers_during_it(mem, db_url
         writer.rollback()
     builder.join(timeout=60)
     assert outcome["state"].outcome == "built" and outcome["state"].valid
-    status = mem.status()["index"]
+    status = mem.status().to_json()["index"]
     assert status["building"] is None and status["valid"] is True
     assert count(mem.db, "SELECT count(*) FROM embeddings") == 40
 

@@ -72,7 +72,7 @@ def test_a_profile_without_calibration_is_searched_as_before_and_says_ungraded(d
             ]
         )
         mem.index()
-        assert not mem.status()["calibration"]["measured"]
+        assert not mem.status().to_json()["calibration"]["measured"]
         response = mem.search("me", UNRELATED).to_json()
     assert [r["title"] for r in response["results"]] == ["Bike"]
     assert response["results"][0]["grade"] is None and response["results"][0]["evidence"] is None

@@ -96,7 +96,9 @@ def test_cli_batch_answers_every_good_line_in_one_process(cli, world, embed_serv
 
 def test_search_job_puts_a_markdown_table_in_the_run(db_url, world, embed_server):
     resources = {
-        "memory": MemoryResource(url=db_url, embed_provider="ollama", embed_url=embed_server.url)
+        "memory_api": MemoryResource(
+            url=db_url, embed_provider="ollama", embed_url=embed_server.url
+        )
     }
     result = search_memory_job.execute_in_process(
         run_config={
@@ -147,7 +149,7 @@ def test_search_job_opens_with_a_preset_that_searches_the_demo_memory(db, db_url
     index_pending(db, ollama_embedder(embed_server.url))
     result = search_memory_job.execute_in_process(  # no run config: the Launchpad's preset
         resources={
-            "memory": MemoryResource(
+            "memory_api": MemoryResource(
                 url=db_url, embed_provider="ollama", embed_url=embed_server.url
             )
         }

@@ -94,7 +94,7 @@ def test_a_long_document_is_read_to_its_end_page_by_page(api, local, env, docume
     assert unindexed[0]["chunks"] == 0
 
     assert api.post("/v1/index").status_code == 200
-    indexed = read_all(lambda n: local.read(episode_id, page=n))
+    indexed = read_all(lambda n: local.read(episode_id, page=n).to_json())
     check_pages(indexed, body)
     assert indexed[0]["chunks"] > 0
     # The same pages, chunk for chunk, before and after the chunks were stored.
@@ -138,7 +138,7 @@ def test_bad_page_numbers_are_located_errors(api, local, env, document):
         timeout=120,
     )
     assert last.returncode == 0, last.stderr
-    assert last.stdout == local.read(episode_id, page=pages)["text"]
+    assert last.stdout == local.read(episode_id, page=pages).text
     assert f"page {pages} of {pages}" in last.stderr and f"of {MAX_BODY_CHARS}" in last.stderr
     beyond = subprocess.run(
         [*CLI, "read", str(episode_id), "--page", str(pages + 1)],
@@ -167,5 +167,5 @@ def test_the_mcp_tool_reads_pages_and_refuses_a_missing_one(env, local, document
 
     second, missing = asyncio.run(session())
     assert second["page"] == 2 and second["text"] == body[second["start"] : second["end"]]
-    assert second["text"] == local.read(episode_id, page=2)["text"]
+    assert second["text"] == local.read(episode_id, page=2).text
     assert missing.is_error and "no page 10000" in missing.content[0].text

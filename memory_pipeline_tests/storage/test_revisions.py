@@ -115,7 +115,7 @@ def test_a_superseded_revision_leaves_every_index_and_is_never_pending_again(mem
     report = mem.index()
     assert report.episodes == 1 and report.pending_after == 0
     assert count(mem.db, "SELECT count(*) FROM chunks WHERE episode_id = %s", old) == 0
-    assert mem.status()["pendingEpisodes"] == 0
+    assert mem.status().to_json()["pendingEpisodes"] == 0
 
 
 def test_forgetting_any_revision_forgets_the_whole_source(mem):

@@ -15,7 +15,6 @@ day fails, and its metadata names those days.
 import dagster as dg
 
 from memory_pipeline.defs.partitions import ingest_days
-from memory_pipeline.indexing.days import chunk_day, embed_day, link_day, rechunk_day
 from memory_pipeline.orchestration import day_checks, day_metadata
 from memory_pipeline.orchestration.assets import (
     BACKFILL_POLICY,
@@ -53,11 +52,11 @@ from memory_pipeline.orchestration.resources import MemoryResource
         "overlap, content-addressed ids (see memory_pipeline/domain/chunking.py)."
     ),
 )
-def chunks(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
+def chunks(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> dg.MaterializeResult:
     done = []
-    cut = rechunk_day if context.run.tags.get(RECHUNK_TAG) == "true" else chunk_day
+    again = context.run.tags.get(RECHUNK_TAG) == "true"
     for day in days_of(context):
-        chunked = cut(memory.db, day, anchors=memory.api.embed_settings.heading_anchors)
+        chunked = memory_api.api.days.cut(day, again=again)
         context.add_asset_metadata(day_metadata.chunks(chunked), partition_key=day.isoformat())
         done.append(chunked)
     return dg.MaterializeResult(
@@ -90,12 +89,14 @@ def chunks(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mate
         "builds the HNSW index (`hnsw_index`)."
     ),
 )
-def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
-    model = memory.embedder
+def embeddings(
+    context: dg.AssetExecutionContext, memory_api: MemoryResource
+) -> dg.MaterializeResult:
+    mem = memory_api.api
     done = []
     for day in days_of(context):
         progress = RunProgress(context.log, prefix=f"{day}: ")
-        embedded = embed_day(memory.db, model, day, on_progress=progress)
+        embedded = mem.days.embed(day, on_progress=progress)
         report = embedded.report
         context.log.info(
             f"{day}: {report.episodes} episodes, {report.vectors} vectors in {report.seconds:.1f}s "
@@ -108,7 +109,7 @@ def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
         done.append(embedded)
     return dg.MaterializeResult(
         metadata={"days_in_run": len(done)},
-        check_results=[day_checks.embeddings_check(done, model.profile.name).result()],
+        check_results=[day_checks.embeddings_check(done, mem.embedder.profile.name).result()],
     )
 
 
@@ -135,11 +136,11 @@ def embeddings(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
     ),
 )
 def entity_mentions(
-    context: dg.AssetExecutionContext, memory: MemoryResource
+    context: dg.AssetExecutionContext, memory_api: MemoryResource
 ) -> dg.MaterializeResult:
     done = []
     for day in days_of(context):
-        linked = link_day(memory.db, day)
+        linked = memory_api.api.days.link(day)
         context.add_asset_metadata(
             day_metadata.entity_mentions(linked), partition_key=day.isoformat()
         )

@@ -9,7 +9,6 @@ import dagster as dg
 
 from memory_pipeline import config
 from memory_pipeline.defs.partitions import ingest_days
-from memory_pipeline.ingest import day_episodes, ingest_paths
 from memory_pipeline.orchestration import day_metadata
 from memory_pipeline.orchestration.assets import (
     BACKFILL_POLICY,
@@ -36,24 +35,26 @@ from memory_pipeline.orchestration.resources import MemoryResource
         "and reports every episode of the day, however it arrived (CLI, inbox, API)."
     ),
 )
-def episodes(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
+def episodes(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> dg.MaterializeResult:
     days = days_of(context)
     for day in days:
-        context.add_asset_metadata(_load_day(context, memory, day), partition_key=day.isoformat())
+        context.add_asset_metadata(
+            _load_day(context, memory_api, day), partition_key=day.isoformat()
+        )
     return dg.MaterializeResult(metadata={"days_in_run": len(days)})
 
 
-def _load_day(context: dg.AssetExecutionContext, memory: MemoryResource, day) -> dict:
+def _load_day(context: dg.AssetExecutionContext, memory_api: MemoryResource, day) -> dict:
     """Load the day's inbox folder; the day's materialization metadata."""
     started = time.perf_counter()
     inbox = config.inbox_dir() / day.isoformat()
     loaded = None
     if inbox.is_dir():
-        loaded = ingest_paths(memory.db, [inbox], ingest_day=day)
+        loaded = memory_api.api.days.load([inbox], day)
         context.log.info(f"inbox {inbox}: {loaded.summary()}")
         for rejection in loaded.rejections:
             context.log.warning(str(rejection))
-    held = day_episodes(memory.db, day)
+    held = memory_api.api.days.episodes(day)
     metadata = {
         **day_metadata.episodes(held),
         "inbox": str(inbox),

@@ -14,18 +14,8 @@ from typing import Any
 
 import dagster as dg
 
-from memory_pipeline import maintenance
-from memory_pipeline.embedders.base import Embedder
 from memory_pipeline.errors import MemoryPipelineError
-from memory_pipeline.indexing import canary
-from memory_pipeline.indexing.calibration import after_index, measure_unless_stored
-from memory_pipeline.indexing.days import index_day
-from memory_pipeline.indexing.generations import serving_integrity, switch_when_complete
-from memory_pipeline.indexing.pending import pending_by_day, pending_count
-from memory_pipeline.indexing.report import IndexReport
-from memory_pipeline.indexing.serving import leave_search_fast
-from memory_pipeline.indexing.statement_vectors import embed_pending, integrity
-from memory_pipeline.ingest import day_episodes
+from memory_pipeline.memory import CHAMPIONS, KEYWORD_LIST_CAP, IndexReport, Memory
 from memory_pipeline.orchestration import day_metadata
 from memory_pipeline.orchestration.assets import (
     ENTITIES_TABLE,
@@ -41,8 +31,6 @@ from memory_pipeline.orchestration.progress import RunProgress
 from memory_pipeline.orchestration.reporting import day_materializations
 from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline.progress import Progress, figures
-from memory_pipeline.storage import champions_store, keyword_store
-from memory_pipeline.storage.database import Database
 
 
 @dg.asset(
@@ -59,22 +47,21 @@ from memory_pipeline.storage.database import Database
         "nothing to do."
     ),
 )
-def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
-    model = memory.embedder
-    db = memory.db
-    pending = pending_by_day(db, model)
+def backlog(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> dg.MaterializeResult:
+    mem = memory_api.api
+    pending = mem.days.pending()
     if pending:
         add_partitions(context.instance, pending)
     # Global work, once for all the days below. The canary runs every night, even with nothing
     # pending, so that a silent model swap surfaces before the next ingest; the generation's
     # model is measured when it has no calibration yet, before the days, so each day's
     # embeddings record its cut-offs.
-    cosine = canary.check_now(db, model)
-    after_index(db, model, True)
+    cosine = mem.upkeep.check_canary()
+    mem.upkeep.calibrate_after_canary()
     progress = RunProgress(context.log)
-    total, mentions = _index_days(context, db, model, pending, progress)
-    ready = leave_search_fast(db)  # once for every day above (and the canary-only night)
-    after = pending_count(db, model)
+    total, mentions = _index_days(context, mem, pending, progress)
+    ready = mem.upkeep.leave_search_fast()  # once for every day above (and the canary-only night)
+    after = mem.days.pending_count()
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": after,
@@ -97,14 +84,13 @@ def backlog(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Mat
 
 def _index_days(
     context: dg.AssetExecutionContext,
-    db: Database,
-    model: Embedder,
+    mem: Memory,
     pending: dict[str, int],
     progress: RunProgress,
 ) -> tuple[IndexReport, int]:
     """Each pending day indexed with its partitions' own steps and recorded as their
     materializations; what was done, and the entity mentions added."""
-    total = IndexReport(profile=model.profile.name)
+    total = IndexReport(profile=mem.embedder.profile.name)
     mentions = 0
     overall = sum(pending.values())
     finished = [0]  # episodes of the days done
@@ -124,7 +110,7 @@ def _index_days(
                     )
                 )
 
-        done = index_day(db, model, dt.date.fromisoformat(day), on_progress=tell)
+        done = mem.days.index(dt.date.fromisoformat(day), on_progress=tell)
         total.add(done.chunked.report)
         total.add(done.embedded.report)
         finished[0] += done.embedded.report.episodes
@@ -134,7 +120,7 @@ def _index_days(
         for event in day_materializations(
             day,
             {
-                "episodes": {**day_metadata.episodes(day_episodes(db, done.chunked.day)), **by},
+                "episodes": {**day_metadata.episodes(mem.days.episodes(done.chunked.day)), **by},
                 "chunks": {**day_metadata.chunks(done.chunked), **by},
                 "embeddings": {**day_metadata.embeddings(done.embedded), **by},
                 "entity_mentions": {**day_metadata.entity_mentions(done.linked), **by},
@@ -159,8 +145,8 @@ def _index_days(
         "here is linked to every episode of its memory that mentions it."
     ),
 )
-def entities(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
-    promoted = maintenance.promote_entities(memory.db)
+def entities(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> dg.MaterializeResult:
+    promoted = memory_api.api.upkeep.promote_entities()
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": promoted.total,
@@ -181,7 +167,7 @@ def entities(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Ma
     tags={"stage": "maintenance"},
     description=(
         "The keyword channel's champion lists, rebuilt for every memory of more than "
-        f"{keyword_store.CAP} chunks: each common word's {champions_store.CHAMPIONS} best chunks by "
+        f"{KEYWORD_LIST_CAP} chunks: each common word's {CHAMPIONS} best chunks by "
         "BM25, which a one-word lookup of it reads instead of the word's whole posting list. "
         "Writes keep them right in between; rebuilding re-centres them on the current lengths. "
         "A rebuild reads beside the writers; the memory's chunk writers only wait for its swap "
@@ -189,10 +175,10 @@ def entities(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.Ma
     ),
 )
 def keyword_champions(
-    context: dg.AssetExecutionContext, memory: MemoryResource
+    context: dg.AssetExecutionContext, memory_api: MemoryResource
 ) -> dg.MaterializeResult:
     started = time.perf_counter()
-    builds = memory.api.rebuild_keyword_lists()
+    builds = memory_api.api.rebuild_keyword_lists()
     for build in builds:
         if build.outcome != "built":
             context.log.warning(
@@ -247,11 +233,11 @@ def keyword_champions(
     ),
 )
 def statement_vectors(
-    context: dg.AssetExecutionContext, memory: MemoryResource
+    context: dg.AssetExecutionContext, memory_api: MemoryResource
 ) -> dg.MaterializeResult:
-    model = memory.embedder
-    written = embed_pending(memory.db, model)
-    serving, found = integrity(memory.db)
+    mem = memory_api.api
+    written = mem.upkeep.embed_statements()
+    serving, found = mem.upkeep.statement_integrity()
     passed = found is None or not (
         found["missing"] or found["wrong_dimension"] or found["not_normalized"]
     )
@@ -259,7 +245,7 @@ def statement_vectors(
         metadata={
             "dagster/row_count": found["vectors"] if found else 0,
             "new_vectors": written,
-            "profile": model.profile.name,
+            "profile": mem.embedder.profile.name,
         },
         check_results=[
             dg.AssetCheckResult(
@@ -302,18 +288,18 @@ def statement_vectors(
     ),
 )
 def serving_generation(
-    context: dg.AssetExecutionContext, memory: MemoryResource
+    context: dg.AssetExecutionContext, memory_api: MemoryResource
 ) -> dg.MaterializeResult:
-    model = memory.embedder
-    pending, switched = switch_when_complete(memory.db, model)
+    mem = memory_api.api
+    pending, switched = mem.upkeep.switch_generation()
     if switched:
         context.log.info(switched)
     try:
-        measured = measure_unless_stored(memory.db, model)
+        measured = mem.upkeep.calibrate()
     except MemoryPipelineError as exc:  # the switch stands; the next run measures it
         context.log.warning(f"the model's calibration was not measured: {exc}")
         measured = None
-    profile, found = serving_integrity(memory.db)
+    profile, found = mem.upkeep.serving_integrity()
     passed = (
         found is not None
         and found["missing"] == 0
@@ -325,7 +311,7 @@ def serving_generation(
             "dagster/row_count": found["vectors"] if found else 0,
             "profile": profile.name if profile else "none",
             "generation": profile.generation if profile else 0,
-            "configured_profile": model.profile.name,
+            "configured_profile": mem.embedder.profile.name,
             "pending_for_configured": pending,
             "switched": switched or "no",
             "calibration": dg.MetadataValue.json(measured.to_json() if measured else {}),
@@ -359,9 +345,11 @@ def serving_generation(
         "otherwise reused. Tables are ANALYZEd afterwards so the planner sees current sizes."
     ),
 )
-def hnsw_index(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.MaterializeResult:
+def hnsw_index(
+    context: dg.AssetExecutionContext, memory_api: MemoryResource
+) -> dg.MaterializeResult:
     try:
-        profile, state = maintenance.ensure_hnsw_index(memory.db)
+        profile, state = memory_api.api.upkeep.ensure_hnsw_index()
     except LookupError as exc:
         raise dg.Failure(str(exc)) from None
     return dg.MaterializeResult(
@@ -397,10 +385,10 @@ def hnsw_index(context: dg.AssetExecutionContext, memory: MemoryResource) -> dg.
     ),
 )
 def pipeline_stats(
-    context: dg.AssetExecutionContext, memory: MemoryResource
+    context: dg.AssetExecutionContext, memory_api: MemoryResource
 ) -> dg.MaterializeResult:
     # Pending for the configured profile, as the sensor and the index passes count it.
-    stats = maintenance.record_daily_stats(memory.db, memory.profile)
+    stats = memory_api.api.upkeep.daily_stats()
     metadata: dict[str, Any] = {
         k: v for k, v in stats.items() if isinstance(v, (int, float)) and v is not None
     }
