@@ -50,7 +50,7 @@ from memory_pipeline.indexing.keyword_lists import ListsBeside
 from memory_pipeline.indexing.pending import pending_by_day, pending_of
 from memory_pipeline.indexing.report import IndexReport
 from memory_pipeline.indexing.until_done import index_pending
-from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
+from memory_pipeline.ingest import IngestReport, ingest_paths, stored_json, utc_today
 from memory_pipeline.progress import ProgressCallback
 from memory_pipeline.reporting import Reporter
 from memory_pipeline.search.results import SearchResponse
@@ -100,15 +100,7 @@ class AddReport:
         return len(self.inserted_ids)
 
     def to_json(self) -> dict:
-        return {
-            "ingestDay": self.ingest_day.isoformat(),
-            "inserted": self.inserted,
-            "episodeIds": self.inserted_ids,
-            "revised": self.revised,
-            "restored": self.restored,
-            "duplicates": self.duplicates,
-            "rejected": [{"location": r.location, "reason": r.reason} for r in self.rejections],
-        }
+        return {"ingestDay": self.ingest_day.isoformat(), **stored_json(self)}
 
 
 @dataclass(frozen=True)

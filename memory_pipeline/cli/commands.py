@@ -49,20 +49,7 @@ def cmd_ingest(args) -> int:
             err(str(rejection))
         print_warnings(mem)
     if args.json:
-        print_json(
-            {
-                "ingestDay": report.ingest_day.isoformat(),
-                "filesRead": report.files_read,
-                "inserted": report.inserted,
-                "episodeIds": report.inserted_ids,
-                "revised": report.revised,
-                "restored": report.restored,
-                "duplicates": report.duplicates,
-                "rejected": [
-                    {"location": r.location, "reason": r.reason} for r in report.rejections
-                ],
-            }
-        )
+        print_json(report.to_json())
     else:
         print(report.summary())
         if report.inserted_ids:
@@ -88,19 +75,7 @@ def cmd_index(args) -> int:
         builds = report.keyword_lists
         print_warnings(mem)
     if args.json:
-        print_json(
-            {
-                "profile": report.profile,
-                "episodes": report.episodes,
-                "chunks": report.chunks,
-                "vectors": report.vectors,
-                "windowVectors": report.windows,
-                "seconds": round(report.seconds, 3),
-                "pendingEpisodes": report.pending_after,
-                "keywordLists": [b.to_json() for b in builds],
-                "searchReady": report.search_ready.to_json() if report.search_ready else None,
-            }
-        )
+        print_json(report.to_json())
     else:
         print(
             f"indexed {report.episodes} episode(s): {report.chunks} new chunk(s), {report.vectors} "
