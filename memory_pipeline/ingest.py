@@ -40,6 +40,14 @@ class IngestReport:
     def inserted(self) -> int:
         return len(self.inserted_ids)
 
+    def to_json(self) -> dict:
+        """``ingest --json``: what ``add`` answers (``stored_json``) and the files read."""
+        return {
+            "ingestDay": self.ingest_day.isoformat(),
+            "filesRead": self.files_read,
+            **stored_json(self),
+        }
+
     def summary(self) -> str:
         revisions = f" ({self.revised} new revision(s) of stored sources)" if self.revised else ""
         restored = f", {self.restored} earlier revision(s) current again" if self.restored else ""
@@ -47,6 +55,19 @@ class IngestReport:
             f"{self.inserted} new episode(s){revisions}{restored}, {self.duplicates} already stored, "
             f"{len(self.rejections)} rejected, from {self.files_read} file(s); ingest day {self.ingest_day}"
         )
+
+
+def stored_json(report) -> dict:
+    """What an ingest or an add stored, one document for the CLI, the HTTP API and MCP
+    (``IngestReport`` and ``memory.AddReport`` both have these fields)."""
+    return {
+        "inserted": report.inserted,
+        "episodeIds": report.inserted_ids,
+        "revised": report.revised,
+        "restored": report.restored,
+        "duplicates": report.duplicates,
+        "rejected": [{"location": r.location, "reason": r.reason} for r in report.rejections],
+    }
 
 
 def utc_today() -> dt.date:

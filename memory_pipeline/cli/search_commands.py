@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
+from memory_pipeline.cli.arguments import whole_number
 from memory_pipeline.cli.common import err, open_memory, print_json
 from memory_pipeline.domain.entities import parse_entity_import
 from memory_pipeline.domain.episodes import validate_memory_name
@@ -26,6 +28,34 @@ def _channels(text: str | None) -> tuple[str, ...] | None:
         return parse_channels(text)
     except PolicyError as exc:
         raise InputError(f"--channels {text!r}: {exc}") from None
+
+
+def search_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", nargs="?", help="the question, in your own words")
+    p.add_argument("--memory", help="the memory to search (required unless --batch)")
+    p.add_argument("--policy", help="a named policy from the policies file (default: default)")
+    p.add_argument("--limit", type=whole_number, help="number of results (1-50)")
+    p.add_argument(
+        "--channels", help="comma-separated subset of vector,keyword,graph,date,observation,belief"
+    )
+    p.add_argument(
+        "--contested",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="include beliefs marked contested (--no-contested leaves them out; default: the policy's)",
+    )
+    p.add_argument(
+        "--history",
+        action="store_true",
+        help="also superseded revisions holding the query's words, after the results, marked superseded",
+    )
+    p.add_argument("--json", action="store_true", help="print the stable JSON document")
+    p.add_argument(
+        "--batch",
+        metavar="FILE",
+        help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?, "contested"?, "history"?} ("-" = stdin); '
+        "one JSON result document a line on stdout",
+    )
 
 
 def cmd_search(args) -> int:
@@ -136,6 +166,17 @@ def _json_line(document: dict) -> str:
     except UnicodeEncodeError:  # a lone surrogate in a message: escaped, never a raw byte
         text = json.dumps(document, ensure_ascii=True, default=str)
     return text + "\n"
+
+
+def entities_options(p: argparse.ArgumentParser) -> None:
+    ent = p.add_subparsers(dest="entities_command", required=True, metavar="ACTION")
+    q = ent.add_parser("import", help='import JSONL entities {"memory", "name", "aliases"?}')
+    q.add_argument("file")
+    q.add_argument("--memory", help="memory for lines that do not name one")
+    q.add_argument("--json", action="store_true")
+    q = ent.add_parser("list", help="a memory's entities with their mention counts")
+    q.add_argument("--memory", required=True)
+    q.add_argument("--json", action="store_true")
 
 
 def cmd_entities(args) -> int:

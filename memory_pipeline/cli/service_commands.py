@@ -1,10 +1,19 @@
-"""``memory-pipeline serve`` (HTTP API), ``mcp`` (MCP server) and ``tokens`` (their bearer tokens)."""
+"""``memory-pipeline serve`` (HTTP API), ``mcp`` (MCP server), ``tokens`` (their bearer tokens) and
+``ui`` (Dagster's web UI and daemon, a process group of their own)."""
 
 from __future__ import annotations
 
+import argparse
+import os
+import signal
 import socket
+import subprocess
+import sys
+import time
 from errno import EADDRINUSE
+from pathlib import Path
 
+from memory_pipeline.cli.arguments import port, port_or_zero
 from memory_pipeline.cli.common import err, open_memory, print_json
 from memory_pipeline.errors import ConfigurationError, ExitCode, InputError
 
@@ -51,6 +60,13 @@ def _exposure(sock: socket.socket):
     from memory_pipeline.server.guard import Exposure
 
     return Exposure.of(sock.getsockname()[0], os.environ)
+
+
+def serve_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (off loopback only with tokens)"
+    )
+    p.add_argument("--port", type=port_or_zero, default=8765)
 
 
 def cmd_serve(args) -> int:
@@ -114,6 +130,17 @@ class TokenWatch:
                 print(f"memory_pipeline API: {access_line(tokens, self.loopback)}", flush=True)
 
 
+def mcp_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio"
+    )
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=port_or_zero, default=8766)
+    p.add_argument(
+        "--token", help="stdio: act with this token's scope (default: every memory, read and write)"
+    )
+
+
 def cmd_mcp(args) -> int:
     from memory_pipeline.domain.documents.document import return_large_buffers
     from memory_pipeline.server.access import Access, access_of_local_token
@@ -141,6 +168,22 @@ def cmd_mcp(args) -> int:
         return_large_buffers()  # add_document's memory returned when it ends
         build_mcp_server(mem, stdio_access).run("stdio")
     return ExitCode.OK
+
+
+def tokens_options(p: argparse.ArgumentParser) -> None:
+    tok = p.add_subparsers(dest="tokens_command", required=True, metavar="ACTION")
+    q = tok.add_parser("create", help="a new token, printed once")
+    q.add_argument("name")
+    q.add_argument("--memory", action="append", help="a memory it opens (repeatable)")
+    q.add_argument("--all-memories", action="store_true", help="every memory, present and future")
+    q.add_argument(
+        "--write", action="store_true", help="may add, index and forget (default: read only)"
+    )
+    q.add_argument("--json", action="store_true")
+    q = tok.add_parser("list", help="the tokens (names and scopes; never the tokens themselves)")
+    q.add_argument("--json", action="store_true")
+    q = tok.add_parser("revoke", help="delete a token")
+    q.add_argument("name")
 
 
 def cmd_tokens(args) -> int:
@@ -174,3 +217,89 @@ def cmd_tokens(args) -> int:
             mem.revoke_token(args.name)
             print(f"revoked {args.name!r}")
     return ExitCode.OK
+
+
+def ui_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--port", type=port, default=3000)
+    p.add_argument("--host", default="127.0.0.1")
+
+
+def cmd_ui(args) -> int:
+    from memory_pipeline.memory import WORKSPACE_YAML
+    from memory_pipeline.orchestration.instance import apply_pool_limits, open_instance
+    from memory_pipeline.orchestration.settings import OpsSettings
+
+    OpsSettings.from_env()  # a bad schedule/sensor setting fails here, plainly, not in the code server
+    # A taken port fails here, before anything starts, as `serve` does: dagster dev would print a
+    # banner pointing at the other program, and its daemon would go on launching runs.
+    listening_socket(args.host, args.port).close()
+    with open_memory(record_in_dagster=False):
+        pass  # starts the embedded server (held by this process) and migrates
+    # open_instance sets DAGSTER_HOME and the storage URL in os.environ; dagster dev inherits a copy.
+    instance = open_instance()
+    env = dict(os.environ)
+    # `dagster dev` calls itself superseded by `dg dev`, which runs this same command: the
+    # notice only misleads (the project is a dg project; `dg dev` works from its folder too).
+    superseded = "ignore:Function `dev_command` is superseded"
+    env["PYTHONWARNINGS"] = ",".join(w for w in (env.get("PYTHONWARNINGS"), superseded) if w)
+    pool_limit = apply_pool_limits(instance, env)
+    instance.dispose()
+    dagster = Path(sys.executable).with_name("dagster")
+    command = [
+        str(dagster),
+        "dev",
+        "-w",
+        str(WORKSPACE_YAML),
+        "-h",
+        args.host,
+        "-p",
+        str(args.port),
+    ]
+    print(
+        f"Dagster UI on http://{args.host}:{args.port} (Ctrl-C to stop); DAGSTER_HOME={env['DAGSTER_HOME']}; "
+        f"embedding pool limit {pool_limit}"
+    )
+    # dagster dev ignores SIGINT/SIGTERM from a non-interactive parent (ENVIRONMENT.md): give it
+    # its own process group and end the whole group ourselves. It runs in DAGSTER_HOME, whatever
+    # the caller's folder: the code location is a module, found by import, and the folder of an
+    # installed package's workspace.yaml (site-packages) is no place to start processes in.
+    proc = subprocess.Popen(command, env=env, start_new_session=True, cwd=env["DAGSTER_HOME"])
+    # SIGTERM (and SIGHUP, a closed terminal) would end this process at once, without the finally
+    # below: dagster dev's group and the embedded server would outlive it. Raised as an exit
+    # instead, they are stopped first; a second signal meanwhile does not cut that short.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _exit_on_signal)
+    try:
+        return proc.wait()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)
+        stop_process_group(proc)
+
+
+def _exit_on_signal(signum: int, _frame) -> None:
+    raise SystemExit(128 + signum)
+
+
+def stop_process_group(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
+    """SIGTERM the whole group, then SIGKILL whatever is left (children outlive the leader)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and _group_alive(proc.pid):
+            time.sleep(0.2)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False

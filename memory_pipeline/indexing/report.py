@@ -63,6 +63,21 @@ class IndexReport:
     def vectors_per_second(self) -> float:
         return self.vectors / self.seconds if self.seconds > 0 else 0.0
 
+    def to_json(self) -> dict:
+        """The run's document, as ``index --json`` prints it and ``POST /v1/index`` serves it
+        (the HTTP API gives a token of some memories only the profile and the seconds)."""
+        return {
+            "profile": self.profile,
+            "episodes": self.episodes,
+            "chunks": self.chunks,
+            "vectors": self.vectors,
+            "windowVectors": self.windows,
+            "seconds": round(self.seconds, 3),
+            "pendingEpisodes": self.pending_after,
+            "keywordLists": [b.to_json() for b in self.keyword_lists],
+            "searchReady": self.search_ready.to_json() if self.search_ready else None,
+        }
+
     def add(self, other: IndexReport) -> None:
         for name in (
             "passes",

@@ -13,6 +13,7 @@ from memory_pipeline.domain.jsonl import LineRejected
 from memory_pipeline.domain.sources import Rejection, episode_from_object
 from memory_pipeline.domain.uploads import episode_from_document_item, episode_from_upload
 from memory_pipeline.errors import InputError
+from memory_pipeline.ingest import stored_json
 
 
 @dataclass
@@ -31,15 +32,7 @@ class AddReport:
         return len(self.inserted_ids)
 
     def to_json(self) -> dict:
-        return {
-            "ingestDay": self.ingest_day.isoformat(),
-            "inserted": self.inserted,
-            "episodeIds": self.inserted_ids,
-            "revised": self.revised,
-            "restored": self.restored,
-            "duplicates": self.duplicates,
-            "rejected": [{"location": r.location, "reason": r.reason} for r in self.rejections],
-        }
+        return {"ingestDay": self.ingest_day.isoformat(), **stored_json(self)}
 
 
 def checked(validate: Callable[[Any], str], value: Any, what: str) -> str:

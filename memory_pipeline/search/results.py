@@ -8,6 +8,24 @@ from dataclasses import dataclass, field
 
 SNIPPET_CHARS = 200
 
+# The fields of a result an agent is given (MCP's ``search_memory``): those of ``to_json`` that
+# say what and where, without the passage's whole text and the channels' figures.
+BRIEF_FIELDS = (
+    "episodeId",
+    "chunkId",
+    "title",
+    "occurredAt",
+    "kind",
+    "score",
+    "grade",
+    "snippet",
+    "status",
+    "sources",
+    "superseded",
+    "supersededAt",
+    "supersededBy",
+)
+
 
 @dataclass(frozen=True)
 class SearchResult:
@@ -82,6 +100,11 @@ class SearchResult:
             **statement,
         }
 
+    def brief_json(self) -> dict:
+        """``to_json`` narrowed to ``BRIEF_FIELDS``: the same names and values, fewer of them."""
+        document = self.to_json()
+        return {key: document[key] for key in BRIEF_FIELDS if key in document}
+
 
 @dataclass
 class SearchResponse:
@@ -116,6 +139,29 @@ class SearchResponse:
     @property
     def vector_available(self) -> bool:
         return not self.vector_status.startswith("unavailable")
+
+    def note(self) -> str | None:
+        """What an agent must read before the results: none of them answers, or they are
+        ungraded (why, in words); None when the best result matches."""
+        if self.nothing_matches:
+            return (
+                f"Nothing in memory {self.memory!r} matches this question well: do not treat "
+                "these results as an answer"
+                + (" (they are the closest passages)." if self.results else ".")
+            )
+        return self.match_reason if self.match is None else None
+
+    def brief_json(self) -> dict:
+        """The answer for an agent (MCP's ``search_memory``): the ``note`` first, so it is read
+        before any result, the best result's grade as ``match``, and the results' ``brief_json``."""
+        note = self.note()
+        return {
+            **({"note": note} if note else {}),
+            "match": self.match,
+            "memory": self.memory,
+            "query": self.query,
+            "results": [r.brief_json() for r in self.results],
+        }
 
     def to_json(self) -> dict:
         status, _, reason = self.vector_status.partition(": ")

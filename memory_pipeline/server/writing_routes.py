@@ -68,6 +68,12 @@ ADDED = {
 }
 
 
+# What ``POST /v1/index`` serves of ``IndexReport.to_json``: to every writer, and the counts
+# to a token of every memory only.
+INDEX_FIELDS = ("profile", "seconds")
+INDEX_COUNTS = ("episodes", "chunks", "vectors", "windowVectors", "pendingEpisodes")
+
+
 def added(document: dict, report) -> JSONResponse:
     """201 when something new was stored, 422 when everything was rejected, else 200."""
     status = 201 if report.inserted else 200
@@ -204,16 +210,10 @@ async def index(memory: MemoryDep, access: Writer) -> Any:
     if not ticket.started:
         return JSONResponse(ticket.to_json(), status_code=202)
     report = await asyncio.wrap_future(ticket.future)
-    document = {"profile": report.profile, "seconds": round(report.seconds, 3)}
-    if access.all_memories:  # counts span every memory
-        document.update(
-            episodes=report.episodes,
-            chunks=report.chunks,
-            vectors=report.vectors,
-            windowVectors=report.windows,
-            pendingEpisodes=report.pending_after,
-        )
-    return document
+    document = report.to_json()
+    # The counts span every memory: only a token of every memory gets them.
+    shown = INDEX_FIELDS + (INDEX_COUNTS if access.all_memories else ())
+    return {key: document[key] for key in shown}
 
 
 @router.delete(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_pipeline.cli.commands import stop_process_group
+from memory_pipeline.cli.service_commands import stop_process_group
 from memory_pipeline.indexing.days import chunk_day
 from memory_pipeline.ingest import ingest_paths
 from memory_pipeline.storage.paths import WORKSPACE_YAML

@@ -88,7 +88,7 @@ def test_every_tool_over_stdio(env, local, tmp_path):
             hit = found["results"][0]
             assert hit["episodeId"] == added["episodeId"] and hit["title"] == "Bread"
             assert (
-                hit["date"].startswith("2026-03-01")
+                hit["occurredAt"].startswith("2026-03-01")
                 and hit["score"] > 0
                 and "Sourdough" in hit["snippet"]
             )
