@@ -555,10 +555,12 @@ class Memory:
         channels: tuple[str, ...] | None = None,
         contested_beliefs: bool | None = None,
         history: bool = False,
+        as_of: Any = None,
     ) -> SearchResponse:
         """Fused search inside one memory (``search.service``); UnknownMemory names the others.
         ``contested_beliefs`` overrides the policy's: whether contested beliefs are returned;
-        ``history`` adds superseded revisions holding the query's words, marked superseded."""
+        ``history`` adds superseded revisions holding the query's words, marked superseded;
+        ``as_of`` (a date, date-time or ISO 8601 text) answers with what was in force then."""
         self._purge_if_due()
         return self.search_service.search(
             memory,
@@ -568,6 +570,7 @@ class Memory:
             channels=channels,
             contested_beliefs=contested_beliefs,
             history=history,
+            as_of=as_of,
         )
 
     # -- observations and beliefs -----------------------------------------------------------
@@ -586,10 +589,14 @@ class Memory:
         decision: str = "ask",
         revise_id: int | None = None,
         force: bool = False,
+        valid_from: Any = None,
+        valid_until: Any = None,
     ) -> statements.SaveOutcome:
         """Save an observation or a belief, showing close existing ones first (``statements``):
         ``decision`` "ask" saves only when nothing is close, "add" saves anyway, "revise" replaces
-        ``revise_id`` (kept as history); a near-exact duplicate is refused unless ``force``."""
+        ``revise_id`` (kept as history, superseded now); a near-exact duplicate is refused unless
+        ``force``. ``valid_from``/``valid_until``: when it holds in the world (default: from
+        when observed, until further notice)."""
         from memory_pipeline.domain.observations import InvalidObservation, make_observation
 
         try:
@@ -603,6 +610,8 @@ class Memory:
                 passages=list(passages),
                 author=author,
                 observed_at=observed_at,
+                valid_from=valid_from,
+                valid_until=valid_until,
             )
         except InvalidObservation as exc:
             raise InputError(str(exc)) from None

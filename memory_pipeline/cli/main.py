@@ -174,11 +174,17 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also superseded revisions holding the query's words, after the results, marked superseded",
     )
+    p.add_argument(
+        "--as-of",
+        metavar="DATE",
+        help="what was in force then: episodes occurred by DATE (YYYY-MM-DD: its end; or an ISO "
+        "8601 date-time), the revisions current and the statements valid then",
+    )
     p.add_argument("--json", action="store_true", help="print the stable JSON document")
     p.add_argument(
         "--batch",
         metavar="FILE",
-        help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?, "contested"?, "history"?} ("-" = stdin); '
+        help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?, "contested"?, "history"?, "as_of"?} ("-" = stdin); '
         "one JSON result document a line on stdout",
     )
 
@@ -219,6 +225,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--revise", type=_int, metavar="ID", help="replace statement ID (kept as history, retired)"
+    )
+    p.add_argument(
+        "--valid-from", metavar="DATE", help="when it began to hold (default: when observed)"
+    )
+    p.add_argument(
+        "--valid-until",
+        metavar="DATE",
+        help="when it stopped holding (default: until further notice)",
     )
     p.add_argument("--force", action="store_true", help="save even a near-exact duplicate")
     p.add_argument("--json", action="store_true")

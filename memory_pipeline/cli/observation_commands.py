@@ -33,6 +33,8 @@ def cmd_observe(args) -> int:
             decision=decision,
             revise_id=args.revise,
             force=args.force,
+            valid_from=args.valid_from,
+            valid_until=args.valid_until,
         )
         print_warnings(mem)
     if new_memory and outcome.saved_id is not None:

@@ -17,6 +17,7 @@ from memory_pipeline.domain.jsonl import (
 from memory_pipeline.domain.policies import PolicyError, parse_channels
 from memory_pipeline.errors import ExitCode, InputError, NoDataYet
 from memory_pipeline.search.render import human_table
+from memory_pipeline.search.service import parse_as_of
 
 
 def _channels(text: str | None) -> tuple[str, ...] | None:
@@ -30,10 +31,10 @@ def _channels(text: str | None) -> tuple[str, ...] | None:
 
 def cmd_search(args) -> int:
     if args.batch:
-        if args.query or args.memory or args.contested is not None or args.history:
+        if args.query or args.memory or args.contested is not None or args.history or args.as_of:
             raise InputError(
-                "--batch reads memory, query, contested and history from the file; give none of them on the "
-                "command line"
+                "--batch reads memory, query, contested, history and as_of from the file; give none of "
+                "them on the command line"
             )
         return _batch(args.batch)
     if args.query is None:
@@ -53,6 +54,7 @@ def cmd_search(args) -> int:
             channels=_channels(args.channels),
             contested_beliefs=args.contested,
             history=args.history,
+            as_of=_as_of(args.as_of),
         )
     if args.json:
         print_json(response.to_json())
@@ -61,7 +63,9 @@ def cmd_search(args) -> int:
     return ExitCode.OK
 
 
-_BATCH_FIELDS = ("memory", "query", "policy", "limit", "channels", "contested", "history")
+_BATCH_FIELDS = (
+    "memory", "query", "policy", "limit", "channels", "contested", "history", "as_of",
+)  # fmt: skip
 
 
 def _batch(path: str) -> int:
@@ -126,7 +130,19 @@ def _batch_search(mem, raw: bytes):
         channels=_channels(channels),
         contested_beliefs=contested,
         history=history,
+        as_of=item.get("as_of"),
     )
+
+
+def _as_of(text: str | None) -> str | None:
+    """``--as-of`` as given; a bad date is reported under the flag's name."""
+    if text is None:
+        return None
+    try:
+        parse_as_of(text)
+    except InputError as exc:
+        raise InputError(f"--as-of: {str(exc).removeprefix('as_of ')}") from None
+    return text
 
 
 def _json_line(document: dict) -> str:

@@ -189,11 +189,16 @@ def in_time(
     scores: Mapping[str, float],
     likeness: Callable[[str, list[str]], Mapping[str, float]],
     grouping: Grouping = Grouping(),
+    as_of: bool = False,
 ) -> list[str]:
     """``order`` (fused, best first) with the contender the query's time wants moved first; the
     others keep their order. Unchanged when the query names no time preference or the first
-    result tells its subject alone. ``written``: each candidate's ``occurred_at``."""
+    result tells its subject alone. ``written``: each candidate's ``occurred_at``. ``as_of``:
+    the search asks as of a moment (its candidates are those in force then), and a query that
+    names no time of its own asks about that moment: the latest note then."""
     reading = read_query_time(query)
+    if as_of and reading.tense == "neutral" and reading.year is None:
+        reading = QueryTime("present")
     if reading.tense == "neutral":
         return list(order)
     group = [k for k in contenders(order, closeness, scores, likeness, grouping) if k in written]

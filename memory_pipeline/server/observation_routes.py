@@ -50,6 +50,8 @@ SAVE_FIELDS = (
     "passages",
     "author",
     "observed_at",
+    "valid_from",
+    "valid_until",
     "decision",
     "revise_id",
     "force",

@@ -81,7 +81,13 @@ def store_revision(conn: psycopg.Connection, draft: EpisodeDraft, params: dict) 
 
 
 def _link(conn: psycopg.Connection, old: int, new: int) -> None:
+    """``new`` took ``old``'s place when ``old`` was superseded (migration 0034: as of a date)."""
     conn.execute("UPDATE episodes SET superseded_by = %s WHERE id = %s", (new, old))
+    conn.execute(
+        "UPDATE episodes SET current_from = (SELECT superseded_at FROM episodes WHERE id = %s)"
+        " WHERE id = %s",
+        (old, new),
+    )
 
 
 def drop_from_index(conn: psycopg.Connection, episode_ids: list[int]) -> int:

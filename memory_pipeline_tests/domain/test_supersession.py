@@ -107,3 +107,21 @@ def test_an_earlier_state_without_before_steps_back_only_from_the_latest():
 
 def test_past_tense_alone_keeps_the_fused_order():
     assert order_for("who was my dentist when I lived in Leeds?") == ORDER
+
+
+def test_as_of_a_date_a_query_naming_no_time_asks_for_the_latest_note_then():
+    # Past tense without a year keeps fusion's order, unless the search asks as of a moment
+    # (its candidates are then those in force then): the latest then comes first.
+    query = "who was my dentist when I lived in Leeds?"
+    assert order_for(query) == ORDER
+    as_of = in_time(
+        query,
+        ORDER,
+        written=WRITTEN,
+        closeness=CLOSE,
+        scores=SCORES,
+        likeness=likeness,
+        grouping=GROUPING,
+        as_of=True,
+    )
+    assert as_of == ["c", "a", "b", "x"]
