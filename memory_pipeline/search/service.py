@@ -47,7 +47,7 @@ from memory_pipeline.search.assembly import passages_of
 from memory_pipeline.search.channels.base import ChannelQuery, Hits, Once
 from memory_pipeline.search.channels.run import Candidates, ChannelRunner
 from memory_pipeline.search.grading import grade_results
-from memory_pipeline.search.history import superseded_results
+from memory_pipeline.search.history import superseded_results, superseded_statements
 from memory_pipeline.search.query_embedding import QueryEmbeddingBreaker
 from memory_pipeline.search.results import SearchResponse, SearchResult, make_snippet
 from memory_pipeline.storage import episodes_store, search_store
@@ -327,7 +327,8 @@ class SearchService:
     ) -> list[SearchResult]:
         """The superseded revisions a search lists after its results: as of a moment, those
         current then (out of the index now, matched by their words); with history, the others
-        too (as of a moment: those that had occurred by then)."""
+        too (as of a moment: those that had occurred by then), then the statements a revision
+        superseded (``search.history``)."""
         memory, query, limit = response.memory, response.query, chosen.limit
         found: list[SearchResult] = []
         if filters.until is not None:
@@ -338,9 +339,10 @@ class SearchService:
         wider = dataclasses.replace(filters, until=None)
         more = superseded_results(conn, memory, query, wider, chosen.channels, limit=limit)
         until = filters.until
-        return found + [
+        earlier = [
             r for r in more if r.episode_id not in seen and (until is None or r.occurred_at < until)
         ]
+        return found + earlier + superseded_statements(conn, memory, query, chosen, until=until)
 
     @staticmethod
     def _add_pending(conn, response: SearchResponse, filters: Filters) -> None:

@@ -149,6 +149,15 @@ def revise(conn: psycopg.Connection, old_id: int, draft: ObservationDraft) -> in
         return insert(conn, draft, revises=old_id)
 
 
+def successors(conn: psycopg.Connection, memory: str, ids: Sequence[int]) -> dict[int, int]:
+    """Revised statement id -> the id of the revision that replaced it (those of ``ids`` with one)."""
+    found = conn.execute(
+        "SELECT revises, id FROM observations WHERE memory = %s AND revises = ANY(%s)",
+        (memory, list(ids)),
+    )
+    return dict(found.fetchall())
+
+
 def set_status(conn: psycopg.Connection, memory: str, observation_id: int, status: str) -> bool:
     row = conn.execute(
         query("observation_set_status"), {"id": observation_id, "memory": memory, "status": status}

@@ -100,6 +100,13 @@ def test_statements_valid_then_and_revised_beliefs_as_they_were(mem):
     # ...and as of now only the revision; the first version is superseded, kept as history.
     now = set(statement_ids("what does Tomás prefer", dt.datetime.now(dt.UTC)))
     assert revised.saved_id in now and belief.saved_id not in now
+    # With history the superseded version is listed after the results, marked as such.
+    told = mem.search("me", "Tomás prefers tea", history=True).results
+    superseded = [r for r in told if r.superseded_at is not None]
+    assert [r.chunk_id for r in superseded] == [f"belief:{belief.saved_id}"]
+    assert superseded[0].superseded_by == revised.saved_id and told[-1] is superseded[0]
+    assert superseded[0].to_json()["superseded"] is True
+    assert not [r for r in mem.search("me", "Tomás prefers tea").results if r.superseded_at]
     old = next(o for o in mem.observations("me", with_retired=True) if o.id == belief.saved_id)
     assert old.status == "retired" and old.superseded_at is not None
     document = old.to_json()
