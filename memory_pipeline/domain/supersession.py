@@ -26,9 +26,13 @@ everything is alike, likeness singles out no subject). The query's
 side alone groups a memory's many notes that a question matches equally well; their own
 likeness alone groups a project's complementary notes that the first result outranks clearly.
 The constants were chosen leave-one-memory-out over the knowledge-update memories, the small
-memories and the sample corpus (``benchmarks/knowledge_loo.py``); ``SAME_SUBJECT`` is a cosine
-of the bundled model (multilingual-e5 puts notes on other subjects of one journal at 0.81-0.87):
-a model whose cosines run lower groups less, and the order stays fusion's.
+memories and the sample corpus (``benchmarks/knowledge_loo.py``). The same-subject cosine
+follows the model (DESIGN.md: thresholds follow the model): it sits ``SAME_SUBJECT_POSITION`` of
+the way from the median cosine the serving profile's calibration measured between unrelated
+statements to the median between paraphrases (``same_subject_cut``; multilingual-e5 puts notes
+on other subjects of one journal at 0.81-0.87 and its cut lands at 0.86, a model whose unrelated
+texts sit near 0.1 gets a cut near 0.45); a profile without measured medians keeps
+``SAME_SUBJECT``, the bundled model's.
 
 Conversation transcripts (``TRANSCRIPT_KINDS``) take no part: the sessions of one conversation
 are all alike, and a later one does not replace an earlier one.
@@ -49,6 +53,7 @@ from memory_pipeline.domain.dates import named_periods
 BAND = 0.03
 SCORE_SHARE = 0.6
 SAME_SUBJECT = 0.86
+SAME_SUBJECT_POSITION = 0.385
 MARGIN = 0.0
 DEPTH = 3
 SPREAD = 10
@@ -113,6 +118,20 @@ def read_query_time(query: str) -> QueryTime:
     if past:
         return QueryTime("neutral")
     return QueryTime("present")
+
+
+def same_subject_cut(
+    medians: Mapping[str, float] | None, position: float = SAME_SUBJECT_POSITION
+) -> float:
+    """The cosine from which two notes tell one subject under a profile whose calibration
+    measured ``medians`` (``domain.calibration``: "unrelated" and "same", paraphrases):
+    ``position`` of the way from the first to the second; ``SAME_SUBJECT`` without them."""
+    if not medians or "unrelated" not in medians or "same" not in medians:
+        return SAME_SUBJECT
+    low, high = medians["unrelated"], medians["same"]
+    if not high > low:
+        return SAME_SUBJECT
+    return low + position * (high - low)
 
 
 @dataclass(frozen=True)

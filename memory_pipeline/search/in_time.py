@@ -13,6 +13,13 @@ from memory_pipeline.search.channels.run import Candidates
 from memory_pipeline.storage import vector_store
 
 
+def grouping_for(found: Candidates) -> supersession.Grouping:
+    """The grouping with the same-subject cut of the profile the vector channel read (its
+    calibration's medians; ``supersession.same_subject_cut``)."""
+    medians = found.calibration.medians if found.calibration is not None else None
+    return supersession.Grouping(same_subject=supersession.same_subject_cut(medians))
+
+
 def reorder(
     conn: psycopg.Connection,
     memory: str,
@@ -52,6 +59,7 @@ def reorder(
         closeness=vector,
         scores={f.key: f.score for f in fused},
         likeness=likeness,
+        grouping=grouping_for(found),
         as_of=as_of is not None,
     )
     if new == order:

@@ -125,3 +125,20 @@ def test_as_of_a_date_a_query_naming_no_time_asks_for_the_latest_note_then():
         as_of=True,
     )
     assert as_of == ["c", "a", "b", "x"]
+
+
+def test_the_same_subject_cut_follows_the_profiles_calibration():
+    from memory_pipeline.domain.calibration import Calibration
+    from memory_pipeline.domain.supersession import SAME_SUBJECT, same_subject_cut
+    from memory_pipeline.search.channels.run import Candidates
+    from memory_pipeline.search.in_time import grouping_for
+
+    bundled = {"same": 0.9697, "related": 0.8508, "unrelated": 0.7914}
+    centred = {"same": 0.884, "related": 0.395, "unrelated": 0.180}
+    assert same_subject_cut(bundled) == pytest.approx(0.86, abs=1e-3)
+    assert same_subject_cut(centred) == pytest.approx(0.451, abs=1e-3)
+    assert same_subject_cut(None) == SAME_SUBJECT == same_subject_cut({"same": 0.5})
+    # The search reads it from the calibration of the profile its vector channel read.
+    measured = Candidates(calibration=Calibration(measured=True, medians=centred))
+    assert grouping_for(measured).same_subject == pytest.approx(0.451, abs=1e-3)
+    assert grouping_for(Candidates()).same_subject == SAME_SUBJECT
