@@ -66,7 +66,6 @@ def fused_items(home: Path, kind: str, questions: list[dict]) -> list[dict]:
     order's first candidates with title, time and vector score, as search fuses them."""
     from memory_pipeline.search.service import SearchService
     from memory_pipeline.storage import vector_store
-    from memory_pipeline.storage.profiles_store import serving_in
     from memory_pipeline.storage.search_store import Filters
 
     db, service, policy = _service(home)
@@ -81,9 +80,8 @@ def fused_items(home: Path, kind: str, questions: list[dict]) -> list[dict]:
             vector = dict(found.ranked.get("vector", []))
             top = [f.key for f in fused if f.key in found.rows][:KEEP]
             score = {f.key: f.score for f in fused}
-            with db.connection() as conn:
-                profile, _, _ = serving_in(conn, q["memory"])
-                alike = vector_store.cosines_to(conn, profile, q["memory"], top[0], top[1:])
+            with db.connection() as conn:  # the profile the vector channel read, as in_time
+                alike = vector_store.cosines_to(conn, found.profile, q["memory"], top[0], top[1:])
             items.append(
                 {
                     **q,
