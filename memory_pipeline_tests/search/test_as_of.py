@@ -140,3 +140,25 @@ def test_the_moment_a_date_or_a_date_time_stands_for():
     assert until == dt.datetime(2024, 5, 1, 8, 0, 0, 1, tzinfo=dt.UTC)
     assert shown == "2024-05-01T10:00:00+02:00"
     assert parse_as_of(dt.date(2024, 5, 1))[0] == dt.datetime(2024, 5, 2, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize("until", [None, dt.datetime(2024, 1, 1, tzinfo=dt.UTC)])
+def test_the_in_force_test_is_inlined_and_folds_away_without_as_of(db, until):
+    # One definition (migration 0034) that the planner inlines: no per-row function call, and
+    # without as_of nothing of it is left in the plan, so a search without as_of pays nothing.
+    from memory_pipeline.storage.paths import query
+
+    params = {
+        "memory": "me",
+        "starts": [dt.datetime(2024, 1, 1, tzinfo=dt.UTC)],
+        "ends": [dt.datetime(2024, 2, 1, tzinfo=dt.UTC)],
+        "kinds": None,
+        "since": None,
+        "until": until,
+        "limit": 10,
+    }
+    with db.connection() as conn:
+        plan = [r[0] for r in conn.execute("EXPLAIN (VERBOSE) " + query("date_chunks"), params)]
+    tests = "\n".join(line for line in plan if "Filter:" in line or "Cond:" in line)
+    assert "episode_in_force" not in "\n".join(plan)
+    assert ("current_from" in tests) == (until is not None), plan
