@@ -37,7 +37,12 @@ texts sit near 0.1 gets a cut near 0.45); a profile without measured medians kee
 Conversation transcripts (``TRANSCRIPT_KINDS``) take no part: the sessions of one conversation
 are all alike, and a later one does not replace an earlier one.
 
-English and German cues: the languages of the benchmarks' memories that the bundled model serves.
+Cues in English and German (the languages of the knowledge-update memories), and in Portuguese,
+Spanish and French (other languages the bundled model serves; the small memories hold
+Portuguese): "antes de", "costumava", "autrefois", their imperfect tenses ("morava", "vivía",
+"habitait") read as past. A query that names a month ("where did we live in March 2024?") asks
+about its end, as one naming a year asks about the year's; one naming a day asks about an event
+on that day, which the date channel lists, and is left to fusion.
 """
 
 from __future__ import annotations
@@ -64,21 +69,31 @@ TRANSCRIPT_KINDS = frozenset({"chat"})
 
 _YEAR = re.compile(r"\b(19[5-9]\d|20\d\d)\b")
 # "before X": the state the query names is the match; the answer is the state before it.
-_BEFORE = re.compile(r"\b(before|prior to|bevor|davor|zuvor)\b", re.IGNORECASE)
+_BEFORE = re.compile(
+    r"\b(before|prior to|bevor|davor|zuvor|antes|avant|auparavant)\b", re.IGNORECASE
+)
 # "before merging": a step of a procedure, not an earlier state, unless the query is in the past.
 _BEFORE_STEP = re.compile(r"\bbefore\s+\w+ing\b", re.IGNORECASE)
 # An earlier state without naming the one that replaced it.
 _EARLIER = re.compile(
     r"\b(used to|did \w+ use to|previous(ly)?|former(ly)?|old|earlier|originally|at first|back then|"
-    r"früher|frueher|vorher|ehemalig\w*|damals|alten?|alter|ursprünglich|anfangs|bisherig\w*)\b",
+    r"früher|frueher|vorher|ehemalig\w*|damals|alten?|alter|ursprünglich|anfangs|bisherig\w*|"
+    r"antigamente|anteriormente|antig[oa]s?|costumava\w*|dantes|"
+    r"antiguamente|antigu[oa]s?|anterior(es)?|sol[ií]a\w*|"
+    r"autrefois|jadis|ancien(ne)?s?|précédent(e)?s?|à l'époque)\b",
     re.IGNORECASE,
 )
 # Past tense or a past time without a year: reading it as "now" would be wrong, and it does not
 # say which older note. (German "Was ...?" opens a question: "was" first in the query is not
 # English past tense.)
 _PAST = re.compile(
-    r"\b(did|were|had|went|got|ago|last year|war|waren|hatte|hatten|wurde|wurden|gab|ging)\b"
-    r"|(?<!^)\bwas\b",
+    r"\b(did|were|had|went|got|ago|last year|war|waren|hatte|hatten|wurde|wurden|gab|ging|"
+    r"foi|foram|era|eram|tinha|tinham|estava|estavam|fue|fueron|eran|ten[ií]a|ten[ií]an|"
+    r"était|étaient|avait|avaient|fut)\b"
+    r"|(?<!^)\bwas\b"
+    # Portuguese, Spanish and French imperfects of regular verbs: "morava", "trabajaba",
+    # "habitaient" (Spanish "-ía" is left out: "compañía", "energía" are nouns of today).
+    r"|\b\w{3,}(avam?|aban?|aient)\b",
     re.IGNORECASE,
 )
 # Regular past forms: English "-ed" ("joined", "caused"; not "need", "speed"), German participles
@@ -97,18 +112,30 @@ class QueryTime:
     tense: str
     year: int | None = None
     before: bool = False
+    # The end of the latest month it names ("in March 2024": 1 April 2024), read as a year is.
+    until: dt.datetime | None = None
+
+    def end(self) -> dt.datetime | None:
+        """The moment before which the note in force then was written (a year's or a month's
+        end; None: the query names neither)."""
+        if self.year is not None:
+            return dt.datetime(self.year + 1, 1, 1, tzinfo=dt.UTC)
+        return self.until
 
 
 def read_query_time(query: str) -> QueryTime:
     """The query's reading of time (module docstring)."""
     query = query.strip()
-    if named_periods(query):  # a day or a month: the date channel lists its notes already
-        return QueryTime("neutral")
-    years = [int(y) for y in _YEAR.findall(query)]
+    periods = named_periods(query)
+    if any(p.end - p.start <= dt.timedelta(days=1) for p in periods):
+        return QueryTime("neutral")  # an event on a day: the date channel lists its notes
+    years = [] if periods else [int(y) for y in _YEAR.findall(query)]
     past = bool(_PAST.search(query)) or bool(
         _PAST_FORM.search(query) and not _PRESENT_AUX.search(query)
     )
     before = bool(_BEFORE.search(query)) and (past or not _BEFORE_STEP.search(query))
+    if periods:
+        return QueryTime("past", before=before, until=max(p.end for p in periods))
     if years:
         return QueryTime("past", year=max(years), before=before)
     if before:
@@ -184,8 +211,8 @@ def pick(reading: QueryTime, group: Sequence[str], written: Mapping[str, dt.date
     by_time = sorted(group, key=lambda k: written[k])
     if reading.tense == "present":
         return by_time[-1]
-    if reading.year is not None:
-        end = dt.datetime(reading.year + 1, 1, 1, tzinfo=dt.UTC)
+    end = reading.end()
+    if end is not None:
         then = [k for k in by_time if written[k] < end]
         if not then:
             return first

@@ -29,6 +29,17 @@ def day(year: int, month: int = 6) -> dt.datetime:
         ("who was my dentist when I lived in Leeds?", QueryTime("neutral")),
         ("When did Caroline go to the support group?", QueryTime("neutral")),
         ("What painting did Melanie show on October 13, 2023?", QueryTime("neutral")),
+        # Portuguese, Spanish and French cues; a month is read as a year is.
+        ("Onde eu morava antes de Lisboa?", QueryTime("past", before=True)),
+        ("Qual era o meu antigo emprego?", QueryTime("past")),
+        ("¿Dónde trabajaba Ana?", QueryTime("neutral")),
+        ("Où habitait-on autrefois ?", QueryTime("past")),
+        ("Em que empresa trabalho?", QueryTime("present")),
+        ("¿En qué compañía trabajo?", QueryTime("present")),
+        (
+            "where did we live in March 2024?",
+            QueryTime("past", until=dt.datetime(2024, 4, 1, tzinfo=dt.UTC)),
+        ),
     ],
 )
 def test_the_query_is_read_as_asking_of_now_of_a_year_or_of_an_earlier_state(query, reading):
@@ -142,3 +153,9 @@ def test_the_same_subject_cut_follows_the_profiles_calibration():
     measured = Candidates(calibration=Calibration(measured=True, medians=centred))
     assert grouping_for(measured).same_subject == pytest.approx(0.451, abs=1e-3)
     assert grouping_for(Candidates()).same_subject == SAME_SUBJECT
+
+
+def test_a_named_month_picks_the_note_in_force_at_its_end():
+    # "b" (June 2024) is the latest written by the end of August 2024; fusion put "a" first.
+    assert order_for("which dentist did I see in August 2024?")[0] == "b"
+    assert order_for("which dentist did I see in March 2024?")[0] == "a"
