@@ -86,6 +86,8 @@ def test_edited_notes_list_as_one_episode_each_with_their_history(cli, tmp_path)
     assert saved.code == 0, saved.err
     listed = cli("observations", "list", "--memory", "me", "--json").json()
     assert listed[0]["validFrom"].startswith("2024-04-01") and listed[0]["validUntil"] is None
+    told = cli("observations", "list", "--memory", "me").out
+    assert "(valid 2024-04-01 to ...)" in told, told
     wrong = cli(
         "observe",
         "x",
