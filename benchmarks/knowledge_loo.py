@@ -9,7 +9,9 @@ on homes the benchmarks built with the product's commands (``bench_knowledge_upd
 order's first 10 candidates, their times and their vector-channel scores are kept. The
 supersession step is then replayed on them (``supersession.in_time``, the product's function) for
 every setting of the grid (``supersession.Grouping``: band, score share, same subject, depth,
-margin).
+margin). The same-subject cut is a position between the unrelated and paraphrase medians of the
+home's calibration (``supersession.same_subject_cut``), so the chosen constant follows the
+model; the grid's positions are the cosines 0.86-0.92 under the bundled model's calibration.
 Every memory is held out in turn and scored with the setting whose objective on the others is
 best (the share of questions first, each memory weighed alike) among those that put none of the
 others below fusion alone; fusion alone (no step) is reported beside it, and the folds' most
@@ -36,7 +38,7 @@ import bench_small_memories  # noqa: E402
 
 BANDS = (0.03, 0.05, 1.0)
 SCORE_SHARES = (0.0, 0.3, 0.5, 0.6, 0.7, 0.8)
-SAME_SUBJECTS = (0.86, 0.87, 0.88, 0.89, 0.9, 0.92)
+SAME_SUBJECT_POSITIONS = (0.385, 0.44, 0.5, 0.55, 0.61, 0.72)
 DEPTHS = (3, 5, 8)
 MARGINS = (0.0, 0.03)
 KEEP = 10
@@ -64,7 +66,6 @@ def fused_items(home: Path, kind: str, questions: list[dict]) -> list[dict]:
     order's first candidates with title, time and vector score, as search fuses them."""
     from memory_pipeline.search.service import SearchService
     from memory_pipeline.storage import vector_store
-    from memory_pipeline.storage.profiles_store import serving_in
     from memory_pipeline.storage.search_store import Filters
 
     db, service, policy = _service(home)
@@ -79,9 +80,8 @@ def fused_items(home: Path, kind: str, questions: list[dict]) -> list[dict]:
             vector = dict(found.ranked.get("vector", []))
             top = [f.key for f in fused if f.key in found.rows][:KEEP]
             score = {f.key: f.score for f in fused}
-            with db.connection() as conn:
-                profile, _, _ = serving_in(conn, q["memory"])
-                alike = vector_store.cosines_to(conn, profile, q["memory"], top[0], top[1:])
+            with db.connection() as conn:  # the profile the vector channel read, as in_time
+                alike = vector_store.cosines_to(conn, found.profile, q["memory"], top[0], top[1:])
             items.append(
                 {
                     **q,
@@ -92,6 +92,9 @@ def fused_items(home: Path, kind: str, questions: list[dict]) -> list[dict]:
                     "closeness": {k: vector[k] for k in top if k in vector},
                     "score": {k: score[k] for k in top},
                     "likeness": alike,
+                    "medians": dict(found.calibration.medians or {})
+                    if found.calibration is not None
+                    else None,
                 }
             )
     finally:
@@ -145,11 +148,13 @@ def load_items(args: argparse.Namespace) -> list[dict]:
 
 def replay(item: dict, setting: tuple | None) -> list[str]:
     """The item's titles in the order search would show them under ``setting`` (band, score
-    share, same subject, depth, margin; None: fusion alone)."""
+    share, same-subject position, depth, margin; None: fusion alone)."""
     from memory_pipeline.domain import supersession
 
     order = item["order"]
     if setting is not None:
+        cut = supersession.same_subject_cut(item.get("medians"), setting[2])
+        setting = (*setting[:2], cut, *setting[3:])
         order = supersession.in_time(
             item["q"],
             order,
@@ -199,7 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     for it in load_items(args):
         groups.setdefault(it["memory"], []).append(it)
     scores = Scores(groups)
-    grid = [None, *itertools.product(BANDS, SCORE_SHARES, SAME_SUBJECTS, DEPTHS, MARGINS)]
+    grid = [
+        None,
+        *itertools.product(BANDS, SCORE_SHARES, SAME_SUBJECT_POSITIONS, DEPTHS, MARGINS),
+    ]
     folds = {name: scores.choose([n for n in groups if n != name], grid) for name in groups}
     print(f"{'memory':12} {'n':>3} {'fusion':>7} {'held out':>9}  setting")
     out: dict = {"folds": folds, "held_out": {}, "fusion": {}}

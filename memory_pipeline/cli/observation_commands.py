@@ -46,6 +46,14 @@ def observe_options(p: argparse.ArgumentParser) -> None:
         metavar="ID",
         help="replace statement ID (kept as history, retired)",
     )
+    p.add_argument(
+        "--valid-from", metavar="DATE", help="when it began to hold (default: when observed)"
+    )
+    p.add_argument(
+        "--valid-until",
+        metavar="DATE",
+        help="when it stopped holding (default: until further notice)",
+    )
     p.add_argument("--force", action="store_true", help="save even a near-exact duplicate")
     p.add_argument("--json", action="store_true")
 
@@ -69,6 +77,8 @@ def cmd_observe(args) -> int:
             decision=decision,
             revise_id=args.revise,
             force=args.force,
+            valid_from=args.valid_from,
+            valid_until=args.valid_until,
         )
         print_warnings(mem)
     if new_memory and outcome.saved_id is not None:
@@ -160,6 +170,20 @@ def cmd_observations(args) -> int:
     for o in rows:
         source = f" [episodes {', '.join(map(str, o.episode_ids))}]" if o.episode_ids else ""
         print(
-            f"#{o.id} {o.kind} {o.status} {o.confidence:.2f} {o.observed_at.date()}{source}: {o.text}"
+            f"#{o.id} {o.kind} {o.status} {o.confidence:.2f} {o.observed_at.date()}"
+            f"{_times(o)}{source}: {o.text}"
         )
     return ExitCode.OK
+
+
+def _times(o) -> str:
+    """When it holds and when a revision superseded it, where known: " (valid 2024-04-01 to
+    2025-01-31; superseded 2026-12-06)"."""
+    parts = []
+    if o.valid_from is not None or o.valid_until is not None:
+        start = o.valid_from.date().isoformat() if o.valid_from else "..."
+        end = o.valid_until.date().isoformat() if o.valid_until else "..."
+        parts.append(f"valid {start} to {end}")
+    if o.superseded_at is not None:
+        parts.append(f"superseded {o.superseded_at.date().isoformat()}")
+    return f" ({'; '.join(parts)})" if parts else ""

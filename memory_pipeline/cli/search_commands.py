@@ -18,7 +18,7 @@ from memory_pipeline.domain.jsonl import (
 )
 from memory_pipeline.domain.policies import PolicyError, parse_channels
 from memory_pipeline.errors import ExitCode, InputError, NoDataYet
-from memory_pipeline.memory import human_table
+from memory_pipeline.memory import human_table, parse_as_of
 
 
 def _channels(text: str | None) -> tuple[str, ...] | None:
@@ -49,21 +49,27 @@ def search_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also superseded revisions holding the query's words, after the results, marked superseded",
     )
+    p.add_argument(
+        "--as-of",
+        metavar="DATE",
+        help="what was in force then: episodes occurred by DATE (YYYY-MM-DD: its end; or an ISO "
+        "8601 date-time), the revisions current and the statements valid then",
+    )
     p.add_argument("--json", action="store_true", help="print the stable JSON document")
     p.add_argument(
         "--batch",
         metavar="FILE",
-        help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?, "contested"?, "history"?} ("-" = stdin); '
+        help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?, "contested"?, "history"?, "as_of"?} ("-" = stdin); '
         "one JSON result document a line on stdout",
     )
 
 
 def cmd_search(args) -> int:
     if args.batch:
-        if args.query or args.memory or args.contested is not None or args.history:
+        if args.query or args.memory or args.contested is not None or args.history or args.as_of:
             raise InputError(
-                "--batch reads memory, query, contested and history from the file; give none of them on the "
-                "command line"
+                "--batch reads memory, query, contested, history and as_of from the file; give none of "
+                "them on the command line"
             )
         return _batch(args.batch)
     if args.query is None:
@@ -83,6 +89,7 @@ def cmd_search(args) -> int:
             channels=_channels(args.channels),
             contested_beliefs=args.contested,
             history=args.history,
+            as_of=_as_of(args.as_of),
         )
     if args.json:
         print_json(response.to_json())
@@ -91,7 +98,9 @@ def cmd_search(args) -> int:
     return ExitCode.OK
 
 
-_BATCH_FIELDS = ("memory", "query", "policy", "limit", "channels", "contested", "history")
+_BATCH_FIELDS = (
+    "memory", "query", "policy", "limit", "channels", "contested", "history", "as_of",
+)  # fmt: skip
 
 
 def _batch(path: str) -> int:
@@ -156,7 +165,19 @@ def _batch_search(mem, raw: bytes):
         channels=_channels(channels),
         contested_beliefs=contested,
         history=history,
+        as_of=item.get("as_of"),
     )
+
+
+def _as_of(text: str | None) -> str | None:
+    """``--as-of`` as given; a bad date is reported under the flag's name."""
+    if text is None:
+        return None
+    try:
+        parse_as_of(text)
+    except InputError as exc:
+        raise InputError(f"--as-of: {str(exc).removeprefix('as_of ')}") from None
+    return text
 
 
 def _json_line(document: dict) -> str:

@@ -54,6 +54,8 @@ JSONL_FIELDS = (
     "passages",
     "author",
     "observed_at",
+    "valid_from",
+    "valid_until",
 )
 
 _UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
@@ -76,6 +78,9 @@ class ObservationDraft:
     passages: tuple[str, ...] = ()  # chunk ids, or the writer's own references ("D3:12")
     author: str = ""
     observed_at: datetime | None = None  # None: the time it is stored
+    # When it holds in the world (None: from when it was observed; until further notice).
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
 
 
 def _text(field: str, value: Any, *, limit: int, required: bool) -> str:
@@ -156,16 +161,21 @@ def make_observation(
     passages: Any = (),
     author: Any = "",
     observed_at: Any = None,
+    valid_from: Any = None,
+    valid_until: Any = None,
 ) -> ObservationDraft:
     """A checked draft, or InvalidObservation naming the field and the reason."""
     try:
         memory = validate_memory_name(memory)
-        when = parse_timestamp(observed_at) if observed_at is not None else None
     except InvalidEpisode as error:
-        field = "observed_at" if error.field == "occurred_at" else error.field
+        raise InvalidObservation(error.field, error.reason) from None
+    when = _moment("observed_at", observed_at)
+    start, end = _moment("valid_from", valid_from), _moment("valid_until", valid_until)
+    if start is not None and end is not None and end < start:
         raise InvalidObservation(
-            field, error.reason.replace("occurred_at", "observed_at")
-        ) from None
+            "valid_until",
+            f"'valid_until' {end.isoformat()} is before 'valid_from' {start.isoformat()}",
+        )
     status = _choice("status", status, STATUSES)
     if status == "retired":
         raise InvalidObservation(
@@ -181,7 +191,19 @@ def make_observation(
         passages=_passages(passages),
         author=_text("author", author, limit=200, required=False),
         observed_at=when,
+        valid_from=start,
+        valid_until=end,
     )
+
+
+def _moment(field: str, value: Any) -> datetime | None:
+    """An optional date or date-time field (``parse_timestamp``), its error named after it."""
+    if value is None:
+        return None
+    try:
+        return parse_timestamp(value)
+    except InvalidEpisode as error:
+        raise InvalidObservation(field, f"'{field}': {error.reason}") from None
 
 
 def parse_observation_lines(

@@ -3,12 +3,15 @@ subject at different times.
 
 Fusion's recency only breaks near-ties, since over a whole memory newer is not better; within
 one subject told several times it is evidence. A query asked of today wants the latest note, one
-naming a year the note in force then, one naming an earlier state ("before", "used to") an older
-note; past tense alone, or a named day (the date channel's), leaves fusion's order. Candidates
-tell one subject when the query finds them about as relevant as the first result and their
-stored vectors are alike to the first's (see the constants; chosen leave-one-memory-out by
-``benchmarks/knowledge_loo.py``). Conversation transcripts (``TRANSCRIPT_KINDS``) take no part.
-Cues are English and German, the languages of the bundled model's benchmark memories.
+naming a year or a month the note in force by its end, one naming an earlier state ("before",
+"used to") an older note; past tense alone, or a named day (the date channel's), leaves fusion's
+order. Candidates tell one subject when the query finds them about as relevant as the first
+result and their stored vectors are alike to the first's: the same-subject cosine sits
+``SAME_SUBJECT_POSITION`` of the way from the calibration's unrelated median to its paraphrase
+median (``same_subject_cut``; thresholds follow the model), ``SAME_SUBJECT`` without measured
+medians. Constants chosen leave-one-memory-out (``benchmarks/knowledge_loo.py``). Conversation
+transcripts (``TRANSCRIPT_KINDS``) take no part. Cues in English, German, Portuguese, Spanish and
+French (imperfect tenses such as "morava", "vivía", "habitait" read as past).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from memory_pipeline.domain.dates import named_periods
 BAND = 0.03
 SCORE_SHARE = 0.6
 SAME_SUBJECT = 0.86
+SAME_SUBJECT_POSITION = 0.385
 MARGIN = 0.0
 DEPTH = 3
 SPREAD = 10
@@ -34,21 +38,31 @@ TRANSCRIPT_KINDS = frozenset({"chat"})
 
 _YEAR = re.compile(r"\b(19[5-9]\d|20\d\d)\b")
 # "before X": the state the query names is the match; the answer is the state before it.
-_BEFORE = re.compile(r"\b(before|prior to|bevor|davor|zuvor)\b", re.IGNORECASE)
+_BEFORE = re.compile(
+    r"\b(before|prior to|bevor|davor|zuvor|antes|avant|auparavant)\b", re.IGNORECASE
+)
 # "before merging": a step of a procedure, not an earlier state, unless the query is in the past.
 _BEFORE_STEP = re.compile(r"\bbefore\s+\w+ing\b", re.IGNORECASE)
 # An earlier state without naming the one that replaced it.
 _EARLIER = re.compile(
     r"\b(used to|did \w+ use to|previous(ly)?|former(ly)?|old|earlier|originally|at first|back then|"
-    r"früher|frueher|vorher|ehemalig\w*|damals|alten?|alter|ursprünglich|anfangs|bisherig\w*)\b",
+    r"früher|frueher|vorher|ehemalig\w*|damals|alten?|alter|ursprünglich|anfangs|bisherig\w*|"
+    r"antigamente|anteriormente|antig[oa]s?|costumava\w*|dantes|"
+    r"antiguamente|antigu[oa]s?|anterior(es)?|sol[ií]a\w*|"
+    r"autrefois|jadis|ancien(ne)?s?|précédent(e)?s?|à l'époque)\b",
     re.IGNORECASE,
 )
 # Past tense or a past time without a year: reading it as "now" would be wrong, and it does not
 # say which older note. (German "Was ...?" opens a question: "was" first in the query is not
 # English past tense.)
 _PAST = re.compile(
-    r"\b(did|were|had|went|got|ago|last year|war|waren|hatte|hatten|wurde|wurden|gab|ging)\b"
-    r"|(?<!^)\bwas\b",
+    r"\b(did|were|had|went|got|ago|last year|war|waren|hatte|hatten|wurde|wurden|gab|ging|"
+    r"foi|foram|era|eram|tinha|tinham|estava|estavam|fue|fueron|eran|ten[ií]a|ten[ií]an|"
+    r"était|étaient|avait|avaient|fut)\b"
+    r"|(?<!^)\bwas\b"
+    # Portuguese, Spanish and French imperfects of regular verbs: "morava", "trabajaba",
+    # "habitaient" (Spanish "-ía" is left out: "compañía", "energía" are nouns of today).
+    r"|\b\w{3,}(avam?|aban?|aient)\b",
     re.IGNORECASE,
 )
 # Regular past forms: English "-ed" ("joined", "caused"; not "need", "speed"), German participles
@@ -67,18 +81,30 @@ class QueryTime:
     tense: str
     year: int | None = None
     before: bool = False
+    # The end of the latest month it names ("in March 2024": 1 April 2024), read as a year is.
+    until: dt.datetime | None = None
+
+    def end(self) -> dt.datetime | None:
+        """The moment before which the note in force then was written (a year's or a month's
+        end; None: the query names neither)."""
+        if self.year is not None:
+            return dt.datetime(self.year + 1, 1, 1, tzinfo=dt.UTC)
+        return self.until
 
 
 def read_query_time(query: str) -> QueryTime:
     """The query's reading of time (module docstring)."""
     query = query.strip()
-    if named_periods(query):  # a day or a month: the date channel lists its notes already
-        return QueryTime("neutral")
-    years = [int(y) for y in _YEAR.findall(query)]
+    periods = named_periods(query)
+    if any(p.end - p.start <= dt.timedelta(days=1) for p in periods):
+        return QueryTime("neutral")  # an event on a day: the date channel lists its notes
+    years = [] if periods else [int(y) for y in _YEAR.findall(query)]
     past = bool(_PAST.search(query)) or bool(
         _PAST_FORM.search(query) and not _PRESENT_AUX.search(query)
     )
     before = bool(_BEFORE.search(query)) and (past or not _BEFORE_STEP.search(query))
+    if periods:
+        return QueryTime("past", before=before, until=max(p.end for p in periods))
     if years:
         return QueryTime("past", year=max(years), before=before)
     if before:
@@ -88,6 +114,20 @@ def read_query_time(query: str) -> QueryTime:
     if past:
         return QueryTime("neutral")
     return QueryTime("present")
+
+
+def same_subject_cut(
+    medians: Mapping[str, float] | None, position: float = SAME_SUBJECT_POSITION
+) -> float:
+    """The cosine from which two notes tell one subject under a profile whose calibration
+    measured ``medians`` (``domain.calibration``: "unrelated" and "same", paraphrases):
+    ``position`` of the way from the first to the second; ``SAME_SUBJECT`` without them."""
+    if not medians or "unrelated" not in medians or "same" not in medians:
+        return SAME_SUBJECT
+    low, high = medians["unrelated"], medians["same"]
+    if not high > low:
+        return SAME_SUBJECT
+    return low + position * (high - low)
 
 
 @dataclass(frozen=True)
@@ -140,8 +180,8 @@ def pick(reading: QueryTime, group: Sequence[str], written: Mapping[str, dt.date
     by_time = sorted(group, key=lambda k: written[k])
     if reading.tense == "present":
         return by_time[-1]
-    if reading.year is not None:
-        end = dt.datetime(reading.year + 1, 1, 1, tzinfo=dt.UTC)
+    end = reading.end()
+    if end is not None:
         then = [k for k in by_time if written[k] < end]
         if not then:
             return first
@@ -164,11 +204,16 @@ def in_time(
     scores: Mapping[str, float],
     likeness: Callable[[str, list[str]], Mapping[str, float]],
     grouping: Grouping = Grouping(),
+    as_of: bool = False,
 ) -> list[str]:
     """``order`` (fused, best first) with the contender the query's time wants moved first; the
     others keep their order. Unchanged when the query names no time preference or the first
-    result tells its subject alone. ``written``: each candidate's ``occurred_at``."""
+    result tells its subject alone. ``written``: each candidate's ``occurred_at``. ``as_of``:
+    the search asks as of a moment (its candidates are those in force then), and a query that
+    names no time of its own asks about that moment: the latest note then."""
     reading = read_query_time(query)
+    if as_of and reading.tense == "neutral" and reading.year is None:
+        reading = QueryTime("present")
     if reading.tense == "neutral":
         return list(order)
     group = [k for k in contenders(order, closeness, scores, likeness, grouping) if k in written]

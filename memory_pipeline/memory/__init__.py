@@ -28,6 +28,7 @@ from memory_pipeline.memory.paging import MAX_LIST, History, Page, UnknownEpisod
 from memory_pipeline.memory.status import Status
 from memory_pipeline.search.render import human_table, markdown_table
 from memory_pipeline.search.results import SearchResponse
+from memory_pipeline.search.service import parse_as_of
 from memory_pipeline.statements import UnknownStatement
 from memory_pipeline.storage.champions_store import CHAMPIONS
 from memory_pipeline.storage.database import POOL_SIZE
@@ -61,6 +62,7 @@ __all__ = [
     "UnknownStatement",
     "exit_cleanly_on_sigterm",
     "human_table",
+    "parse_as_of",
     "markdown_table",
     "utc_today",
 ]

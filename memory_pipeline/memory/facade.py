@@ -410,10 +410,12 @@ class Memory(Observing, Entities, Tokens, Telling):
         channels: tuple[str, ...] | None = None,
         contested_beliefs: bool | None = None,
         history: bool = False,
+        as_of: Any = None,
     ) -> SearchResponse:
         """Fused search inside one memory (``search.service``); UnknownMemory names the others.
         ``contested_beliefs`` overrides the policy's: whether contested beliefs are returned;
-        ``history`` adds superseded revisions holding the query's words, marked superseded."""
+        ``history`` adds superseded revisions holding the query's words, marked superseded;
+        ``as_of`` (a date, date-time or ISO 8601 text) answers with what was in force then."""
         self._purge_if_due()
         return self.search_service.search(
             memory,
@@ -423,6 +425,7 @@ class Memory(Observing, Entities, Tokens, Telling):
             channels=channels,
             contested_beliefs=contested_beliefs,
             history=history,
+            as_of=as_of,
         )
 
     # -- reading (``paging``) ---------------------------------------------------------------

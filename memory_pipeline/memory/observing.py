@@ -103,10 +103,14 @@ class Observing:
         decision: str = "ask",
         revise_id: int | None = None,
         force: bool = False,
+        valid_from: Any = None,
+        valid_until: Any = None,
     ) -> statements.SaveOutcome:
         """Save an observation or a belief, showing close existing ones first (``statements``):
         ``decision`` "ask" saves only when nothing is close, "add" saves anyway, "revise" replaces
-        ``revise_id`` (kept as history); a near-exact duplicate is refused unless ``force``."""
+        ``revise_id`` (kept as history, superseded now); a near-exact duplicate is refused unless
+        ``force``. ``valid_from``/``valid_until``: when it holds in the world (default: from
+        when observed, until further notice)."""
         try:
             draft = make_observation(
                 memory=memory,
@@ -118,6 +122,8 @@ class Observing:
                 passages=list(passages),
                 author=author,
                 observed_at=observed_at,
+                valid_from=valid_from,
+                valid_until=valid_until,
             )
         except InvalidObservation as exc:
             raise InputError(str(exc)) from None

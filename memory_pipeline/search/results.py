@@ -126,6 +126,8 @@ class SearchResponse:
     pending_more: bool = False
     pending_matches: list[dict] = field(default_factory=list)
     history: bool = False  # superseded revisions asked for (listed after the current results)
+    # As of a date or date-time (as given, normalized): what was in force then; None: now.
+    as_of: str | None = None
     # The best result's grade (strong, weak, none; None: ungraded) and, for none or ungraded,
     # why in words (``search.grading``).
     match: str | None = None
@@ -160,6 +162,7 @@ class SearchResponse:
             "match": self.match,
             "memory": self.memory,
             "query": self.query,
+            **({"asOf": self.as_of} if self.as_of else {}),
             "results": [r.brief_json() for r in self.results],
         }
 
@@ -180,6 +183,7 @@ class SearchResponse:
             "scoreKind": "reranker" if self.reranker == "ran" else "fused",
             "latencyMs": round(self.latency_ms, 2),
             "history": self.history,
+            "asOf": self.as_of,
             # "none": no result is an answer, however high its fused score; null: ungraded.
             "match": {"grade": self.match, "reason": self.match_reason},
             "results": [r.to_json() for r in self.results],

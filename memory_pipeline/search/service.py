@@ -13,6 +13,7 @@ whole path.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 import time
@@ -29,9 +30,9 @@ from memory_pipeline.search.assembly import passages_of
 from memory_pipeline.search.channels.base import ChannelQuery, Hits, Once
 from memory_pipeline.search.channels.run import Candidates, ChannelRunner
 from memory_pipeline.search.grading import grade_results
-from memory_pipeline.search.history import superseded_results
+from memory_pipeline.search.history import superseded_results, superseded_statements
 from memory_pipeline.search.query_embedding import QueryEmbeddingBreaker
-from memory_pipeline.search.results import SearchResponse, make_snippet
+from memory_pipeline.search.results import SearchResponse, SearchResult, make_snippet
 from memory_pipeline.storage import episodes_store, search_store
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.search_store import Filters
@@ -63,6 +64,42 @@ def validate_query(query: object) -> str:
             f"the query is {len(query)} characters long; at most {MAX_QUERY_CHARS} are searched"
         )
     return query
+
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def parse_as_of(value: object) -> tuple[dt.datetime, str]:
+    """A search's ``as_of`` as the moment before which episodes count (exclusive) and as it is
+    shown: a date means the end of that day (UTC), a date-time that moment (no offset: UTC).
+    Accepts ISO 8601 text, a ``date`` or a ``datetime``; anything else is an InputError."""
+    if isinstance(value, dt.datetime):
+        moment = value
+    elif isinstance(value, dt.date):
+        moment = dt.datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        text = value.strip()
+        try:
+            moment = dt.datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "zZ" else text)
+        except ValueError:
+            raise InputError(
+                f"as_of {value!r} is not a date: give YYYY-MM-DD or an ISO 8601 date-time"
+            ) from None
+        if _DAY.fullmatch(text):
+            value = moment.date()
+    else:
+        raise InputError(f"as_of must be a date, got {type(value).__name__}")
+    if moment.tzinfo is None or moment.tzinfo.utcoffset(moment) is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        try:
+            return moment + dt.timedelta(days=1), value.isoformat()
+        except OverflowError:
+            raise InputError(f"as_of {value}: out of range") from None
+    try:
+        return moment.astimezone(dt.UTC) + dt.timedelta(microseconds=1), moment.isoformat()
+    except OverflowError:
+        raise InputError(f"as_of {value}: out of range") from None
 
 
 def validate_memory(memory: object) -> str:
@@ -174,13 +211,18 @@ class SearchService:
         sew: bool = True,
         contested_beliefs: bool | None = None,
         history: bool = False,
+        as_of: object = None,
     ) -> SearchResponse:
         """Search one memory. ``sew=False`` returns chunks unsewn, one a result (benchmarks
         compare rankings at equal returned characters with it); ``contested_beliefs`` overrides
         the policy's; ``history`` adds the superseded revisions holding the query's words after
-        the results, marked superseded (``search.history``)."""
+        the results, marked superseded (``search.history``); ``as_of`` (a date or date-time,
+        ``parse_as_of``) answers with what was in force then: the episodes that had occurred by
+        then, each source's revision current then, the statements valid then, the latest first
+        among those telling one subject (``search.in_time``)."""
         started = time.perf_counter()
         memory, query = validate_memory(memory), validate_query(query)
+        until, as_of_text = parse_as_of(as_of) if as_of is not None else (None, None)
         chosen = self.resolve_policy(
             policy, limit=limit, channels=channels, contested_beliefs=contested_beliefs
         )
@@ -188,6 +230,7 @@ class SearchService:
         filters = Filters(
             kinds=list(chosen.kinds) if chosen.kinds else None,
             since=now - dt.timedelta(days=chosen.window_days) if chosen.window_days else None,
+            until=until,
         )
         q = self._channel_query(memory, query, filters, with_rows=True)
         found = self.channels.run(q, chosen.channels, contested_beliefs=chosen.contested_beliefs)
@@ -201,13 +244,16 @@ class SearchService:
             keyword_method=found.keyword_method,
             entities=found.entities,
             history=history,
+            as_of=as_of_text,
         )
         with self.db.connection() as conn:
             # Only a search that found nothing asks whether the memory exists (one round trip
             # fewer for every other search); the channels find nothing in a memory that does not.
             if not any(found.ranked.values()) and not search_store.memory_exists(conn, memory):
                 raise UnknownMemory(memory, episodes_store.memory_names(conn))
-            fused = in_time.reorder(conn, memory, query, self._fuse(found, chosen, now), found)
+            fused = in_time.reorder(
+                conn, memory, query, self._fuse(found, chosen, until or now), found, as_of=until
+            )
 
             def texts(keys: list[str]) -> dict[str, str]:
                 chunk_ids = sorted({k for k in keys if k in found.rows})
@@ -224,10 +270,7 @@ class SearchService:
             )  # fmt: skip
             response.results, match = grade_results(memory, response.results, found)
             response.match, response.match_reason = match.grade, match.reason
-            if history:
-                response.results += superseded_results(
-                    conn, memory, query, filters, chosen.channels, limit=chosen.limit
-                )
+            response.results += self._superseded(conn, response, filters, chosen, history)
             response.latency_ms = (time.perf_counter() - started) * 1000
             if self.record:
                 search_store.record_telemetry(conn, self._telemetry(response, found.ranked))
@@ -260,6 +303,29 @@ class SearchService:
             scores={ch: [score for _, score in hits] for ch, hits in kept.items()},
             scales=found.scales,
         )
+
+    @staticmethod
+    def _superseded(
+        conn, response: SearchResponse, filters: Filters, chosen: Policy, history: bool
+    ) -> list[SearchResult]:
+        """The superseded revisions a search lists after its results: as of a moment, those
+        current then (out of the index now, matched by their words); with history, the others
+        too (as of a moment: those that had occurred by then), then the statements a revision
+        superseded (``search.history``)."""
+        memory, query, limit = response.memory, response.query, chosen.limit
+        found: list[SearchResult] = []
+        if filters.until is not None:
+            found = superseded_results(conn, memory, query, filters, chosen.channels, limit=limit)
+        if not history:
+            return found
+        seen = {r.episode_id for r in found}
+        wider = dataclasses.replace(filters, until=None)
+        more = superseded_results(conn, memory, query, wider, chosen.channels, limit=limit)
+        until = filters.until
+        earlier = [
+            r for r in more if r.episode_id not in seen and (until is None or r.occurred_at < until)
+        ]
+        return found + earlier + superseded_statements(conn, memory, query, chosen, until=until)
 
     @staticmethod
     def _add_pending(conn, response: SearchResponse, filters: Filters) -> None:

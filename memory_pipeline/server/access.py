@@ -280,6 +280,7 @@ def visible_search(
     channels: str | None = None,
     contested: bool | None = None,
     history: bool = False,
+    as_of: str | None = None,
 ):
     """``Memory.search`` in a memory ``access`` sees; ``channels`` as the comma-separated text a
     request carries. An unknown memory names only the visible ones."""
@@ -302,6 +303,7 @@ def visible_search(
             channels=parsed,
             contested_beliefs=contested,
             history=history,
+            as_of=as_of,
         )
     except UnknownMemory as exc:  # forgotten between the check and the search
         raise access.unknown_memory(name, exc.known) from None

@@ -104,6 +104,12 @@ class StatementIn(RequestBody):
     passages: list[str] = Field([], description="The passages it came from (chunk ids).")
     author: str = Field("", max_length=200)
     observed_at: str | None = Field(None, description="When it was observed (ISO 8601).")
+    valid_from: str | None = Field(
+        None, description="When it began to hold in the world (ISO 8601; default: observed_at)."
+    )
+    valid_until: str | None = Field(
+        None, description="When it stopped holding (ISO 8601; default: until further notice)."
+    )
     decision: Literal["ask", "add", "revise"] = Field(
         "ask",
         description="ask: save only when nothing close exists; add: save anyway; revise: "
@@ -193,6 +199,9 @@ class SearchAnswer(Answer):
     latencyMs: float
     results: list[SearchResult]
     pending: Pending
+    asOf: str | None = Field(
+        None, description="The date or date-time searched as of (as given); null: now."
+    )
     match: dict[str, Any] | None = Field(
         None, description="The best result's grade and, when nothing matches, why in words."
     )
@@ -352,6 +361,12 @@ class Statement(Answer):
     author: str
     revises: int | None = Field(description="The statement it replaced.")
     observedAt: str
+    validFrom: str | None = Field(None, description="When it began to hold (null: observedAt).")
+    validUntil: str | None = Field(None, description="When it stopped holding (null: still).")
+    recordedAt: str | None = Field(None, description="When the memory recorded it.")
+    supersededAt: str | None = Field(
+        None, description="When a revision took its place (the memory's time); null: current."
+    )
 
 
 class CloseStatement(Statement):

@@ -37,6 +37,7 @@ def search_memory(
     channels: str | None = None,
     contested: bool | None = None,
     history: bool = False,
+    as_of: str | None = None,
 ) -> dict:
     """Search one memory for what was written about `query` (in your own words); up to
     `limit` results (1-50), best first, each with episodeId, title, occurredAt, score, grade and
@@ -47,7 +48,9 @@ def search_memory(
     search; observations and beliefs come back with kind, status and sources. `contested`
     true also returns beliefs marked contested (default: the policy's choice, usually not).
     `history` true also returns earlier revisions of edited notes holding the query's words,
-    after the others, marked superseded (default: only what is current)."""
+    after the others, marked superseded (default: only what is current). `as_of` (a date
+    YYYY-MM-DD or an ISO 8601 date-time) answers with what was in force then: notes written
+    by then, the revisions current then, the statements valid then, the latest first."""
 
     def run(tools: ToolContext, access: Access) -> dict:
         if not 1 <= limit <= MAX_LIMIT:  # named as this tool names it, not as the CLI's flag
@@ -62,6 +65,7 @@ def search_memory(
             channels=channels,
             contested=contested,
             history=history,
+            as_of=as_of,
         ).brief_json()
 
     return call(ctx, run)
@@ -172,6 +176,8 @@ def save_observation(
     decision: str = "ask",
     revise_id: int | None = None,
     force: bool = False,
+    valid_from: str | None = None,
+    valid_until: str | None = None,
 ) -> dict:
     """Save a short statement about the person or the world: `kind` "observation" (seen in
     the sources, cite them in `episode_ids`/`passages`) or "belief" (a conclusion;
@@ -180,7 +186,8 @@ def save_observation(
     `saved` false, `message` says so);
     call again with "add" to save it anyway, or "revise" and `revise_id` to replace one (the
     old one is kept as history), or drop it. A near-exact duplicate is refused (`action`
-    "refused", `duplicateOf`) unless `force`."""
+    "refused", `duplicateOf`) unless `force`. `valid_from`/`valid_until` (ISO 8601 dates)
+    say when it holds in the world (default: from when observed, until further notice)."""
 
     def run(tools: ToolContext, access: Access) -> dict:
         name = writable_memory(access, memory)
@@ -196,6 +203,8 @@ def save_observation(
             decision=decision,
             revise_id=revise_id,
             force=force,
+            valid_from=valid_from,
+            valid_until=valid_until,
         ).to_json()
 
     return call(ctx, run)

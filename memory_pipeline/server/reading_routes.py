@@ -94,6 +94,12 @@ def search(
     history: bool = Query(
         False, description="Also superseded revisions holding the query's words, marked"
     ),
+    as_of: str | None = Query(
+        None,
+        description="What was in force then: a date (YYYY-MM-DD, its end) or an ISO 8601 "
+        "date-time; episodes occurred by then, revisions current and statements valid then",
+        examples=["2024-12-31"],
+    ),
 ) -> dict:
     if memory_name is None or q is None:
         raise InputError("'memory' and 'q' are required query parameters")
@@ -107,6 +113,7 @@ def search(
         channels=channels,
         contested=contested,
         history=history,
+        as_of=as_of,
     )
     return search_document(response)
 

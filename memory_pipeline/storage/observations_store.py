@@ -39,6 +39,22 @@ class StoredObservation:
     author: str
     revises: int | None
     observed_at: dt.datetime
+    # Validity in the world's time (None: from when observed; until further notice) and the
+    # memory's own: when it was recorded and when a revision superseded it (migration 0034).
+    valid_from: dt.datetime | None = None
+    valid_until: dt.datetime | None = None
+    recorded_at: dt.datetime | None = None
+    superseded_at: dt.datetime | None = None
+
+    def in_force(self, until: dt.datetime) -> bool:
+        """Whether it held just before ``until`` (a search as of a moment): valid then in the
+        world (from ``valid_from``, else from when observed) and not yet superseded then."""
+        return (
+            (self.valid_from or self.observed_at) < until
+            and (self.valid_until is None or self.valid_until >= until)
+            and (self.superseded_at is None or self.superseded_at >= until)
+            and (self.superseded_at is not None or self.status != "retired")
+        )
 
     def to_json(self) -> dict:
         return {
@@ -53,11 +69,19 @@ class StoredObservation:
             "author": self.author,
             "revises": self.revises,
             "observedAt": self.observed_at.isoformat(),
+            "validFrom": _iso(self.valid_from),
+            "validUntil": _iso(self.valid_until),
+            "recordedAt": _iso(self.recorded_at),
+            "supersededAt": _iso(self.superseded_at),
         }
 
 
+def _iso(moment: dt.datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
 def _stored(row) -> StoredObservation:
-    i, memory, kind, status, text, confidence, episodes, passages, author, revises, at = row
+    i, memory, kind, status, text, confidence, episodes, passages, author, revises, at = row[:11]
     return StoredObservation(
         i,
         memory,
@@ -70,6 +94,7 @@ def _stored(row) -> StoredObservation:
         author,
         revises,
         at,
+        *row[11:],
     )
 
 
@@ -88,6 +113,8 @@ def insert(conn: psycopg.Connection, draft: ObservationDraft, *, revises: int | 
             "author": draft.author,
             "revises": revises,
             "observed_at": draft.observed_at,
+            "valid_from": draft.valid_from,
+            "valid_until": draft.valid_until,
         },
     )[0]
 
@@ -120,6 +147,15 @@ def revise(conn: psycopg.Connection, old_id: int, draft: ObservationDraft) -> in
         ):
             return None
         return insert(conn, draft, revises=old_id)
+
+
+def successors(conn: psycopg.Connection, memory: str, ids: Sequence[int]) -> dict[int, int]:
+    """Revised statement id -> the id of the revision that replaced it (those of ``ids`` with one)."""
+    found = conn.execute(
+        "SELECT revises, id FROM observations WHERE memory = %s AND revises = ANY(%s)",
+        (memory, list(ids)),
+    )
+    return dict(found.fetchall())
 
 
 def set_status(conn: psycopg.Connection, memory: str, observation_id: int, status: str) -> bool:

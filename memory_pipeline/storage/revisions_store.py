@@ -79,7 +79,9 @@ def store_revision(conn: psycopg.Connection, draft: EpisodeDraft, params: dict) 
 
 
 def _link(conn: psycopg.Connection, old: int, new: int) -> None:
+    """``new`` took ``old``'s place when ``old`` was superseded (migration 0034: as of a date)."""
     conn.execute("UPDATE episodes SET superseded_by = %s WHERE id = %s", (new, old))
+    conn.execute(query("revision_current_from"), (old, new))
 
 
 def drop_from_index(conn: psycopg.Connection, episode_ids: list[int]) -> int:

@@ -19,13 +19,16 @@ from memory_pipeline.storage.paths import query
 
 @dataclass(frozen=True)
 class Filters:
-    """A policy's restrictions, as SQL parameters (None = unrestricted)."""
+    """A policy's restrictions, as SQL parameters (None = unrestricted). ``until``: a search as
+    of a moment (exclusive): only the episodes in force before it (migration 0034's
+    ``episode_in_force``: occurred by then, and the revision of their source current then)."""
 
     kinds: list[str] | None = None
     since: dt.datetime | None = None
+    until: dt.datetime | None = None
 
     def params(self) -> dict:
-        return {"kinds": self.kinds, "since": self.since}
+        return {"kinds": self.kinds, "since": self.since, "until": self.until}
 
 
 def memory_exists(conn: psycopg.Connection, memory: str) -> bool:

@@ -19,7 +19,8 @@ POLICY_FILTER = (
     "AND EXISTS (SELECT 1 FROM chunks c JOIN episodes e ON e.id = c.episode_id "
     "WHERE c.memory = v.memory AND c.chunk_id = v.chunk_id "
     "AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[])) "
-    "AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)) "
+    "AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz) "
+    "AND episode_in_force(e.occurred_at, e.current_from, e.superseded_at, %(until)s::timestamptz)) "
 )
 
 # pgvector returns at most ef_search rows from an HNSW scan, so it must cover the candidates asked
@@ -66,7 +67,7 @@ class VectorHit:
 def nearest_query(
     profile: StoredProfile, *, filtered: bool, by_windows: bool, exact: bool = False
 ) -> sql.Composed:
-    """The query ``nearest_chunks`` runs (parameters: q, memory, limit, kinds, since).
+    """The query ``nearest_chunks`` runs (parameters: q, memory, limit, kinds, since, until).
 
     ``exact``: ordered by an expression the HNSW index does not serve (the distance + 0), so the
     memory's rows are read through the primary key (profile, generation, memory, ...) and sorted:
@@ -103,6 +104,7 @@ def nearest_chunks(
     ef_search: int | None = None,
     kinds: list[str] | None = None,
     since: datetime | None = None,
+    until: datetime | None = None,
     by_windows: bool = False,
     exact: bool = False,
 ) -> list[VectorHit]:
@@ -124,7 +126,7 @@ def nearest_chunks(
     walked far for the few of its nodes that are this memory's.
     """
     nearest = nearest_query(
-        profile, filtered=bool(kinds or since), by_windows=by_windows, exact=exact
+        profile, filtered=bool(kinds or since or until), by_windows=by_windows, exact=exact
     )
     rows = hnsw_rows(
         conn,
@@ -135,6 +137,7 @@ def nearest_chunks(
             "limit": limit,
             "kinds": kinds,
             "since": since,
+            "until": until,
         },
         ef_search=max(ef_search or 0, limit, MIN_EF_SEARCH),
     )

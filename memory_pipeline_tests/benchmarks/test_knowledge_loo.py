@@ -28,17 +28,25 @@ def item(memory: str, q: str, expect: str) -> dict:
         "closeness": {"old": 0.85, "new": 0.84, "other": 0.80},
         "score": {"old": 1.0, "new": 0.9, "other": 0.2},
         "likeness": {"new": 0.9, "other": 0.7},
+        "medians": {"same": 0.97, "unrelated": 0.79},  # the bundled model's, about
     }
 
 
-SETTING = (0.03, 0.6, 0.86, 3)
+SETTING = (0.03, 0.6, 0.385, 3)  # the same-subject cut 0.385 of the way: 0.859
 
 
 def test_the_replay_moves_the_latest_note_first_for_a_question_of_today():
     it = item("a", "which dentist do I go to?", "2026 note")
     assert knowledge_loo.replay(it, None)[0] == "2023 note"
     assert knowledge_loo.replay(it, SETTING)[0] == "2026 note"
-    assert knowledge_loo.replay(it, (0.03, 0.6, 0.95, 3))[0] == "2023 note"  # not alike enough
+    assert knowledge_loo.replay(it, (0.03, 0.6, 0.7, 3))[0] == "2023 note"  # cut 0.916: not alike
+    # A model whose cosines run lower gets a lower cut: the same position groups its notes.
+    low = {
+        **it,
+        "likeness": {"new": 0.6, "other": 0.2},
+        "medians": {"same": 0.88, "unrelated": 0.18},
+    }
+    assert knowledge_loo.replay(low, SETTING)[0] == "2026 note"
 
 
 def test_a_fold_refuses_a_setting_that_costs_a_training_memory():

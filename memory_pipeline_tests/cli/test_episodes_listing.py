@@ -4,6 +4,8 @@ source) and ``search --history``, through the real console script."""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import re
 
 
@@ -21,6 +23,7 @@ def test_edited_notes_list_as_one_episode_each_with_their_history(cli, tmp_path)
     ids = [int(i) for i in re.findall(r"#(\d+)", first.out)]
     assert "new episodes: #" in first.out and len(ids) == 2
     assert cli("index").code == 0
+    between = dt.datetime.now(dt.UTC).isoformat()  # after the notes were written, before the edit
 
     write(notes, "fence.md", "# Fence\n\nCost estimate: 240 EUR for the garden fence.\n")
     second = cli("ingest", str(notes), "--memory", "me", "--json")
@@ -57,6 +60,45 @@ def test_edited_notes_list_as_one_episode_each_with_their_history(cli, tmp_path)
     assert [r["episodeId"] for r in superseded] == [old]
     shown = cli("search", "fence 180", "--memory", "me", "--history").out
     assert f"#{old} Fence [superseded " in shown
+
+    # As of before the edit the old revision was current: found in its place, the new one not.
+    then = cli("search", "fence cost", "--memory", "me", "--as-of", between, "--json")
+    assert then.code == 0, then.err
+    assert [r["episodeId"] for r in then.json()["results"] if "Fence" in r["title"]] == [old]
+    assert then.json()["asOf"] == between
+    bad = cli("search", "fence", "--memory", "me", "--as-of", "last week")
+    assert bad.code == 2 and "--as-of: 'last week' is not a date" in bad.err, bad.err
+    assert "Traceback" not in bad.err
+    batch = tmp_path / "q.jsonl"
+    batch.write_text(
+        json.dumps({"memory": "me", "query": "fence cost", "as_of": between})
+        + '\n{"memory": "me", "query": "fence", "as_of": "soon"}\n',
+        encoding="utf-8",
+    )
+    answered = [json.loads(line) for line in cli("search", "--batch", str(batch)).out.splitlines()]
+    assert answered[0]["asOf"] == between
+    assert answered[1]["error"].startswith("as_of 'soon' is not a date")
+
+    # A statement's validity, given where it is written, comes back in its JSON.
+    saved = cli(
+        "observe", "We live in York", "--memory", "me", "--valid-from", "2024-04-01", "--json"
+    )
+    assert saved.code == 0, saved.err
+    listed = cli("observations", "list", "--memory", "me", "--json").json()
+    assert listed[0]["validFrom"].startswith("2024-04-01") and listed[0]["validUntil"] is None
+    told = cli("observations", "list", "--memory", "me").out
+    assert "(valid 2024-04-01 to ...)" in told, told
+    wrong = cli(
+        "observe",
+        "x",
+        "--memory",
+        "me",
+        "--valid-from",
+        "2024-04-01",
+        "--valid-until",
+        "2023-01-01",
+    )
+    assert wrong.code == 2 and "'valid_until' 2023-01-01" in wrong.err, wrong.err
 
     missing = cli("history", "999999")
     assert missing.code != 0 and "no episode 999999" in missing.err and not missing.out

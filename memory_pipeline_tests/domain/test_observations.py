@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from memory_pipeline.domain.observations import (
@@ -61,6 +63,13 @@ def test_a_valid_draft_keeps_its_fields():
         ({"passages": [""]}, "passages", "'passages' is empty"),
         ({"memory": "bad name"}, "memory", "invalid memory name"),
         ({"observed_at": "yesterday"}, "observed_at", "unparseable date"),
+        ({"valid_from": "soon"}, "valid_from", "'valid_from': unparseable date: 'soon'"),
+        ({"valid_until": 3}, "valid_until", "'valid_until': unparseable date"),
+        (
+            {"valid_from": "2024-05-01", "valid_until": "2024-04-30"},
+            "valid_until",
+            "is before 'valid_from'",
+        ),
     ],
 )
 def test_invalid_fields_are_named(fields, field, reason):
@@ -177,3 +186,9 @@ def test_statements_join_a_chunk_channel_within_its_range_and_leave_the_chunks_i
         ("c1", 0.8),
         ("c2", 0.82),
     ]
+
+
+def test_validity_is_read_from_jsonl_lines():
+    data = b'{"memory": "me", "text": "We live in York", "valid_from": "2024-04-01"}\n'
+    ((_, draft),) = parse_observation_lines(data, "obs.jsonl")[0]
+    assert draft.valid_from == dt.datetime(2024, 4, 1, tzinfo=dt.UTC) and draft.valid_until is None

@@ -29,6 +29,17 @@ def day(year: int, month: int = 6) -> dt.datetime:
         ("who was my dentist when I lived in Leeds?", QueryTime("neutral")),
         ("When did Caroline go to the support group?", QueryTime("neutral")),
         ("What painting did Melanie show on October 13, 2023?", QueryTime("neutral")),
+        # Portuguese, Spanish and French cues; a month is read as a year is.
+        ("Onde eu morava antes de Lisboa?", QueryTime("past", before=True)),
+        ("Qual era o meu antigo emprego?", QueryTime("past")),
+        ("¿Dónde trabajaba Ana?", QueryTime("neutral")),
+        ("Où habitait-on autrefois ?", QueryTime("past")),
+        ("Em que empresa trabalho?", QueryTime("present")),
+        ("¿En qué compañía trabajo?", QueryTime("present")),
+        (
+            "where did we live in March 2024?",
+            QueryTime("past", until=dt.datetime(2024, 4, 1, tzinfo=dt.UTC)),
+        ),
     ],
 )
 def test_the_query_is_read_as_asking_of_now_of_a_year_or_of_an_earlier_state(query, reading):
@@ -107,3 +118,44 @@ def test_an_earlier_state_without_before_steps_back_only_from_the_latest():
 
 def test_past_tense_alone_keeps_the_fused_order():
     assert order_for("who was my dentist when I lived in Leeds?") == ORDER
+
+
+def test_as_of_a_date_a_query_naming_no_time_asks_for_the_latest_note_then():
+    # Past tense without a year keeps fusion's order, unless the search asks as of a moment
+    # (its candidates are then those in force then): the latest then comes first.
+    query = "who was my dentist when I lived in Leeds?"
+    assert order_for(query) == ORDER
+    as_of = in_time(
+        query,
+        ORDER,
+        written=WRITTEN,
+        closeness=CLOSE,
+        scores=SCORES,
+        likeness=likeness,
+        grouping=GROUPING,
+        as_of=True,
+    )
+    assert as_of == ["c", "a", "b", "x"]
+
+
+def test_the_same_subject_cut_follows_the_profiles_calibration():
+    from memory_pipeline.domain.calibration import Calibration
+    from memory_pipeline.domain.supersession import SAME_SUBJECT, same_subject_cut
+    from memory_pipeline.search.channels.run import Candidates
+    from memory_pipeline.search.in_time import grouping_for
+
+    bundled = {"same": 0.9697, "related": 0.8508, "unrelated": 0.7914}
+    centred = {"same": 0.884, "related": 0.395, "unrelated": 0.180}
+    assert same_subject_cut(bundled) == pytest.approx(0.86, abs=1e-3)
+    assert same_subject_cut(centred) == pytest.approx(0.451, abs=1e-3)
+    assert same_subject_cut(None) == SAME_SUBJECT == same_subject_cut({"same": 0.5})
+    # The search reads it from the calibration of the profile its vector channel read.
+    measured = Candidates(calibration=Calibration(measured=True, medians=centred))
+    assert grouping_for(measured).same_subject == pytest.approx(0.451, abs=1e-3)
+    assert grouping_for(Candidates()).same_subject == SAME_SUBJECT
+
+
+def test_a_named_month_picks_the_note_in_force_at_its_end():
+    # "b" (June 2024) is the latest written by the end of August 2024; fusion put "a" first.
+    assert order_for("which dentist did I see in August 2024?")[0] == "b"
+    assert order_for("which dentist did I see in March 2024?")[0] == "a"

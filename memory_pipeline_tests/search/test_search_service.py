@@ -515,6 +515,7 @@ def test_the_window_rescoring_statement_still_walks_the_hnsw_index(db, world, fi
             "limit": 50,
             "kinds": ["note"] if filtered else None,
             "since": None,
+            "until": None,
         }
         with conn.transaction():
             # A tiny, analyzed table (index passes leave it so): its rows are read and sorted

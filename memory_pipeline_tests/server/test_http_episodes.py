@@ -4,6 +4,8 @@ is a new revision, listed once, its old body found only with history."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 
 def item(body: str) -> dict:
     return {
@@ -43,6 +45,26 @@ def test_revisions_over_http(api, local):
         (new, False),
         (old_id, True),
     ]
+    # As of yesterday the old revision was current; a bad date is a 422 naming it.
+    yesterday = (dt.datetime.now(dt.UTC) - dt.timedelta(days=1)).date().isoformat()
+    then = api.get(
+        "/v1/search", params={"memory": "alice", "q": "fence budget", "as_of": yesterday}
+    ).json()
+    assert [r["episodeId"] for r in then["results"]] == [old_id] and then["asOf"] == yesterday
+    bad = api.get("/v1/search", params={"memory": "alice", "q": "fence", "as_of": "soon"})
+    assert bad.status_code == 422 and "as_of 'soon' is not a date" in bad.text
+    saved = api.post(
+        "/v1/observations",
+        json={"memory": "alice", "text": "The fence is oak", "valid_until": "2027-01-01"},
+    )
+    assert saved.status_code == 201, saved.text
+    listed = api.get("/v1/observations", params={"memory": "alice"}).json()["observations"]
+    assert listed[0]["validUntil"].startswith("2027-01-01") and listed[0]["validFrom"] is None
+    wrong = api.post(
+        "/v1/observations",
+        json={"memory": "alice", "text": "x", "valid_from": "2026-02-30"},
+    )
+    assert wrong.status_code == 422 and "valid_from" in wrong.text
     assert api.get("/v1/episodes/999999/history").status_code == 404
     assert api.get("/v1/memories/nobody/episodes").status_code == 404
     assert api.get("/v1/memories/alice/episodes", params={"limit": 0}).status_code in (400, 422)

@@ -215,6 +215,11 @@ def test_every_tool_over_stdio(env, local, tmp_path):
                 await client.call_tool("search_memory", {"memory": "carol", "query": "x"})
             )
             assert unknown == "unknown memory 'carol' (existing: alice, bob)"
+            as_of = {"memory": "bob", "query": "bees", "as_of": "2000-01-01"}
+            assert payload(await client.call_tool("search_memory", as_of))["asOf"] == "2000-01-01"
+            assert error_text(
+                await client.call_tool("search_memory", {**as_of, "as_of": "soon"})
+            ).startswith("as_of 'soon' is not a date")
             assert "whole_memory" in error_text(
                 await client.call_tool("forget", {"memory": "alice"})
             )

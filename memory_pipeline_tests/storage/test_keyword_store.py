@@ -443,6 +443,18 @@ def test_capped_path_keeps_filters_and_treats_the_query_as_data(db):
             conn, "big", "river", Filters(since=T0 + dt.timedelta(days=100)), cap=5
         )
         assert rows == []
+        # As of a moment (migration 0034): only episodes that had occurred before it.
+        until = T0 + dt.timedelta(days=10)
+        rows, path = keyword_store.ranked(
+            conn, "big", "river mountain", Filters(until=until), cap=5
+        )
+        assert path == "capped" and rows
+        latest = conn.execute(
+            "SELECT max(e.occurred_at) FROM chunks c JOIN episodes e ON e.id = c.episode_id"
+            " WHERE c.chunk_id = ANY(%s)",
+            ([c for c, _ in rows],),
+        ).fetchone()[0]
+        assert latest < until
 
 
 # -- champion lists ------------------------------------------------------------------------------

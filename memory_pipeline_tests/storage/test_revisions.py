@@ -184,6 +184,15 @@ def test_a_database_with_repeated_ids_migrates_to_revisions(pg_server, tmp_path)
                 "INSERT INTO keyword_stats (memory, lexeme, df) SELECT c.memory, u.lexeme, count(*)"
                 " FROM chunks c, unnest(tsvector_to_array(c.tsv)) AS u(lexeme) GROUP BY 1, 2"
             )
+            # A belief revised before statements had superseded_at (migration 0034).
+            conn.execute(
+                "INSERT INTO observations (memory, kind, status, text) VALUES"
+                " ('m', 'belief', 'retired', 'tea')"
+            )
+            conn.execute(
+                "INSERT INTO observations (memory, kind, text, revises, created_at) SELECT"
+                " 'm', 'belief', 'coffee', id, now() + interval '1 day' FROM observations"
+            )
             # 0031 and every later migration, whatever they are.
             assert apply_migrations(conn) == [
                 name for number, name, _ in migration_files() if number >= 31
@@ -204,6 +213,19 @@ def test_a_database_with_repeated_ids_migrates_to_revisions(pg_server, tmp_path)
             assert stores.stored_stats(conn, "m") == stores.counted_stats(conn, "m")
             assert "cost" in stores.stored_stats(conn, "m")[1]
             assert "180" not in stores.stored_stats(conn, "m")[1]
+            # As of a date (0034): each later revision took its place when the one before was
+            # superseded; a superseded statement when its successor was recorded.
+            assert conn.execute(
+                "SELECT e.id FROM episodes e JOIN episodes p ON p.superseded_by = e.id"
+                " WHERE e.current_from = p.superseded_at ORDER BY e.id"
+            ).fetchall() == [(ids[2],), (ids[4],)]
+            assert conn.execute(
+                "SELECT count(*) FROM episodes WHERE current_from IS NOT NULL"
+            ).fetchone() == (2,)
+            assert conn.execute(
+                "SELECT o.superseded_at = s.created_at FROM observations o"
+                " JOIN observations s ON s.revises = o.id"
+            ).fetchall() == [(True,)]
     finally:
         drop_database(pg_server, name)
 

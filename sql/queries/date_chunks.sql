@@ -10,5 +10,6 @@ WHERE e.memory = %(memory)s
               WHERE e.occurred_at >= p.s AND e.occurred_at < p.t)
   AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
   AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)
+  AND episode_in_force(e.occurred_at, e.current_from, e.superseded_at, %(until)s::timestamptz)
 ORDER BY e.occurred_at DESC, e.id DESC, c.ordinal, c.chunk_id
 LIMIT %(limit)s

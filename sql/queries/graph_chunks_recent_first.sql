@@ -10,6 +10,7 @@ WITH recent AS (
       AND EXISTS (SELECT 1 FROM chunks c WHERE c.episode_id = e.id)  -- not yet chunked: skip
       AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
       AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)
+      AND episode_in_force(e.occurred_at, e.current_from, e.superseded_at, %(until)s::timestamptz)
     ORDER BY e.occurred_at DESC, e.id DESC
     LIMIT %(limit)s
 )

@@ -23,6 +23,7 @@ first AS MATERIALIZED (
       AND e.memory = %(memory)s
       AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
       AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)
+      AND episode_in_force(e.occurred_at, e.current_from, e.superseded_at, %(until)s::timestamptz)
     LIMIT %(cap)s
 ),
 second AS MATERIALIZED (
@@ -34,6 +35,7 @@ second AS MATERIALIZED (
       AND e.memory = %(memory)s
       AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
       AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)
+      AND episode_in_force(e.occurred_at, e.current_from, e.superseded_at, %(until)s::timestamptz)
     LIMIT %(cap)s
 ),
 found AS (

@@ -9,6 +9,7 @@ WITH cand AS (
       AND c.tsv @@ %(tsquery)s::tsquery
       AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
       AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)
+      AND episode_in_force(e.occurred_at, e.current_from, e.superseded_at, %(until)s::timestamptz)
     ORDER BY c.chunk_id
 ),
 tf AS (

@@ -12,7 +12,8 @@
 -- %(limit)s, up to that many chunks holding the rarest of them and m - 2 others (%(fill)s: a
 -- lexeme every match holds lets GIN skip through the other posting lists). Which chunks of an
 -- over-full GIN tier are kept follows the table's physical order: stable for a given table, not
--- otherwise meaningful. Episodes are looked up only when the policy filters by kind or date.
+-- otherwise meaningful. Episodes are looked up only when the search filters by kind, date or
+-- as_of (episode_allowed, migration 0034).
 -- Each candidate is scored with BM25 (bm25_weight, migration 0017) over ALL query lexemes, df from
 -- keyword_stats and N and avgdl from keyword_memory_stats (the whole memory; passed in). Term
 -- frequencies are read for the query lexemes only (setweight/ts_filter, as in keyword_exact.sql).
@@ -30,11 +31,8 @@ rare AS MATERIALIZED (
   WHERE %(gate)s::tsquery IS NOT NULL
    AND c.memory = %(memory)s
    AND c.tsv @@ %(gate)s::tsquery
-   AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
-     SELECT 1 FROM episodes e
-     WHERE e.id = c.episode_id
-      AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
-      AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)))
+   AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL AND %(until)s::timestamptz IS NULL
+     OR episode_allowed(c.episode_id, %(kinds)s, %(since)s, %(until)s))
   LIMIT %(cap)s
 ),
 settled AS MATERIALIZED (
@@ -59,11 +57,8 @@ preferred AS (
    AND NOT (SELECT enough FROM settled)
    AND c.memory = %(memory)s
    AND c.tsv @@ ANY(%(common)s::tsquery[])
-   AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
-      SELECT 1 FROM episodes e
-      WHERE e.id = c.episode_id
-       AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
-       AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)))
+   AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL AND %(until)s::timestamptz IS NULL
+     OR episode_allowed(c.episode_id, %(kinds)s, %(since)s, %(until)s))
   LIMIT %(common_limit)s)
   UNION ALL
   (SELECT c.chunk_id, c.tsv, 2 AS tier
@@ -77,11 +72,8 @@ preferred AS (
      ORDER BY k.weight DESC
      LIMIT %(common_limit)s) k
   JOIN chunks c ON c.episode_id = k.episode_id AND c.ordinal = k.ordinal
-  WHERE (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
-      SELECT 1 FROM episodes e
-      WHERE e.id = c.episode_id
-       AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
-       AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz))))
+  WHERE (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL AND %(until)s::timestamptz IS NULL
+    OR episode_allowed(c.episode_id, %(kinds)s, %(since)s, %(until)s)))
 ),
 hits AS (
   SELECT * FROM preferred
@@ -92,11 +84,8 @@ hits AS (
    AND (SELECT count(*) FROM preferred) < %(limit)s
    AND c.memory = %(memory)s
    AND c.tsv @@ %(fill)s::tsquery
-   AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL OR EXISTS (
-      SELECT 1 FROM episodes e
-      WHERE e.id = c.episode_id
-       AND (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
-       AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)))
+   AND (%(kinds)s::text[] IS NULL AND %(since)s::timestamptz IS NULL AND %(until)s::timestamptz IS NULL
+     OR episode_allowed(c.episode_id, %(kinds)s, %(since)s, %(until)s))
   LIMIT %(limit)s)
 ),
 kept AS (

@@ -17,6 +17,7 @@ words AS (
 SELECT e.id, e.title, e.kind, e.occurred_at,
        (%(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[]))
        AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)
+       AND episode_in_force(e.occurred_at, e.current_from, e.superseded_at, %(until)s::timestamptz)
        AND to_tsvector('english', e.title || ' ' || left(e.body, %(chars)s)) @@ words.q AS matches,
        left(e.body, %(snippet)s) AS head
 FROM newest n

@@ -41,7 +41,10 @@ def any_statements(conn, q: ChannelQuery, channels: tuple[str, ...], contested: 
         conn,
         q.memory,
         kinds=[STATEMENT_CHANNELS[ch] for ch in channels],
-        statuses=sorted({s for ch in channels for s in statuses_of(ch, contested)}),
+        statuses=sorted(
+            {s for ch in channels for s in statuses_of(ch, contested)}
+            | ({"retired"} if q.filters.until is not None else set())
+        ),
     )
 
 
@@ -58,6 +61,9 @@ def statement_channel(
     ``chunk_channels``: the chunk channels the search runs, which these statements may join.
     A memory without such statements answers at once, without waiting for the query's vector."""
     kind, statuses = STATEMENT_CHANNELS[channel], statuses_of(channel, contested_beliefs)
+    until = q.filters.until
+    if until is not None:  # as of a moment: a statement revised since was the one in force then
+        statuses = (*statuses, "retired")
     if not observations_store.any_statements(conn, q.memory, kinds=(kind,), statuses=statuses):
         return StatementResult()
     lists: dict[str, list[tuple[int, float]]] = {}
@@ -73,12 +79,11 @@ def statement_channel(
     )
     merged = merged_statements(lists)
     order = sorted(merged, key=lambda i: (-merged[i], i))[:STATEMENT_CANDIDATES]
+    found = observations_store.rows(conn, q.memory, order) if order else {}
+    if until is not None:
+        order = [i for i in order if i in found and found[i].in_force(until)]
     keys = [f"{kind}:{i}" for i in order]
-    stored = (
-        {f"{kind}:{i}": o for i, o in observations_store.rows(conn, q.memory, order).items()}
-        if order
-        else {}
-    )
+    stored = {f"{kind}:{i}": found[i] for i in order if i in found}
     cited, rows = _cited_chunks(conn, q, stored)
     ranked = ranked_with_sources(keys, cited, STATEMENT_CANDIDATES)
     # A source chunk takes the score of the best statement that cited it.
@@ -129,10 +134,12 @@ def _cited_chunks(
     rows = search_store.chunk_rows(
         conn, q.memory, sorted({p for o in stored.values() for p in o.passages}), texts=False
     )
-    kinds, since = q.filters.kinds, q.filters.since
+    kinds, since, until = q.filters.kinds, q.filters.since, q.filters.until
     allowed = {
         cid: r
         for cid, r in rows.items()
-        if (not kinds or r.kind in kinds) and (since is None or r.occurred_at >= since)
+        if (not kinds or r.kind in kinds)
+        and (since is None or r.occurred_at >= since)
+        and (until is None or r.occurred_at < until)
     }
     return {key: tuple(p for p in o.passages if p in allowed) for key, o in stored.items()}, allowed

@@ -45,6 +45,7 @@ def vector_channel(conn, q: ChannelQuery) -> VectorResult:
         limit=VECTOR_RESCORE_POOL,
         kinds=q.filters.kinds,
         since=q.filters.since,
+        until=q.filters.until,
         by_windows=True,
         # A small memory's rows are compared exactly: cheaper than a graph of mostly other memories.
         exact=rows is not None and rows <= EXACT_MAX_ROWS,
