@@ -555,10 +555,12 @@ class Memory:
         channels: tuple[str, ...] | None = None,
         contested_beliefs: bool | None = None,
         history: bool = False,
+        passages: bool = False,
     ) -> SearchResponse:
         """Fused search inside one memory (``search.service``); UnknownMemory names the others.
         ``contested_beliefs`` overrides the policy's: whether contested beliefs are returned;
-        ``history`` adds superseded revisions holding the query's words, marked superseded."""
+        ``history`` adds superseded revisions holding the query's words, marked superseded;
+        ``passages`` lets one episode hold several results (default: one an episode)."""
         self._purge_if_due()
         return self.search_service.search(
             memory,
@@ -568,6 +570,7 @@ class Memory:
             channels=channels,
             contested_beliefs=contested_beliefs,
             history=history,
+            passages=passages,
         )
 
     # -- observations and beliefs -----------------------------------------------------------

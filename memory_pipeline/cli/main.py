@@ -174,11 +174,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also superseded revisions holding the query's words, after the results, marked superseded",
     )
+    p.add_argument(
+        "--passages",
+        action="store_true",
+        help="let one episode hold several results (default: each episode once, by its best passage)",
+    )
     p.add_argument("--json", action="store_true", help="print the stable JSON document")
     p.add_argument(
         "--batch",
         metavar="FILE",
-        help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?, "contested"?, "history"?} ("-" = stdin); '
+        help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?, "contested"?, "history"?, "passages"?} ("-" = stdin); '
         "one JSON result document a line on stdout",
     )
 

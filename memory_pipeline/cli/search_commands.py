@@ -30,10 +30,10 @@ def _channels(text: str | None) -> tuple[str, ...] | None:
 
 def cmd_search(args) -> int:
     if args.batch:
-        if args.query or args.memory or args.contested is not None or args.history:
+        if args.query or args.memory or args.contested is not None or args.history or args.passages:
             raise InputError(
-                "--batch reads memory, query, contested and history from the file; give none of them on the "
-                "command line"
+                "--batch reads memory, query, contested, history and passages from the file; give none of "
+                "them on the command line"
             )
         return _batch(args.batch)
     if args.query is None:
@@ -53,6 +53,7 @@ def cmd_search(args) -> int:
             channels=_channels(args.channels),
             contested_beliefs=args.contested,
             history=args.history,
+            passages=args.passages,
         )
     if args.json:
         print_json(response.to_json())
@@ -61,7 +62,9 @@ def cmd_search(args) -> int:
     return ExitCode.OK
 
 
-_BATCH_FIELDS = ("memory", "query", "policy", "limit", "channels", "contested", "history")
+_BATCH_FIELDS = (
+    "memory", "query", "policy", "limit", "channels", "contested", "history", "passages",
+)  # fmt: skip
 
 
 def _batch(path: str) -> int:
@@ -115,9 +118,10 @@ def _batch_search(mem, raw: bytes):
     contested = item.get("contested")
     if contested is not None and not isinstance(contested, bool):
         raise InputError(f"'contested' must be true or false, got {json_type(contested)}")
-    history = item.get("history", False)
-    if not isinstance(history, bool):
-        raise InputError(f"'history' must be true or false, got {json_type(history)}")
+    history, passages = item.get("history", False), item.get("passages", False)
+    for name, flag in (("history", history), ("passages", passages)):
+        if not isinstance(flag, bool):
+            raise InputError(f"'{name}' must be true or false, got {json_type(flag)}")
     return mem.search(
         item["memory"],
         item["query"],
@@ -126,6 +130,7 @@ def _batch_search(mem, raw: bytes):
         channels=_channels(channels),
         contested_beliefs=contested,
         history=history,
+        passages=passages,
     )
 
 
