@@ -9,6 +9,12 @@ Each chunk of two or more paragraphs therefore also gets one vector per *window*
   paragraph is seen together with the one before it (the question a reply answers, the heading a
   section follows).
 
+A heading is not a view of its own: a window whose own paragraph is a heading line (a document's
+``# Title``, a section's heading) is left out, since a heading alone, or a heading after the end of
+the section before it, matched a short query by its few words and beat the text the heading is
+the title of. The heading is still read by the window after it (heading then first paragraph)
+and by the chunk's vector. A chunk left with fewer than two windows has none.
+
 A window is a slice of the chunk's text, separators included, so it reads exactly as written.
 ``MEMORY_PIPELINE_PARAGRAPH_WINDOWS=off`` skips them at indexing time (``indexing.plan.chunk_views``).
 The vector channel scores a chunk by its best window (``vector_store.nearest_chunks``). A chunk
@@ -25,6 +31,7 @@ reaches 0.44, a windows-of-two without the first paragraph 0.53 with a weaker fu
 
 from __future__ import annotations
 
+from memory_pipeline.domain.anchors import headings
 from memory_pipeline.domain.chunking import split_paragraphs
 
 MAX_WINDOWS = 16
@@ -39,18 +46,25 @@ def _groups(spans: list[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
     return [(spans[a][0], spans[b - 1][1]) for a, b in zip(bounds, bounds[1:])]
 
 
+def _is_heading(paragraph: str) -> bool:
+    """One line that is a Markdown ATX heading (``domain.anchors.headings``)."""
+    line = paragraph.strip()
+    return line.startswith("#") and "\n" not in line and bool(headings(line))
+
+
 def _window_spans(text: str) -> list[tuple[int, int, int]]:
-    """(start, own paragraph's start, end) of each window; ``[]`` below two paragraphs."""
+    """(start, own paragraph's start, end) of each window; ``[]`` below two windows."""
     spans = _groups(split_paragraphs(text), MAX_WINDOWS)
     if len(spans) < 2:
         return []
     windows = [(spans[0][0], spans[0][0], spans[0][1])]
     windows.extend((prev[0], cur[0], cur[1]) for prev, cur in zip(spans, spans[1:]))
-    return windows
+    windows = [w for w in windows if not _is_heading(text[w[1] : w[2]])]
+    return windows if len(windows) >= 2 else []
 
 
 def paragraph_windows(text: str) -> list[str]:
-    """The windows of one chunk's text, in order; ``[]`` when it has fewer than two paragraphs."""
+    """The windows of one chunk's text, in order; ``[]`` when it has fewer than two."""
     return [text[start:end] for start, _, end in _window_spans(text)]
 
 
