@@ -10,7 +10,8 @@ Each chunk of two or more paragraphs therefore also gets one vector per *window*
   section follows).
 
 A heading is not a view of its own: a window whose own paragraph is a heading line (a document's
-``# Title``, a section's heading) is left out, since a heading alone, or a heading after the end of
+``# Title``, a section's heading, or a paragraph that repeats the episode's title: a body written
+as title, blank line, text) is left out, since a heading alone, or a heading after the end of
 the section before it, matched a short query by its few words and beat the text the heading is
 the title of. The heading is still read by the window after it (heading then first paragraph)
 and by the chunk's vector. A chunk left with fewer than two windows has none.
@@ -46,29 +47,32 @@ def _groups(spans: list[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
     return [(spans[a][0], spans[b - 1][1]) for a, b in zip(bounds, bounds[1:])]
 
 
-def _is_heading(paragraph: str) -> bool:
-    """One line that is a Markdown ATX heading (``domain.anchors.headings``)."""
+def _is_heading(paragraph: str, title: str) -> bool:
+    """One line that is a Markdown ATX heading (``domain.anchors.headings``) or the title."""
     line = paragraph.strip()
+    if title.strip() and line == title.strip():
+        return True
     return line.startswith("#") and "\n" not in line and bool(headings(line))
 
 
-def _window_spans(text: str) -> list[tuple[int, int, int]]:
+def _window_spans(text: str, title: str = "") -> list[tuple[int, int, int]]:
     """(start, own paragraph's start, end) of each window; ``[]`` below two windows."""
     spans = _groups(split_paragraphs(text), MAX_WINDOWS)
     if len(spans) < 2:
         return []
     windows = [(spans[0][0], spans[0][0], spans[0][1])]
     windows.extend((prev[0], cur[0], cur[1]) for prev, cur in zip(spans, spans[1:]))
-    windows = [w for w in windows if not _is_heading(text[w[1] : w[2]])]
+    windows = [w for w in windows if not _is_heading(text[w[1] : w[2]], title)]
     return windows if len(windows) >= 2 else []
 
 
-def paragraph_windows(text: str) -> list[str]:
-    """The windows of one chunk's text, in order; ``[]`` when it has fewer than two."""
-    return [text[start:end] for start, _, end in _window_spans(text)]
+def paragraph_windows(text: str, *, title: str = "") -> list[str]:
+    """The windows of one chunk's text, in order; ``[]`` when it has fewer than two. ``title``:
+    its episode's, so a paragraph repeating it counts as a heading."""
+    return [text[start:end] for start, _, end in _window_spans(text, title)]
 
 
-def window_focus(text: str, index: int | None) -> int | None:
+def window_focus(text: str, index: int | None, *, title: str = "") -> int | None:
     """Where window ``index``'s own paragraph (the later of its two) starts in ``text``.
 
     Search shows a vector hit's snippet from there: the turn that matched, not the chunk's start.
@@ -76,5 +80,5 @@ def window_focus(text: str, index: int | None) -> int | None:
     """
     if index is None:
         return None
-    spans = _window_spans(text)
+    spans = _window_spans(text, title)
     return spans[index][1] if 0 <= index < len(spans) else None

@@ -54,7 +54,9 @@ def passages_of(
                 kind=best.kind,
                 occurred_at=best.occurred_at,
                 snippet=make_snippet(
-                    text[key], query, focus=window_focus(text[key], windows.get(best.chunk_id))
+                    text[key],
+                    query,
+                    focus=window_focus(text[key], windows.get(best.chunk_id), title=best.title),
                 ),
                 start=passage.start,
                 end=passage.end,

@@ -92,3 +92,18 @@ def test_a_heading_is_no_window_of_its_own():
     ]
     # A "#" that is not a heading (no space after it) is text like any other.
     assert paragraph_windows("#hashtag\n\nbody")[0] == "#hashtag"
+
+
+def test_a_paragraph_repeating_the_episodes_title_is_a_heading_too():
+    # A document written as its title, a blank line and the text (a JSONL episode's body).
+    text = "Statins and cancer\n\nWe followed 9,000 women.\n\nNo link was found."
+    assert paragraph_windows(text)[0] == "Statins and cancer"  # without the title: a paragraph
+    windows = paragraph_windows(text, title=" Statins and cancer ")
+    assert windows == [
+        "Statins and cancer\n\nWe followed 9,000 women.",
+        "We followed 9,000 women.\n\nNo link was found.",
+    ]
+    assert text[window_focus(text, 0, title="Statins and cancer") :].startswith("We followed")
+    assert (
+        paragraph_windows("Statins and cancer\n\nOne abstract.", title="Statins and cancer") == []
+    )
