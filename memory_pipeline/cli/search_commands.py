@@ -55,20 +55,27 @@ def search_options(p: argparse.ArgumentParser) -> None:
         help="what was in force then: episodes occurred by DATE (YYYY-MM-DD: its end; or an ISO "
         "8601 date-time), the revisions current and the statements valid then",
     )
+    p.add_argument(
+        "--passages",
+        action="store_true",
+        help="let one episode hold several results (default: each episode once, by its best passage)",
+    )
     p.add_argument("--json", action="store_true", help="print the stable JSON document")
     p.add_argument(
         "--batch",
         metavar="FILE",
-        help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?, "contested"?, "history"?, "as_of"?} ("-" = stdin); '
+        help='JSON lines {"memory", "query", "policy"?, "limit"?, "channels"?, "contested"?, "history"?, "as_of"?, "passages"?} ("-" = stdin); '
         "one JSON result document a line on stdout",
     )
 
 
 def cmd_search(args) -> int:
     if args.batch:
-        if args.query or args.memory or args.contested is not None or args.history or args.as_of:
+        given = (args.query, args.memory, args.contested is not None, args.history, args.as_of)
+        if any(given) or args.passages:
             raise InputError(
-                "--batch reads memory, query, contested, history and as_of from the file; give none of "
+                "--batch reads memory, query, contested, history, as_of and passages from the file; "
+                "give none of "
                 "them on the command line"
             )
         return _batch(args.batch)
@@ -90,6 +97,7 @@ def cmd_search(args) -> int:
             contested_beliefs=args.contested,
             history=args.history,
             as_of=_as_of(args.as_of),
+            passages=args.passages,
         )
     if args.json:
         print_json(response.to_json())
@@ -100,6 +108,7 @@ def cmd_search(args) -> int:
 
 _BATCH_FIELDS = (
     "memory", "query", "policy", "limit", "channels", "contested", "history", "as_of",
+    "passages",
 )  # fmt: skip
 
 
@@ -154,9 +163,10 @@ def _batch_search(mem, raw: bytes):
     contested = item.get("contested")
     if contested is not None and not isinstance(contested, bool):
         raise InputError(f"'contested' must be true or false, got {json_type(contested)}")
-    history = item.get("history", False)
-    if not isinstance(history, bool):
-        raise InputError(f"'history' must be true or false, got {json_type(history)}")
+    history, passages = item.get("history", False), item.get("passages", False)
+    for name, flag in (("history", history), ("passages", passages)):
+        if not isinstance(flag, bool):
+            raise InputError(f"'{name}' must be true or false, got {json_type(flag)}")
     return mem.search(
         item["memory"],
         item["query"],
@@ -166,6 +176,7 @@ def _batch_search(mem, raw: bytes):
         contested_beliefs=contested,
         history=history,
         as_of=item.get("as_of"),
+        passages=passages,
     )
 
 

@@ -273,7 +273,10 @@ class _Pass:
         for cid in work.missing:
             chunk = chunk_of[cid]
             views = chunk_views(
-                chunk.text, windows=self.embedder.paragraph_windows, anchor=chunk.anchor
+                chunk.text,
+                windows=self.embedder.paragraph_windows,
+                anchor=chunk.anchor,
+                title=work.episode.title,
             )
             out.extend((work, cid, len(views), text) for text in views)
         return out

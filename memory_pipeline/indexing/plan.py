@@ -37,11 +37,12 @@ def plan(
     return works
 
 
-def chunk_views(text: str, *, windows: bool = True, anchor: str = "") -> list[str]:
+def chunk_views(text: str, *, windows: bool = True, anchor: str = "", title: str = "") -> list[str]:
     """The model inputs for one chunk: its text, then (unless switched off) its paragraph windows
-    (``domain.windows``), each after the chunk's heading anchor (``domain.anchors.model_text``).
+    (``domain.windows``; ``title``, the episode's, marks a paragraph repeating it as a heading),
+    each after the chunk's heading anchor (``domain.anchors.model_text``).
     Without windows the vector channel scores the chunk by its own vector. The windows carry the
     anchor too: the vector channel scores a chunk by its best window, so an anchor on the chunk
     vector alone would reach the HNSW scan but not the score."""
-    views = [text, *paragraph_windows(text)] if windows else [text]
+    views = [text, *paragraph_windows(text, title=title)] if windows else [text]
     return [model_text(anchor, view) for view in views]

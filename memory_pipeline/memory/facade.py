@@ -411,11 +411,13 @@ class Memory(Observing, Entities, Tokens, Telling):
         contested_beliefs: bool | None = None,
         history: bool = False,
         as_of: Any = None,
+        passages: bool = False,
     ) -> SearchResponse:
         """Fused search inside one memory (``search.service``); UnknownMemory names the others.
         ``contested_beliefs`` overrides the policy's: whether contested beliefs are returned;
         ``history`` adds superseded revisions holding the query's words, marked superseded;
-        ``as_of`` (a date, date-time or ISO 8601 text) answers with what was in force then."""
+        ``as_of`` (a date, date-time or ISO 8601 text) answers with what was in force then;
+        ``passages`` lets one episode hold several results (default: one an episode)."""
         self._purge_if_due()
         return self.search_service.search(
             memory,
@@ -426,6 +428,7 @@ class Memory(Observing, Entities, Tokens, Telling):
             contested_beliefs=contested_beliefs,
             history=history,
             as_of=as_of,
+            passages=passages,
         )
 
     # -- reading (``paging``) ---------------------------------------------------------------

@@ -24,8 +24,10 @@ def passages_of(
     texts: Callable[[list[str]], dict[str, str]],
     *,
     sew: bool = True,
+    distinct: bool = True,
 ) -> list[SearchResult]:
-    """The ranked chunks sewn into at most ``chosen.limit`` passages (``domain.passages``);
+    """The ranked chunks sewn into at most ``chosen.limit`` passages (``domain.passages``), one
+    an episode unless ``distinct`` is off;
     a statement is a result of its own (its own negative "episode": adjacent to nothing).
     ``texts`` reads the texts of the passages' chunks (only theirs: one query)."""
     hits = (
@@ -35,7 +37,7 @@ def passages_of(
         for f in final
     )
     ranks = {f.key: f.ranks for f in final}
-    sewn = passages.sew(hits, chosen.limit, join=sew)
+    sewn = passages.sew(hits, chosen.limit, join=sew, distinct=distinct)
     text = texts([key for passage in sewn for key in passage.keys if key not in statements])
     results = []
     for passage in sewn:
@@ -52,7 +54,9 @@ def passages_of(
                 kind=best.kind,
                 occurred_at=best.occurred_at,
                 snippet=make_snippet(
-                    text[key], query, focus=window_focus(text[key], windows.get(best.chunk_id))
+                    text[key],
+                    query,
+                    focus=window_focus(text[key], windows.get(best.chunk_id), title=best.title),
                 ),
                 start=passage.start,
                 end=passage.end,

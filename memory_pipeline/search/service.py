@@ -209,12 +209,15 @@ class SearchService:
         limit: int | None = None,
         channels: tuple[str, ...] | None = None,
         sew: bool = True,
+        passages: bool = False,
         contested_beliefs: bool | None = None,
         history: bool = False,
         as_of: object = None,
     ) -> SearchResponse:
         """Search one memory. ``sew=False`` returns chunks unsewn, one a result (benchmarks
-        compare rankings at equal returned characters with it); ``contested_beliefs`` overrides
+        compare rankings at equal returned characters with it); ``passages`` lets one episode
+        hold several results (by default each episode is one result, its best passage, so the
+        limit is spent on as many episodes as it can be); ``contested_beliefs`` overrides
         the policy's; ``history`` adds the superseded revisions holding the query's words after
         the results, marked superseded (``search.history``); ``as_of`` (a date or date-time,
         ``parse_as_of``) answers with what was in force then: the episodes that had occurred by
@@ -266,7 +269,7 @@ class SearchService:
             final, scores, response.reranker = self._rerank(chosen, query, fused, texts)
             response.results = passages_of(
                 final, scores, found.rows, found.statements, found.windows, query, chosen,
-                texts, sew=sew,
+                texts, sew=sew, distinct=not passages,
             )  # fmt: skip
             response.results, match = grade_results(memory, response.results, found)
             response.match, response.match_reason = match.grade, match.reason

@@ -281,6 +281,7 @@ def visible_search(
     contested: bool | None = None,
     history: bool = False,
     as_of: str | None = None,
+    passages: bool = False,
 ):
     """``Memory.search`` in a memory ``access`` sees; ``channels`` as the comma-separated text a
     request carries. An unknown memory names only the visible ones."""
@@ -304,6 +305,7 @@ def visible_search(
             contested_beliefs=contested,
             history=history,
             as_of=as_of,
+            passages=passages,
         )
     except UnknownMemory as exc:  # forgotten between the check and the search
         raise access.unknown_memory(name, exc.known) from None

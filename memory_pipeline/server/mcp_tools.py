@@ -38,6 +38,7 @@ def search_memory(
     contested: bool | None = None,
     history: bool = False,
     as_of: str | None = None,
+    passages: bool = False,
 ) -> dict:
     """Search one memory for what was written about `query` (in your own words); up to
     `limit` results (1-50), best first, each with episodeId, title, occurredAt, score, grade and
@@ -50,7 +51,8 @@ def search_memory(
     `history` true also returns earlier revisions of edited notes holding the query's words,
     after the others, marked superseded (default: only what is current). `as_of` (a date
     YYYY-MM-DD or an ISO 8601 date-time) answers with what was in force then: notes written
-    by then, the revisions current then, the statements valid then, the latest first."""
+    by then, the revisions current then, the statements valid then, the latest first.
+    Each episode comes back once, by its best passage, unless `passages` is true."""
 
     def run(tools: ToolContext, access: Access) -> dict:
         if not 1 <= limit <= MAX_LIMIT:  # named as this tool names it, not as the CLI's flag
@@ -66,6 +68,7 @@ def search_memory(
             contested=contested,
             history=history,
             as_of=as_of,
+            passages=passages,
         ).brief_json()
 
     return call(ctx, run)

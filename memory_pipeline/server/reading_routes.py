@@ -100,6 +100,9 @@ def search(
         "date-time; episodes occurred by then, revisions current and statements valid then",
         examples=["2024-12-31"],
     ),
+    passages: bool = Query(
+        False, description="Let one episode hold several results (default: each episode once)"
+    ),
 ) -> dict:
     if memory_name is None or q is None:
         raise InputError("'memory' and 'q' are required query parameters")
@@ -114,6 +117,7 @@ def search(
         contested=contested,
         history=history,
         as_of=as_of,
+        passages=passages,
     )
     return search_document(response)
 

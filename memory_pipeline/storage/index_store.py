@@ -24,6 +24,7 @@ class PendingEpisode:
     content_hash: str
     body: str
     ingest_day: dt.date
+    title: str = ""  # a first paragraph that repeats it is the body's heading (domain.windows)
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,24 @@ def test_adjacent_chunks_of_one_episode_become_one_passage_with_the_best_hit():
     ]
 
 
-def test_non_adjacent_chunks_and_other_episodes_stay_apart():
-    out = sew(hits(("a", 1, 0, 10), ("c", 1, 20, 30), ("d", 2, 10, 20)), limit=8)
+def test_with_passages_asked_for_non_adjacent_chunks_and_other_episodes_stay_apart():
+    out = sew(hits(("a", 1, 0, 10), ("c", 1, 20, 30), ("d", 2, 10, 20)), limit=8, distinct=False)
     assert [p.keys for p in out] == [["a"], ["c"], ["d"]]
+
+
+def test_an_episode_holds_one_passage_and_the_limit_goes_to_other_episodes():
+    ranked = hits(("a", 1, 0, 10), ("c", 1, 20, 30), ("e", 1, 40, 50), ("d", 2, 10, 20))
+    assert [p.keys for p in sew(ranked, limit=2)] == [["a"], ["d"]]
+    assert [p.keys for p in sew(ranked, limit=2, distinct=False)] == [["a"], ["c"]]
+
+
+def test_a_passed_over_chunk_joins_its_episode_passage_when_a_later_hit_bridges_to_it():
+    ranked = hits(("a", 1, 0, 10), ("c", 1, 20, 30), ("x", 2, 0, 5), ("b", 1, 10, 20))
+    out = sew(ranked, limit=8)
+    assert [(p.keys, p.best.key, p.start, p.end) for p in out] == [
+        (["a", "b", "c"], "a", 0, 30),
+        (["x"], "x", 0, 5),
+    ]
 
 
 def test_a_chunk_between_two_passages_bridges_them_into_the_better_ranked_one():

@@ -71,3 +71,39 @@ def test_window_focus_is_where_the_windows_own_paragraph_starts():
     ]
     assert window_focus(text, 3) is None and window_focus(text, -1) is None
     assert window_focus("one paragraph", 0) is None
+
+
+def test_a_heading_is_no_window_of_its_own():
+    # A document of one abstract: its title alone would be a window that short queries match by
+    # the title's few words; without it the chunk is scored by its own vector, title and text.
+    assert paragraph_windows("# Statins and cancer\n\nWe followed 9,000 women for ten years.") == []
+    text = "# Bread\n\nMix the flour.\n\n## Proofing\n\nWait an hour.\n\nBake it."
+    windows = paragraph_windows(text)
+    assert windows == [
+        "# Bread\n\nMix the flour.",
+        "## Proofing\n\nWait an hour.",
+        "Wait an hour.\n\nBake it.",
+    ]
+    # The focus of each window is its own paragraph, never a heading.
+    assert [text[window_focus(text, i) :].split("\n")[0] for i in range(3)] == [
+        "Mix the flour.",
+        "Wait an hour.",
+        "Bake it.",
+    ]
+    # A "#" that is not a heading (no space after it) is text like any other.
+    assert paragraph_windows("#hashtag\n\nbody")[0] == "#hashtag"
+
+
+def test_a_paragraph_repeating_the_episodes_title_is_a_heading_too():
+    # A document written as its title, a blank line and the text (a JSONL episode's body).
+    text = "Statins and cancer\n\nWe followed 9,000 women.\n\nNo link was found."
+    assert paragraph_windows(text)[0] == "Statins and cancer"  # without the title: a paragraph
+    windows = paragraph_windows(text, title=" Statins and cancer ")
+    assert windows == [
+        "Statins and cancer\n\nWe followed 9,000 women.",
+        "We followed 9,000 women.\n\nNo link was found.",
+    ]
+    assert text[window_focus(text, 0, title="Statins and cancer") :].startswith("We followed")
+    assert (
+        paragraph_windows("Statins and cancer\n\nOne abstract.", title="Statins and cancer") == []
+    )

@@ -333,3 +333,29 @@ def test_commits_run_on_two_storing_connections_when_the_pool_can_spare_one(
         assert count(small, "SELECT count(*) FROM chunks") == expected_chunks(rows)
     assert len(used) >= 4
     assert len(set(used)) == (2 if pool_size > 2 else 1), used
+
+
+def test_a_body_opening_with_its_title_gets_no_window_of_the_title_alone(db, tmp_path):
+    # "title, blank line, text": the title alone would be a window; a one-abstract document is
+    # then scored by its chunk vector, and a longer one's first window is title and paragraph.
+    rows = [
+        {
+            "memory": "m",
+            "kind": "doc",
+            "title": title,
+            "occurred_at": "2026-11-01T09:00:00Z",
+            "body": f"{title}\n\n" + "\n\n".join(paragraphs),
+        }
+        for title, paragraphs in (
+            ("Statins and cancer", ["We followed 9,000 women for ten years."]),
+            ("Coffee and sleep", ["Caffeine delays sleep.", "Tea does less."]),
+        )
+    ]
+    ingest_paths(db, [write_jsonl(tmp_path / "docs.jsonl", rows)])
+    with LoopbackEmbeddingServer(dim=1024) as server:
+        report = index_pending(db, ollama_embedder(server.url))
+        embedded = {text for texts in server.inputs for text in texts}
+    assert report.windows == 2
+    assert "Coffee and sleep\n\nCaffeine delays sleep." in embedded
+    assert not {"Statins and cancer", "Coffee and sleep"} & embedded
+    assert count(db, "SELECT count(*) FROM embeddings WHERE windows IS NOT NULL") == 1

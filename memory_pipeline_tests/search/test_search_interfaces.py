@@ -76,13 +76,15 @@ def test_cli_batch_answers_every_good_line_in_one_process(cli, world, embed_serv
         json.dumps({"memory": "alice", "query": "bread", "policy": "journal", "extra": 1}),
         "",
         json.dumps({"memory": "alice", "query": "sourdough", "policy": "journal"}),
+        json.dumps({"memory": "alice", "query": "garden", "passages": "yes"}),
+        json.dumps({"memory": "alice", "query": "bicycle chain", "passages": True}),
     ]
     path = tmp_path / "queries.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = cli("search", "--batch", str(path), env=_env(embed_server))
     assert result.code == 3
     docs = [json.loads(line) for line in result.out.splitlines()]
-    assert [d["line"] for d in docs] == [1, 2, 3, 4, 5, 7]
+    assert [d["line"] for d in docs] == [1, 2, 3, 4, 5, 7, 8, 9]
     assert docs[0]["results"][0]["title"] == "Bike repair"
     assert "malformed JSON" in docs[1]["error"]
     assert (
@@ -92,6 +94,8 @@ def test_cli_batch_answers_every_good_line_in_one_process(cli, world, embed_serv
     )
     assert docs[3]["error"] == "the query is empty" and "unknown field" in docs[4]["error"]
     assert docs[5]["results"][0]["title"] == "Recipe night"
+    assert docs[6]["error"] == "'passages' must be true or false, got string"
+    assert docs[7]["results"][0]["title"] == "Bike repair"
 
 
 def test_search_job_puts_a_markdown_table_in_the_run(db_url, world, embed_server):

@@ -553,7 +553,13 @@ def test_adjacent_chunks_of_one_episode_come_back_as_one_passage(db, tmp_path, e
     ingest_paths(db, [write_jsonl(tmp_path / "w.jsonl", rows)])
     index_pending(db, ollama_embedder(embed_server.url))
     service = SearchService(db, load_policies(), embedder=None, clock=lambda: NOW)
-    response = service.search("m", "zebra crossing school", channels=("keyword",), limit=8)
+    # By default an episode is one result, its best passage: the fifth section is passed over.
+    default = service.search("m", "zebra crossing school", channels=("keyword",), limit=8)
+    assert [r.title for r in default.results] == ["Town report", "Zoo"]
+    assert default.results[0].text.startswith("Section 1.")
+    response = service.search(
+        "m", "zebra crossing school", channels=("keyword",), limit=8, passages=True
+    )
     assert sorted(r.title for r in response.results) == ["Town report", "Town report", "Zoo"]
     sewn = response.results[0]
     (lone,) = [r for r in response.results[1:] if r.title == "Town report"]

@@ -103,3 +103,29 @@ def test_ingest_and_index_reports_are_one_document_everywhere(api, env, local, t
         local, "add_memory", {"memory": "alice", "title": "Bread", "body": BREAD, "index": False}
     )
     assert again == {"memory": "alice", "episodeId": None, "duplicate": True}
+
+
+def test_passages_reach_every_adapter(api, env, local):
+    # By default an episode holds one result (its best passage); `passages` lets it hold several,
+    # asked alike on the command line, over HTTP and through MCP.
+    filler = "\n\n".join(
+        f"Paragraph {i} is about the bicycle chain and its gears." for i in range(60)
+    )
+    body = f"Sourdough starter rests in a warm kitchen.\n\n{filler}\n\nSourdough loaves rise in the warm kitchen."
+    local.add([ep("bob", "Baking log", body), ep("bob", "Bike", "The bicycle was oiled.")])
+    local.index()
+    query = "sourdough warm kitchen"
+    base = ("search", query, "--memory", "bob", "--channels", "keyword", "--limit", "5")
+
+    def titles(document: dict) -> list[str]:
+        return [hit["title"] for hit in document["results"] if hit["title"] == "Baking log"]
+
+    assert titles(cli_json(env, *base)) == ["Baking log"]
+    several = titles(cli_json(env, *base, "--passages"))
+    assert len(several) >= 2
+    params = {"memory": "bob", "q": query, "channels": "keyword", "limit": 5}
+    assert titles(api.get("/v1/search", params=params).json()) == ["Baking log"]
+    assert titles(api.get("/v1/search", params={**params, "passages": "true"}).json()) == several
+    arguments = {"memory": "bob", "query": query, "channels": "keyword", "limit": 5}
+    assert titles(mcp_call(local, "search_memory", arguments)) == ["Baking log"]
+    assert titles(mcp_call(local, "search_memory", {**arguments, "passages": True})) == several

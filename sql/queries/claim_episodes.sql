@@ -9,7 +9,7 @@ WITH claimed AS MATERIALIZED (
     FROM unnest(%(ids)s::bigint[]) WITH ORDINALITY AS t(id, ord)
     WHERE pg_try_advisory_lock(%(lock_class)s, mod(id, 2147483647)::int4)
 )
-SELECT e.id, e.memory, e.content_hash, e.body, e.ingest_day, (p.id IS NOT NULL) AS pending
+SELECT e.id, e.memory, e.content_hash, e.body, e.ingest_day, e.title, (p.id IS NOT NULL) AS pending
 FROM claimed
 JOIN episodes e USING (id)
 LEFT JOIN pending_episodes(%(profile_id)s, %(generation)s) p ON p.id = claimed.id
