@@ -53,6 +53,8 @@ from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
 from memory_pipeline.progress import ProgressCallback
 from memory_pipeline.reporting import Reporter
+from memory_pipeline.search import quality
+from memory_pipeline.search.questions import QuestionReport, save_questions
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import (
@@ -60,6 +62,7 @@ from memory_pipeline.storage import (
     entities_store,
     episodes_store,
     forget_store,
+    questions_store,
     revisions_store,
     search_store,
     tokens_store,
@@ -966,3 +969,52 @@ class Memory:
     def take_warnings(self) -> list[str]:
         taken, self.warnings = self.warnings, []
         return taken
+
+    # -- labelled questions and retrieval quality (search.questions, search.quality) --------
+    def add_questions(
+        self,
+        items: Iterable[Mapping[str, Any] | tuple[str, object]],
+        *,
+        memory: str | None = None,
+        author: str = "",
+    ) -> QuestionReport:
+        """Save labelled questions: objects with ``question``, ``memory`` (else ``memory``) and
+        ``expect`` (an episode id, ``source:KEY``, ``observation:ID`` or ``belief:ID``) or
+        ``expect_title``; (location, object) pairs keep their locations in the rejections."""
+        pairs = [
+            item if isinstance(item, tuple) else (f"item {n}", item)
+            for n, item in enumerate(items, start=1)
+        ]
+        return save_questions(self.db, pairs, memory=memory, author=author)
+
+    def questions(self, memory: str | None = None) -> list[questions_store.StoredQuestion]:
+        """The labelled questions of ``memory`` (None: of every memory), oldest first."""
+        with self.db.connection() as conn:
+            return questions_store.list_questions(conn, memory)
+
+    def remove_questions(self, memory: str, question_ids: list[int]) -> list[int]:
+        """Delete these questions of ``memory``; the ids that were deleted."""
+        with self.db.connection() as conn:
+            return questions_store.remove(conn, memory, list(question_ids))
+
+    def score_questions(
+        self, memory: str | None = None, *, record: bool = True
+    ) -> list[quality.MemoryQuality]:
+        """Search every labelled question of ``memory`` (None: of each memory that has some) as
+        ``search`` does and compute the figures (``search.quality``); ``record`` stores them as
+        the latest that ``quality()`` and ``status`` report."""
+        with self.db.connection() as conn:
+            names = questions_store.memories_with_questions(conn)
+        if memory is not None:
+            memory = self.require_memory(memory)
+            names = [memory] if memory in names else []
+        scored = [quality.score_memory(self.search_service, name) for name in names]
+        if record:
+            for one in scored:
+                quality.record(self.search_service, one)
+        return scored
+
+    def quality(self, memory: str | None = None) -> list[dict]:
+        """The latest recorded figures of each memory (or of ``memory``)."""
+        with self.db.connection() as conn:
+            return questions_store.latest(conn, memory)
