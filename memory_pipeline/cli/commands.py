@@ -23,6 +23,7 @@ from memory_pipeline.ingest import ingest_paths
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "sample_corpus"
 # The corpus's episodes; beside them live its README, the demo's queries and the labelled
 # questions, which are about the corpus, not part of it.
+SAMPLE_MEMORY = "mara"
 SAMPLE_EPISODES = [
     SAMPLE_CORPUS / "journal.jsonl",
     SAMPLE_CORPUS / "chats.jsonl",
@@ -373,6 +374,7 @@ def cmd_demo(args) -> int:
         for rejection in report.rejections:
             err(str(rejection))
         print(f"ingest: {report.summary()}")
+        _demo_questions(mem)
         instance = open_instance()
         day = report.ingest_day.isoformat()
         add_partitions(instance, [day])
@@ -390,7 +392,7 @@ def cmd_demo(args) -> int:
                 "nightly_maintenance_job",
                 None,
                 "nightly_maintenance_job (entities, keyword lists, statement vectors, the "
-                "serving generation, the HNSW index, statistics)",
+                "serving generation, the HNSW index, statistics, retrieval quality)",
             ),
         )
         try:
@@ -430,6 +432,18 @@ def _print_run(job: str, result) -> None:
     print(
         f"{job}: {'success' if result.success else 'FAILED'}, {passed} of {len(checks)} check(s) passed"
     )
+
+
+def _demo_questions(mem) -> None:
+    """The corpus's labelled questions, which the nightly job's ``retrieval_quality`` scores."""
+    from memory_pipeline.search.questions import read_question_file
+
+    report = mem.add_questions(
+        read_question_file(SAMPLE_CORPUS / "questions.json"), memory=SAMPLE_MEMORY, author="demo"
+    )
+    for rejection in report.rejections:
+        err(str(rejection))
+    print(f"questions: {len(report.saved_ids)} labelled question(s) for memory '{SAMPLE_MEMORY}'")
 
 
 def _demo_searches(mem) -> None:

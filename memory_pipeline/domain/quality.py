@@ -131,3 +131,20 @@ def first_rank(keys: Iterable[object], matches) -> int | None:
         if matches(key):
             return position
     return None
+
+
+# How far a figure may fall before a model change is refused (absolute, on a 0-1 scale): a
+# labelled set of a few dozen questions moves by one question's share on noise alone.
+DEFAULT_MARGIN = 0.05
+GUARDED = ("first_at_1", "recall_at_8", "mrr")
+
+
+def drops(before: Figures, after: Figures, margin: float = DEFAULT_MARGIN) -> list[str]:
+    """The guarded figures that fell by more than ``margin`` from ``before`` to ``after``, each
+    said as ``name before -> after``; empty when none did."""
+    fallen = []
+    for name in GUARDED:
+        old, new = getattr(before, name), getattr(after, name)
+        if old - new > margin + 1e-9:
+            fallen.append(f"{name} {old:.3f} -> {new:.3f}")
+    return fallen

@@ -1,0 +1,92 @@
+"""The ``retrieval_quality`` asset materialized for real: numeric figures per memory (what the
+Plots tab draws), the pandas tables, and its check, which fails when the figures fall."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+
+from memory_pipeline.defs.assets.quality import retrieval_quality
+from memory_pipeline.orchestration.resources import MemoryResource
+from memory_pipeline_tests.support.loopback import LoopbackEmbeddingServer
+
+NOTES = {
+    "Sourdough": "The sourdough starter needs rye flour and a warm kitchen at 26 degrees.",
+    "Dentist": "Doctor Marques found a small cavity in the upper molar; filling in June.",
+    "Running": "Ines set the half marathon plan: intervals on Tuesday, long run on Sunday.",
+}
+QUESTIONS = [
+    ("what does the sourdough starter need?", "Sourdough"),
+    ("who found the cavity in my molar?", "Dentist"),
+    ("when are the half marathon intervals?", "Running"),
+]
+
+
+@pytest.fixture
+def resource(db_url):
+    with LoopbackEmbeddingServer(dim=1024) as server:
+        res = MemoryResource(url=db_url, embed_provider="ollama", embed_url=server.url)
+        api = res.api
+        api.add(
+            [
+                {
+                    "memory": "mara",
+                    "kind": "note",
+                    "title": t,
+                    "occurred_at": "2026-05-01",
+                    "body": b,
+                }
+                for t, b in NOTES.items()
+            ]
+        )
+        api.index()
+        yield res
+        api.close()
+
+
+def _save(api, pairs) -> None:
+    report = api.add_questions(
+        [{"question": q, "expect_title": t} for q, t in pairs], memory="mara"
+    )
+    assert not report.rejections, report.rejections
+
+
+def _run(resource, instance):
+    result = dg.materialize([retrieval_quality], resources={"memory": resource}, instance=instance)
+    assert result.success
+    [event] = result.get_asset_materialization_events()
+    [check] = result.get_asset_check_evaluations()
+    return event.materialization.metadata, check
+
+
+def test_the_asset_shows_numeric_figures_tables_and_a_check(resource):
+    _save(resource.api, QUESTIONS)
+    instance = dg.DagsterInstance.ephemeral()
+
+    meta, check = _run(resource, instance)
+
+    assert isinstance(meta["mara/first_at_1"], dg.FloatMetadataValue)
+    assert meta["mara/first_at_1"].value == 1.0 and meta["mara/recall_at_8"].value == 1.0
+    assert meta["mara/questions"].value == 3 and meta["dagster/row_count"].value == 3
+    assert isinstance(meta["mara/keyword/recall_at_8"], dg.FloatMetadataValue)
+    table = meta["figures"].value
+    assert isinstance(table, dg.TableMetadataValue)
+    fused = next(r.data for r in table.records if r.data["ranking"] == "fused")
+    assert fused["memory"] == "mara" and fused["first@1"] == 1.0 and fused["questions"] == 3
+    assert "| mara" in meta["figures_markdown"].value and meta["misses"].value == "_none_"
+    assert check.passed and check.check_name == "retrieval_quality_holds"
+    latest = instance.get_latest_materialization_event(dg.AssetKey("retrieval_quality"))
+    assert latest is not None and latest.asset_materialization.metadata["mara/mrr"].value == 1.0
+
+    # The questions now expect the wrong notes: the figures fall, the misses say what came first.
+    _save(
+        resource.api, [(q, t) for (q, _), t in zip(QUESTIONS, ["Running", "Sourdough", "Dentist"])]
+    )
+    meta, check = _run(resource, instance)
+
+    assert meta["mara/first_at_1"].value == 0.0
+    assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
+    assert "first_at_1 1.000 -> 0.000" in check.metadata["mara/fell"].value
+    misses = meta["misses"].value
+    assert "| what does the sourdough starter need? | Running" in misses
+    assert "| Sourdough" in misses  # what came first instead
