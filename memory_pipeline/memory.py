@@ -816,6 +816,7 @@ class Memory:
             )
             index = hnsw_store.inspect(conn, profile) if profile else None
             memories = episodes_store.memory_counts(conn)
+            scored = questions_store.latest(conn)  # each memory's latest labelled-question figures
             measured = (
                 profiles_store.stored_calibration(conn, profile.id, profile.generation)
                 if profile
@@ -877,6 +878,7 @@ class Memory:
             "pendingEstimate": (
                 estimate(self.db, configured).to_json() if configured and by_day else None
             ),
+            "quality": scored,
         }
 
     def index_estimate(self, day: dt.date | None = None) -> Estimate | None:

@@ -295,6 +295,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ui", help="start Dagster's web UI and daemon for this project")
     p.add_argument("--port", type=_port, default=3000)
     p.add_argument("--host", default="127.0.0.1")
+
+    from memory_pipeline.cli import quality_commands
+
+    parser.set_defaults(handlers=quality_commands.add_parsers(sub, _int))
     return parser
 
 
@@ -365,6 +369,7 @@ def _run(argv: list[str] | None) -> int | None:
         "reindex": ops_commands.cmd_reindex,
         "backfill": ops_commands.cmd_backfill,
         "maintain": ops_commands.cmd_maintain,
+        **args.handlers,
     }[args.command]
     try:
         return handler(args)
