@@ -54,6 +54,7 @@ from memory_pipeline.ingest import IngestReport, ingest_paths, utc_today
 from memory_pipeline.progress import ProgressCallback
 from memory_pipeline.reporting import Reporter
 from memory_pipeline.search import quality
+from memory_pipeline.search.quality_guard import SwitchGuard
 from memory_pipeline.search.questions import QuestionReport, save_questions
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import SearchService
@@ -465,6 +466,7 @@ class Memory:
         on_progress: ProgressCallback | None = None,
         on_committed: Callable[[list[int]], None] | None = None,
         keyword_lists: bool = True,
+        accept_worse: bool = False,
     ) -> IndexReport:
         """Index everything pending (of one ingest ``day``) until done or something fails: the
         one index path of every writer (``memory-pipeline index``, ``POST /v1/index``, the MCP
@@ -474,7 +476,9 @@ class Memory:
         (``indexing.linking``: in a worker process beside the pass, or after it for a few),
         keyword lists (``keyword_lists``: no memory's left missing or stale, built beside the
         pass once most of its episodes are committed, ``keyword_lists.ListsBeside``; builds in
-        ``report.keyword_lists``), the generation switch, the model's calibration and the
+        ``report.keyword_lists``), the generation switch (refused when the new generation scores
+        worse on the labelled questions, unless ``accept_worse``: ``report.quality_guard``), the
+        model's calibration and the
         serving HNSW index (``report.search_ready``). ``on_committed`` also gets the ids of each
         committed batch. A failure of the pass or the linking is raised at once; no worker
         outlives this call. The reporter is told the days the run finished (every episode of the
@@ -482,6 +486,7 @@ class Memory:
         before = pending_by_day(self.db, self.embedder)
         planned = pending_of(before, day)
         lists = ListsBeside(self.db, planned) if keyword_lists else None
+        guard = self.switch_guard(accept_worse=accept_worse)
 
         def committed(episode_ids: list[int]) -> None:
             linker.link(episode_ids)
@@ -501,8 +506,10 @@ class Memory:
                 on_committed=committed,
                 lists=lists,
                 keyword_lists=keyword_lists,
+                guard=guard.allows,
             )
             linked = linker.finish()
+        report.quality_guard = guard.verdict.to_json() if guard.verdict else None
         after = report.pending_days or {}  # counted by the run once it was done
         finished = [d for d in before if d not in after and (day is None or d == day.isoformat())]
         if finished:
@@ -1015,6 +1022,12 @@ class Memory:
             for one in scored:
                 quality.record(self.search_service, one)
         return scored
+
+    def switch_guard(self, *, accept_worse: bool = False) -> SwitchGuard:
+        """The guard a generation switch asks first (``search.quality_guard``): it scores the new
+        generation beside the serving one on the labelled questions; ``accept_worse`` lets a
+        worse one serve, knowingly."""
+        return SwitchGuard(self.search_service, accept_worse=accept_worse)
 
     def quality(self, memory: str | None = None) -> list[dict]:
         """The latest recorded figures of each memory (or of ``memory``)."""

@@ -84,7 +84,12 @@ def cmd_index(args) -> int:
         # The entity_mentions work too (in a worker process beside the pass), so the days' three
         # partitions recorded are all true; and, where users only run the CLI, this is where a
         # memory's keyword lists get built (beside the pass's last part).
-        report = mem.index(day=args.day, on_progress=show, keyword_lists=not args.no_keyword_lists)
+        report = mem.index(
+            day=args.day,
+            on_progress=show,
+            keyword_lists=not args.no_keyword_lists,
+            accept_worse=args.accept_worse,
+        )
         show.close()
         builds = report.keyword_lists
         print_warnings(mem)
@@ -100,6 +105,7 @@ def cmd_index(args) -> int:
                 "pendingEpisodes": report.pending_after,
                 "keywordLists": [b.to_json() for b in builds],
                 "searchReady": report.search_ready.to_json() if report.search_ready else None,
+                "qualityGuard": report.quality_guard,
             }
         )
     else:
@@ -113,6 +119,18 @@ def cmd_index(args) -> int:
         ready = search_ready_line(report.search_ready)
         if ready:
             print(ready)
+    return guard_outcome(report.quality_guard)
+
+
+def guard_outcome(verdict: dict | None) -> int:
+    """The quality guard's word on a switch (``search.quality_guard``): a refused switch is
+    said on stderr and exits MODEL_REFUSED; the rest is said on stdout."""
+    if verdict is None:
+        return ExitCode.OK
+    if verdict["blocked"]:
+        err(f"memory-pipeline: {verdict['message']}")
+        return ExitCode.MODEL_REFUSED
+    print(f"quality guard: {verdict['message']}")
     return ExitCode.OK
 
 

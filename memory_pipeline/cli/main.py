@@ -73,6 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not build keyword champion lists that are missing or stale (built beside the pass by default)",
     )
+    p.add_argument(
+        "--accept-worse",
+        action="store_true",
+        help="switch to the new generation even if it scores worse on the labelled questions",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON report")
 
     p = sub.add_parser("status", help="counts, pending work per day, the active profile")
@@ -252,6 +257,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-wait", action="store_true", help="only start it; the sensor or a backfill builds it"
     )
     p.add_argument("--rollback", action="store_true", help="serve the previous generation again")
+    p.add_argument(
+        "--accept-worse",
+        action="store_true",
+        help="switch to the new generation even if it scores worse on the labelled questions",
+    )
 
     p = sub.add_parser(
         "backfill",

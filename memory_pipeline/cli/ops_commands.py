@@ -44,17 +44,23 @@ def cmd_reindex(args) -> int:
                 "search switches when nothing is pending"
             )
             return ExitCode.OK
-        with ProgressDisplay() as show:
-            report = index_pending(db, embedder, on_progress=show)
+        with ProgressDisplay() as show, open_memory(record_in_dagster=False) as mem:
+            guard = mem.switch_guard(accept_worse=args.accept_worse)
+            report = index_pending(db, embedder, on_progress=show, guard=guard.allows)
     finally:
         embedder.close()
     print(
         f"embedded {report.vectors} vector(s) for {report.episodes} episode(s) in {report.seconds:.1f}s"
     )
+    if guard.verdict is not None and guard.verdict.blocked:
+        err(f"memory-pipeline: {guard.verdict.message}")
+        return ExitCode.MODEL_REFUSED
     print(
         report.switched
         or f"{report.pending_after} episode(s) still pending; search has not switched yet"
     )
+    if guard.verdict is not None:
+        print(f"quality guard: {guard.verdict.message}")
     return ExitCode.OK
 
 

@@ -14,6 +14,7 @@ from memory_pipeline.domain.quality import RECALL_AT, Figures, figures, first_ra
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import profiles_store, questions_store
 from memory_pipeline.storage.database import POOL_SIZE
+from memory_pipeline.storage.profiles_store import StoredProfile
 from memory_pipeline.storage.questions_store import StoredQuestion, Target
 
 # Questions searched at the same time: each search runs its channels on their own connections,
@@ -88,17 +89,19 @@ def score_memory(
     *,
     workers: int = WORKERS,
     on_question: Callable[[int, int], None] | None = None,
+    candidate: StoredProfile | None = None,
 ) -> MemoryQuality:
-    """Search each of ``memory``'s questions and compute its figures (nothing is stored)."""
+    """Search each of ``memory``'s questions and compute its figures (nothing is stored);
+    ``candidate``: read that generation instead of the serving one (the quality guard)."""
     started = time.perf_counter()
     with service.db.connection() as conn:
         questions = questions_store.list_questions(conn, memory)
         wanted = questions_store.targets(conn, memory)
-        serving = profiles_store.active_profile(conn)
+        serving = candidate or profiles_store.active_profile(conn)
     done = [0]
 
     def one(q: StoredQuestion) -> _Scored:
-        scored = _score_question(service, memory, q.question, wanted[q.id])
+        scored = _score_question(service, memory, q.question, wanted[q.id], candidate)
         done[0] += 1
         if on_question is not None:
             on_question(done[0], len(questions))
@@ -124,14 +127,20 @@ def score_memory(
     )
 
 
-def _score_question(service: SearchService, memory: str, question: str, target: Target) -> _Scored:
-    response = service.search(memory, question, limit=RECALL_AT[-1])
+def _score_question(
+    service: SearchService,
+    memory: str,
+    question: str,
+    target: Target,
+    candidate: StoredProfile | None,
+) -> _Scored:
+    response = service.search(memory, question, limit=RECALL_AT[-1], candidate=candidate)
     fused = first_rank(
         response.results,
         lambda r: target.matches_result(r.episode_id, r.chunk_id, r.sources is not None),
     )
     first = response.results[0] if response.results else None
-    ranked = service.candidates(memory, question)
+    ranked = service.candidates(memory, question, candidate=candidate)
     chunk_keys = sorted({key for hits in ranked.values() for key, _ in hits if ":" not in key})
     with service.db.connection() as conn:
         holders = questions_store.chunk_episodes(conn, memory, chunk_keys)

@@ -51,6 +51,7 @@ from memory_pipeline.search.query_embedding import QueryEmbeddingBreaker
 from memory_pipeline.search.results import SearchResponse, make_snippet
 from memory_pipeline.storage import episodes_store, search_store
 from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.profiles_store import StoredProfile
 from memory_pipeline.storage.search_store import Filters
 
 MAX_QUERY_CHARS = 4000
@@ -143,7 +144,13 @@ class SearchService:
         return self._embedder  # type: ignore[return-value]
 
     def _channel_query(
-        self, memory: str, query: str, filters: Filters, *, with_rows: bool
+        self,
+        memory: str,
+        query: str,
+        filters: Filters,
+        *,
+        with_rows: bool,
+        candidate: StoredProfile | None = None,
     ) -> ChannelQuery:
         def embed():
             # Through the breaker: its own short deadline, and no wait at all while the model
@@ -158,6 +165,7 @@ class SearchService:
             embedder=None if self._embedder is None else self.embedder,
             query_vector=Once(embed),
             with_rows=with_rows,
+            candidate=candidate,
         )
 
     # -- the search -------------------------------------------------------------------------
@@ -168,15 +176,17 @@ class SearchService:
         *,
         policy: str | None = None,
         channels: tuple[str, ...] | None = None,
+        candidate: StoredProfile | None = None,
     ) -> dict[str, Hits]:
         """Each channel's ranked (key, score) candidates for ``query``, as ``search`` would fuse
         them (the benchmark tunes fusion on these); statements are keyed ``"<kind>:<id>"``.
         ``channels``: only these (default: the policy's). The vector and keyword lists hold the
         statements that cite no chunk only when a statement channel runs with them, so a list
-        asked for alone can differ from the same channel's list in a full run."""
+        asked for alone can differ from the same channel's list in a full run. ``candidate``: a
+        generation read instead of the serving one (``search``)."""
         memory, query = validate_memory(memory), validate_query(query)
         chosen = self.resolve_policy(policy, limit=None, channels=channels)
-        q = self._channel_query(memory, query, Filters(), with_rows=False)
+        q = self._channel_query(memory, query, Filters(), with_rows=False, candidate=candidate)
         found = self.channels.run(q, chosen.channels, contested_beliefs=chosen.contested_beliefs)
         return found.ranked
 
@@ -191,11 +201,13 @@ class SearchService:
         sew: bool = True,
         contested_beliefs: bool | None = None,
         history: bool = False,
+        candidate: StoredProfile | None = None,
     ) -> SearchResponse:
         """Search one memory. ``sew=False`` returns chunks unsewn, one a result (benchmarks
         compare rankings at equal returned characters with it); ``contested_beliefs`` overrides
         the policy's; ``history`` adds the superseded revisions holding the query's words after
-        the results, marked superseded (``search.history``)."""
+        the results, marked superseded (``search.history``); ``candidate``: a generation that
+        does not serve yet, read instead of the serving one (the quality guard scores it)."""
         started = time.perf_counter()
         memory, query = validate_memory(memory), validate_query(query)
         chosen = self.resolve_policy(
@@ -206,7 +218,7 @@ class SearchService:
             kinds=list(chosen.kinds) if chosen.kinds else None,
             since=now - dt.timedelta(days=chosen.window_days) if chosen.window_days else None,
         )
-        q = self._channel_query(memory, query, filters, with_rows=True)
+        q = self._channel_query(memory, query, filters, with_rows=True, candidate=candidate)
         found = self.channels.run(q, chosen.channels, contested_beliefs=chosen.contested_beliefs)
         response = SearchResponse(
             memory,

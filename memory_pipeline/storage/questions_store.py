@@ -173,3 +173,15 @@ def latest(conn: psycopg.Connection, memory: str | None = None) -> list[dict]:
         }
         for r in rows
     ]
+
+
+def latest_of_generation(
+    conn: psycopg.Connection, memory: str, profile: str, generation: int
+) -> tuple[dt.datetime, dict] | None:
+    """The latest figures of ``memory`` scored under this profile and generation, or None."""
+    row = conn.execute(
+        "SELECT measured_at, figures FROM retrieval_quality WHERE memory = %s AND profile = %s "
+        "AND generation = %s ORDER BY measured_at DESC, id DESC LIMIT 1",
+        (memory, profile, generation),
+    ).fetchone()
+    return None if row is None else (row[0], row[1])
