@@ -192,6 +192,7 @@ def test_nightly_job_indexes_the_backlog_maintains_the_index_and_records_stats(
         "backlog_is_fresh": True,
         "hnsw_index_recall": True,
         "serving_generation_complete_and_normalized": True,
+        "serving_generation_scores_no_worse": True,
         "every_live_statement_has_a_normalized_vector": True,
         "retrieval_quality_holds": True,
     }

@@ -90,3 +90,54 @@ def test_the_asset_shows_numeric_figures_tables_and_a_check(resource):
     misses = meta["misses"].value
     assert "| what does the sourdough starter need? | Running" in misses
     assert "| Sourdough" in misses  # what came first instead
+
+
+def test_serving_generation_refuses_a_worse_model_unless_launched_to_accept_it(db_url, resource):
+    from memory_pipeline.defs.assets.maintenance import hnsw_index, serving_generation
+    from memory_pipeline.storage.profiles_store import active_profile
+    from memory_pipeline_tests.search.test_quality_guard import RANDOM_MODEL, random_vectors
+
+    _save(resource.api, QUESTIONS)
+    instance = dg.DagsterInstance.ephemeral()
+    _run(resource, instance)  # the serving generation's figures, recorded
+    with LoopbackEmbeddingServer(dim=512, models={RANDOM_MODEL}, vector_fn=random_vectors) as s:
+        worse = MemoryResource(
+            url=db_url, embed_provider="ollama", embed_model=RANDOM_MODEL, embed_dim=512,
+            embed_url=s.url,
+        )  # fmt: skip
+        assert worse.api.index().quality_guard["blocked"]  # built, not switched
+        refused = dg.materialize(
+            [serving_generation, hnsw_index],
+            resources={"memory": worse},
+            instance=instance,
+            raise_on_error=False,
+        )
+        with worse.db.connection() as conn:
+            still = active_profile(conn).model
+        accepted = dg.materialize(
+            [serving_generation],
+            resources={"memory": worse},
+            instance=instance,
+            run_config={"ops": {"serving_generation": {"config": {"accept_worse": True}}}},
+        )
+        with worse.db.connection() as conn:
+            now = active_profile(conn).model
+        worse.api.close()
+
+    checks = {c.check_name: c for c in refused.get_asset_check_evaluations()}
+    guard = checks["serving_generation_scores_no_worse"]
+    assert not guard.passed and guard.severity == dg.AssetCheckSeverity.ERROR
+    assert "refused" in guard.description and still != RANDOM_MODEL
+    meta = guard.metadata
+    assert meta["mara/fused/serving_first_at_1"].value == 1.0
+    assert meta["mara/fused/candidate_first_at_1"].value < 1.0
+    assert "mara/vector/candidate_recall_at_8" in meta
+    # A blocking check: the run's later step (the new generation's HNSW index) did not run.
+    built = [e.asset_key.to_user_string() for e in refused.get_asset_materialization_events()]
+    assert built == ["serving_generation"]
+    [passed] = [
+        c for c in accepted.get_asset_check_evaluations()
+        if c.check_name == "serving_generation_scores_no_worse"
+    ]  # fmt: skip
+    assert passed.passed and passed.metadata["accepted_worse"].value is True
+    assert now == RANDOM_MODEL
