@@ -43,6 +43,7 @@ from memory_pipeline.server.access import (
 )
 from memory_pipeline.server.guard import Exposure, RequestGuard
 from memory_pipeline.server.index_queue import index_queue
+from memory_pipeline.server.mcp_quality_tools import register_quality_tools
 from memory_pipeline.version import __version__
 
 log = logging.getLogger(__name__)
@@ -383,6 +384,7 @@ def build_mcp_server(
         """Counts, pending work and the serving embedding profile."""
         return call(ctx, lambda access: visible_status(mem, access))
 
+    register_quality_tools(server, mem, call)
     return server
 
 
