@@ -1029,6 +1029,12 @@ class Memory:
         worse one serve, knowingly."""
         return SwitchGuard(self.search_service, accept_worse=accept_worse)
 
+    def questions_changed_since(self, since: dt.datetime | None) -> list[str]:
+        """The memories whose questions or episodes changed after ``since`` (None: all with
+        questions): the ones a new scoring would move."""
+        with self.db.connection() as conn:
+            return questions_store.memories_changed_since(conn, since)
+
     def quality(self, memory: str | None = None) -> list[dict]:
         """The latest recorded figures of each memory (or of ``memory``)."""
         with self.db.connection() as conn:

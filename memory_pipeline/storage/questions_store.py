@@ -185,3 +185,15 @@ def latest_of_generation(
         (memory, profile, generation),
     ).fetchone()
     return None if row is None else (row[0], row[1])
+
+
+def memories_changed_since(conn: psycopg.Connection, since: dt.datetime | None) -> list[str]:
+    """The memories with questions that got episodes or questions after ``since`` (None: every
+    memory with questions): what the next scoring should cover."""
+    rows = conn.execute(
+        "SELECT DISTINCT q.memory FROM retrieval_questions q WHERE %(since)s::timestamptz IS NULL "
+        "OR q.created_at > %(since)s OR EXISTS (SELECT 1 FROM episodes e "
+        "WHERE e.memory = q.memory AND e.ingested_at > %(since)s) ORDER BY 1",
+        {"since": since},
+    ).fetchall()
+    return [r[0] for r in rows]

@@ -141,3 +141,35 @@ def test_serving_generation_refuses_a_worse_model_unless_launched_to_accept_it(d
     ]  # fmt: skip
     assert passed.passed and passed.metadata["accepted_worse"].value is True
     assert now == RANDOM_MODEL
+
+
+def test_the_sensor_scores_after_an_index_run_that_changed_a_memory_with_questions(resource):
+    from memory_pipeline.defs.quality_sensors import retrieval_quality_sensor
+
+    instance = dg.DagsterInstance.ephemeral()
+
+    def tick():
+        with dg.build_sensor_context(instance=instance, resources={"memory": resource}) as ctx:
+            return retrieval_quality_sensor(ctx)
+
+    assert "no memory with labelled questions" in tick().skip_message  # none yet
+    _save(resource.api, QUESTIONS)
+    first = tick()
+    assert isinstance(first, dg.RunRequest) and first.run_key == "quality:never"
+    _run(resource, instance)
+    assert "no memory with labelled questions changed" in tick().skip_message
+    resource.api.add(
+        [
+            {
+                "memory": "mara",
+                "kind": "note",
+                "title": "New",
+                "occurred_at": "2026-06-01",
+                "body": "A new note about the sourdough oven.",
+            }
+        ]  # fmt: skip
+    )
+    assert "episodes are pending" in tick().skip_message
+    resource.api.index()
+    after = tick()
+    assert isinstance(after, dg.RunRequest) and after.run_key != first.run_key
