@@ -36,6 +36,10 @@ def promote_when_complete(
             return None
         if pending > 0:
             return None
+        state = profiles_store.generation_state(conn, stored.id, stored.write_generation)
+    # A stale generation never serves (``promote`` refuses it): nothing for the guard to score.
+    if state is not None and state[0] == "stale":
+        return None
     if guard is not None and not guard(stored.writing()):
         return None
     with db.connection() as conn:
