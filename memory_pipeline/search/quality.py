@@ -1,7 +1,7 @@
 """Scoring a memory's labelled questions on the search users get: each question is searched as
-``Memory.search`` does (the default policy, its limit of 8) for the fused figures, and its
-channels' own ranked lists are read in one run of the same channels (``SearchService.candidates``)
-for each channel's figures; the misses say what came first instead."""
+``Memory.search`` does (the default policy, its limit of 8) for the fused figures, and each
+channel's own ranked list, as that same search's fusion read it, for the channel's figures; the
+misses say what came first instead."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from memory_pipeline.domain.quality import RECALL_AT, Figures, figures, first_rank
+from memory_pipeline.search.channels.base import Hits
 from memory_pipeline.search.service import SearchService
 from memory_pipeline.storage import profiles_store, questions_store
 from memory_pipeline.storage.database import POOL_SIZE
@@ -134,13 +135,15 @@ def _score_question(
     target: Target,
     candidate: StoredProfile | None,
 ) -> _Scored:
-    response = service.search(memory, question, limit=RECALL_AT[-1], candidate=candidate)
+    ranked: dict[str, Hits] = {}
+    response = service.search(
+        memory, question, limit=RECALL_AT[-1], candidate=candidate, channel_lists=ranked
+    )
     fused = first_rank(
         response.results,
         lambda r: target.matches_result(r.episode_id, r.chunk_id, r.sources is not None),
     )
     first = response.results[0] if response.results else None
-    ranked = service.candidates(memory, question, candidate=candidate)
     chunk_keys = sorted({key for hits in ranked.values() for key, _ in hits if ":" not in key})
     with service.db.connection() as conn:
         holders = questions_store.chunk_episodes(conn, memory, chunk_keys)

@@ -202,12 +202,15 @@ class SearchService:
         contested_beliefs: bool | None = None,
         history: bool = False,
         candidate: StoredProfile | None = None,
+        channel_lists: dict[str, Hits] | None = None,
     ) -> SearchResponse:
         """Search one memory. ``sew=False`` returns chunks unsewn, one a result (benchmarks
         compare rankings at equal returned characters with it); ``contested_beliefs`` overrides
         the policy's; ``history`` adds the superseded revisions holding the query's words after
         the results, marked superseded (``search.history``); ``candidate``: a generation that
-        does not serve yet, read instead of the serving one (the quality guard scores it)."""
+        does not serve yet, read instead of the serving one (the quality guard scores it);
+        ``channel_lists``: filled with each channel's ranked candidates as fusion read them
+        (``search.quality`` scores the channels on them, with no second run)."""
         started = time.perf_counter()
         memory, query = validate_memory(memory), validate_query(query)
         chosen = self.resolve_policy(
@@ -220,6 +223,8 @@ class SearchService:
         )
         q = self._channel_query(memory, query, filters, with_rows=True, candidate=candidate)
         found = self.channels.run(q, chosen.channels, contested_beliefs=chosen.contested_beliefs)
+        if channel_lists is not None:
+            channel_lists.update(found.ranked)
         response = SearchResponse(
             memory,
             query,
