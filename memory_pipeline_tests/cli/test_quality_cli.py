@@ -83,3 +83,68 @@ def test_questions_are_added_imported_listed_scored_and_removed(cli, tmp_path):
     assert "memory 'me' has no question #9" in removed.err
     assert status["quality"][0]["memory"] == "me"
     assert status["quality"][0]["figures"]["fused"]["first_at_1"] == 1.0
+
+
+def test_index_refuses_a_worse_model_with_exit_6_and_accept_worse_switches(cli, tmp_path):
+    from memory_pipeline_tests.helpers import QWEN
+    from memory_pipeline_tests.search.test_quality_guard import (
+        RANDOM_MODEL,
+        TOPICS,
+        random_vectors,
+    )
+
+    corpus = tmp_path / "topics.jsonl"
+    corpus.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "memory": "me",
+                    "kind": "note",
+                    "title": t,
+                    "occurred_at": "2026-05-01",
+                    "body": f"A note on {t.lower()}: {words}.",
+                }
+            )
+            + "\n"  # fmt: skip
+            for t, words in TOPICS
+        ),
+        encoding="utf-8",
+    )
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "memory": "me",
+                    "question": f"what about {w.split()[1]} {w.split()[2]}?",
+                    "expect_title": t,
+                }
+            )
+            + "\n"  # fmt: skip
+            for t, w in TOPICS
+        ),
+        encoding="utf-8",
+    )
+    with LoopbackEmbeddingServer(dim=512, models={QWEN}) as good:
+        env = {"MEMORY_PIPELINE_EMBED_PROVIDER": "ollama", "OLLAMA_HOST": good.url}
+        assert cli("ingest", str(corpus), env=env).code == 0
+        assert cli("index", env=env).code == 0
+        assert cli("questions", "import", str(questions), env=env).code == 0
+        assert cli("quality", env=env).code == 0  # the serving generation's figures, recorded
+    with LoopbackEmbeddingServer(dim=512, models={RANDOM_MODEL}, vector_fn=random_vectors) as worse:
+        env = {
+            "MEMORY_PIPELINE_EMBED_PROVIDER": "ollama",
+            "OLLAMA_HOST": worse.url,
+            "MEMORY_PIPELINE_EMBED_MODEL": RANDOM_MODEL,
+            "MEMORY_PIPELINE_EMBED_DIM": "512",
+        }
+        refused = cli("index", env=env)
+        still = cli("status", "--json", env=env).json()["activeProfile"]["model"]
+        accepted = cli("index", "--accept-worse", env=env)
+        now = cli("status", "--json", env=env).json()["activeProfile"]["model"]
+    assert refused.code == 6, refused.err
+    assert "the switch to ollama/random-embed@512 generation 1 was refused" in refused.err
+    assert "--accept-worse" in refused.err and "Traceback" not in refused.err
+    assert still == QWEN
+    assert accepted.code == 0 and "quality guard:" in accepted.out and "accepted" in accepted.out
+    assert now == RANDOM_MODEL
