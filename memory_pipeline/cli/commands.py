@@ -18,6 +18,7 @@ from memory_pipeline.errors import ExitCode
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "sample_corpus"
 # The corpus's episodes; beside them live its README, the demo's queries and the labelled
 # questions, which are about the corpus, not part of it.
+SAMPLE_MEMORY = "mara"
 SAMPLE_EPISODES = [
     SAMPLE_CORPUS / "journal.jsonl",
     SAMPLE_CORPUS / "chats.jsonl",
@@ -35,6 +36,11 @@ def index_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not build keyword champion lists that are missing or stale (built beside the pass by default)",
     )
+    p.add_argument(
+        "--accept-worse",
+        action="store_true",
+        help="switch to the new generation even if it scores worse on the labelled questions",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON report")
 
 
@@ -50,7 +56,12 @@ def cmd_index(args) -> int:
         # The entity_mentions work too (in a worker process beside the pass), so the days' three
         # partitions recorded are all true; and, where users only run the CLI, this is where a
         # memory's keyword lists get built (beside the pass's last part).
-        report = mem.index(day=args.day, on_progress=show, keyword_lists=not args.no_keyword_lists)
+        report = mem.index(
+            day=args.day,
+            on_progress=show,
+            keyword_lists=not args.no_keyword_lists,
+            accept_worse=args.accept_worse,
+        )
         show.close()
         builds = report.keyword_lists
         print_warnings(mem)
@@ -67,6 +78,18 @@ def cmd_index(args) -> int:
         ready = search_ready_line(report.search_ready)
         if ready:
             print(ready)
+    return guard_outcome(report.quality_guard)
+
+
+def guard_outcome(verdict: dict | None) -> int:
+    """The quality guard's word on a switch (``search.quality_guard``): a refused switch is
+    said on stderr and exits MODEL_REFUSED; the rest is said on stdout."""
+    if verdict is None:
+        return ExitCode.OK
+    if verdict["blocked"]:
+        err(f"memory-pipeline: {verdict['message']}")
+        return ExitCode.MODEL_REFUSED
+    print(f"quality guard: {verdict['message']}")
     return ExitCode.OK
 
 
@@ -111,6 +134,7 @@ def cmd_demo(args) -> int:
         for rejection in report.rejections:
             err(str(rejection))
         print(f"ingest: {report.summary()}")
+        _demo_questions(mem)
         instance = open_instance()
         day = report.ingest_day.isoformat()
         add_partitions(instance, [day])
@@ -128,7 +152,7 @@ def cmd_demo(args) -> int:
                 "nightly_maintenance_job",
                 None,
                 "nightly_maintenance_job (entities, keyword lists, statement vectors, the "
-                "serving generation, the HNSW index, statistics)",
+                "serving generation, the HNSW index, statistics, retrieval quality)",
             ),
         )
         try:
@@ -168,6 +192,16 @@ def _print_run(job: str, result) -> None:
     print(
         f"{job}: {'success' if result.success else 'FAILED'}, {passed} of {len(checks)} check(s) passed"
     )
+
+
+def _demo_questions(mem) -> None:
+    """The corpus's labelled questions, which the nightly job's ``retrieval_quality`` scores."""
+    report = mem.add_questions(
+        mem.demo.questions(SAMPLE_CORPUS / "questions.json"), memory=SAMPLE_MEMORY, author="demo"
+    )
+    for rejection in report.rejections:
+        err(str(rejection))
+    print(f"questions: {len(report.saved_ids)} labelled question(s) for memory '{SAMPLE_MEMORY}'")
 
 
 def _demo_searches(mem) -> None:

@@ -62,6 +62,14 @@ COMMANDS: dict[str, tuple[str | None, str]] = {
         "ops_commands",
         "rebuild the keyword champion lists (as the nightly maintenance job does)",
     ),
+    "questions": (
+        "quality_commands",
+        "a memory's labelled questions: add, list, remove, import",
+    ),
+    "quality": (
+        "quality_commands",
+        "score each memory's labelled questions (first@1, recall@3/@8, MRR)",
+    ),
     "demo": ("commands", "ingest the bundled sample corpus, index it with Dagster, run searches"),
     "ui": ("service_commands", "start Dagster's web UI and daemon for this project"),
 }

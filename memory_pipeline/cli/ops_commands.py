@@ -21,6 +21,11 @@ def reindex_options(p: argparse.ArgumentParser) -> None:
         "--no-wait", action="store_true", help="only start it; the sensor or a backfill builds it"
     )
     p.add_argument("--rollback", action="store_true", help="serve the previous generation again")
+    p.add_argument(
+        "--accept-worse",
+        action="store_true",
+        help="switch to the new generation even if it scores worse on the labelled questions",
+    )
 
 
 def cmd_reindex(args) -> int:
@@ -46,15 +51,21 @@ def cmd_reindex(args) -> int:
                 "search switches when nothing is pending"
             )
             return ExitCode.OK
+        guard = mem.switch_guard(accept_worse=args.accept_worse)
         with ProgressDisplay() as show:
-            report = mem.models.build(on_progress=show)
+            report = mem.models.build(on_progress=show, guard=guard)
     print(
         f"embedded {report.vectors} vector(s) for {report.episodes} episode(s) in {report.seconds:.1f}s"
     )
+    if guard.verdict is not None and guard.verdict.blocked:
+        err(f"memory-pipeline: {guard.verdict.message}")
+        return ExitCode.MODEL_REFUSED
     print(
         report.switched
         or f"{report.pending_after} episode(s) still pending; search has not switched yet"
     )
+    if guard.verdict is not None:
+        print(f"quality guard: {guard.verdict.message}")
     return ExitCode.OK
 
 

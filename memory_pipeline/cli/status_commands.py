@@ -99,6 +99,13 @@ def cmd_status(args) -> int:
     )
     for day, n in doc["pendingByDay"].items():
         print(f"  pending on {day}: {n}")
+    for q in doc.get("quality") or []:
+        f = q["figures"]["fused"]
+        print(
+            f"quality of {q['memory']}: first@1 {f['first_at_1']:.2f}, recall@8 "
+            f"{f['recall_at_8']:.2f}, MRR {f['mrr']:.2f} over {q['questions']} question(s) "
+            f"({q['measuredAt'][:16]})"
+        )
     return ExitCode.OK
 
 

@@ -71,6 +71,7 @@ NIGHTLY_ASSETS = (
     "serving_generation",
     "hnsw_index",
     "pipeline_stats",
+    "retrieval_quality",
 )
 
 nightly_maintenance_job = dg.define_asset_job(
@@ -80,5 +81,6 @@ nightly_maintenance_job = dg.define_asset_job(
     description="Index everything pending (canary first), promote recurring names, rebuild the keyword "
     "champion lists, embed pending "
     "observations and beliefs, switch a finished "
-    "generation, maintain the HNSW index, ANALYZE, and record the day's statistics; with the checks.",
+    "generation, maintain the HNSW index, ANALYZE, record the day's statistics and score each memory's "
+    "labelled questions; with the checks.",
 )

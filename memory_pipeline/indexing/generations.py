@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
@@ -16,9 +17,17 @@ from memory_pipeline.storage.profiles_store import StoredProfile, get_profile
 log = logging.getLogger(__name__)
 
 
-def promote_when_complete(db: Database, embedder: Embedder, *, pending: int) -> str | None:
+def promote_when_complete(
+    db: Database,
+    embedder: Embedder,
+    *,
+    pending: int,
+    guard: Callable[[StoredProfile], bool] | None = None,
+) -> str | None:
     """Switch search to the written generation/profile once nothing at all (``pending``, counted
-    for it by the caller) is pending for it."""
+    for it by the caller) is pending for it, and ``guard`` (the quality guard,
+    ``search.quality_guard``) allows the generation about to serve; refused, nothing switches
+    and the guard holds why."""
     with db.connection() as conn:
         stored = get_profile(conn, embedder.profile)
         if stored is None or (stored.is_active and stored.building_generation is None):
@@ -27,17 +36,26 @@ def promote_when_complete(db: Database, embedder: Embedder, *, pending: int) -> 
             return None
         if pending > 0:
             return None
+        state = profiles_store.generation_state(conn, stored.id, stored.write_generation)
+    # A stale generation never serves (``promote`` refuses it): nothing for the guard to score.
+    if state is not None and state[0] == "stale":
+        return None
+    if guard is not None and not guard(stored.writing()):
+        return None
+    with db.connection() as conn:
         switched = profiles_store.promote(conn, stored)
     if switched:
         log.info(switched)
     return switched
 
 
-def switch_when_complete(db: Database, embedder: Embedder) -> tuple[int, str | None]:
+def switch_when_complete(
+    db: Database, embedder: Embedder, *, guard: Callable[[StoredProfile], bool] | None = None
+) -> tuple[int, str | None]:
     """``promote_when_complete`` with the pending count taken now: (that count, the switch made
     or None)."""
     pending = pending_count(db, embedder)
-    return pending, promote_when_complete(db, embedder, pending=pending)
+    return pending, promote_when_complete(db, embedder, pending=pending, guard=guard)
 
 
 def serving_integrity(db: Database) -> tuple[StoredProfile | None, dict | None]:

@@ -44,6 +44,9 @@ class IndexReport:
     canary_cosine: float | None = None  # None when checked: recorded for the first time
     analyzed: bool = False  # the pass ANALYZEd what it wrote beside itself (``ANALYZE_AFTER``)
     switched: str | None = None
+    # The quality guard's verdict on the switch (search.quality_guard.Verdict.to_json), when one
+    # was due and a memory has labelled questions; "blocked": the switch was refused.
+    quality_guard: dict | None = None
     preview: list[dict] = field(default_factory=list)
     # champions_store.ChampionBuild of the lists the run built (``serving.leave_search_fast``).
     keyword_lists: list = field(default_factory=list)
@@ -76,6 +79,7 @@ class IndexReport:
             "pendingEpisodes": self.pending_after,
             "keywordLists": [b.to_json() for b in self.keyword_lists],
             "searchReady": self.search_ready.to_json() if self.search_ready else None,
+            "qualityGuard": self.quality_guard,
         }
 
     def add(self, other: IndexReport) -> None:

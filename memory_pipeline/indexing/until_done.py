@@ -31,6 +31,7 @@ from memory_pipeline.indexing.statement_vectors import embed_pending
 from memory_pipeline.progress import Count, Progress, ProgressCallback
 from memory_pipeline.storage import index_store
 from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.profiles_store import StoredProfile
 
 
 def index_pending(
@@ -44,6 +45,7 @@ def index_pending(
     keyword_lists: bool = True,
     pass_limit: int = PASS_LIMIT,
     analyze_after: int = ANALYZE_AFTER,
+    guard: Callable[[StoredProfile], bool] | None = None,
 ) -> IndexReport:
     """Index everything pending (of one ingest ``day``) until done, and leave search fast.
 
@@ -56,7 +58,8 @@ def index_pending(
     lists to ``report.keyword_lists``. A build cut short (an interrupted command) leaves
     everything before it done, and the next run builds it. ``on_progress`` gets stage "index"
     (the passes as one), then the later stages under their own names; ``on_committed`` the ids
-    of each committed batch (``index_pass``)."""
+    of each committed batch (``index_pass``); ``guard`` may refuse the switch (the quality
+    guard, ``generations.promote_when_complete``)."""
     total, counts = _passes(
         db,
         embedder,
@@ -69,7 +72,7 @@ def index_pending(
     total.statement_vectors = embed_pending(db, embedder, on_progress=on_progress)
     counts = counts if counts is not None else pending_by_day(db, embedder)
     total.pending_days, total.pending_after = counts, pending_of(counts, day)
-    total.switched = promote_when_complete(db, embedder, pending=sum(counts.values()))
+    total.switched = promote_when_complete(db, embedder, pending=sum(counts.values()), guard=guard)
     # After the work, so that the measurement never delays or fails the vectors; later runs
     # find it stored.
     after_index(db, embedder, total.canary_checked)

@@ -26,6 +26,9 @@ from memory_pipeline.memory.observing import MAX_LIST_STATEMENTS
 from memory_pipeline.memory.opening import TelemetrySettings
 from memory_pipeline.memory.paging import MAX_LIST, History, Page, UnknownEpisode
 from memory_pipeline.memory.status import Status
+from memory_pipeline.search.quality import MemoryQuality
+from memory_pipeline.search.quality_tables import figures_frame, markdown, misses_frame
+from memory_pipeline.search.questions import read_question_file
 from memory_pipeline.search.render import human_table, markdown_table
 from memory_pipeline.search.results import SearchResponse
 from memory_pipeline.search.service import parse_as_of
@@ -53,6 +56,7 @@ __all__ = [
     "IndexReport",
     "IngestReport",
     "Memory",
+    "MemoryQuality",
     "Page",
     "SearchResponse",
     "Status",
@@ -61,8 +65,12 @@ __all__ = [
     "UnknownMemory",
     "UnknownStatement",
     "exit_cleanly_on_sigterm",
+    "figures_frame",
+    "markdown",
+    "misses_frame",
     "human_table",
     "parse_as_of",
+    "read_question_file",
     "markdown_table",
     "utc_today",
 ]

@@ -46,6 +46,7 @@ from memory_pipeline.memory.opening import (
 )
 from memory_pipeline.memory.paging import MAX_LIST, History, Page, UnknownEpisode
 from memory_pipeline.memory.parts import Core
+from memory_pipeline.memory.questions import Questions
 from memory_pipeline.memory.status import Status, index_estimate, status_of
 from memory_pipeline.memory.telling import Telling
 from memory_pipeline.memory.upkeep import Upkeep
@@ -70,7 +71,7 @@ PURGE_EVERY_S = 3600.0
 __all__ = ["MAX_LIST", "AddReport", "Memory", "TelemetrySettings", "UnknownEpisode"]
 
 
-class Memory(Observing, Entities, Tokens, Telling):
+class Memory(Observing, Entities, Tokens, Telling, Questions):
     """A memory store: episodes in, fused search out, and forgetting. Safe to share between threads.
 
     Build it with ``Memory.open(...)``; the constructor takes already-built parts (a ``Database``,
@@ -354,20 +355,15 @@ class Memory(Observing, Entities, Tokens, Telling):
         on_progress: ProgressCallback | None = None,
         on_committed: Callable[[list[int]], None] | None = None,
         keyword_lists: bool = True,
+        accept_worse: bool = False,
     ) -> IndexReport:
         """Index everything pending (of one ingest ``day``) until done or something fails: the
-        one index path of every writer (``memory-pipeline index``, ``POST /v1/index``, the MCP
-        server's adds, this API), doing what a day's partitions and the global assets do
-        between them: chunks, vectors (``indexing.until_done.index_pending``), the entity links
-        of the episodes it commits and of any an earlier run committed but did not link
-        (``indexing.linking``: in a worker process beside the pass, or after it for a few),
-        keyword lists (``keyword_lists``: no memory's left missing or stale, built beside the
-        pass once most of its episodes are committed, ``keyword_lists.ListsBeside``; builds in
-        ``report.keyword_lists``), the generation switch, the model's calibration and the
-        serving HNSW index (``report.search_ready``). ``on_committed`` also gets the ids of each
-        committed batch. A failure of the pass or the linking is raised at once; no worker
-        outlives this call. The reporter is told the days the run finished (every episode of the
-        day chunked, embedded and linked), as their partitions would record them."""
+        one index path of every writer (CLI, HTTP, MCP, this API; ``index_run``): chunks and
+        vectors, the entity links, keyword lists (``keyword_lists``), the generation switch
+        (refused when the new generation scores worse on the labelled questions, unless
+        ``accept_worse``: ``report.quality_guard``), the calibration and the serving HNSW index
+        (``report.search_ready``). ``on_committed`` gets each committed batch's ids; the
+        reporter is told the days the run finished, as their partitions would record them."""
         report, finished, linked = index_run.run(
             self.db,
             self.embedder,
@@ -375,6 +371,7 @@ class Memory(Observing, Entities, Tokens, Telling):
             on_progress=on_progress,
             on_committed=on_committed,
             keyword_lists=keyword_lists,
+            guard=self.switch_guard(accept_worse=accept_worse),
         )
         if finished:
             self._tell(

@@ -14,6 +14,7 @@ from memory_pipeline.indexing.pending import pending_by_day, pending_of
 from memory_pipeline.indexing.report import IndexReport
 from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.progress import ProgressCallback
+from memory_pipeline.search.quality_guard import SwitchGuard
 from memory_pipeline.storage.database import Database
 from memory_pipeline.storage.entities_store import EntityReport
 
@@ -26,6 +27,7 @@ def run(
     on_progress: ProgressCallback | None,
     on_committed: Callable[[list[int]], None] | None,
     keyword_lists: bool,
+    guard: SwitchGuard,
 ) -> tuple[IndexReport, list[str], EntityReport]:
     """Index what is pending (of ``day``): the report, the ingest days (ISO) the run finished,
     and what the linker linked (for ``indexing.days.days_done_by_a_run``)."""
@@ -51,8 +53,10 @@ def run(
             on_committed=committed,
             lists=lists,
             keyword_lists=keyword_lists,
+            guard=guard.allows,
         )
         linked = linker.finish()
+    report.quality_guard = guard.verdict.to_json() if guard.verdict else None
     after = report.pending_days or {}  # counted by the run once it was done
     finished = [d for d in before if d not in after and (day is None or d == day.isoformat())]
     return report, finished, linked

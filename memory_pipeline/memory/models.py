@@ -8,6 +8,7 @@ from memory_pipeline.indexing.report import IndexReport
 from memory_pipeline.indexing.until_done import index_pending
 from memory_pipeline.memory.parts import Core
 from memory_pipeline.progress import ProgressCallback
+from memory_pipeline.search.quality_guard import SwitchGuard
 from memory_pipeline.storage.profiles_store import StoredProfile
 
 
@@ -24,10 +25,17 @@ class Models:
         """``start_reindex`` for the model that serves now (its canary checked first)."""
         return generations.reindex(self._core.db, self._core.embedder)
 
-    def build(self, on_progress: ProgressCallback | None = None) -> IndexReport:
+    def build(
+        self, on_progress: ProgressCallback | None = None, *, guard: SwitchGuard | None = None
+    ) -> IndexReport:
         """Index everything pending for the generation being written, until done; it switches
-        to serve once nothing is pending."""
-        return index_pending(self._core.db, self._core.embedder, on_progress=on_progress)
+        to serve once nothing is pending and ``guard`` (the quality guard) lets it."""
+        return index_pending(
+            self._core.db,
+            self._core.embedder,
+            on_progress=on_progress,
+            guard=guard.allows if guard else None,
+        )
 
     def rollback(self) -> str:
         """Serve the previous generation of the active profile again (LookupError: none)."""

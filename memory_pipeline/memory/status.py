@@ -11,7 +11,13 @@ from memory_pipeline.domain import calibration
 from memory_pipeline.embedders.base import EmbeddingProfile
 from memory_pipeline.embedders.factory import describe
 from memory_pipeline.indexing.estimate import Estimate, estimate
-from memory_pipeline.storage import episodes_store, hnsw_store, index_store, profiles_store
+from memory_pipeline.storage import (
+    episodes_store,
+    hnsw_store,
+    index_store,
+    profiles_store,
+    questions_store,
+)
 from memory_pipeline.storage.database import Database, redact
 from memory_pipeline.storage.profiles_store import Generation, StoredProfile
 from memory_pipeline.version import __version__
@@ -38,6 +44,7 @@ class Status:
     telemetry_enabled: bool
     telemetry_retention_days: int
     pending_estimate: Estimate | None
+    quality: list[dict]  # each memory's latest labelled-question figures (storage.questions_store)
     version: str = __version__
 
     @property
@@ -98,6 +105,7 @@ class Status:
             },
             # How long indexing the pending episodes takes with the configured model.
             "pendingEstimate": self.pending_estimate.to_json() if self.pending_estimate else None,
+            "quality": self.quality,
         }
 
 
@@ -126,6 +134,7 @@ def status_of(
         )
         index = hnsw_store.inspect(conn, profile) if profile else None
         memories = episodes_store.memory_counts(conn)
+        scored = questions_store.latest(conn)
         measured = (
             profiles_store.stored_calibration(conn, profile.id, profile.generation)
             if profile
@@ -148,6 +157,7 @@ def status_of(
         telemetry_enabled=telemetry_enabled,
         telemetry_retention_days=telemetry_retention_days,
         pending_estimate=estimate(db, configured) if configured and by_day else None,
+        quality=scored,
     )
 
 

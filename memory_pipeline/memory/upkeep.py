@@ -5,6 +5,7 @@ statement vectors, entities, the HNSW index, statistics, and what is left to do.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 
 from memory_pipeline import maintenance
 from memory_pipeline.domain.calibration import Calibration
@@ -39,10 +40,10 @@ class Upkeep:
         """The written generation's calibration: stored, else measured after its canary."""
         return measure_unless_stored(self._core.db, self._core.embedder)
 
-    def switch_generation(self) -> tuple[int, str | None]:
-        """Serve the generation being written once nothing is pending for it: (pending, what
-        switched or None)."""
-        return generations.switch_when_complete(self._core.db, self._core.embedder)
+    def switch_generation(self, *, guard: Callable | None = None) -> tuple[int, str | None]:
+        """Serve the generation being written once nothing is pending for it, and ``guard``
+        (the quality guard's ``allows``) lets it: (pending, what switched or None)."""
+        return generations.switch_when_complete(self._core.db, self._core.embedder, guard=guard)
 
     def serving_integrity(self) -> tuple[StoredProfile | None, dict | None]:
         """The serving profile, and its generation's missing, mis-sized and non-unit vectors."""

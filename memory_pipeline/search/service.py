@@ -35,6 +35,7 @@ from memory_pipeline.search.query_embedding import QueryEmbeddingBreaker
 from memory_pipeline.search.results import SearchResponse, SearchResult, make_snippet
 from memory_pipeline.storage import episodes_store, search_store
 from memory_pipeline.storage.database import Database
+from memory_pipeline.storage.profiles_store import StoredProfile
 from memory_pipeline.storage.search_store import Filters
 
 MAX_QUERY_CHARS = 4000
@@ -163,7 +164,13 @@ class SearchService:
         return self._embedder  # type: ignore[return-value]
 
     def _channel_query(
-        self, memory: str, query: str, filters: Filters, *, with_rows: bool
+        self,
+        memory: str,
+        query: str,
+        filters: Filters,
+        *,
+        with_rows: bool,
+        candidate: StoredProfile | None = None,
     ) -> ChannelQuery:
         def embed():
             # Through the breaker: its own short deadline, and no wait at all while the model
@@ -178,6 +185,7 @@ class SearchService:
             embedder=None if self._embedder is None else self.embedder,
             query_vector=Once(embed),
             with_rows=with_rows,
+            candidate=candidate,
         )
 
     # -- the search -------------------------------------------------------------------------
@@ -188,15 +196,17 @@ class SearchService:
         *,
         policy: str | None = None,
         channels: tuple[str, ...] | None = None,
+        candidate: StoredProfile | None = None,
     ) -> dict[str, Hits]:
         """Each channel's ranked (key, score) candidates for ``query``, as ``search`` would fuse
         them (the benchmark tunes fusion on these); statements are keyed ``"<kind>:<id>"``.
         ``channels``: only these (default: the policy's). The vector and keyword lists hold the
         statements that cite no chunk only when a statement channel runs with them, so a list
-        asked for alone can differ from the same channel's list in a full run."""
+        asked for alone can differ from the same channel's list in a full run. ``candidate``: a
+        generation read instead of the serving one (``search``)."""
         memory, query = validate_memory(memory), validate_query(query)
         chosen = self.resolve_policy(policy, limit=None, channels=channels)
-        q = self._channel_query(memory, query, Filters(), with_rows=False)
+        q = self._channel_query(memory, query, Filters(), with_rows=False, candidate=candidate)
         found = self.channels.run(q, chosen.channels, contested_beliefs=chosen.contested_beliefs)
         return found.ranked
 
@@ -213,16 +223,15 @@ class SearchService:
         contested_beliefs: bool | None = None,
         history: bool = False,
         as_of: object = None,
+        candidate: StoredProfile | None = None,
+        channel_lists: dict[str, Hits] | None = None,
     ) -> SearchResponse:
-        """Search one memory. ``sew=False`` returns chunks unsewn, one a result (benchmarks
-        compare rankings at equal returned characters with it); ``passages`` lets one episode
-        hold several results (by default each episode is one result, its best passage, so the
-        limit is spent on as many episodes as it can be); ``contested_beliefs`` overrides
-        the policy's; ``history`` adds the superseded revisions holding the query's words after
-        the results, marked superseded (``search.history``); ``as_of`` (a date or date-time,
-        ``parse_as_of``) answers with what was in force then: the episodes that had occurred by
-        then, each source's revision current then, the statements valid then, the latest first
-        among those telling one subject (``search.in_time``)."""
+        """Search one memory. ``sew=False``: chunks unsewn, one a result (benchmarks);
+        ``passages``: one episode may hold several results (default: one an episode, its best
+        passage); ``history``: superseded revisions holding the query's words, after the
+        results (``search.history``); ``as_of``: what was in force then (``parse_as_of``,
+        ``search.in_time``); ``candidate``: a generation not serving yet, read instead (the
+        quality guard); ``channel_lists``: filled with each channel's ranked candidates."""
         started = time.perf_counter()
         memory, query = validate_memory(memory), validate_query(query)
         until, as_of_text = parse_as_of(as_of) if as_of is not None else (None, None)
@@ -235,8 +244,10 @@ class SearchService:
             since=now - dt.timedelta(days=chosen.window_days) if chosen.window_days else None,
             until=until,
         )
-        q = self._channel_query(memory, query, filters, with_rows=True)
+        q = self._channel_query(memory, query, filters, with_rows=True, candidate=candidate)
         found = self.channels.run(q, chosen.channels, contested_beliefs=chosen.contested_beliefs)
+        if channel_lists is not None:
+            channel_lists.update(found.ranked)
         response = SearchResponse(
             memory,
             query,

@@ -185,6 +185,7 @@ def visible_status(memory, access: Access) -> dict:
         "memories": [m.to_json() for m in memory.memories() if access.sees(m.name)],
         "activeProfile": document["activeProfile"],
         "configuredProfile": document["configuredProfile"],
+        "quality": [q for q in document["quality"] if access.sees(q["memory"])],
     }
 
 

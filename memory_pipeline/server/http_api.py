@@ -16,6 +16,7 @@ from memory_pipeline.memory import Memory
 from memory_pipeline.server import (
     episode_routes,
     observation_routes,
+    quality_routes,
     reading_routes,
     writing_routes,
 )
@@ -46,4 +47,5 @@ def create_app(memory: Memory, exposure: Exposure):
     app.include_router(writing_routes.router)
     app.include_router(observation_routes.router)
     app.include_router(episode_routes.router)
+    app.include_router(quality_routes.router)
     return RequestGuard(app, exposure, memory.tokens_configured)

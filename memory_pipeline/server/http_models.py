@@ -126,7 +126,18 @@ class StatusChange(RequestBody):
     )
 
 
-REQUEST_MODELS = (EpisodeIn, DocumentItem, EpisodesIn, StatementIn, StatusChange)
+class QuestionIn(RequestBody):
+    memory: str | None = Field(None, pattern=MEMORY_PATTERN, description="Default: ?memory=.")
+    question: str = Field(description="The question, in the user's words.", max_length=2000)
+    expect: int | str | None = Field(
+        None,
+        description="What answers it: an episode id, source:KEY, observation:ID or belief:ID.",
+    )
+    expect_title: str | None = Field(None, description="Or: the current episode of this title.")
+    author: str = Field("", max_length=200)
+
+
+REQUEST_MODELS = (EpisodeIn, DocumentItem, EpisodesIn, StatementIn, StatusChange, QuestionIn)
 
 
 # -- responses -------------------------------------------------------------------------------

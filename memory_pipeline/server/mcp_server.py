@@ -24,6 +24,7 @@ from memory_pipeline.memory import Memory
 from memory_pipeline.server.access import Access
 from memory_pipeline.server.guard import Exposure, RequestGuard
 from memory_pipeline.server.mcp_context import MemoryServer, ToolContext
+from memory_pipeline.server.mcp_quality_tools import QUALITY_TOOLS
 from memory_pipeline.server.mcp_tools import TOOLS
 from memory_pipeline.version import __version__
 
@@ -50,7 +51,7 @@ def build_mcp_server(
         instructions=INSTRUCTIONS,
         log_level="WARNING",
     )
-    for tool in TOOLS:
+    for tool in (*TOOLS, *QUALITY_TOOLS):
         server.tool()(tool)
     return server
 

@@ -4,8 +4,10 @@ What goes: the episodes, their chunks, vectors of every profile and generation t
 chunk of the memory shares, entity mentions and the proper names extracted from them, extracted
 entities left without a mention (a whole memory: all its entities), the memory's keyword
 statistics (recounted, or dropped with the memory) and the search telemetry rows that name the
-episodes' chunks (a whole memory: all its rows), and the observations and beliefs drawn only
-from forgotten episodes (the others lose the forgotten citations; a whole memory: all of them).
+episodes' chunks (a whole memory: all its rows), the observations and beliefs drawn only
+from forgotten episodes (the others lose the forgotten citations; a whole memory: all of them),
+and the labelled questions that expect a forgotten episode or statement (a whole memory: all
+its questions and their figures).
 The report (``ForgetCounts``) counts the rows deleted from every one of these tables.
 """
 
@@ -97,6 +99,8 @@ def forget(
         if not rows and not whole:
             return counts
         ids = [r[0] for r in rows]
+        # Questions go by cascade with the episode or statement they expect: counted by difference.
+        questions_held = _rows_of(conn, "retrieval_questions", memory)
         counts.ingest_days = sorted({r[1] for r in rows})
         chunk_ids = [
             r[0]
@@ -116,6 +120,9 @@ def forget(
             _forget_memory_index(conn, memory, tables)
         else:
             _forget_episode_index(conn, memory, chunk_ids, tables)
+        tables["retrieval_questions"] = questions_held - _rows_of(
+            conn, "retrieval_questions", memory
+        )
     counts.episodes, counts.chunks = tables["episodes"], tables["chunks"]
     counts.vectors, counts.mentions = tables["embeddings"], tables["entity_mentions"]
     counts.entities, counts.telemetry = tables["entities"], tables["search_telemetry"]
@@ -183,6 +190,11 @@ def _forget_memory_index(conn: psycopg.Connection, memory: str, tables: dict[str
     tables["keyword_champion_lists"] = _rows_of(conn, "keyword_champion_lists", memory)
     tables["keyword_champion_state"] = conn.execute(
         "DELETE FROM keyword_champion_state WHERE memory = %s", (memory,)
+    ).rowcount
+    # A whole memory's labelled questions and its quality figures go with it.
+    conn.execute("DELETE FROM retrieval_questions WHERE memory = %s", (memory,))
+    tables["retrieval_quality"] = conn.execute(
+        "DELETE FROM retrieval_quality WHERE memory = %s", (memory,)
     ).rowcount
 
 

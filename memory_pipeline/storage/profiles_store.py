@@ -130,6 +130,19 @@ def serving_in(conn: psycopg.Connection, memory: str) -> Serving:
     return Serving(_profile(row[:8]), state, stored, row[11])
 
 
+def candidate_in(conn: psycopg.Connection, candidate: StoredProfile, memory: str) -> Serving:
+    """``serving_in`` for a generation that does not serve yet (``candidate.generation``): what
+    the quality guard scores beside the serving one before a switch (``search.quality_guard``)."""
+    state = generation_state(conn, candidate.id, candidate.generation)
+    measured = stored_calibration(conn, candidate.id, candidate.generation)
+    rows = conn.execute(
+        "SELECT chunks FROM keyword_memory_stats WHERE memory = %s", (memory,)
+    ).fetchone()
+    return Serving(
+        candidate, state, measured or calibration.DEFAULT, None if rows is None else rows[0]
+    )
+
+
 def record_calibration(
     conn: psycopg.Connection, profile_id: int, generation: int, measured: Calibration
 ) -> None:

@@ -61,7 +61,7 @@ def test_demo_runs_the_day_and_nightly_jobs_and_their_checks_pass(installed_pack
     assert "rejected" not in done.stderr and "no memory" not in done.stderr, done.stderr
     # Named jobs (not Dagster's ephemeral one), each asset of both with rows, every check passed.
     assert "index_day_job: success, 3 of 3 check(s) passed" in out, out
-    assert "nightly_maintenance_job: success, 4 of 4 check(s) passed" in out, out
+    assert "nightly_maintenance_job: success, 6 of 6 check(s) passed" in out, out
     for asset in (
         "episodes",
         "chunks",
@@ -69,9 +69,12 @@ def test_demo_runs_the_day_and_nightly_jobs_and_their_checks_pass(installed_pack
         "entities",
         "serving_generation",
         "hnsw_index",
+        "retrieval_quality",
     ):
         line = next(line for line in out.splitlines() if line.strip().startswith(f"{asset}:"))
         assert int(line.split(":")[1].split()[0]) > 0, line
+    # The corpus's labelled questions are loaded and scored (the retrieval_quality asset).
+    assert "questions: 28 labelled question(s) for memory 'mara'" in out, out
     assert "1. Postmortem: duplicate invoices (LDG-4102)" in out
     # While it embeds, the demo says what it does and how far it is (stderr, no terminal here).
     assert "the bundled model embeds each chunk" in out or "index_day_job, partition" in out

@@ -192,8 +192,11 @@ def test_nightly_job_indexes_the_backlog_maintains_the_index_and_records_stats(
         "backlog_is_fresh": True,
         "hnsw_index_recall": True,
         "serving_generation_complete_and_normalized": True,
+        "serving_generation_scores_no_worse": True,
         "every_live_statement_has_a_normalized_vector": True,
+        "retrieval_quality_holds": True,
     }
+    assert meta["retrieval_quality"]["memories"] == 0  # no memory has labelled questions
     assert meta["statement_vectors"]["new_vectors"] == 1
     assert (
         meta["keyword_champions"]["memories"] == 0

@@ -38,6 +38,9 @@ TOOLS = {
     "set_observation_status",
     "list_episodes",
     "episode_history",
+    "record_answer",
+    "list_questions",
+    "retrieval_quality",
 }
 
 

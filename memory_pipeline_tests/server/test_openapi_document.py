@@ -14,6 +14,7 @@ METHODS = ("post", "patch", "get", "delete")  # writes first, so reads and delet
 MADE_BY = {
     "episode_id": ("/v1/episodes", "post", lambda answer: answer["episodeIds"][0]),
     "observation_id": ("/v1/observations", "post", lambda answer: answer["id"]),
+    "question_id": ("/v1/questions", "post", lambda answer: answer["questionIds"][0]),
 }
 
 

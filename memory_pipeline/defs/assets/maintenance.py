@@ -28,6 +28,11 @@ from memory_pipeline.orchestration.assets import (
 from memory_pipeline.orchestration.instance import EMBEDDING_POOL, add_partitions
 from memory_pipeline.orchestration.metadata import markdown_table
 from memory_pipeline.orchestration.progress import RunProgress
+from memory_pipeline.orchestration.quality_guard import (
+    QUALITY_GUARD_SPEC,
+    SwitchConfig,
+    quality_guard_result,
+)
 from memory_pipeline.orchestration.reporting import day_materializations
 from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline.progress import Progress, figures
@@ -278,7 +283,8 @@ def statement_vectors(
             "serving_generation_complete_and_normalized",
             asset="serving_generation",
             description="The generation search serves has every vector, of the profile's dimension, normalized.",
-        )
+        ),
+        QUALITY_GUARD_SPEC,
     ],
     description=(
         "Which embedding profile and generation search serves. A new generation (a reindex, a "
@@ -288,10 +294,11 @@ def statement_vectors(
     ),
 )
 def serving_generation(
-    context: dg.AssetExecutionContext, memory_api: MemoryResource
+    context: dg.AssetExecutionContext, memory_api: MemoryResource, config: SwitchConfig
 ) -> dg.MaterializeResult:
     mem = memory_api.api
-    pending, switched = mem.upkeep.switch_generation()
+    guard = mem.switch_guard(accept_worse=config.accept_worse)
+    pending, switched = mem.upkeep.switch_generation(guard=guard.allows)
     if switched:
         context.log.info(switched)
     try:
@@ -328,7 +335,8 @@ def serving_generation(
                     if not found
                     else "missing, mis-sized or non-unit vectors in the serving generation"
                 ),
-            )
+            ),
+            quality_guard_result(guard.verdict),
         ],
     )
 

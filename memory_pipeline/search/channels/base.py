@@ -44,7 +44,7 @@ class ChannelQuery:
     """One search as its channels see it. ``embedder`` is None when none is configured;
     ``query_vector`` embeds the query once, through the service's breaker; ``with_rows`` asks
     each channel to read its candidates' rows right after its query (fusion needs them,
-    ``SearchService.candidates`` does not)."""
+    ``SearchService.candidates`` does not); ``candidate``: see below."""
 
     memory: str
     query: str
@@ -52,6 +52,9 @@ class ChannelQuery:
     embedder: Callable[[], Embedder] | None
     query_vector: Once
     with_rows: bool = True
+    # A generation to read instead of the serving one (the quality guard scores a reindex's new
+    # generation before it serves); None: the serving one, as every user's search.
+    candidate: StoredProfile | None = None
 
 
 @dataclass

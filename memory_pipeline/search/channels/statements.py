@@ -14,7 +14,7 @@ from memory_pipeline.domain.observations import merged_statements, ranked_with_s
 from memory_pipeline.search.channels.base import ChannelQuery, ChannelResult, Hits, query_vector_for
 from memory_pipeline.storage import observations_store, search_store
 from memory_pipeline.storage.observations_store import StoredObservation
-from memory_pipeline.storage.profiles_store import serving_profile
+from memory_pipeline.storage.profiles_store import generation_state, serving_profile
 
 STATEMENT_CANDIDATES = 25
 STATEMENT_CHANNELS = {"observation": "observation", "belief": "belief"}  # channel -> statement kind
@@ -67,7 +67,11 @@ def statement_channel(
     if not observations_store.any_statements(conn, q.memory, kinds=(kind,), statuses=statuses):
         return StatementResult()
     lists: dict[str, list[tuple[int, float]]] = {}
-    profile, state = serving_profile(conn)
+    profile, state = (
+        serving_profile(conn)
+        if q.candidate is None
+        else (q.candidate, generation_state(conn, q.candidate.id, q.candidate.generation))
+    )
     vector, _ = query_vector_for(profile, state, q)
     if vector is not None and profile is not None:
         lists["vector"] = observations_store.by_vector(

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from memory_pipeline.domain.calibration import Calibration
 from memory_pipeline.search.channels.base import ChannelQuery, ChannelResult, query_vector_for
-from memory_pipeline.storage.profiles_store import StoredProfile, serving_in
+from memory_pipeline.storage.profiles_store import StoredProfile, candidate_in, serving_in
 from memory_pipeline.storage.vector_store import EXACT_MAX_ROWS, nearest_chunks
 
 VECTOR_CANDIDATES = 50
@@ -32,7 +32,11 @@ class VectorResult(ChannelResult):
 
 
 def vector_channel(conn, q: ChannelQuery) -> VectorResult:
-    serving = serving_in(conn, q.memory)
+    serving = (
+        serving_in(conn, q.memory)
+        if q.candidate is None
+        else candidate_in(conn, q.candidate, q.memory)
+    )
     profile, rows = serving.profile, serving.rows
     vector, status = query_vector_for(profile, serving.state, q)
     if vector is None or profile is None:
