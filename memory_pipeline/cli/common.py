@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from memory_pipeline import config
-from memory_pipeline.errors import NoDataYet
+from memory_pipeline.errors import InputError, NoDataYet
 from memory_pipeline.redaction import mask_secrets
+
+T = TypeVar("T")
 
 
 def open_memory(reporter=None, *, read_only: bool = False, **settings):
@@ -69,3 +72,14 @@ def err(message: str) -> None:
     # Warnings quote other libraries' messages (Dagster's storage, a server's answer), which may
     # carry a connection string.
     print(mask_secrets(message), file=sys.stderr)
+
+
+def validated(value: str | None, validate: Callable[[str], T], flag: str) -> T | None:
+    """An option's ``value`` through ``validate`` (None when not given); its ValueError becomes
+    an InputError naming ``flag``."""
+    if value is None:
+        return None
+    try:
+        return validate(value)
+    except ValueError as exc:
+        raise InputError(f"{flag} {value!r}: {exc}") from None

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from memory_pipeline.cli.arguments import whole_number
-from memory_pipeline.cli.common import err, open_memory, print_json, print_warnings
+from memory_pipeline.cli.common import err, open_memory, print_json, print_warnings, validated
 from memory_pipeline.cli.progress import ProgressDisplay
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
 from memory_pipeline.errors import ExitCode, InputError
@@ -89,15 +89,6 @@ def cmd_history(args) -> int:
     return ExitCode.OK
 
 
-def _validated(value: str | None, validate, flag: str) -> str | None:
-    if value is None:
-        return None
-    try:
-        return validate(value)
-    except ValueError as exc:
-        raise InputError(f"{flag} {value!r}: {exc}") from None
-
-
 def ingest_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--memory", help="memory for files that do not name one")
@@ -106,8 +97,8 @@ def ingest_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_ingest(args) -> int:
-    memory = _validated(args.memory, validate_memory_name, "--memory")
-    kind = _validated(args.kind, validate_kind, "--kind")
+    memory = validated(args.memory, validate_memory_name, "--memory")
+    kind = validated(args.kind, validate_kind, "--kind")
     with open_memory() as mem, ProgressDisplay() as show:
         report = mem.ingest(args.paths, memory=memory, kind=kind, on_progress=show)
         for rejection in report.rejections:

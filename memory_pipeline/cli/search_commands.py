@@ -7,7 +7,7 @@ import json
 import sys
 
 from memory_pipeline.cli.arguments import whole_number
-from memory_pipeline.cli.common import err, open_memory, print_json
+from memory_pipeline.cli.common import err, open_memory, print_json, validated
 from memory_pipeline.domain.entities import parse_entity_import
 from memory_pipeline.domain.episodes import validate_memory_name
 from memory_pipeline.domain.jsonl import (
@@ -16,18 +16,9 @@ from memory_pipeline.domain.jsonl import (
     parse_object_line,
     reject_unknown_fields,
 )
-from memory_pipeline.domain.policies import PolicyError, parse_channels
+from memory_pipeline.domain.policies import parse_channels
 from memory_pipeline.errors import ExitCode, InputError, NoDataYet
 from memory_pipeline.memory import human_table, parse_as_of
-
-
-def _channels(text: str | None) -> tuple[str, ...] | None:
-    if text is None:
-        return None
-    try:
-        return parse_channels(text)
-    except PolicyError as exc:
-        raise InputError(f"--channels {text!r}: {exc}") from None
 
 
 def search_options(p: argparse.ArgumentParser) -> None:
@@ -93,7 +84,7 @@ def cmd_search(args) -> int:
             args.query,
             policy=args.policy,
             limit=args.limit,
-            channels=_channels(args.channels),
+            channels=validated(args.channels, parse_channels, "--channels"),
             contested_beliefs=args.contested,
             history=args.history,
             as_of=_as_of(args.as_of),
@@ -172,7 +163,7 @@ def _batch_search(mem, raw: bytes):
         item["query"],
         policy=item.get("policy"),
         limit=limit,
-        channels=_channels(channels),
+        channels=validated(channels, parse_channels, "--channels"),
         contested_beliefs=contested,
         history=history,
         as_of=item.get("as_of"),

@@ -1,9 +1,9 @@
 """Jobs: index one ingest day, embed statements, switch the serving generation, maintain the HNSW
 index, nightly.
 
-Each job names its executor. The day and switch jobs are light (a day with nothing pending
-does a few queries): they run their steps in the run's own process, where a process per step
-would cost seconds each. The nightly job does too; it is one chain of steps.
+The day and switch jobs are light (a day with nothing pending does a few queries): they run
+their steps in the run's own process (``in_process_job``), where a process per step would cost
+seconds each. The nightly job does too; it is one chain of steps.
 ``index_day_distributed_job`` is the same day with each step sent to Celery workers through a
 Redis broker: a backfill's embedding steps then run on the workers' machines.
 """
@@ -11,14 +11,25 @@ Redis broker: a backfill's embedding steps then run on the workers' machines.
 import dagster as dg
 from dagster_celery import celery_executor
 
-index_day_job = dg.define_asset_job(
+
+def in_process_job(name: str, assets: tuple[str, ...], description: str, **kwargs):
+    """A job over ``assets`` (with their checks) whose steps run in the run's own process."""
+    return dg.define_asset_job(
+        name,
+        selection=dg.AssetSelection.assets(*assets),
+        executor_def=dg.in_process_executor,
+        description=description,
+        **kwargs,
+    )
+
+
+index_day_job = in_process_job(
     "index_day_job",
     # With the partition checks: each is about its own day, so every run (and a backfill of any
     # size) evaluates them.
-    selection=dg.AssetSelection.assets("episodes", "chunks", "embeddings", "entity_mentions"),
-    executor_def=dg.in_process_executor,
+    ("episodes", "chunks", "embeddings", "entity_mentions"),
+    "Load a day's inbox, chunk and embed the day's episodes, link their entity mentions (one partition).",
     tags={"memory_pipeline/kind": "partition"},
-    description="Load a day's inbox, chunk and embed the day's episodes, link their entity mentions (one partition).",
 )
 
 index_day_distributed_job = dg.define_asset_job(
@@ -37,28 +48,25 @@ index_day_distributed_job = dg.define_asset_job(
     "bigger than one machine (one partition).",
 )
 
-switch_generation_job = dg.define_asset_job(
+switch_generation_job = in_process_job(
     "switch_generation_job",
     # Statement vectors first: a new generation serves observations and beliefs from its first search.
-    selection=dg.AssetSelection.assets("statement_vectors", "serving_generation", "hnsw_index"),
-    executor_def=dg.in_process_executor,
-    description="Embed pending statements, serve the new generation once nothing is pending for it "
+    ("statement_vectors", "serving_generation", "hnsw_index"),
+    "Embed pending statements, serve the new generation once nothing is pending for it "
     "(measuring its model once), then build its HNSW index: the global steps after day partitions.",
 )
 
-embed_statements_job = dg.define_asset_job(
+embed_statements_job = in_process_job(
     "embed_statements_job",
-    selection=dg.AssetSelection.assets("statement_vectors"),
-    executor_def=dg.in_process_executor,
-    description="Embed observations and beliefs that have no vector for the generation being written "
+    ("statement_vectors",),
+    "Embed observations and beliefs that have no vector for the generation being written "
     "(saved while the model was down, or imported); with its check.",
 )
 
-build_hnsw_index_job = dg.define_asset_job(
+build_hnsw_index_job = in_process_job(
     "build_hnsw_index_job",
-    selection=dg.AssetSelection.assets("hnsw_index"),
-    executor_def=dg.in_process_executor,
-    description="Create or repair the HNSW index of the active embedding profile.",
+    ("hnsw_index",),
+    "Create or repair the HNSW index of the active embedding profile.",
 )
 
 # The nightly job's assets, in the order their dependencies run them (the schedule's
@@ -74,11 +82,10 @@ NIGHTLY_ASSETS = (
     "retrieval_quality",
 )
 
-nightly_maintenance_job = dg.define_asset_job(
+nightly_maintenance_job = in_process_job(
     "nightly_maintenance_job",
-    selection=dg.AssetSelection.assets(*NIGHTLY_ASSETS),
-    executor_def=dg.in_process_executor,
-    description="Index everything pending (canary first), promote recurring names, rebuild the keyword "
+    NIGHTLY_ASSETS,
+    "Index everything pending (canary first), promote recurring names, rebuild the keyword "
     "champion lists, embed pending "
     "observations and beliefs, switch a finished "
     "generation, maintain the HNSW index, ANALYZE, record the day's statistics and score each memory's "

@@ -102,6 +102,11 @@ def plan_requests(
 
 
 def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
+    """The two sensors, each evaluated every ``interval_s`` seconds."""
+    return [unindexed_episodes_sensor(interval_s), inbox_sensor(interval_s)]
+
+
+def unindexed_episodes_sensor(interval_s: int) -> dg.SensorDefinition:
     @dg.sensor(
         name="unindexed_episodes_sensor",
         jobs=[jobs.index_day_job, jobs.switch_generation_job, jobs.embed_statements_job],
@@ -114,78 +119,78 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
         "observations or beliefs lack a vector, embed_statements_job.",
     )
     def unindexed_episodes_sensor(context: dg.SensorEvaluationContext, memory_api: MemoryResource):
-        work = memory_api.api.upkeep.outlook()
-        target, statements = work.target, work.statements
-        pending = {day: (p.count, p.newest_id) for day, p in work.pending.items()}
-        new_days = missing_partitions(context.instance, work.days)
-        partition_requests = [ingest_days.build_add_request(new_days)] if new_days else []
-        total = sum(n for n, _ in pending.values())
-        if not pending:
-            to_switch = work.switch_due or work.search_unready
-            if to_switch and not in_flight(context.instance, jobs.switch_generation_job.name):
-                return dg.SensorResult(
-                    run_requests=[
-                        dg.RunRequest(
-                            # Search left unready (no HNSW index, no calibration yet) is asked
-                            # for again only after RETRY_AFTER_S: an empty generation has none.
-                            run_key=None
-                            if work.switch_due
-                            else f"search:{target.id if target else 0}:"
-                            f"{target.generation if target else 0}:{int(time.time() // RETRY_AFTER_S)}",
-                            job_name=jobs.switch_generation_job.name,
-                            tags={"memory_pipeline/trigger": "unindexed_episodes_sensor"},
-                        )
-                    ],
-                    dynamic_partitions_requests=partition_requests,
-                    cursor="{}",
-                )
-            if (
-                target is not None
-                and statements
-                and not to_switch
-                and not in_flight(context.instance, jobs.embed_statements_job.name)
-            ):
-                # The same pending statements are asked for again only after RETRY_AFTER_S.
-                window = int(time.time() // RETRY_AFTER_S)
-                return dg.SensorResult(
-                    run_requests=[
-                        dg.RunRequest(
-                            run_key=f"statements:{target.id}:{target.generation}:{statements}:{window}",
-                            job_name=jobs.embed_statements_job.name,
-                            tags={
-                                "memory_pipeline/trigger": "unindexed_episodes_sensor",
-                                "memory_pipeline/pending_statements": str(statements),
-                            },
-                        )
-                    ],
-                    dynamic_partitions_requests=partition_requests,
-                    cursor="{}",
-                )
-            return dg.SensorResult(
-                skip_reason=dg.SkipReason("nothing to index: 0 pending episodes"),
-                cursor="{}",
-                dynamic_partitions_requests=partition_requests,
-            )
-        cursor = json.loads(context.cursor) if context.cursor else {}
-        valid = set(context.instance.get_dynamic_partitions(PARTITIONS)) | set(new_days)
-        requests, next_cursor = plan_requests(
-            pending, days_in_flight(context.instance, pending), cursor, time.time(), valid
-        )
-        if not requests:
-            return dg.SensorResult(
-                skip_reason=dg.SkipReason(
-                    f"{total} pending episode(s) on {len(pending)} day(s); their runs are queued, in "
-                    f"progress, or waiting {RETRY_AFTER_S}s before a retry"
-                ),
-                cursor=json.dumps(next_cursor),
-                dynamic_partitions_requests=partition_requests,
-            )
-        return dg.SensorResult(
-            run_requests=requests,
-            cursor=json.dumps(next_cursor),
-            dynamic_partitions_requests=partition_requests,
-        )
+        return evaluate_unindexed(context, memory_api.api.upkeep.outlook())
 
+    return unindexed_episodes_sensor
+
+
+def evaluate_unindexed(context: dg.SensorEvaluationContext, work) -> dg.SensorResult:
+    """Runs of ``index_day_job`` for the days with pending episodes; with none pending, what
+    ``idle_request`` asks for. ``work``: the upkeep outlook."""
+    pending = {day: (p.count, p.newest_id) for day, p in work.pending.items()}
+    new_days = missing_partitions(context.instance, work.days)
+    partition_requests = [ingest_days.build_add_request(new_days)] if new_days else []
+    if not pending:
+        request = idle_request(context.instance, work)
+        return dg.SensorResult(
+            run_requests=[request] if request else None,
+            skip_reason=None if request else dg.SkipReason("nothing to index: 0 pending episodes"),
+            dynamic_partitions_requests=partition_requests,
+            cursor="{}",
+        )
+    cursor = json.loads(context.cursor) if context.cursor else {}
+    valid = set(context.instance.get_dynamic_partitions(PARTITIONS)) | set(new_days)
+    requests, next_cursor = plan_requests(
+        pending, days_in_flight(context.instance, pending), cursor, time.time(), valid
+    )
+    total = sum(n for n, _ in pending.values())
+    return dg.SensorResult(
+        run_requests=requests or None,
+        skip_reason=None
+        if requests
+        else dg.SkipReason(
+            f"{total} pending episode(s) on {len(pending)} day(s); their runs are queued, in "
+            f"progress, or waiting {RETRY_AFTER_S}s before a retry"
+        ),
+        cursor=json.dumps(next_cursor),
+        dynamic_partitions_requests=partition_requests,
+    )
+
+
+def idle_request(instance: dg.DagsterInstance, work) -> dg.RunRequest | None:
+    """With no episode pending: ``switch_generation_job`` when a new generation is complete or
+    search is unready, else ``embed_statements_job`` when statements lack a vector; None when
+    neither is due or its job is already in flight."""
+    target, statements = work.target, work.statements
+    to_switch = work.switch_due or work.search_unready
+    window = int(time.time() // RETRY_AFTER_S)
+    if to_switch:
+        if in_flight(instance, jobs.switch_generation_job.name):
+            return None
+        return dg.RunRequest(
+            # Search left unready (no HNSW index, no calibration yet) is asked
+            # for again only after RETRY_AFTER_S: an empty generation has none.
+            run_key=None
+            if work.switch_due
+            else f"search:{target.id if target else 0}:"
+            f"{target.generation if target else 0}:{window}",
+            job_name=jobs.switch_generation_job.name,
+            tags={"memory_pipeline/trigger": "unindexed_episodes_sensor"},
+        )
+    if target is None or not statements or in_flight(instance, jobs.embed_statements_job.name):
+        return None
+    # The same pending statements are asked for again only after RETRY_AFTER_S.
+    return dg.RunRequest(
+        run_key=f"statements:{target.id}:{target.generation}:{statements}:{window}",
+        job_name=jobs.embed_statements_job.name,
+        tags={
+            "memory_pipeline/trigger": "unindexed_episodes_sensor",
+            "memory_pipeline/pending_statements": str(statements),
+        },
+    )
+
+
+def inbox_sensor(interval_s: int) -> dg.SensorDefinition:
     @dg.sensor(
         name="inbox_sensor",
         job=jobs.index_day_job,
@@ -195,41 +200,43 @@ def build_sensors(interval_s: int) -> list[dg.SensorDefinition]:
         "today's ingest day and ingested by that day's episodes partition; changed day folders too.",
     )
     def inbox_sensor(context: dg.SensorEvaluationContext):
-        inbox = config.inbox_dir()
-        if not inbox.is_dir():
-            return dg.SensorResult(skip_reason=dg.SkipReason(f"no inbox folder at {inbox}"))
-        moved = file_loose_files(inbox, utc_today().isoformat())
-        if moved:
-            context.log.info(f"filed {len(moved)} file(s) under {utc_today().isoformat()}")
-        cursor = json.loads(context.cursor) if context.cursor else {}
-        requests, seen = [], {}
-        for day, signature in day_folder_signatures(inbox).items():
-            seen[day] = signature
-            if cursor.get(day) != signature:
-                requests.append(
-                    dg.RunRequest(
-                        run_key=f"inbox:{day}:{signature}",
-                        partition_key=day,
-                        tags={"memory_pipeline/trigger": "inbox_sensor"},
-                    )
-                )
-        if not requests:
-            return dg.SensorResult(
-                skip_reason=dg.SkipReason(f"no new files in {inbox}"), cursor=json.dumps(seen)
-            )
-        # A day folder is a day that receives episodes: its partition exists from now on.
-        new_days = missing_partitions(
-            context.instance, {r.partition_key for r in requests if r.partition_key}
-        )
-        return dg.SensorResult(
-            run_requests=requests,
-            cursor=json.dumps(seen),
-            dynamic_partitions_requests=[ingest_days.build_add_request(new_days)]
-            if new_days
-            else [],
-        )
+        return evaluate_inbox(context, config.inbox_dir())
 
-    return [unindexed_episodes_sensor, inbox_sensor]
+    return inbox_sensor
+
+
+def evaluate_inbox(context: dg.SensorEvaluationContext, inbox: Path) -> dg.SensorResult:
+    """Files loose files under today's folder and requests a run for each day folder whose
+    files changed since the cursor's signature."""
+    if not inbox.is_dir():
+        return dg.SensorResult(skip_reason=dg.SkipReason(f"no inbox folder at {inbox}"))
+    moved = file_loose_files(inbox, utc_today().isoformat())
+    if moved:
+        context.log.info(f"filed {len(moved)} file(s) under {utc_today().isoformat()}")
+    cursor = json.loads(context.cursor) if context.cursor else {}
+    seen = day_folder_signatures(inbox)
+    requests = [
+        dg.RunRequest(
+            run_key=f"inbox:{day}:{signature}",
+            partition_key=day,
+            tags={"memory_pipeline/trigger": "inbox_sensor"},
+        )
+        for day, signature in seen.items()
+        if cursor.get(day) != signature
+    ]
+    if not requests:
+        return dg.SensorResult(
+            skip_reason=dg.SkipReason(f"no new files in {inbox}"), cursor=json.dumps(seen)
+        )
+    # A day folder is a day that receives episodes: its partition exists from now on.
+    new_days = missing_partitions(
+        context.instance, {r.partition_key for r in requests if r.partition_key}
+    )
+    return dg.SensorResult(
+        run_requests=requests,
+        cursor=json.dumps(seen),
+        dynamic_partitions_requests=[ingest_days.build_add_request(new_days)] if new_days else [],
+    )
 
 
 def _is_day(name: str) -> bool:

@@ -112,28 +112,35 @@ def _require_text(field_name: str, value: Any) -> str:
     return value
 
 
+def _require_match(field_name: str, value: Any, pattern: re.Pattern, what: str, rule: str) -> str:
+    """``value`` if it is text that ``pattern`` matches whole; else the error names ``what`` and
+    the ``rule`` it breaks."""
+    value = _require_text(field_name, value)
+    if not pattern.fullmatch(value):
+        raise InvalidEpisode(field_name, f"invalid {what} {_quoted(value)}: {rule}")
+    return value
+
+
 def validate_memory_name(name: Any) -> str:
     """Return ``name`` if it is a valid memory name, else raise ValueError with the reason."""
-    name = _require_text("memory", name)
-    if not MEMORY_NAME_RE.fullmatch(name):
-        raise InvalidEpisode(
-            "memory",
-            f"invalid memory name {_quoted(name)}: use 1 to 128 letters, digits, '.', '_', '@' "
-            "or '-', starting with a letter or digit",
-        )
-    return name
+    return _require_match(
+        "memory",
+        name,
+        MEMORY_NAME_RE,
+        "memory name",
+        "use 1 to 128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit",
+    )
 
 
 def validate_kind(kind: Any) -> str:
     """Return ``kind`` if it is a valid episode kind (note, journal, chat, ...), else raise ValueError."""
-    kind = _require_text("kind", kind)
-    if not KIND_RE.fullmatch(kind):
-        raise InvalidEpisode(
-            "kind",
-            f"invalid kind {_quoted(kind)}: use 1 to 40 lowercase letters, digits, '_' or '-', "
-            "starting with a letter",
-        )
-    return kind
+    return _require_match(
+        "kind",
+        kind,
+        KIND_RE,
+        "kind",
+        "use 1 to 40 lowercase letters, digits, '_' or '-', starting with a letter",
+    )
 
 
 def parse_timestamp(value: Any) -> datetime:

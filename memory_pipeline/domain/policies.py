@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -355,16 +355,7 @@ class _Loader:
             raise InvalidValue("channels is null (leave it out for every channel)")
         if not items:
             check_channels([])
-        seen: list[str] = []
-        for item_node, item in items:
-            try:
-                channel = check_channel(item)
-                if channel in seen:
-                    raise InvalidValue(f"channel {channel!r} is listed twice")
-            except InvalidValue as invalid:
-                raise _Located(item_node, invalid.reason) from None
-            seen.append(channel)
-        return canonical_channels(seen)
+        return canonical_channels(self.distinct(items, check_channel, "channel"))
 
     def kinds(self, node: yaml.Node, name: str) -> tuple[str, ...] | None:
         items = self.items(node, name, "kinds")
@@ -372,16 +363,24 @@ class _Loader:
             return None
         if not items:
             check_kinds([])
+        return tuple(self.distinct(items, check_kind, "kind"))
+
+    @staticmethod
+    def distinct(
+        items: list[tuple[yaml.Node, Any]], check_item: Callable[[Any], str], what: str
+    ) -> list[str]:
+        """Each item checked by ``check_item``, none listed twice; an error is located at the
+        item's own node."""
         seen: list[str] = []
         for item_node, item in items:
             try:
-                kind = check_kind(item)
-                if kind in seen:
-                    raise InvalidValue(f"kind {kind!r} is listed twice")
+                checked = check_item(item)
+                if checked in seen:
+                    raise InvalidValue(f"{what} {checked!r} is listed twice")
             except InvalidValue as invalid:
                 raise _Located(item_node, invalid.reason) from None
-            seen.append(kind)
-        return tuple(seen)
+            seen.append(checked)
+        return seen
 
 
 class _Located(Exception):

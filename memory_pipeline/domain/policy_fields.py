@@ -4,7 +4,8 @@ broken rule becomes (``domain.policies`` says where the value came from)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from memory_pipeline.domain.episodes import KIND_RE
@@ -113,13 +114,18 @@ def check_channel(value: Any) -> str:
     return value
 
 
-def check_kind(value: Any) -> str:
-    if not isinstance(value, str) or not KIND_RE.fullmatch(value):
+def _check_word(value: Any, pattern: re.Pattern, what: str) -> str:
+    """``value`` if ``pattern`` (a kind's or a policy name's) matches it whole."""
+    if not isinstance(value, str) or not pattern.fullmatch(value):
         raise InvalidValue(
-            f"invalid kind {shown(value)}: use 1 to 40 lowercase letters, digits, '_' or '-', "
+            f"invalid {what} {shown(value)}: use 1 to 40 lowercase letters, digits, '_' or '-', "
             "starting with a letter"
         )
     return value
+
+
+def check_kind(value: Any) -> str:
+    return _check_word(value, KIND_RE, "kind")
 
 
 def canonical_channels(channels: Sequence[str]) -> tuple[str, ...]:
@@ -127,40 +133,37 @@ def canonical_channels(channels: Sequence[str]) -> tuple[str, ...]:
     return tuple(channel for channel in CHANNELS if channel in channels)
 
 
-def check_channels(value: Any) -> tuple[str, ...]:
+def _check_distinct(
+    value: Any, name: str, items: str, empty: str, check_item: Callable[[Any], str]
+) -> list[str]:
+    """``value``'s items, each checked by ``check_item``, when it is a non-empty list of distinct
+    ones; ``name`` (plural), ``items`` and ``empty`` word the errors."""
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
-        raise InvalidValue(f"channels must be a list of channel names, got {shown(value)}")
+        raise InvalidValue(f"{name} must be a list of {items}, got {shown(value)}")
     if not value:
-        raise InvalidValue(f"channels is empty (expected some of {EXPECTED_CHANNELS})")
+        raise InvalidValue(f"{name} is empty ({empty})")
     seen: list[str] = []
     for item in value:
-        channel = check_channel(item)
-        if channel in seen:
-            raise InvalidValue(f"channel {channel!r} is listed twice")
-        seen.append(channel)
-    return canonical_channels(seen)
+        checked = check_item(item)
+        if checked in seen:
+            raise InvalidValue(f"{name[:-1]} {checked!r} is listed twice")
+        seen.append(checked)
+    return seen
+
+
+def check_channels(value: Any) -> tuple[str, ...]:
+    empty = f"expected some of {EXPECTED_CHANNELS}"
+    return canonical_channels(
+        _check_distinct(value, "channels", "channel names", empty, check_channel)
+    )
 
 
 def check_kinds(value: Any) -> tuple[str, ...] | None:
     if value is None:
         return None
-    if isinstance(value, str) or not isinstance(value, (list, tuple)):
-        raise InvalidValue(f"kinds must be a list of episode kinds, got {shown(value)}")
-    if not value:
-        raise InvalidValue("kinds is empty (leave it out for every kind)")
-    seen: list[str] = []
-    for item in value:
-        kind = check_kind(item)
-        if kind in seen:
-            raise InvalidValue(f"kind {kind!r} is listed twice")
-        seen.append(kind)
-    return tuple(seen)
+    empty = "leave it out for every kind"
+    return tuple(_check_distinct(value, "kinds", "episode kinds", empty, check_kind))
 
 
 def check_name(value: Any) -> str:
-    if not isinstance(value, str) or not POLICY_NAME_RE.fullmatch(value):
-        raise InvalidValue(
-            f"invalid policy name {shown(value)}: use 1 to 40 lowercase letters, digits, '_' or "
-            "'-', starting with a letter"
-        )
-    return value
+    return _check_word(value, POLICY_NAME_RE, "policy name")

@@ -14,7 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory_pipeline.errors import ModelRefused
+from memory_pipeline.errors import EmbedderUnavailable, ModelRefused
+
+# HTTP statuses that say "try again later / fix access", not "this model is wrong".
+UNAVAILABLE_STATUSES = {401, 403, 408, 429}
 
 # Embedded before the first write of every run: a wrong or unreachable model stops the run
 # before a single vector is stored.
@@ -134,3 +137,26 @@ class Embedder(abc.ABC):
                 f"{self.profile.name} stores {self.profile.dim}; nothing was written. Set "
                 f"MEMORY_PIPELINE_EMBED_DIM to at most {served} (a new profile) or serve the right model."
             )
+
+
+def status_error(
+    service: str, where: str, server: str, model: str, status: int, message: str
+) -> Exception:
+    """An HTTP provider's error answer that no more particular rule explains: the ``service``
+    unavailable (5xx, access, timeout, rate limit, no status at all) or the model refused.
+    ``where``: the address named; ``server``: the phrase naming the server."""
+    if status >= 500 or status in UNAVAILABLE_STATUSES or status < 0:
+        return EmbedderUnavailable(service, f"{where} answered HTTP {status}: {message}")
+    return ModelRefused(
+        f"{server} refused to embed with model {model!r} (HTTP {status}): {message}"
+    )
+
+
+def finite(raw: np.ndarray, server: str, model: str) -> np.ndarray:
+    """``raw``, unless a number in it is NaN or infinite (a broken model: never stored)."""
+    if not np.isfinite(raw).all():
+        raise ModelRefused(
+            f"{server} answered non-finite numbers (NaN/inf) for model {model!r}; refusing to "
+            "store them"
+        )
+    return raw

@@ -151,6 +151,28 @@ def wrong_route(
     return wrong_format(named, url, model, timeout_s)
 
 
+def not_found(
+    status: int,
+    message: str,
+    named: str,
+    url: str,
+    model: str,
+    timeout_s: float,
+    *,
+    missing: Exception,
+    absent: Exception,
+) -> Exception | None:
+    """A named provider's HTTP ``status`` read as "not found": ``missing`` (the model) when a 404
+    names a model, the wrong format set when ``url`` speaks the other one, ``absent`` (the
+    route) for another 404; None for any other status."""
+    if status == 404 and "model" in message.lower():
+        return missing
+    refusal = wrong_route(status, named, url, model, timeout_s)
+    if refusal is not None:
+        return refusal
+    return absent if status == 404 else None
+
+
 def wrong_format(named: str, url: str, model: str, timeout_s: float) -> ConfigurationError | None:
     """For a named provider whose route ``url`` lacks: the refusal to raise when ``url``
     speaks the other format instead (None when it does not, or cannot be asked)."""

@@ -20,8 +20,8 @@ import numpy as np
 import orjson
 
 from memory_pipeline.embedders import transport
-from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
-from memory_pipeline.embedders.detect import wrong_route
+from memory_pipeline.embedders.base import Embedder, EmbeddingProfile, finite, status_error
+from memory_pipeline.embedders.detect import not_found
 from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, ModelRefused, shortened
 
 try:
@@ -36,9 +36,6 @@ except ValueError as exc:  # the package builds a default client from OLLAMA_HOS
 QWEN3_QUERY_INSTRUCTION = (
     "Instruct: Given a question, retrieve passages from a personal memory that answer it\nQuery: "
 )
-
-# Statuses that say "try again later / fix access", not "this model is wrong".
-_UNAVAILABLE_STATUSES = {401, 403, 408, 429}
 
 
 def query_prefix_for(model: str) -> str:
@@ -146,27 +143,26 @@ class OllamaEmbedder(Embedder):
     def _response_error(self, exc: ollama.ResponseError) -> Exception:
         status, message = exc.status_code, shortened(exc.error)
         model = self.profile.model
-        if status == 404 and "model" in message.lower():
-            return ModelRefused(
+        refusal = not_found(
+            status,
+            message,
+            "ollama",
+            self.base_url,
+            model,
+            self.timeout_s,
+            missing=ModelRefused(
                 f"model {model!r} is not available on the Ollama server at {self.host} "
                 f"(run: ollama pull {model})"
-            )
-        refusal = wrong_route(status, "ollama", self.base_url, model, self.timeout_s)
-        if refusal is not None:
-            return refusal
-        if status == 404:
-            return EmbedderUnavailable(
+            ),
+            absent=EmbedderUnavailable(
                 self.service_name,
                 f"{self.host} has no /api/embed (HTTP 404: {message}); is it an Ollama server?",
-            )
-        if status >= 500 or status in _UNAVAILABLE_STATUSES or status < 0:
-            return EmbedderUnavailable(
-                self.service_name, f"{self.host} answered HTTP {status}: {message}"
-            )
-        return ModelRefused(
-            f"the Ollama server at {self.host} refused to embed with model {model!r} "
-            f"(HTTP {status}): {message}"
+            ),
         )
+        if refusal is not None:
+            return refusal
+        server = f"the Ollama server at {self.host}"
+        return status_error(self.service_name, self.host, server, model, status, message)
 
     def _vectors(self, embeddings: object, expected: int) -> np.ndarray:
         try:
@@ -178,9 +174,4 @@ class OllamaEmbedder(Embedder):
                 f"the Ollama server at {self.host} answered a malformed embedding list for model "
                 f"{self.profile.model!r} (expected {expected} vectors of equal length)"
             )
-        if not np.isfinite(raw).all():
-            raise ModelRefused(
-                f"the Ollama server at {self.host} answered non-finite numbers (NaN/inf) for model "
-                f"{self.profile.model!r}; refusing to store them"
-            )
-        return raw
+        return finite(raw, f"the Ollama server at {self.host}", self.profile.model)

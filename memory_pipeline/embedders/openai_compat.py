@@ -13,8 +13,8 @@ import numpy as np
 import orjson
 
 from memory_pipeline.embedders import transport
-from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
-from memory_pipeline.embedders.detect import wrong_route
+from memory_pipeline.embedders.base import Embedder, EmbeddingProfile, finite, status_error
+from memory_pipeline.embedders.detect import not_found
 from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, ModelRefused, shortened
 
 # llama.cpp answers an input longer than its physical batch with HTTP 500 and "input (N tokens)
@@ -24,9 +24,6 @@ from memory_pipeline.errors import ConfigurationError, EmbedderUnavailable, Mode
 # on the server's batch setting (the same model and profile giving different vectors for the
 # same chunk); so the message names the setting instead.
 _TOO_LONG = re.compile(r"too large to process|increase the physical batch size", re.IGNORECASE)
-
-# Statuses that say "try again later / fix access", not "this model is wrong".
-_UNAVAILABLE_STATUSES = {401, 403, 408, 429}
 
 
 def embeddings_url(base_url: str) -> str:
@@ -155,19 +152,24 @@ class OpenAICompatibleEmbedder(Embedder):
     def _status_error(self, response: transport.Answer) -> Exception:
         status, message = response.status, _error_message(response)
         model = self.profile.model
-        if status == 404 and "model" in message.lower():
-            return ModelRefused(
+        refusal = not_found(
+            status,
+            message,
+            "openai",
+            self.base_url,
+            model,
+            self.timeout_s,
+            missing=ModelRefused(
                 f"model {model!r} is not available on the embedding server at {self.base_url}: {message}"
-            )
-        refusal = wrong_route(status, "openai", self.base_url, model, self.timeout_s)
-        if refusal is not None:
-            return refusal
-        if status == 404:
-            return EmbedderUnavailable(
+            ),
+            absent=EmbedderUnavailable(
                 self.service_name,
                 f"{self.url} answered HTTP 404 ({message}); is MEMORY_PIPELINE_EMBED_URL the "
                 "server's base URL?",
-            )
+            ),
+        )
+        if refusal is not None:
+            return refusal
         if _TOO_LONG.search(message):
             return ModelRefused(
                 f"the embedding server at {self.base_url} rejects an input as too long ({message}). "
@@ -176,14 +178,8 @@ class OpenAICompatibleEmbedder(Embedder):
                 "batches, e.g. --ubatch-size 2048 --batch-size 2048, and index again (nothing of the "
                 "rejected batch was stored)"
             )
-        if status >= 500 or status in _UNAVAILABLE_STATUSES:
-            return EmbedderUnavailable(
-                self.service_name, f"{self.url} answered HTTP {status}: {message}"
-            )
-        return ModelRefused(
-            f"the embedding server at {self.base_url} refused to embed with model {model!r} "
-            f"(HTTP {status}): {message}"
-        )
+        server = f"the embedding server at {self.base_url}"
+        return status_error(self.service_name, self.url, server, model, status, message)
 
     def _vectors(self, response: transport.Answer, expected: int) -> np.ndarray:
         try:
@@ -204,12 +200,7 @@ class OpenAICompatibleEmbedder(Embedder):
                 f"the embedding server at {self.base_url} answered something that is not a valid "
                 f"embeddings response for model {self.profile.model!r}: {shortened(exc, 120)}"
             ) from None
-        if not np.isfinite(raw).all():
-            raise ModelRefused(
-                f"the embedding server at {self.base_url} answered non-finite numbers (NaN/inf) "
-                f"for model {self.profile.model!r}; refusing to store them"
-            )
-        return raw
+        return finite(raw, f"the embedding server at {self.base_url}", self.profile.model)
 
 
 def _refuses_base64(response: transport.Answer) -> bool:

@@ -189,13 +189,12 @@ def _build(
     build_mb = build_memory_mb(rows, profile.dim, memory_mb)
     if workers > 0 and not shared_memory_allows(conn, build_mb):
         workers = 0
-    create = sql.SQL(query("hnsw_create_index")).format(
+    create = generation_query(
+        "hnsw_create_index",
+        profile,
         name=sql.Identifier(name),
-        dim=sql.Literal(profile.dim),
         m=sql.Literal(HNSW_M),
         efc=sql.Literal(HNSW_EF_CONSTRUCTION),
-        pid=sql.Literal(profile.id),
-        gen=sql.Literal(profile.generation),
     )
     try:
         conn.execute(
@@ -252,6 +251,20 @@ def inspect(conn: psycopg.Connection, profile: StoredProfile) -> dict:
         "size_bytes": size,
         "building": building,
     }
+
+
+def generation_query(
+    query_name: str, profile: StoredProfile, /, **more: sql.Composable
+) -> sql.Composed:
+    """The named query with ``profile``'s dimension ({dim}), id ({pid}) and generation ({gen})
+    written in as constants, as a partial HNSW index's predicate needs them (to build it, and
+    for a query to use it), and ``more`` filled in."""
+    return sql.SQL(query(query_name)).format(
+        dim=sql.Literal(profile.dim),
+        pid=sql.Literal(profile.id),
+        gen=sql.Literal(profile.generation),
+        **more,
+    )
 
 
 def index_expression(profile: StoredProfile) -> sql.Composable:

@@ -289,21 +289,6 @@ def ranked(
     return [(c, float(s)) for c, s in conn.execute(query(name), params).fetchall()], path
 
 
-def candidates(
-    conn: psycopg.Connection,
-    memory: str,
-    text: str,
-    filters,
-    limit: int = 50,
-    *,
-    cap: int = CAP,
-    bm25: Bm25 | None = None,
-) -> tuple[list[tuple[str, float]], str]:
-    """(ranked (chunk_id, score) list, method): BM25 full text, else the literal substring."""
-    hits = scored_candidates(conn, memory, text, filters, limit, cap=cap, bm25=bm25)
-    return hits.rows, hits.method
-
-
 @dataclass(frozen=True)
 class KeywordHits:
     """The keyword channel's answer: its ranked (chunk_id, score) rows, how it found them
@@ -328,7 +313,8 @@ def scored_candidates(
     cap: int = CAP,
     bm25: Bm25 | None = None,
 ) -> KeywordHits:
-    """``candidates`` with the statistics of the query's lexemes it read on the way."""
+    """(ranked (chunk_id, score) rows, method): BM25 full text, else the literal substring; with
+    the statistics of the query's lexemes it read on the way."""
     p = plan(conn, memory, text, cap=cap)
     rows, _path = ranked(conn, memory, text, filters, limit=limit, cap=cap, bm25=bm25, planned=p)
     if rows:

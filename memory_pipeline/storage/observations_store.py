@@ -20,7 +20,12 @@ from psycopg import sql
 from memory_pipeline.domain.observations import ObservationDraft
 from memory_pipeline.storage import keyword_store, search_store
 from memory_pipeline.storage.database import one_row
-from memory_pipeline.storage.hnsw_store import HNSW_EF_CONSTRUCTION, HNSW_M
+from memory_pipeline.storage.hnsw_store import (
+    HNSW_EF_CONSTRUCTION,
+    HNSW_M,
+    generation_query,
+    index_expression,
+)
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import StoredProfile
 from memory_pipeline.storage.vector_store import MIN_EF_SEARCH, hnsw_rows
@@ -256,10 +261,6 @@ def index_name(profile: StoredProfile) -> str:
     return f"observation_embeddings_hnsw_p{profile.id}_g{profile.generation}"
 
 
-def _expression(profile: StoredProfile) -> sql.Composable:
-    return sql.SQL("(embedding::halfvec({dim}))").format(dim=sql.Literal(profile.dim))
-
-
 def pending(
     conn: psycopg.Connection, profile: StoredProfile, *, limit: int
 ) -> list[tuple[int, str, str]]:
@@ -335,13 +336,13 @@ def ensure_index(conn: psycopg.Connection, profile: StoredProfile) -> bool:
     if row is not None:
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
     conn.execute(
-        sql.SQL(query("observation_create_index")).format(
+        generation_query(
+            "observation_create_index",
+            profile,
             name=sql.Identifier(name),
-            expr=_expression(profile),
+            expr=index_expression(profile),
             m=sql.Literal(HNSW_M),
             efc=sql.Literal(HNSW_EF_CONSTRUCTION),
-            pid=sql.Literal(profile.id),
-            gen=sql.Literal(profile.generation),
         )
     )
     return True
@@ -359,13 +360,7 @@ def by_vector(
 ) -> list[tuple[int, float]]:
     """(id, cosine similarity) of the nearest statements of ``memory`` of the given kinds and
     statuses, through the profile generation's HNSW index, best first."""
-    expr = _expression(profile)
-    nearest = sql.SQL(query("observation_nearest")).format(
-        expr=expr,
-        dim=sql.Literal(profile.dim),
-        pid=sql.Literal(profile.id),
-        gen=sql.Literal(profile.generation),
-    )
+    nearest = generation_query("observation_nearest", profile, expr=index_expression(profile))
     found = hnsw_rows(
         conn,
         nearest,

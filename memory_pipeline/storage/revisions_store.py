@@ -112,9 +112,9 @@ def _source(source_key: str | None) -> str | None:
 
 
 @dataclass(frozen=True)
-class ListedEpisode:
-    """A current episode in a memory's listing: what it is, where it came from (``source``: the
-    stored location; ``source_id``: its identity, None for its own), how many revisions."""
+class EpisodeHead:
+    """What a listing and a history say of each episode (``source``: the stored location;
+    ``source_key``: its identity, None for its own)."""
 
     id: int
     title: str
@@ -123,9 +123,8 @@ class ListedEpisode:
     ingested_at: dt.datetime
     source: str
     source_key: str | None
-    revisions: int
 
-    def to_json(self) -> dict:
+    def head_json(self) -> dict:
         return {
             "id": self.id,
             "title": self.title,
@@ -133,6 +132,18 @@ class ListedEpisode:
             "occurredAt": self.occurred_at.isoformat(),
             "ingestedAt": self.ingested_at.isoformat(),
             "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class ListedEpisode(EpisodeHead):
+    """A current episode in a memory's listing, with how many revisions its source has had."""
+
+    revisions: int
+
+    def to_json(self) -> dict:
+        return {
+            **self.head_json(),
             "sourceId": _source(self.source_key),
             "revisions": self.revisions,
         }
@@ -150,29 +161,17 @@ def listing(
 
 
 @dataclass(frozen=True)
-class Revision:
+class Revision(EpisodeHead):
     """One revision of a source: ``superseded_at`` None for the current one."""
 
-    id: int
     memory: str
-    title: str
-    kind: str
-    occurred_at: dt.datetime
-    ingested_at: dt.datetime
-    source: str
-    source_key: str | None
     superseded_at: dt.datetime | None
     superseded_by: int | None
     characters: int
 
     def to_json(self) -> dict:
         return {
-            "id": self.id,
-            "title": self.title,
-            "kind": self.kind,
-            "occurredAt": self.occurred_at.isoformat(),
-            "ingestedAt": self.ingested_at.isoformat(),
-            "source": self.source,
+            **self.head_json(),
             "current": self.superseded_at is None,
             "supersededAt": self.superseded_at.isoformat() if self.superseded_at else None,
             "supersededBy": self.superseded_by,

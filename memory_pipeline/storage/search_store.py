@@ -138,7 +138,8 @@ def keyword_candidates(
 ) -> tuple[list[tuple[str, float]], str]:
     """(ranked (chunk_id, score) list, method): BM25 full text, else the literal substring
     (``keyword_store``: the planner that keeps it fast in large memories)."""
-    return keyword_store.candidates(conn, memory, text, filters, limit)
+    hits = keyword_store.scored_candidates(conn, memory, text, filters, limit)
+    return hits.rows, hits.method
 
 
 def keyword_hits(

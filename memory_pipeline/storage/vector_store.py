@@ -11,7 +11,7 @@ import psycopg
 from pgvector import HalfVector
 from psycopg import sql
 
-from memory_pipeline.storage.hnsw_store import index_expression
+from memory_pipeline.storage.hnsw_store import generation_query, index_expression
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import StoredProfile
 
@@ -73,11 +73,10 @@ def nearest_query(
     memory's rows are read through the primary key (profile, generation, memory, ...) and sorted:
     every one of its vectors compared, none of the other memories' visited."""
     expr = index_expression(profile)
-    near = sql.SQL(query("vector_nearest")).format(
+    near = generation_query(
+        "vector_nearest",
+        profile,
         expr=expr,
-        dim=sql.Literal(profile.dim),
-        pid=sql.Literal(profile.id),
-        gen=sql.Literal(profile.generation),
         policy_filter=sql.SQL(POLICY_FILTER if filtered else ""),
         windows=sql.SQL(", windows" if by_windows else ""),
         order=sql.SQL(

@@ -275,14 +275,17 @@ def test_unknown_words_and_the_substring_fallback(small_world):
     with small_world.connection() as conn:
         assert keyword_store.ranked(conn, "alice", "zzzqqq", Filters()) == ([], "unmatched")
         assert keyword_store.ranked(conn, "alice", "   ", Filters()) == ([], "none")
-        rows, method = keyword_store.candidates(conn, "alice", "%", Filters())  # no lexeme at all
+        rows, method = search_store.keyword_candidates(conn, "alice", "%", Filters())  # no lexeme
         assert method == "substring" and len(rows) == 1
         # Lexemes the memory does not hold ('arden', 'ho'): full text finds nothing, the literal does.
         assert keyword_store.ranked(conn, "alice", "arden ho", Filters()) == ([], "unmatched")
-        rows, method = keyword_store.candidates(conn, "alice", "arden ho", Filters())
+        rows, method = search_store.keyword_candidates(conn, "alice", "arden ho", Filters())
         assert method == "substring" and len(rows) == 1
-        assert keyword_store.candidates(conn, "alice", "zzqq%", Filters()) == ([], "substring")
-        assert keyword_store.candidates(conn, "alice", "garden", Filters())[1] == "full_text"
+        assert search_store.keyword_candidates(conn, "alice", "zzqq%", Filters()) == (
+            [],
+            "substring",
+        )
+        assert search_store.keyword_candidates(conn, "alice", "garden", Filters())[1] == "full_text"
 
 
 def test_a_memory_without_statistics_is_counted(small_world):

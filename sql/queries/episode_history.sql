@@ -2,7 +2,7 @@
 -- is its only revision): when each was ingested and stopped being current, which one took its
 -- place, and its length.
 WITH one AS (SELECT id, memory, source_key FROM episodes WHERE id = %(id)s)
-SELECT e.id, e.memory, e.title, e.kind, e.occurred_at, e.ingested_at, e.source, e.source_key,
+SELECT e.id, e.title, e.kind, e.occurred_at, e.ingested_at, e.source, e.source_key, e.memory,
        e.superseded_at, e.superseded_by, length(e.body)
 FROM one
 JOIN episodes e ON e.id = one.id
