@@ -58,6 +58,7 @@ ENV_VARS = {
     "MEMORY_PIPELINE_NIGHTLY_CRON": "When the nightly maintenance runs (default '0 3 * * *').",
     "MEMORY_PIPELINE_NIGHTLY_TIMEZONE": "Time zone of the nightly cron (default UTC).",
     "MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS": "The backlog check fails when the oldest pending episode is older (default 24).",
+    "MEMORY_PIPELINE_INDEX_MAX_LAG_MINUTES": "index_is_current fails as an error, not a warning, once the oldest pending episode has waited this long (default 60).",
     "MEMORY_PIPELINE_EMBED_CONCURRENCY": "Embedding steps running at once across all runs (Dagster pool 'embedding', default 1).",
     "MEMORY_PIPELINE_TELEMETRY": "on (default) or off: record one search_telemetry row per search.",
     "MEMORY_PIPELINE_TELEMETRY_DAYS": "Days search telemetry is kept (default 90); older rows are deleted.",

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from memory_pipeline.indexing.days import IndexedDay
+from memory_pipeline.indexing.pending import IndexLag
 
 
 class Reporter(Protocol):
@@ -27,6 +28,10 @@ class Reporter(Protocol):
     def days_indexed(self, days: Sequence[IndexedDay], by: str) -> None:
         """Every episode of ``days`` is chunked, embedded and scanned for names (``by`` did it):
         what the run wrote for each and the day's counts after it, as its partitions report."""
+
+    def index_lag(self, lag: IndexLag) -> None:
+        """After an ingest or an index run: how far the index is now behind what was ingested
+        (what the UI shows as the index's freshness)."""
 
     def close(self, *, wait: bool = True) -> None:
         """The ``Memory`` closes: give back what telling needed. ``wait`` False: it closes on a

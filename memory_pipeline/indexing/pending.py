@@ -44,6 +44,25 @@ def oldest_pending(db: Database, profile: EmbeddingProfile) -> dt.datetime | Non
 
 
 @dataclass(frozen=True)
+class IndexLag:
+    """How far the index is behind what was ingested: the episodes pending for the configured
+    profile and when the oldest of them was ingested (None: nothing is pending)."""
+
+    episodes: int
+    oldest_ingested_at: dt.datetime | None
+
+
+def index_lag(db: Database, profile: EmbeddingProfile) -> IndexLag:
+    """The ``IndexLag`` for ``profile``'s written generation, read at once."""
+    with db.connection() as conn:
+        days = index_store.pending_days(conn, profiles_store.writing_target(conn, profile))
+    return IndexLag(
+        sum(p.count for p in days.values()),
+        min((p.oldest_ingested_at for p in days.values()), default=None),
+    )
+
+
+@dataclass(frozen=True)
 class Outlook:
     """What is left to do for a profile, read at once (what the unindexed-episodes sensor plans
     runs from)."""

@@ -381,6 +381,7 @@ class Memory(Observing, Entities, Tokens, Telling, Questions):
                 ),
                 failed="indexed, but could not record it",
             )
+        self._tell_index_lag()
         return report
 
     def rebuild_keyword_lists(

@@ -7,6 +7,9 @@ import datetime as dt
 import threading
 from collections.abc import Callable
 
+from memory_pipeline import config
+from memory_pipeline.embedders.factory import profile_of
+from memory_pipeline.indexing.pending import index_lag
 from memory_pipeline.reporting import Reporter
 from memory_pipeline.storage import episodes_store
 from memory_pipeline.storage.database import Database
@@ -17,6 +20,7 @@ class Telling:
     """``Memory``'s reporting methods (its class derives from this one)."""
 
     db: Database
+    embed_settings: config.EmbedSettings
     reporter: Reporter | None
     warnings: list[str]
     _report_lock: threading.Lock
@@ -31,6 +35,19 @@ class Telling:
             {"ingested_by": by, "new": inserted, "duplicates": duplicates, "rejected": rejected},
             what="the ingest",
         )
+        self._tell_index_lag()
+
+    def _tell_index_lag(self) -> None:
+        """Tell the reporter how far the index is now behind what was ingested, counted for the
+        configured profile without loading its model (an ingest never does)."""
+        if self.reporter is None:
+            return
+        self._tell(
+            lambda reporter: reporter.index_lag(
+                index_lag(self.db, profile_of(self.embed_settings))
+            ),
+            failed="done, but could not record the index's freshness",
+        )
 
     def _tell_dagster_forgotten(self, memory: str, counts: ForgetCounts) -> None:
         if counts.episodes:
@@ -39,6 +56,7 @@ class Telling:
                 {"forgotten_by": "Memory.forget", "forgotten_episodes": counts.episodes},
                 what="the forgetting",
             )
+            self._tell_index_lag()
 
     def _report_days(self, days: list[dt.date], details: dict, *, what: str) -> None:
         """Tell the reporter each day's episodes changed, with the episodes it now holds."""

@@ -11,7 +11,7 @@ from memory_pipeline import maintenance
 from memory_pipeline.domain.calibration import Calibration
 from memory_pipeline.indexing import canary, generations, statement_vectors
 from memory_pipeline.indexing.calibration import after_index, measure_unless_stored
-from memory_pipeline.indexing.pending import Outlook, oldest_pending, outlook
+from memory_pipeline.indexing.pending import IndexLag, Outlook, index_lag, oldest_pending, outlook
 from memory_pipeline.indexing.serving import SearchReady, leave_search_fast
 from memory_pipeline.maintenance import PromotedEntities
 from memory_pipeline.memory.parts import Core
@@ -81,6 +81,10 @@ class Upkeep:
     def outlook(self) -> Outlook:
         """What is left to do for the configured profile, read at once (no model loaded)."""
         return outlook(self._core.db, self._core.profile)
+
+    def index_lag(self) -> IndexLag:
+        """How far the index is behind what was ingested (the ``index_is_current`` check)."""
+        return index_lag(self._core.db, self._core.profile)
 
     def oldest_pending(self) -> dt.datetime | None:
         """When the oldest episode pending for the configured profile was ingested."""

@@ -26,6 +26,7 @@ INDEXED_ASSETS = ("chunks", "embeddings", "entity_mentions")
 
 if TYPE_CHECKING:
     from memory_pipeline.indexing.days import IndexedDay
+    from memory_pipeline.indexing.pending import IndexLag
 
 
 def day_materializations(day: str, metadata_by_asset: Mapping[str, Mapping[str, Any]]) -> list:
@@ -49,7 +50,8 @@ class DagsterReporter:
     """Tells this project's Dagster instance what a ``Memory`` did outside Dagster's runs: an
     ingest or a forgetting as a materialization of the days' ``episodes`` partitions, an index
     run as materializations of the ``INDEXED_ASSETS`` partitions of the days it finished, with the
-    metadata a run records, and the results of their checks.
+    metadata a run records, and the results of their checks; after each, how far the index is
+    behind what was ingested (the ``index_is_current`` check, ``orchestration.freshness``).
 
     The instance opens on the first event (importing Dagster and setting up its storage take
     seconds), or on a thread from ``open_meanwhile`` on, for a command that records at its end."""
@@ -101,6 +103,13 @@ class DagsterReporter:
         ):
             events.append(outcome.evaluation())
         report_runless(self._open(), [d.chunked.day.isoformat() for d in done], events)
+
+    def index_lag(self, lag: IndexLag) -> None:
+        """The ``index_is_current`` check's result for ``lag`` (``orchestration.freshness``)."""
+        from memory_pipeline.orchestration import freshness, settings
+
+        evaluation = freshness.index_check_evaluation(lag, settings.index_max_lag_minutes())
+        self._open().report_runless_asset_event(evaluation)
 
     def close(self, *, wait: bool = True) -> None:
         """Dispose of the instance; one still opening is waited for (its thread would be cut

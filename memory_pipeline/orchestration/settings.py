@@ -50,3 +50,10 @@ class OpsSettings:
 def backlog_max_age_hours(environ: Mapping[str, str] | None = None) -> float:
     environ = os.environ if environ is None else environ
     return env_float(environ, "MEMORY_PIPELINE_BACKLOG_MAX_AGE_HOURS", 24.0, unit="hours")
+
+
+def index_max_lag_minutes(environ: Mapping[str, str] | None = None) -> float:
+    """How long the index may stay behind an ingest before its ``index_is_current`` check fails
+    as an error rather than a warning (``orchestration.freshness``)."""
+    environ = os.environ if environ is None else environ
+    return env_float(environ, "MEMORY_PIPELINE_INDEX_MAX_LAG_MINUTES", 60.0, unit="minutes")

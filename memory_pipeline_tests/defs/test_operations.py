@@ -190,6 +190,7 @@ def test_nightly_job_indexes_the_backlog_maintains_the_index_and_records_stats(
     checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
     assert checks == {
         "backlog_is_fresh": True,
+        "index_is_current": True,
         "hnsw_index_recall": True,
         "serving_generation_complete_and_normalized": True,
         "serving_generation_scores_no_worse": True,
@@ -239,6 +240,7 @@ def test_checks_fail_on_missing_vectors_and_an_old_backlog(db, tmp_path, resourc
         "every_episode_chunked": True,
         "day_vectors_complete_and_normalized": True,
         "every_episode_scanned_for_names": True,
+        "index_is_current": True,
     }
     with db.connection() as conn:
         conn.execute(
@@ -271,6 +273,7 @@ def test_checks_fail_on_missing_vectors_and_an_old_backlog(db, tmp_path, resourc
     day = {e.asset_check_key.name: e for e in again.get_asset_check_evaluations()}
     assert day["day_vectors_complete_and_normalized"].passed is True
     assert day["day_vectors_complete_and_normalized"].metadata["missing"].value == 0
+    assert day["index_is_current"].passed is True
 
 
 def test_the_day_vector_check_reads_paragraph_window_vectors_too(db, tmp_path, resources):
@@ -289,7 +292,11 @@ def test_the_day_vector_check_reads_paragraph_window_vectors_too(db, tmp_path, r
     checked = dg.materialize(
         [embeddings], partition_key="2026-11-01", resources=resources, instance=instance
     )
-    [result] = checked.get_asset_check_evaluations()
+    [result] = [
+        e
+        for e in checked.get_asset_check_evaluations()
+        if e.asset_check_key.name == "day_vectors_complete_and_normalized"
+    ]
     assert result.passed is False
     assert result.metadata["not_normalized"].value == 1 and result.metadata["missing"].value == 0
     assert result.metadata["window_vectors"].value >= 1

@@ -187,6 +187,10 @@ def test_a_backfill_run_takes_a_range_of_days_and_records_each_as_its_own_partit
         "every_episode_scanned_for_names",
     }
     assert checks["every_episode_chunked"].metadata["days"].value == f"{DAY_A}..{DAY_B} (2 days)"
+    # The day outside the range is still pending: the index is behind what was ingested.
+    behind = checks["index_is_current"]
+    assert behind.severity == dg.AssetCheckSeverity.WARN
+    assert behind.metadata["pending_episodes"].value == 1
     assert rows_of(db, day_c) == day_c_before and not day_c_before["chunks"]
 
 

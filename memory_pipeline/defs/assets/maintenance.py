@@ -16,7 +16,7 @@ import dagster as dg
 
 from memory_pipeline.errors import MemoryPipelineError
 from memory_pipeline.memory import CHAMPIONS, KEYWORD_LIST_CAP, IndexReport, Memory
-from memory_pipeline.orchestration import day_metadata
+from memory_pipeline.orchestration import day_metadata, freshness
 from memory_pipeline.orchestration.assets import (
     ENTITIES_TABLE,
     OWNERS,
@@ -35,6 +35,7 @@ from memory_pipeline.orchestration.quality_guard import (
 )
 from memory_pipeline.orchestration.reporting import day_materializations
 from memory_pipeline.orchestration.resources import MemoryResource
+from memory_pipeline.orchestration.settings import index_max_lag_minutes
 from memory_pipeline.progress import Progress, figures
 
 
@@ -67,6 +68,10 @@ def backlog(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> dg
     total, mentions = _index_days(context, mem, pending, progress)
     ready = mem.upkeep.leave_search_fast()  # once for every day above (and the canary-only night)
     after = mem.days.pending_count()
+    # The days' embeddings were written here: their index_is_current check says so too.
+    context.log_event(
+        freshness.index_check_evaluation(mem.upkeep.index_lag(), index_max_lag_minutes())
+    )
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": after,
