@@ -453,13 +453,10 @@ class Memory(Observing, Entities, Tokens, Telling, Questions):
 
     # -- forgetting -------------------------------------------------------------------------
     def forget(self, memory: str, *, episode_id: int | None = None) -> ForgetCounts:
-        """Forget one episode of ``memory`` (``episode_id``) or the whole memory.
-
-        Removes the episodes, their chunks, their vectors of every profile and generation, entity
-        mentions, keyword statistics and the telemetry rows that name them (``forget_store``);
-        search never returns them again. The affected ingest days' ``episodes`` partitions get a
-        new materialization in Dagster, so the UI shows them as changed.
-        """
+        """Forget one episode of ``memory`` (``episode_id``) or the whole memory: the episodes,
+        their chunks, vectors of every generation, entity mentions, keyword statistics, labelled
+        questions and telemetry rows (``forget_store``); search never returns them again. The
+        affected ingest days' ``episodes`` partitions get a new materialization in Dagster."""
         memory = self.require_memory(memory)
         with self.db.connection() as conn:
             counts = forget_store.forget(conn, memory, None if episode_id is None else [episode_id])
