@@ -18,8 +18,14 @@ from memory_pipeline.domain.calibration import Calibration  # noqa: E402
 CALIBRATION = Calibration(query_floor=0.73, query_match=0.86, measured=True)
 
 
-def scored(*cosines: float) -> dict:
-    return {"scores": {"vector": list(cosines)}}
+def scored(*cosines: float, keyword: float | None = None) -> dict:
+    # One query word, in 1 of 10 chunks: the keyword scale's reach is 0.75 of its idf.
+    return {
+        "scores": {"vector": list(cosines), "keyword": [] if keyword is None else [keyword]},
+        "dfs": [1],
+        "chunks": 10,
+        "unmatched": 0,
+    }
 
 
 def test_the_vector_weight_grows_only_with_a_clear_lead():
@@ -32,8 +38,11 @@ def test_the_vector_weight_grows_only_with_a_clear_lead():
     ) == pytest.approx(2.0)
     assert fusion_kinds.vector_weight(scored(0.85, 0.6), setting, CALIBRATION) == 3.0
     assert fusion_kinds.vector_weight(scored(0.85, 0.6), fusion_kinds.TODAY, CALIBRATION) == 1.0
-    # A best cosine below the position floor keeps today's weight however far ahead it is.
-    assert fusion_kinds.vector_weight(scored(0.74, 0.5), (2.0, 0.08, 0.06, 0.6), CALIBRATION) == 1.0
+    # Against a keyword match at or above the cut the vector channel keeps today's weight.
+    gated = (2.0, 0.08, 0.06, 0.5)
+    assert fusion_kinds.vector_weight(scored(0.85, 0.6), gated, CALIBRATION) == 3.0
+    assert fusion_kinds.vector_weight(scored(0.85, 0.6, keyword=0.1), gated, CALIBRATION) == 3.0
+    assert fusion_kinds.vector_weight(scored(0.85, 0.6, keyword=5.0), gated, CALIBRATION) == 1.0
 
 
 def labelled(kind: str, right: bool) -> dict:
