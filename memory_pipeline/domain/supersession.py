@@ -10,7 +10,8 @@ result and their stored vectors are alike to the first's: the same-subject cosin
 ``SAME_SUBJECT_POSITION`` of the way from the calibration's unrelated median to its paraphrase
 median (``same_subject_cut``; thresholds follow the model), ``SAME_SUBJECT`` without measured
 medians. Constants chosen leave-one-memory-out (``benchmarks/knowledge_loo.py``). Conversation
-transcripts (``TRANSCRIPT_KINDS``) take no part. Cues in English, German, Portuguese, Spanish and
+transcripts (``TRANSCRIPT_KINDS``) take no part; candidates written at one moment (a document's
+chunks) keep fusion's order among themselves. Cues in English, German, Portuguese, Spanish and
 French (imperfect tenses such as "morava", "vivía", "habitait" read as past).
 """
 
@@ -177,7 +178,17 @@ def contenders(
 def pick(reading: QueryTime, group: Sequence[str], written: Mapping[str, dt.datetime]) -> str:
     """The contender ``reading`` wants among ``group`` (``group[0]``: the fused first)."""
     first = group[0]
-    by_time = sorted(group, key=lambda k: written[k])
+    place = {k: i for i, k in enumerate(group)}
+    # Contenders written at one moment (the chunks of one document, notes of one import) are no
+    # later or earlier state of each other: among them the fused order decides, so each moment
+    # is stood for by its best-placed contender (sorted last among its equals).
+    by_time = sorted(group, key=lambda k: (written[k], -place[k]))
+
+    def earlier(key: str) -> str:
+        """The latest contender written before ``key``; ``key`` itself when none was."""
+        before = [k for k in by_time if written[k] < written[key]]
+        return before[-1] if before else key
+
     if reading.tense == "present":
         return by_time[-1]
     end = reading.end()
@@ -186,12 +197,10 @@ def pick(reading: QueryTime, group: Sequence[str], written: Mapping[str, dt.date
         if not then:
             return first
         if reading.before:  # "before X in 2023": the state before the one of that year
-            return by_time[max(by_time.index(then[-1]) - 1, 0)]
+            return earlier(then[-1])
         return then[-1]
-    if reading.tense == "past":
-        place = by_time.index(first)
-        if reading.before or place == len(by_time) - 1:
-            return by_time[max(place - 1, 0)]
+    if reading.tense == "past" and (reading.before or by_time[-1] == first):
+        return earlier(first)
     return first
 
 

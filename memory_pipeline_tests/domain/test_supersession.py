@@ -159,3 +159,27 @@ def test_a_named_month_picks_the_note_in_force_at_its_end():
     # "b" (June 2024) is the latest written by the end of August 2024; fusion put "a" first.
     assert order_for("which dentist did I see in August 2024?")[0] == "b"
     assert order_for("which dentist did I see in March 2024?")[0] == "a"
+
+
+def test_contenders_written_at_one_moment_keep_the_fused_order():
+    # The chunks of one document share its time: none is a later note than another, so a
+    # question of today keeps the fused first among them (the latest moment's best-placed).
+    written = {**WRITTEN, "a": day(2025), "b": day(2025), "c": day(2025)}
+    got = in_time(
+        "which dentist do I go to?", ORDER, written=written, closeness=CLOSE, scores=SCORES,
+        likeness=likeness, grouping=GROUPING,
+    )  # fmt: skip
+    assert got == ORDER
+    # A later note still wins over a moment's several chunks; an earlier state is one written
+    # before the first, and of that moment's chunks the best-placed.
+    written = {**written, "b": day(2026)}
+    assert order_for_written("which dentist do I go to?", written)[0] == "b"
+    written = {**WRITTEN, "b": day(2025), "c": day(2023)}  # "a" and "c": one moment, 2023
+    assert order_for_written("who used to be my dentist?", written, ["b", "c", "a"])[0] == "c"
+
+
+def order_for_written(query: str, written, order=ORDER) -> list[str]:
+    return in_time(
+        query, order, written=written, closeness=CLOSE, scores=SCORES, likeness=likeness,
+        grouping=GROUPING,
+    )  # fmt: skip

@@ -54,3 +54,20 @@ def test_a_question_of_a_year_gets_the_note_in_force_that_year(mem):
 def test_sessions_of_a_conversation_keep_the_fused_order(mem):
     indexed(mem, kind="chat")  # a later session is alike to an earlier one, not its successor
     assert titles(mem.search("maya", "which dentist do I go to?"))[0] == "Teeth, spring"
+
+
+def test_notes_written_at_one_moment_keep_the_fused_order(mem):
+    # Two alike notes of the same moment (as the chunks of one document are): neither is the
+    # later state, so a question of today keeps fusion's first, as a question without a time
+    # preference does (past tense alone: "search.in_time" leaves the order).
+    same_day = [(t, "2026-04-09" if t.startswith("Teeth") else d, b) for t, d, b in NOTES]
+    mem.add(
+        [
+            {"memory": "maya", "kind": "note", "title": t, "occurred_at": d, "body": b}
+            for t, d, b in same_day
+        ]
+    )
+    mem.index()
+    now = titles(mem.search("maya", "which dentist do I go to?"))
+    assert now[0] == titles(mem.search("maya", "which dentist did I go to?"))[0]
+    assert now[:2] == ["Teeth, spring", "Teeth after the move"]
