@@ -60,8 +60,8 @@ def test_demo_runs_the_day_and_nightly_jobs_and_their_checks_pass(installed_pack
     assert "ingest: 30 new episode(s), 0 already stored, 0 rejected, from 8 file(s)" in out, out
     assert "rejected" not in done.stderr and "no memory" not in done.stderr, done.stderr
     # Named jobs (not Dagster's ephemeral one), each asset of both with rows, every check passed.
-    assert "index_day_job: success, 3 of 3 check(s) passed" in out, out
-    assert "nightly_maintenance_job: success, 6 of 6 check(s) passed" in out, out
+    assert "index_day_job: success, 4 of 4 check(s) passed" in out, out
+    assert "nightly_maintenance_job: success, 7 of 7 check(s) passed" in out, out
     for asset in (
         "episodes",
         "chunks",
