@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 from memory_pipeline.embedders.base import Embedder, EmbeddingProfile
 from memory_pipeline.storage import (
-    health_store,
     hnsw_store,
     index_store,
     observations_store,
@@ -39,8 +38,7 @@ def pending_count(db: Database, embedder: Embedder, *, day: dt.date | None = Non
 
 def oldest_pending(db: Database, profile: EmbeddingProfile) -> dt.datetime | None:
     """When the oldest episode pending for ``profile`` was ingested (None: nothing is pending)."""
-    with db.connection() as conn:
-        return health_store.oldest_pending(conn, profiles_store.writing_target(conn, profile))
+    return index_lag(db, profile).oldest_ingested_at
 
 
 @dataclass(frozen=True)

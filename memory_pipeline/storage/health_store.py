@@ -9,7 +9,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from memory_pipeline.storage.database import one_row
-from memory_pipeline.storage.index_store import count_summary, pending_days
+from memory_pipeline.storage.index_store import count_summary
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import StoredProfile
 from memory_pipeline.storage.vector_store import nearest_chunks, nearest_query
@@ -69,12 +69,6 @@ def index_recall(
         found += len(approx & exact)
         total += len(exact)
     return found / total if total else None
-
-
-def oldest_pending(conn: psycopg.Connection, profile: StoredProfile | None) -> dt.datetime | None:
-    """When the oldest still-pending episode was ingested (None when nothing is pending)."""
-    days = pending_days(conn, profile)
-    return min((p.oldest_ingested_at for p in days.values()), default=None)
 
 
 def daily_stats(conn: psycopg.Connection, since: dt.datetime) -> dict:
