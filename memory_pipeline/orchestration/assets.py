@@ -1,10 +1,17 @@
-"""What the asset modules share: the backfill policy, the run's days, owners, table metadata, code
-references."""
+"""What the asset modules share: the asset declarations of a stage, the backfill policy, the run's
+days, owners, table metadata, code references."""
 
 import datetime as dt
+import inspect
 import warnings
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import dagster as dg
+
+from memory_pipeline.orchestration.instance import EMBEDDING_POOL
+
+T = TypeVar("T")
 
 OWNERS = ["team:memory-pipeline"]
 
@@ -16,6 +23,53 @@ BACKFILL_POLICY = dg.BackfillPolicy.multi_run(max_partitions_per_run=10)
 # Dagster 1.13 marks the parameter beta and warns at every import of the assets (on the stderr
 # of `memory-pipeline ui`, demo, every run): said here once instead.
 warnings.filterwarnings("ignore", message="Parameter `backfill_policy`", category=dg.BetaWarning)
+
+
+def stage_asset(
+    stage: str, *, calls_model: bool = False, checks: Mapping[str, str] | None = None, **kwargs: Any
+) -> Callable[[Callable], dg.AssetsDefinition]:
+    """``dg.asset`` in ``stage``'s group, tagged with it, with the team as owners. The asset's
+    description, unless given, is its function's docstring on one line; ``checks`` (name:
+    description) are its own cheap checks, ahead of any ``check_specs`` given. An asset that
+    ``calls_model`` says so in a tag and takes a slot of the embedding model's pool."""
+    tags = {"stage": stage} | ({"calls": "embedding-model"} if calls_model else {})
+    if calls_model:
+        kwargs["pool"] = EMBEDDING_POOL
+
+    def declare(fn: Callable) -> dg.AssetsDefinition:
+        own = [
+            dg.AssetCheckSpec(name, asset=fn.__name__, description=description)
+            for name, description in (checks or {}).items()
+        ]
+        if own or "check_specs" in kwargs:
+            kwargs["check_specs"] = [*own, *kwargs.get("check_specs", ())]
+        kwargs.setdefault("description", " ".join((inspect.getdoc(fn) or "").split()))
+        return dg.asset(group_name=stage, owners=OWNERS, tags=tags, **kwargs)(fn)
+
+    return declare
+
+
+def day_asset(
+    stage: str, partitions: dg.PartitionsDefinition, **kwargs: Any
+) -> Callable[[Callable], dg.AssetsDefinition]:
+    """``stage_asset`` partitioned by ``partitions`` (the ingest days), a backfill taking a
+    range of them in one run."""
+    return stage_asset(stage, partitions_def=partitions, backfill_policy=BACKFILL_POLICY, **kwargs)
+
+
+def each_day(
+    context: dg.AssetExecutionContext,
+    work: Callable[[dt.date], T],
+    metadata: Callable[[T], dict],
+) -> list[T]:
+    """``work`` done for each of the run's days, in order, each recorded as its own partition's
+    materialization with the ``metadata`` of what it did."""
+    done = []
+    for day in days_of(context):
+        result = work(day)
+        context.add_asset_metadata(metadata(result), partition_key=day.isoformat())
+        done.append(result)
+    return done
 
 
 def code_referenced(assets: list[dg.AssetsDefinition]) -> dg.Definitions:
