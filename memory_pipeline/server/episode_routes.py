@@ -14,7 +14,7 @@ from memory_pipeline.server.http_models import (
     COMMON_ERRORS,
     EpisodeListing,
     History,
-    answer,
+    answering,
     errors,
 )
 
@@ -24,8 +24,7 @@ router = APIRouter(tags=["episodes"], responses=errors(*COMMON_ERRORS))
 @router.get(
     "/v1/memories/{memory_name}/episodes",
     summary="A memory's current episodes, newest first, with their source and revision count",
-    response_model=None,
-    responses={**answer(EpisodeListing, "The current episodes, newest first"), **errors(404, 422)},
+    **answering(EpisodeListing, "The current episodes, newest first", 404, 422),
 )
 def episodes(
     memory: MemoryDep,
@@ -40,8 +39,7 @@ def episodes(
 @router.get(
     "/v1/episodes/{episode_id}/history",
     summary="Every revision of an episode's source, newest first (superseded ones marked)",
-    response_model=None,
-    responses={**answer(History, "The source's revisions, newest first"), **errors(404, 422)},
+    **answering(History, "The source's revisions, newest first", 404, 422),
 )
 def history(
     memory: MemoryDep,

@@ -35,6 +35,7 @@ from memory_pipeline.server.http_models import (
     StatusChange,
     StatusChanged,
     answer,
+    answering,
     errors,
     json_body,
     ref,
@@ -119,8 +120,7 @@ async def save(
 @router.get(
     "/v1/observations",
     summary="A memory's observations and beliefs, newest first",
-    response_model=None,
-    responses={**answer(Statements, "The statements, newest first"), **errors(404, 422)},
+    **answering(Statements, "The statements, newest first", 404, 422),
 )
 def listing(
     memory: MemoryDep,
@@ -142,11 +142,7 @@ def listing(
 @router.patch(
     "/v1/observations/{observation_id}",
     summary="Mark a statement active, contested or retired",
-    response_model=None,
-    responses={
-        **answer(StatusChanged, "The statement's new status"),
-        **errors(400, 404, 408, 413, 415, 422),
-    },
+    **answering(StatusChanged, "The statement's new status", 400, 404, 408, 413, 415, 422),
     openapi_extra=json_body(
         ref(StatusChange), {"memory": "me", "status": "contested"}, "The new status"
     ),

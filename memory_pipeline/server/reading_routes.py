@@ -24,7 +24,7 @@ from memory_pipeline.server.http_models import (
     ScopedStatus,
     SearchAnswer,
     WholeEpisode,
-    answer,
+    answering,
     errors,
 )
 
@@ -52,8 +52,7 @@ def search_document(response: SearchResponse) -> dict:
     summary="Fused search inside one memory (the document of search --json)",
     description="The passages (and statements) of one memory that answer `q`, best first, and "
     "how the search ran; `pending` counts the memory's episodes not indexed yet.",
-    response_model=None,
-    responses={**answer(SearchAnswer, "The results, best first"), **errors(404, 422, 502)},
+    **answering(SearchAnswer, "The results, best first", 404, 422, 502),
 )
 def search(
     memory: MemoryDep,
@@ -125,8 +124,7 @@ def search(
 @router.get(
     "/v1/memories",
     summary="The memories this caller can see, with their counts",
-    response_model=None,
-    responses=answer(MemoriesAnswer, "The memories, by name"),
+    **answering(MemoriesAnswer, "The memories, by name"),
 )
 def memories(memory: MemoryDep, access: Caller) -> dict:
     return {"memories": [m.to_json() for m in memory.memories() if access.sees(m.name)]}
@@ -138,14 +136,12 @@ def memories(memory: MemoryDep, access: Caller) -> dict:
     "characters), with the page count",
     description="Pages 1 to `pages` are the whole body; a search hit lies in the page that holds "
     "its chunk.",
-    response_model=None,
-    responses={
-        **answer(
-            WholeEpisode | EpisodePage,
-            "The episode with its body, or with `page` the page without it",
-        ),
-        **errors(404, 422),
-    },
+    **answering(
+        WholeEpisode | EpisodePage,
+        "The episode with its body, or with `page` the page without it",
+        404,
+        422,
+    ),
 )
 def get_episode(
     memory: MemoryDep,
@@ -161,8 +157,7 @@ def get_episode(
 @router.get(
     "/v1/status",
     summary="Counts, pending work, the serving profile (this caller's memories)",
-    response_model=None,
-    responses=answer(
+    **answering(
         FullStatus | ScopedStatus,
         "`status --json` for a caller of every memory, else its memories only",
     ),

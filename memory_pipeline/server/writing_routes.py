@@ -32,6 +32,7 @@ from memory_pipeline.server.http_models import (
     IndexAnswer,
     IndexQueued,
     answer,
+    answering,
     errors,
     json_body,
     ref,
@@ -219,8 +220,7 @@ async def index(memory: MemoryDep, access: Writer) -> Any:
 @router.delete(
     "/v1/episodes/{episode_id}",
     summary="Forget one episode and everything derived from it",
-    response_model=None,
-    responses={**answer(Forgotten, "Forgotten: the rows deleted, per table"), **errors(404, 422)},
+    **answering(Forgotten, "Forgotten: the rows deleted, per table", 404, 422),
 )
 def forget_episode(
     memory: MemoryDep, access: Caller, episode_id: int = Path(description="The episode's id")
@@ -231,8 +231,7 @@ def forget_episode(
 @router.delete(
     "/v1/memories/{memory_name}",
     summary="Forget a whole memory",
-    response_model=None,
-    responses={**answer(Forgotten, "Forgotten: the rows deleted, per table"), **errors(404, 422)},
+    **answering(Forgotten, "Forgotten: the rows deleted, per table", 404, 422),
 )
 def forget_memory(
     memory: MemoryDep,
