@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Path, Query
+from typing import Annotated
 
-from memory_pipeline.domain.policies import MAX_LIMIT
+from fastapi import APIRouter, Depends, Path, Query
+
 from memory_pipeline.errors import InputError
 from memory_pipeline.memory import SearchResponse
 from memory_pipeline.server.access import (
@@ -15,7 +16,7 @@ from memory_pipeline.server.access import (
     visible_status,
 )
 from memory_pipeline.server.api_docs import REQUIRED
-from memory_pipeline.server.http_deps import Caller, MemoryDep
+from memory_pipeline.server.http_deps import Caller, MemoryDep, SearchQuery
 from memory_pipeline.server.http_models import (
     COMMON_ERRORS,
     EpisodePage,
@@ -57,6 +58,7 @@ def search_document(response: SearchResponse) -> dict:
 def search(
     memory: MemoryDep,
     access: Caller,
+    options: Annotated[SearchQuery, Depends()],
     memory_name: str | None = Query(
         None,
         alias="memory",
@@ -70,54 +72,10 @@ def search(
         examples=["sourdough kitchen"],
         json_schema_extra=REQUIRED,
     ),
-    policy: str | None = Query(
-        None,
-        description="A named search policy: default, recent, journal, work, exact, ...",
-        examples=["default"],
-    ),
-    # Bounds checked here, so the error names this query parameter, not the CLI's flag.
-    limit: int | None = Query(
-        None,
-        ge=1,
-        le=MAX_LIMIT,
-        description="How many results (default: the policy's)",
-        examples=[3],
-    ),
-    channels: str | None = Query(
-        None,
-        description="Comma-separated channels: vector, keyword, graph, date, observation, belief",
-    ),
-    contested: bool | None = Query(
-        None, description="Include contested beliefs or not, whatever the policy says"
-    ),
-    history: bool = Query(
-        False, description="Also superseded revisions holding the query's words, marked"
-    ),
-    as_of: str | None = Query(
-        None,
-        description="What was in force then: a date (YYYY-MM-DD, its end) or an ISO 8601 "
-        "date-time; episodes occurred by then, revisions current and statements valid then",
-        examples=["2024-12-31"],
-    ),
-    passages: bool = Query(
-        False, description="Let one episode hold several results (default: each episode once)"
-    ),
 ) -> dict:
     if memory_name is None or q is None:
         raise InputError("'memory' and 'q' are required query parameters")
-    response = visible_search(
-        memory,
-        access,
-        memory_name,
-        q,
-        policy=policy,
-        limit=limit,
-        channels=channels,
-        contested=contested,
-        history=history,
-        as_of=as_of,
-        passages=passages,
-    )
+    response = visible_search(memory, access, memory_name, q, options)
     return search_document(response)
 
 
