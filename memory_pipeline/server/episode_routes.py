@@ -5,20 +5,18 @@ episode's source, newest first, superseded ones marked)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Path, Query
+from fastapi import Path, Query
 
 from memory_pipeline.memory import MAX_LIST
 from memory_pipeline.server.access import visible_episodes, visible_history
-from memory_pipeline.server.http_deps import Caller, MemoryDep
+from memory_pipeline.server.http_deps import Caller, MemoryDep, routes
 from memory_pipeline.server.http_models import (
-    COMMON_ERRORS,
     EpisodeListing,
     History,
     answering,
-    errors,
 )
 
-router = APIRouter(tags=["episodes"], responses=errors(*COMMON_ERRORS))
+router = routes("episodes")
 
 
 @router.get(

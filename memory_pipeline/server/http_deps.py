@@ -6,7 +6,8 @@ access a request's token grants (``access.access_of_token``: every request asks 
 token created or revoked counts at once); ``Writer`` is a caller that may write, else 403. The
 ``bearer`` security scheme is what the OpenAPI document declares; the token itself is read by
 ``access.bearer`` as before, so what counts as a token is unchanged. ``SearchQuery`` is a
-search's ``SearchOptions`` read from its query parameters.
+search's ``SearchOptions`` read from its query parameters; ``routes`` the router of a module's
+routes.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends, Query, Request, Security
+from fastapi import APIRouter, Depends, Query, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from memory_pipeline.domain.policies import MAX_LIMIT
 from memory_pipeline.memory import Memory
 from memory_pipeline.server.access import Access, SearchOptions, access_of_token, bearer
+from memory_pipeline.server.http_models import COMMON_ERRORS, errors
 
 BEARER_SCHEME = "bearer"
 
@@ -29,6 +31,12 @@ bearer_scheme = HTTPBearer(
     "write). A loopback server with no token in its database needs none.",
     auto_error=False,  # the route's own 401 (access_of_token), in the API's error shape
 )
+
+
+def routes(tag: str) -> APIRouter:
+    """The router of a module's routes, under ``tag`` in the OpenAPI document; each route
+    documents ``COMMON_ERRORS`` (the guard's refusals, the outages) besides its own answers."""
+    return APIRouter(tags=[tag], responses=errors(*COMMON_ERRORS))
 
 
 def memory_of(request: Request) -> Memory:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
@@ -25,9 +25,8 @@ from memory_pipeline.errors import InputError
 from memory_pipeline.server.access import readable_memory, writable_memory
 from memory_pipeline.server.api_docs import REQUIRED
 from memory_pipeline.server.http_bodies import read_json
-from memory_pipeline.server.http_deps import Caller, MemoryDep, Writer
+from memory_pipeline.server.http_deps import Caller, MemoryDep, Writer, routes
 from memory_pipeline.server.http_models import (
-    COMMON_ERRORS,
     NotSaved,
     SaveAnswer,
     StatementIn,
@@ -67,7 +66,7 @@ def save_arguments(body: Any, default_memory: str | None) -> dict:
     return {**fields, "force": force, "revise_id": revise_id}
 
 
-router = APIRouter(tags=["statements"], responses=errors(*COMMON_ERRORS))
+router = routes("statements")
 MEMORY = "The statement's memory, when the body names none"
 
 

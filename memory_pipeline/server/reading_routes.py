@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import Depends, Path, Query
 
 from memory_pipeline.errors import InputError
 from memory_pipeline.memory import SearchResponse
@@ -16,9 +16,8 @@ from memory_pipeline.server.access import (
     visible_status,
 )
 from memory_pipeline.server.api_docs import REQUIRED
-from memory_pipeline.server.http_deps import Caller, MemoryDep, SearchQuery
+from memory_pipeline.server.http_deps import Caller, MemoryDep, SearchQuery, routes
 from memory_pipeline.server.http_models import (
-    COMMON_ERRORS,
     EpisodePage,
     FullStatus,
     MemoriesAnswer,
@@ -26,10 +25,9 @@ from memory_pipeline.server.http_models import (
     SearchAnswer,
     WholeEpisode,
     answering,
-    errors,
 )
 
-router = APIRouter(tags=["reading"], responses=errors(*COMMON_ERRORS))
+router = routes("reading")
 
 
 def result_document(result) -> dict:
