@@ -4,7 +4,7 @@ days, owners, table metadata, code references."""
 import datetime as dt
 import inspect
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import dagster as dg
@@ -26,35 +26,22 @@ warnings.filterwarnings("ignore", message="Parameter `backfill_policy`", categor
 
 
 def stage_asset(
-    stage: str, *, calls_model: bool = False, checks: Mapping[str, str] | None = None, **kwargs: Any
+    stage: str, *, calls_model: bool = False, **kwargs: Any
 ) -> Callable[[Callable], dg.AssetsDefinition]:
     """``dg.asset`` in ``stage``'s group, tagged with it, with the team as owners. The asset's
-    description, unless given, is its function's docstring on one line; ``checks`` (name:
-    description) are its own cheap checks, ahead of any ``check_specs`` given. An asset that
-    ``calls_model`` says so in a tag and takes a slot of the embedding model's pool."""
+    description, unless given, is its function's docstring on one line; its kinds, unless
+    given, PostgreSQL (a table). An asset that ``calls_model`` says so in a tag and takes a slot
+    of the embedding model's pool."""
     tags = {"stage": stage} | ({"calls": "embedding-model"} if calls_model else {})
     if calls_model:
         kwargs["pool"] = EMBEDDING_POOL
 
     def declare(fn: Callable) -> dg.AssetsDefinition:
-        own = [
-            dg.AssetCheckSpec(name, asset=fn.__name__, description=description)
-            for name, description in (checks or {}).items()
-        ]
-        if own or "check_specs" in kwargs:
-            kwargs["check_specs"] = [*own, *kwargs.get("check_specs", ())]
-        kwargs.setdefault("description", " ".join((inspect.getdoc(fn) or "").split()))
-        return dg.asset(group_name=stage, owners=OWNERS, tags=tags, **kwargs)(fn)
+        docstring = " ".join((inspect.getdoc(fn) or "").split())
+        declared = {"kinds": {"postgres"}, "description": docstring} | kwargs
+        return dg.asset(group_name=stage, owners=OWNERS, tags=tags, **declared)(fn)
 
     return declare
-
-
-def day_asset(
-    stage: str, partitions: dg.PartitionsDefinition, **kwargs: Any
-) -> Callable[[Callable], dg.AssetsDefinition]:
-    """``stage_asset`` partitioned by ``partitions`` (the ingest days), a backfill taking a
-    range of them in one run."""
-    return stage_asset(stage, partitions_def=partitions, backfill_policy=BACKFILL_POLICY, **kwargs)
 
 
 def each_day(

@@ -15,7 +15,7 @@ day fails, and its metadata names those days. ``embeddings`` also returns ``inde
 
 import dagster as dg
 
-from memory_pipeline.defs.partitions import ingest_days
+from memory_pipeline.defs.partitions import day_asset
 from memory_pipeline.orchestration import day_checks, day_metadata, freshness
 from memory_pipeline.orchestration.assets import (
     CHUNKS_TABLE,
@@ -23,7 +23,6 @@ from memory_pipeline.orchestration.assets import (
     ENTITY_MENTIONS_TABLE,
     RECHUNK_TAG,
     code_referenced,
-    day_asset,
     days_of,
     each_day,
 )
@@ -34,11 +33,9 @@ from memory_pipeline.orchestration.settings import index_max_lag_minutes
 
 @day_asset(
     "index",
-    ingest_days,
     deps=["episodes"],
-    kinds={"postgres"},
     metadata=CHUNKS_TABLE,
-    checks={"every_episode_chunked": "Every episode of the day has its chunks."},
+    check_specs=[day_checks.CHUNKS_SPEC],
 )
 def chunks(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> dg.MaterializeResult:
     """The day's episodes cut into chunks: paragraphs packed up to 1600 characters, no overlap,
@@ -54,17 +51,11 @@ def chunks(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> dg.
 
 @day_asset(
     "index",
-    ingest_days,
     deps=["chunks"],
     kinds={"postgres", "pgvector"},
     calls_model=True,
     metadata=EMBEDDINGS_TABLE,
-    checks={
-        "day_vectors_complete_and_normalized": "Every chunk of the day has a vector in the "
-        "generation being written, of the profile's dimension and unit length (window vectors "
-        "included)."
-    },
-    check_specs=[freshness.SPEC],
+    check_specs=[day_checks.EMBEDDINGS_SPEC, freshness.SPEC],
 )
 def embeddings(
     context: dg.AssetExecutionContext, memory_api: MemoryResource
@@ -99,14 +90,9 @@ def embeddings(
 
 @day_asset(
     "index",
-    ingest_days,
     deps=["episodes"],
-    kinds={"postgres"},
     metadata=ENTITY_MENTIONS_TABLE,
-    checks={
-        "every_episode_scanned_for_names": "The proper names of every episode of the day were "
-        "extracted."
-    },
+    check_specs=[day_checks.ENTITY_MENTIONS_SPEC],
 )
 def entity_mentions(
     context: dg.AssetExecutionContext, memory_api: MemoryResource

@@ -8,18 +8,17 @@ import time
 import dagster as dg
 
 from memory_pipeline import config
-from memory_pipeline.defs.partitions import ingest_days
+from memory_pipeline.defs.partitions import day_asset
 from memory_pipeline.orchestration import day_metadata
 from memory_pipeline.orchestration.assets import (
     EPISODES_TABLE,
     code_referenced,
-    day_asset,
     each_day,
 )
 from memory_pipeline.orchestration.resources import MemoryResource
 
 
-@day_asset("ingest", ingest_days, kinds={"postgres"}, metadata=EPISODES_TABLE)
+@day_asset("ingest", metadata=EPISODES_TABLE)
 def episodes(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> dg.MaterializeResult:
     """Episodes (notes, journal entries, chats, documents) ingested on this UTC day.
     Materializing a day loads the inbox folder `INBOX/YYYY-MM-DD/` (JSONL, Markdown, text) and

@@ -137,7 +137,6 @@ def _index_days(
 @stage_asset(
     "maintenance",
     deps=["entity_mentions", "backlog"],
-    kinds={"postgres"},
     metadata=ENTITIES_TABLE,
 )
 def entities(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> dg.MaterializeResult:
@@ -160,7 +159,6 @@ def entities(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> d
 @stage_asset(
     "maintenance",
     deps=["backlog"],
-    kinds={"postgres"},
     description=(
         "The keyword channel's champion lists, rebuilt for every memory of more than "
         f"{KEYWORD_LIST_CAP} chunks: each common word's {CHAMPIONS} best chunks by "
@@ -204,17 +202,21 @@ def keyword_champions(
     )
 
 
+STATEMENTS_CHECK = dg.AssetCheckSpec(
+    "every_live_statement_has_a_normalized_vector",
+    asset="statement_vectors",
+    description="Every active or contested observation and belief has a vector in the generation "
+    "search serves, of the profile's dimension and unit length.",
+)
+
+
 @stage_asset(
     "maintenance",
     deps=["backlog"],
     kinds={"postgres", "pgvector"},
     calls_model=True,
     metadata=STATEMENT_VECTORS_TABLE,
-    checks={
-        "every_live_statement_has_a_normalized_vector": "Every active or contested observation "
-        "and belief has a vector in the generation search serves, of the profile's dimension and "
-        "unit length."
-    },
+    check_specs=[STATEMENTS_CHECK],
 )
 def statement_vectors(
     context: dg.AssetExecutionContext, memory_api: MemoryResource
@@ -238,7 +240,7 @@ def statement_vectors(
         },
         check_results=[
             dg.AssetCheckResult(
-                check_name="every_live_statement_has_a_normalized_vector",
+                check_name=STATEMENTS_CHECK.name,
                 passed=passed,
                 metadata={
                     **(found or {}),
@@ -254,17 +256,20 @@ def statement_vectors(
     )
 
 
+SERVING_CHECK = dg.AssetCheckSpec(
+    "serving_generation_complete_and_normalized",
+    asset="serving_generation",
+    description="The generation search serves has every vector, of the profile's dimension, "
+    "normalized.",
+)
+
+
 @stage_asset(
     "maintenance",
     deps=["embeddings", "backlog", "statement_vectors"],
-    kinds={"postgres"},
     calls_model=True,
     metadata=PROFILES_TABLE,
-    checks={
-        "serving_generation_complete_and_normalized": "The generation search serves has every "
-        "vector, of the profile's dimension, normalized."
-    },
-    check_specs=[QUALITY_GUARD_SPEC],
+    check_specs=[SERVING_CHECK, QUALITY_GUARD_SPEC],
 )
 def serving_generation(
     context: dg.AssetExecutionContext, memory_api: MemoryResource, config: SwitchConfig
@@ -302,7 +307,7 @@ def serving_generation(
         },
         check_results=[
             dg.AssetCheckResult(
-                check_name="serving_generation_complete_and_normalized",
+                check_name=SERVING_CHECK.name,
                 passed=passed,
                 metadata={**(found or {}), "profile": profile.name if profile else "none"},
                 description=None
@@ -348,7 +353,7 @@ def hnsw_index(
     )
 
 
-@stage_asset("maintenance", deps=["hnsw_index"], kinds={"postgres"}, metadata=STATS_TABLE)
+@stage_asset("maintenance", deps=["hnsw_index"], metadata=STATS_TABLE)
 def pipeline_stats(
     context: dg.AssetExecutionContext, memory_api: MemoryResource
 ) -> dg.MaterializeResult:
