@@ -11,11 +11,14 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from memory_pipeline.errors import ConfigurationError
+
+N = TypeVar("N", int, float)
 
 PROVIDER_DEFAULTS = {
     # provider: (model, stored dimension)
@@ -69,6 +72,20 @@ ENV_VARS = {
 }
 
 
+def _env_number(
+    environ: Mapping[str, str], name: str, read: Callable[[str], N], expected: str
+) -> N | None:
+    """The setting ``name`` as ``read`` reads it; None when unset or blank, ConfigurationError
+    naming the variable and what was ``expected`` when it does not read."""
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return read(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name}={raw!r}: expected {expected}") from None
+
+
 def env_int(
     environ: Mapping[str, str],
     name: str,
@@ -78,13 +95,9 @@ def env_int(
     maximum: int | None = None,
 ) -> int:
     """A whole-number setting; ConfigurationError naming the variable when it is not one."""
-    raw = environ.get(name, "").strip()
-    if not raw:
+    value = _env_number(environ, name, int, "a whole number")
+    if value is None:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigurationError(f"{name}={raw!r}: expected a whole number") from None
     if value < minimum:
         raise ConfigurationError(f"{name}={value}: must be at least {minimum}")
     if maximum is not None and value > maximum:
@@ -96,14 +109,11 @@ def env_float(
     environ: Mapping[str, str], name: str, default: float, *, unit: str = "seconds"
 ) -> float:
     """A positive number setting (of ``unit``); ConfigurationError naming the variable otherwise."""
-    raw = environ.get(name, "").strip()
-    if not raw:
+    value = _env_number(environ, name, float, f"a number of {unit}")
+    if value is None:
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigurationError(f"{name}={raw!r}: expected a number of {unit}") from None
     if not (math.isfinite(value) and value > 0):
+        raw = environ[name].strip()
         raise ConfigurationError(f"{name}={raw!r}: must be a positive number of {unit}")
     return value
 

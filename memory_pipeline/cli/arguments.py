@@ -1,5 +1,6 @@
 """The argument types of the command options (argparse ``type=``): each refuses bad input with
-a message naming it, which argparse prints with the usage (exit 2)."""
+a message naming it, which argparse prints with the usage (exit 2); and ``switch``, an on/off
+option."""
 
 from __future__ import annotations
 
@@ -34,3 +35,8 @@ def port(text: str) -> int:
 def port_or_zero(text: str) -> int:
     """A port, or 0: any free port (the server prints the one it got)."""
     return 0 if text.strip() == "0" else port(text)
+
+
+def switch(parser: argparse.ArgumentParser, flag: str, help: str | None = None) -> None:
+    """An option that is off unless given (``store_true``)."""
+    parser.add_argument(flag, action="store_true", help=help)

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from memory_pipeline import config
-from memory_pipeline.cli.arguments import iso_date
+from memory_pipeline.cli.arguments import iso_date, switch
 from memory_pipeline.cli.common import err, open_memory, print_json, print_warnings
 from memory_pipeline.cli.ops_commands import keyword_list_lines
 from memory_pipeline.cli.progress import ProgressDisplay
@@ -31,17 +31,17 @@ def index_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--day", type=iso_date, help="only episodes ingested on this UTC day (YYYY-MM-DD)"
     )
-    p.add_argument(
+    switch(
+        p,
         "--no-keyword-lists",
-        action="store_true",
-        help="do not build keyword champion lists that are missing or stale (built beside the pass by default)",
+        "do not build keyword champion lists that are missing or stale (built beside the pass by default)",
     )
-    p.add_argument(
+    switch(
+        p,
         "--accept-worse",
-        action="store_true",
-        help="switch to the new generation even if it scores worse on the labelled questions",
+        "switch to the new generation even if it scores worse on the labelled questions",
     )
-    p.add_argument("--json", action="store_true", help="print a JSON report")
+    switch(p, "--json", "print a JSON report")
 
 
 def cmd_index(args) -> int:

@@ -8,7 +8,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from memory_pipeline.cli.arguments import whole_number
+from memory_pipeline.cli.arguments import switch, whole_number
 from memory_pipeline.cli.common import err, open_memory, print_json, print_warnings, validated
 from memory_pipeline.cli.progress import ProgressDisplay
 from memory_pipeline.domain.episodes import validate_kind, validate_memory_name
@@ -34,7 +34,7 @@ def episodes_options(p: argparse.ArgumentParser) -> None:
         "--limit", type=whole_number, default=50, help="at most this many (1-1000, default 50)"
     )
     p.add_argument("--before", type=whole_number, metavar="ID", help="the page after episode ID")
-    p.add_argument("--json", action="store_true", help="print a JSON document")
+    switch(p, "--json", "print a JSON document")
 
 
 def cmd_episodes(args) -> int:
@@ -60,7 +60,7 @@ def history_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "episode", type=whole_number, metavar="EPISODE_ID", help="any revision of the source"
     )
-    p.add_argument("--json", action="store_true", help="print a JSON document")
+    switch(p, "--json", "print a JSON document")
 
 
 def cmd_history(args) -> int:
@@ -93,7 +93,7 @@ def ingest_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--memory", help="memory for files that do not name one")
     p.add_argument("--kind", help="kind for files that do not name one (default: note)")
-    p.add_argument("--json", action="store_true", help="print a JSON report")
+    switch(p, "--json", "print a JSON report")
 
 
 def cmd_ingest(args) -> int:
@@ -121,7 +121,7 @@ def read_options(p: argparse.ArgumentParser) -> None:
         default=1,
         help="the page, from 1 (stderr says how many there are)",
     )
-    p.add_argument("--json", action="store_true", help="print the page document as JSON")
+    switch(p, "--json", "print the page document as JSON")
 
 
 def cmd_read(args) -> int:
@@ -151,8 +151,8 @@ def forget_options(p: argparse.ArgumentParser) -> None:
         metavar="ID",
         help="the episode id (from search results or ingest --json)",
     )
-    p.add_argument("--all", action="store_true", help="forget every episode of the memory")
-    p.add_argument("--json", action="store_true", help="print what was deleted as JSON")
+    switch(p, "--all", "forget every episode of the memory")
+    switch(p, "--json", "print what was deleted as JSON")
 
 
 def cmd_forget(args) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from memory_pipeline.cli.arguments import whole_number
+from memory_pipeline.cli.arguments import switch, whole_number
 from memory_pipeline.cli.common import err, open_memory, print_json, print_warnings
 from memory_pipeline.errors import ExitCode, InputError
 
@@ -21,7 +21,7 @@ def observe_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", help='the statement, e.g. "Mara\'s running coach is Inês"')
     p.add_argument("--memory", required=True)
     p.add_argument("--kind", choices=("observation", "belief"), default="observation")
-    p.add_argument("--contested", action="store_true", help="save a belief as contested")
+    switch(p, "--contested", "save a belief as contested")
     p.add_argument("--confidence", type=float, default=1.0, help="0..1 (default 1)")
     p.add_argument(
         "--episode",
@@ -37,9 +37,7 @@ def observe_options(p: argparse.ArgumentParser) -> None:
         help="a chunk id or reference it came from (repeatable)",
     )
     p.add_argument("--author", help="who wrote it (a person or an agent)")
-    p.add_argument(
-        "--add-anyway", action="store_true", help="save it even though close statements exist"
-    )
+    switch(p, "--add-anyway", "save it even though close statements exist")
     p.add_argument(
         "--revise",
         type=whole_number,
@@ -54,8 +52,8 @@ def observe_options(p: argparse.ArgumentParser) -> None:
         metavar="DATE",
         help="when it stopped holding (default: until further notice)",
     )
-    p.add_argument("--force", action="store_true", help="save even a near-exact duplicate")
-    p.add_argument("--json", action="store_true")
+    switch(p, "--force", "save even a near-exact duplicate")
+    switch(p, "--json")
 
 
 def cmd_observe(args) -> int:
@@ -122,18 +120,16 @@ def observations_options(p: argparse.ArgumentParser) -> None:
     q = obs.add_parser("list", help="a memory's statements, newest first")
     q.add_argument("--memory", required=True)
     q.add_argument("--kind", choices=("observation", "belief"))
-    q.add_argument(
-        "--all", action="store_true", help="retired versions too (the history of revisions)"
-    )
+    switch(q, "--all", "retired versions too (the history of revisions)")
     q.add_argument("--limit", type=whole_number, default=100)
-    q.add_argument("--json", action="store_true")
+    switch(q, "--json")
     q = obs.add_parser(
         "import", help='save JSONL statements {"memory", "text", "kind"?, "episode_ids"?, ...}'
     )
     q.add_argument("file")
     q.add_argument("--memory", help="memory for lines that do not name one")
-    q.add_argument("--force", action="store_true", help="save near-exact duplicates too")
-    q.add_argument("--json", action="store_true")
+    switch(q, "--force", "save near-exact duplicates too")
+    switch(q, "--json")
     q = obs.add_parser("status", help="mark a statement active, contested or retired")
     q.add_argument("id", type=whole_number)
     q.add_argument("--memory", required=True)

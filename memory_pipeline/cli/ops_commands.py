@@ -8,7 +8,7 @@ import datetime as dt
 import os
 import time
 
-from memory_pipeline.cli.arguments import iso_date
+from memory_pipeline.cli.arguments import iso_date, switch
 from memory_pipeline.cli.common import err, open_memory, print_json
 from memory_pipeline.cli.progress import ProgressDisplay
 from memory_pipeline.errors import ExitCode, InputError
@@ -17,14 +17,12 @@ from memory_pipeline.progress import Progress
 
 
 def reindex_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--no-wait", action="store_true", help="only start it; the sensor or a backfill builds it"
-    )
-    p.add_argument("--rollback", action="store_true", help="serve the previous generation again")
-    p.add_argument(
+    switch(p, "--no-wait", "only start it; the sensor or a backfill builds it")
+    switch(p, "--rollback", "serve the previous generation again")
+    switch(
+        p,
         "--accept-worse",
-        action="store_true",
-        help="switch to the new generation even if it scores worse on the labelled questions",
+        "switch to the new generation even if it scores worse on the labelled questions",
     )
 
 
@@ -86,16 +84,12 @@ def dagster_ui(args) -> str | None:
 def backfill_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="start", type=iso_date, required=True, metavar="YYYY-MM-DD")
     p.add_argument("--to", dest="end", type=iso_date, required=True, metavar="YYYY-MM-DD")
-    p.add_argument(
+    switch(
+        p,
         "--rechunk",
-        action="store_true",
-        help="each day's run deletes and recomputes its chunks first (search keeps the present ones until then)",
+        "each day's run deletes and recomputes its chunks first (search keeps the present ones until then)",
     )
-    p.add_argument(
-        "--no-wait",
-        action="store_true",
-        help="submit it and return (follow it on the Backfills page)",
-    )
+    switch(p, "--no-wait", "submit it and return (follow it on the Backfills page)")
     p.add_argument(
         "--dagster-url",
         metavar="URL",
@@ -237,12 +231,12 @@ def maintain_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--memory", help="only this memory (default: every memory of more than 500 chunks)"
     )
-    p.add_argument(
+    switch(
+        p,
         "--stale-only",
-        action="store_true",
-        help="only lists that are missing or stale (what index builds beside its pass)",
+        "only lists that are missing or stale (what index builds beside its pass)",
     )
-    p.add_argument("--json", action="store_true", help="print a JSON report")
+    switch(p, "--json", "print a JSON report")
 
 
 def cmd_maintain(args) -> int:

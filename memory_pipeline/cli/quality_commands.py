@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from memory_pipeline.cli.arguments import whole_number
+from memory_pipeline.cli.arguments import switch, whole_number
 from memory_pipeline.cli.common import err, open_memory, print_json
 from memory_pipeline.errors import ExitCode, InputError
 
@@ -25,10 +25,10 @@ def questions_options(p: argparse.ArgumentParser) -> None:
         help="the episode id that answers it, or source:KEY, observation:ID, belief:ID",
     )
     a.add_argument("--author", default="", help="who labelled it (a person, an agent)")
-    a.add_argument("--json", action="store_true", help="print a JSON report")
+    switch(a, "--json", "print a JSON report")
     a = actions.add_parser("list", help="the labelled questions, oldest first")
     a.add_argument("--memory", help="only this memory")
-    a.add_argument("--json", action="store_true", help="print a JSON document")
+    switch(a, "--json", "print a JSON document")
     a = actions.add_parser("remove", help="delete questions by id")
     a.add_argument("ids", nargs="+", type=whole_number, metavar="ID")
     a.add_argument("--memory", required=True)
@@ -40,7 +40,7 @@ def questions_options(p: argparse.ArgumentParser) -> None:
     a.add_argument("path")
     a.add_argument("--memory", help="memory for lines that do not name one")
     a.add_argument("--author", default="")
-    a.add_argument("--json", action="store_true", help="print a JSON report")
+    switch(a, "--json", "print a JSON report")
 
 
 def cmd_questions(args) -> int:
@@ -121,7 +121,7 @@ def quality_options(p: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="write the figures as CSV (to PATH, or stdout); PATH-misses.csv gets the misses",
     )
-    p.add_argument("--json", action="store_true", help="print a JSON document")
+    switch(p, "--json", "print a JSON document")
 
 
 def cmd_quality(args) -> int:

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from memory_pipeline.cli.arguments import whole_number
+from memory_pipeline.cli.arguments import switch, whole_number
 from memory_pipeline.cli.common import err, open_memory, print_json, validated
 from memory_pipeline.domain.entities import parse_entity_import
 from memory_pipeline.domain.episodes import validate_memory_name
@@ -35,10 +35,10 @@ def search_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="include beliefs marked contested (--no-contested leaves them out; default: the policy's)",
     )
-    p.add_argument(
+    switch(
+        p,
         "--history",
-        action="store_true",
-        help="also superseded revisions holding the query's words, after the results, marked superseded",
+        "also superseded revisions holding the query's words, after the results, marked superseded",
     )
     p.add_argument(
         "--as-of",
@@ -46,12 +46,12 @@ def search_options(p: argparse.ArgumentParser) -> None:
         help="what was in force then: episodes occurred by DATE (YYYY-MM-DD: its end; or an ISO "
         "8601 date-time), the revisions current and the statements valid then",
     )
-    p.add_argument(
+    switch(
+        p,
         "--passages",
-        action="store_true",
-        help="let one episode hold several results (default: each episode once, by its best passage)",
+        "let one episode hold several results (default: each episode once, by its best passage)",
     )
-    p.add_argument("--json", action="store_true", help="print the stable JSON document")
+    switch(p, "--json", "print the stable JSON document")
     p.add_argument(
         "--batch",
         metavar="FILE",
@@ -196,10 +196,10 @@ def entities_options(p: argparse.ArgumentParser) -> None:
     q = ent.add_parser("import", help='import JSONL entities {"memory", "name", "aliases"?}')
     q.add_argument("file")
     q.add_argument("--memory", help="memory for lines that do not name one")
-    q.add_argument("--json", action="store_true")
+    switch(q, "--json")
     q = ent.add_parser("list", help="a memory's entities with their mention counts")
     q.add_argument("--memory", required=True)
-    q.add_argument("--json", action="store_true")
+    switch(q, "--json")
 
 
 def cmd_entities(args) -> int:

@@ -13,7 +13,7 @@ import time
 from errno import EADDRINUSE
 from pathlib import Path
 
-from memory_pipeline.cli.arguments import port, port_or_zero
+from memory_pipeline.cli.arguments import port, port_or_zero, switch
 from memory_pipeline.cli.common import err, open_memory, print_json
 from memory_pipeline.errors import ConfigurationError, ExitCode, InputError
 
@@ -131,9 +131,7 @@ class TokenWatch:
 
 
 def mcp_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio"
-    )
+    switch(p, "--http", "serve streamable HTTP at /mcp instead of stdio")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=port_or_zero, default=8766)
     p.add_argument(
@@ -175,13 +173,11 @@ def tokens_options(p: argparse.ArgumentParser) -> None:
     q = tok.add_parser("create", help="a new token, printed once")
     q.add_argument("name")
     q.add_argument("--memory", action="append", help="a memory it opens (repeatable)")
-    q.add_argument("--all-memories", action="store_true", help="every memory, present and future")
-    q.add_argument(
-        "--write", action="store_true", help="may add, index and forget (default: read only)"
-    )
-    q.add_argument("--json", action="store_true")
+    switch(q, "--all-memories", "every memory, present and future")
+    switch(q, "--write", "may add, index and forget (default: read only)")
+    switch(q, "--json")
     q = tok.add_parser("list", help="the tokens (names and scopes; never the tokens themselves)")
-    q.add_argument("--json", action="store_true")
+    switch(q, "--json")
     q = tok.add_parser("revoke", help="delete a token")
     q.add_argument("name")
 

@@ -7,6 +7,7 @@ import argparse
 import datetime as dt
 
 from memory_pipeline import config
+from memory_pipeline.cli.arguments import switch
 from memory_pipeline.cli.common import open_memory, print_json
 from memory_pipeline.errors import ExitCode, NoDataYet
 
@@ -43,7 +44,7 @@ def last_nightly_run() -> dict | None:
 
 
 def status_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print a JSON document")
+    switch(p, "--json", "print a JSON document")
 
 
 def cmd_status(args) -> int:
@@ -171,7 +172,7 @@ def embedding_line(embedding: dict) -> str:
 
 
 def memories_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print a JSON document")
+    switch(p, "--json", "print a JSON document")
 
 
 def cmd_memories(args) -> int:

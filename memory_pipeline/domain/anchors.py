@@ -10,8 +10,9 @@ Identical chunk texts of one episode share a vector, embedded with the first one
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
+from itertools import accumulate
 
 from memory_pipeline.domain.chunking import Chunk, split_paragraphs
 
@@ -22,27 +23,34 @@ _ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
 _CODE_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
+def outside_fences(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """``(index, line)`` of each line outside fenced code, the fence lines left out too: a fence
+    opens at three or more backticks or tildes and closes at a line of nothing but at least as
+    many of the same."""
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        fence_match = _CODE_FENCE.match(line)
+        if fence_match:
+            marker = fence_match.group(1)
+            if fence is None:
+                fence = marker
+            elif marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip(" `~\t"):
+                fence = None
+        elif fence is None:
+            yield index, line
+
+
 def headings(body: str) -> list[tuple[int, int, str]]:
     """``(offset, level, text)`` of every non-empty ATX heading line outside fenced code."""
     found: list[tuple[int, int, str]] = []
     if "#" not in body:  # most notes and chats: no line to look at
         return found
-    fence: str | None = None
-    offset = 0
-    for line in body.split("\n"):
-        content = line.rstrip("\r")
-        fence_match = _CODE_FENCE.match(content)
-        if fence_match:
-            marker = fence_match.group(1)
-            if fence is None:
-                fence = marker
-            elif marker[0] == fence[0] and len(marker) >= len(fence) and not content.strip(" `~\t"):
-                fence = None
-        elif fence is None:
-            match = _ATX_HEADING.fullmatch(content)
-            if match and (match.group(2) or "").strip():
-                found.append((offset, len(match.group(1)), match.group(2).strip()))
-        offset += len(line) + 1
+    lines = body.split("\n")
+    offsets = list(accumulate((len(line) + 1 for line in lines), initial=0))
+    for index, content in outside_fences(line.rstrip("\r") for line in lines):
+        match = _ATX_HEADING.fullmatch(content)
+        if match and (match.group(2) or "").strip():
+            found.append((offsets[index], len(match.group(1)), match.group(2).strip()))
     return found
 
 

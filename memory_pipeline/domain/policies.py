@@ -1,16 +1,9 @@
 """Search policies: named sets of filters and knobs (kinds, time window, channels, limit) from YAML.
 
-A policy file maps a policy name to its fields; every field may be left out::
-
-    recent:
-      window_days: 30        # only episodes that occurred in the last 30 days
-
-Fields: ``kinds`` (a list of episode kinds; absent or null means every kind), ``window_days``
-(an integer >= 1; absent or null means no cutoff), ``salience_weight`` (in [0, 1]; 0 ignores
-salience), ``channels`` (a non-empty subset of vector, keyword, graph, date, observation, belief),
-``contested_beliefs`` (true/false: whether the belief channel also returns beliefs marked
-contested; default false), ``rerank`` (true/false) and ``limit`` (1 to 50 results). A file must define ``default``, the policy a search uses when
-none is named.
+A policy file maps a policy name to its fields (kinds, window_days, salience_weight, channels,
+contested_beliefs, rerank, limit), each of which may be left out; ``policy_fields`` holds the
+rule of each and docs/retrieval.md#search-policies describes them. A file must define
+``default``, the policy a search uses when none is named.
 
 Every problem is a ``PolicyError`` (a ValueError) located as ``FILE:LINE: policy 'x': reason``,
 with the line of the offending value taken from the YAML node marks. The command line can

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from memory_pipeline.domain.anchors import outside_fences
 from memory_pipeline.domain.documents import DOCUMENT_SUFFIXES, MAX_DOCUMENT_BYTES, DocumentRejected
 from memory_pipeline.domain.episodes import (
     MAX_TITLE_CHARS,
@@ -44,7 +45,6 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*))?")
 _ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
-_CODE_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
 @dataclass(frozen=True)
@@ -423,18 +423,7 @@ def shown_path(path: str) -> str:
 
 def _first_heading(lines: list[str]) -> tuple[int, str] | None:
     """(index, text) of the first non-empty ATX heading outside fenced code, if any."""
-    fence: str | None = None
-    for index, line in enumerate(lines):
-        fence_match = _CODE_FENCE.match(line)
-        if fence_match:
-            marker = fence_match.group(1)
-            if fence is None:
-                fence = marker
-            elif marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip(" `~\t"):
-                fence = None
-            continue
-        if fence is not None:
-            continue
+    for index, line in outside_fences(lines):
         match = _ATX_HEADING.fullmatch(line)
         if match:
             title = _ATX_CLOSING.sub("", (match.group(2) or "")).strip()

@@ -18,6 +18,22 @@ import dagster as dg
 from memory_pipeline.indexing.days import ChunkedDay, EmbeddedDay, LinkedDay
 from memory_pipeline.orchestration.assets import days_label
 
+# The checks as the partitioned assets declare them; each outcome below is of one of them.
+CHUNKS_SPEC = dg.AssetCheckSpec(
+    "every_episode_chunked", asset="chunks", description="Every episode of the day has its chunks."
+)
+EMBEDDINGS_SPEC = dg.AssetCheckSpec(
+    "day_vectors_complete_and_normalized",
+    asset="embeddings",
+    description="Every chunk of the day has a vector in the generation being written, of the "
+    "profile's dimension and unit length (window vectors included).",
+)
+ENTITY_MENTIONS_SPEC = dg.AssetCheckSpec(
+    "every_episode_scanned_for_names",
+    asset="entity_mentions",
+    description="The proper names of every episode of the day were extracted.",
+)
+
 
 @dataclass(frozen=True)
 class CheckOutcome:
@@ -48,16 +64,15 @@ class CheckOutcome:
 
 
 def _over_days(
-    asset: str,
-    check_name: str,
+    spec: dg.AssetCheckSpec,
     failing: list[dt.date],
     days: list[dt.date],
     totals: dict,
     failure: str,
 ) -> CheckOutcome:
     return CheckOutcome(
-        asset,
-        check_name,
+        spec.asset_key.to_user_string(),
+        spec.name,
         not failing,
         {
             **totals,
@@ -70,8 +85,7 @@ def _over_days(
 
 def chunks_check(chunked: Sequence[ChunkedDay]) -> CheckOutcome:
     return _episodes_check(
-        "chunks",
-        "every_episode_chunked",
+        CHUNKS_SPEC,
         chunked,
         ("episodes", "episodes_without_chunks"),
         "episodes without chunks",
@@ -90,8 +104,7 @@ def embeddings_check(embedded: Sequence[EmbeddedDay], profile: str) -> CheckOutc
     ]
     generation = embedded[-1].generation if embedded else 0
     return _over_days(
-        "embeddings",
-        "day_vectors_complete_and_normalized",
+        EMBEDDINGS_SPEC,
         failing,
         [e.day for e in embedded],
         {**totals, "profile": profile, "generation": generation},
@@ -101,8 +114,7 @@ def embeddings_check(embedded: Sequence[EmbeddedDay], profile: str) -> CheckOutc
 
 def entity_mentions_check(linked: Sequence[LinkedDay]) -> CheckOutcome:
     return _episodes_check(
-        "entity_mentions",
-        "every_episode_scanned_for_names",
+        ENTITY_MENTIONS_SPEC,
         linked,
         ("episodes_without_names",),
         "episodes not scanned for names",
@@ -110,8 +122,7 @@ def entity_mentions_check(linked: Sequence[LinkedDay]) -> CheckOutcome:
 
 
 def _episodes_check(
-    asset: str,
-    check_name: str,
+    spec: dg.AssetCheckSpec,
     done: Sequence[ChunkedDay] | Sequence[LinkedDay],
     counted: tuple[str, ...],
     failure: str,
@@ -119,4 +130,4 @@ def _episodes_check(
     """A day fails when the last of ``counted`` (its episodes left undone) is not 0."""
     totals = {key: sum(d.stats[key] for d in done) for key in counted}
     failing = [d.day for d in done if d.stats[counted[-1]]]
-    return _over_days(asset, check_name, failing, [d.day for d in done], totals, failure)
+    return _over_days(spec, failing, [d.day for d in done], totals, failure)

@@ -270,43 +270,46 @@ def readable_memory(memory, access: Access, name: object) -> str:
     return name
 
 
+@dataclass(frozen=True)
+class SearchOptions:
+    """How a caller asks a search to run: ``Memory.search``'s options, ``channels`` as the
+    comma-separated text a request carries."""
+
+    policy: str | None = None
+    limit: int | None = None
+    channels: str | None = None
+    contested: bool | None = None
+    history: bool = False
+    as_of: str | None = None
+    passages: bool = False
+
+
 def visible_search(
-    memory,
-    access: Access,
-    name: object,
-    query: str,
-    *,
-    policy: str | None = None,
-    limit: int | None = None,
-    channels: str | None = None,
-    contested: bool | None = None,
-    history: bool = False,
-    as_of: str | None = None,
-    passages: bool = False,
+    memory, access: Access, name: object, query: str, options: SearchOptions = SearchOptions()
 ):
-    """``Memory.search`` in a memory ``access`` sees; ``channels`` as the comma-separated text a
-    request carries. An unknown memory names only the visible ones."""
+    """``Memory.search`` in a memory ``access`` sees, as ``options`` ask. An unknown memory
+    names only the visible ones."""
     from memory_pipeline.domain.policies import PolicyError, parse_channels
     from memory_pipeline.errors import UnknownMemory
 
     name = visible_memory(memory, access, name)
     parsed = None
-    if channels is not None:
+    if options.channels is not None:
         try:
-            parsed = parse_channels(channels)
+            parsed = parse_channels(options.channels)
         except PolicyError as exc:
-            raise InputError(f"channels {channels!r}: {exc}") from None
+            raise InputError(f"channels {options.channels!r}: {exc}") from None
     try:
         return memory.search(
             name,
             query,
-            policy=policy,
-            limit=limit,
+            policy=options.policy,
+            limit=options.limit,
             channels=parsed,
-            contested_beliefs=contested,
-            history=history,
-            as_of=as_of,
-            passages=passages,
+            contested_beliefs=options.contested,
+            history=options.history,
+            as_of=options.as_of,
+            passages=options.passages,
         )
     except UnknownMemory as exc:  # forgotten between the check and the search
         raise access.unknown_memory(name, exc.known) from None

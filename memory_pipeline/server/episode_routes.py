@@ -5,27 +5,24 @@ episode's source, newest first, superseded ones marked)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Path, Query
+from fastapi import Path, Query
 
 from memory_pipeline.memory import MAX_LIST
 from memory_pipeline.server.access import visible_episodes, visible_history
-from memory_pipeline.server.http_deps import Caller, MemoryDep
+from memory_pipeline.server.http_deps import Caller, MemoryDep, routes
 from memory_pipeline.server.http_models import (
-    COMMON_ERRORS,
     EpisodeListing,
     History,
-    answer,
-    errors,
+    answering,
 )
 
-router = APIRouter(tags=["episodes"], responses=errors(*COMMON_ERRORS))
+router = routes("episodes")
 
 
 @router.get(
     "/v1/memories/{memory_name}/episodes",
     summary="A memory's current episodes, newest first, with their source and revision count",
-    response_model=None,
-    responses={**answer(EpisodeListing, "The current episodes, newest first"), **errors(404, 422)},
+    **answering(EpisodeListing, "The current episodes, newest first", 404, 422),
 )
 def episodes(
     memory: MemoryDep,
@@ -40,8 +37,7 @@ def episodes(
 @router.get(
     "/v1/episodes/{episode_id}/history",
     summary="Every revision of an episode's source, newest first (superseded ones marked)",
-    response_model=None,
-    responses={**answer(History, "The source's revisions, newest first"), **errors(404, 422)},
+    **answering(History, "The source's revisions, newest first", 404, 422),
 )
 def history(
     memory: MemoryDep,

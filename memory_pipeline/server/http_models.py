@@ -441,6 +441,16 @@ def answer(model: Any, description: str, status: int = 200) -> dict[int | str, d
     return {status: {"model": model, "description": description}}
 
 
+def answering(model: Any, description: str, *statuses: int) -> dict[str, Any]:
+    """A route's ``response_model`` and ``responses``: it answers the core's own document
+    (``to_json``), which ``model`` only documents (FastAPI neither infers a model from the
+    route nor filters the answer through one), or one of these error statuses."""
+    return {
+        "response_model": None,
+        "responses": {**answer(model, description), **errors(*statuses)},
+    }
+
+
 def ref(model: type[BaseModel]) -> dict[str, str]:
     """A reference to ``model`` among the document's schemas (``api_docs`` adds the request
     models there; FastAPI adds those of the ``responses``)."""

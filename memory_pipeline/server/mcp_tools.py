@@ -15,6 +15,7 @@ from memory_pipeline.domain.policies import MAX_LIMIT
 from memory_pipeline.errors import MemoryPipelineError
 from memory_pipeline.server.access import (
     Access,
+    SearchOptions,
     forget_visible,
     readable_memory,
     visible_episode,
@@ -57,19 +58,9 @@ def search_memory(
     def run(tools: ToolContext, access: Access) -> dict:
         if not 1 <= limit <= MAX_LIMIT:  # named as this tool names it, not as the CLI's flag
             raise ToolError(f"limit {limit}: must be between 1 and {MAX_LIMIT}")
-        return visible_search(
-            tools.memory,
-            access,
-            memory,
-            query,
-            policy=policy,
-            limit=limit,
-            channels=channels,
-            contested=contested,
-            history=history,
-            as_of=as_of,
-            passages=passages,
-        ).brief_json()
+        # The tool's own parameters, named and ordered as SearchOptions' fields.
+        options = SearchOptions(policy, limit, channels, contested, history, as_of, passages)
+        return visible_search(tools.memory, access, memory, query, options).brief_json()
 
     return call(ctx, run)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
@@ -25,9 +25,8 @@ from memory_pipeline.errors import InputError
 from memory_pipeline.server.access import readable_memory, writable_memory
 from memory_pipeline.server.api_docs import REQUIRED
 from memory_pipeline.server.http_bodies import read_json
-from memory_pipeline.server.http_deps import Caller, MemoryDep, Writer
+from memory_pipeline.server.http_deps import Caller, MemoryDep, Writer, routes
 from memory_pipeline.server.http_models import (
-    COMMON_ERRORS,
     NotSaved,
     SaveAnswer,
     StatementIn,
@@ -35,6 +34,7 @@ from memory_pipeline.server.http_models import (
     StatusChange,
     StatusChanged,
     answer,
+    answering,
     errors,
     json_body,
     ref,
@@ -66,7 +66,7 @@ def save_arguments(body: Any, default_memory: str | None) -> dict:
     return {**fields, "force": force, "revise_id": revise_id}
 
 
-router = APIRouter(tags=["statements"], responses=errors(*COMMON_ERRORS))
+router = routes("statements")
 MEMORY = "The statement's memory, when the body names none"
 
 
@@ -119,8 +119,7 @@ async def save(
 @router.get(
     "/v1/observations",
     summary="A memory's observations and beliefs, newest first",
-    response_model=None,
-    responses={**answer(Statements, "The statements, newest first"), **errors(404, 422)},
+    **answering(Statements, "The statements, newest first", 404, 422),
 )
 def listing(
     memory: MemoryDep,
@@ -142,11 +141,7 @@ def listing(
 @router.patch(
     "/v1/observations/{observation_id}",
     summary="Mark a statement active, contested or retired",
-    response_model=None,
-    responses={
-        **answer(StatusChanged, "The statement's new status"),
-        **errors(400, 404, 408, 413, 415, 422),
-    },
+    **answering(StatusChanged, "The statement's new status", 400, 404, 408, 413, 415, 422),
     openapi_extra=json_body(
         ref(StatusChange), {"memory": "me", "status": "contested"}, "The new status"
     ),

@@ -9,23 +9,22 @@ asset and ``memory-pipeline quality`` last recorded them.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from memory_pipeline.errors import InputError
 from memory_pipeline.server.access import readable_memory, writable_memory
 from memory_pipeline.server.http_bodies import read_json
-from memory_pipeline.server.http_deps import Caller, MemoryDep, Writer
+from memory_pipeline.server.http_deps import Caller, MemoryDep, Writer, routes
 from memory_pipeline.server.http_models import (
-    COMMON_ERRORS,
     QuestionIn,
     errors,
     json_body,
     ref,
 )
 
-router = APIRouter(tags=["quality"], responses=errors(*COMMON_ERRORS))
+router = routes("quality")
 
 
 @router.post(

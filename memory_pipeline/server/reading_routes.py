@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Path, Query
+from typing import Annotated
 
-from memory_pipeline.domain.policies import MAX_LIMIT
+from fastapi import Depends, Path, Query
+
 from memory_pipeline.errors import InputError
 from memory_pipeline.memory import SearchResponse
 from memory_pipeline.server.access import (
@@ -15,20 +16,18 @@ from memory_pipeline.server.access import (
     visible_status,
 )
 from memory_pipeline.server.api_docs import REQUIRED
-from memory_pipeline.server.http_deps import Caller, MemoryDep
+from memory_pipeline.server.http_deps import Caller, MemoryDep, SearchQuery, routes
 from memory_pipeline.server.http_models import (
-    COMMON_ERRORS,
     EpisodePage,
     FullStatus,
     MemoriesAnswer,
     ScopedStatus,
     SearchAnswer,
     WholeEpisode,
-    answer,
-    errors,
+    answering,
 )
 
-router = APIRouter(tags=["reading"], responses=errors(*COMMON_ERRORS))
+router = routes("reading")
 
 
 def result_document(result) -> dict:
@@ -52,12 +51,12 @@ def search_document(response: SearchResponse) -> dict:
     summary="Fused search inside one memory (the document of search --json)",
     description="The passages (and statements) of one memory that answer `q`, best first, and "
     "how the search ran; `pending` counts the memory's episodes not indexed yet.",
-    response_model=None,
-    responses={**answer(SearchAnswer, "The results, best first"), **errors(404, 422, 502)},
+    **answering(SearchAnswer, "The results, best first", 404, 422, 502),
 )
 def search(
     memory: MemoryDep,
     access: Caller,
+    options: Annotated[SearchQuery, Depends()],
     memory_name: str | None = Query(
         None,
         alias="memory",
@@ -71,62 +70,17 @@ def search(
         examples=["sourdough kitchen"],
         json_schema_extra=REQUIRED,
     ),
-    policy: str | None = Query(
-        None,
-        description="A named search policy: default, recent, journal, work, exact, ...",
-        examples=["default"],
-    ),
-    # Bounds checked here, so the error names this query parameter, not the CLI's flag.
-    limit: int | None = Query(
-        None,
-        ge=1,
-        le=MAX_LIMIT,
-        description="How many results (default: the policy's)",
-        examples=[3],
-    ),
-    channels: str | None = Query(
-        None,
-        description="Comma-separated channels: vector, keyword, graph, date, observation, belief",
-    ),
-    contested: bool | None = Query(
-        None, description="Include contested beliefs or not, whatever the policy says"
-    ),
-    history: bool = Query(
-        False, description="Also superseded revisions holding the query's words, marked"
-    ),
-    as_of: str | None = Query(
-        None,
-        description="What was in force then: a date (YYYY-MM-DD, its end) or an ISO 8601 "
-        "date-time; episodes occurred by then, revisions current and statements valid then",
-        examples=["2024-12-31"],
-    ),
-    passages: bool = Query(
-        False, description="Let one episode hold several results (default: each episode once)"
-    ),
 ) -> dict:
     if memory_name is None or q is None:
         raise InputError("'memory' and 'q' are required query parameters")
-    response = visible_search(
-        memory,
-        access,
-        memory_name,
-        q,
-        policy=policy,
-        limit=limit,
-        channels=channels,
-        contested=contested,
-        history=history,
-        as_of=as_of,
-        passages=passages,
-    )
+    response = visible_search(memory, access, memory_name, q, options)
     return search_document(response)
 
 
 @router.get(
     "/v1/memories",
     summary="The memories this caller can see, with their counts",
-    response_model=None,
-    responses=answer(MemoriesAnswer, "The memories, by name"),
+    **answering(MemoriesAnswer, "The memories, by name"),
 )
 def memories(memory: MemoryDep, access: Caller) -> dict:
     return {"memories": [m.to_json() for m in memory.memories() if access.sees(m.name)]}
@@ -138,14 +92,12 @@ def memories(memory: MemoryDep, access: Caller) -> dict:
     "characters), with the page count",
     description="Pages 1 to `pages` are the whole body; a search hit lies in the page that holds "
     "its chunk.",
-    response_model=None,
-    responses={
-        **answer(
-            WholeEpisode | EpisodePage,
-            "The episode with its body, or with `page` the page without it",
-        ),
-        **errors(404, 422),
-    },
+    **answering(
+        WholeEpisode | EpisodePage,
+        "The episode with its body, or with `page` the page without it",
+        404,
+        422,
+    ),
 )
 def get_episode(
     memory: MemoryDep,
@@ -161,8 +113,7 @@ def get_episode(
 @router.get(
     "/v1/status",
     summary="Counts, pending work, the serving profile (this caller's memories)",
-    response_model=None,
-    responses=answer(
+    **answering(
         FullStatus | ScopedStatus,
         "`status --json` for a caller of every memory, else its memories only",
     ),

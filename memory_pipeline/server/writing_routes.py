@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
@@ -19,10 +19,9 @@ from memory_pipeline.memory import MAX_ADD_ITEMS, Memory
 from memory_pipeline.server.access import forget_visible, writable_items, writable_memory
 from memory_pipeline.server.guard import media_type
 from memory_pipeline.server.http_bodies import read_body, read_json
-from memory_pipeline.server.http_deps import Caller, MemoryDep, Writer
+from memory_pipeline.server.http_deps import Caller, MemoryDep, Writer, routes
 from memory_pipeline.server.http_errors import TooLarge
 from memory_pipeline.server.http_models import (
-    COMMON_ERRORS,
     AddAnswer,
     DocumentItem,
     EpisodeIn,
@@ -32,13 +31,14 @@ from memory_pipeline.server.http_models import (
     IndexAnswer,
     IndexQueued,
     answer,
+    answering,
     errors,
     json_body,
     ref,
 )
 from memory_pipeline.server.index_queue import index_queue
 
-router = APIRouter(tags=["writing"], responses=errors(*COMMON_ERRORS))
+router = routes("writing")
 
 EPISODE = {
     "memory": "me",
@@ -219,8 +219,7 @@ async def index(memory: MemoryDep, access: Writer) -> Any:
 @router.delete(
     "/v1/episodes/{episode_id}",
     summary="Forget one episode and everything derived from it",
-    response_model=None,
-    responses={**answer(Forgotten, "Forgotten: the rows deleted, per table"), **errors(404, 422)},
+    **answering(Forgotten, "Forgotten: the rows deleted, per table", 404, 422),
 )
 def forget_episode(
     memory: MemoryDep, access: Caller, episode_id: int = Path(description="The episode's id")
@@ -231,8 +230,7 @@ def forget_episode(
 @router.delete(
     "/v1/memories/{memory_name}",
     summary="Forget a whole memory",
-    response_model=None,
-    responses={**answer(Forgotten, "Forgotten: the rows deleted, per table"), **errors(404, 422)},
+    **answering(Forgotten, "Forgotten: the rows deleted, per table", 404, 422),
 )
 def forget_memory(
     memory: MemoryDep,

@@ -15,86 +15,55 @@ day fails, and its metadata names those days. ``embeddings`` also returns ``inde
 
 import dagster as dg
 
-from memory_pipeline.defs.partitions import ingest_days
+from memory_pipeline.defs.partitions import day_asset
 from memory_pipeline.orchestration import day_checks, day_metadata, freshness
 from memory_pipeline.orchestration.assets import (
-    BACKFILL_POLICY,
     CHUNKS_TABLE,
     EMBEDDINGS_TABLE,
     ENTITY_MENTIONS_TABLE,
-    OWNERS,
     RECHUNK_TAG,
     code_referenced,
     days_of,
+    each_day,
 )
-from memory_pipeline.orchestration.instance import EMBEDDING_POOL
 from memory_pipeline.orchestration.progress import RunProgress
 from memory_pipeline.orchestration.resources import MemoryResource
 from memory_pipeline.orchestration.settings import index_max_lag_minutes
 
 
-@dg.asset(
-    partitions_def=ingest_days,
-    backfill_policy=BACKFILL_POLICY,
-    group_name="index",
+@day_asset(
+    "index",
     deps=["episodes"],
-    kinds={"postgres"},
-    owners=OWNERS,
-    tags={"stage": "index"},
     metadata=CHUNKS_TABLE,
-    check_specs=[
-        dg.AssetCheckSpec(
-            "every_episode_chunked",
-            asset="chunks",
-            description="Every episode of the day has its chunks.",
-        )
-    ],
-    description=(
-        "The day's episodes cut into chunks: paragraphs packed up to 1600 characters, no "
-        "overlap, content-addressed ids (see memory_pipeline/domain/chunking.py)."
-    ),
+    check_specs=[day_checks.CHUNKS_SPEC],
 )
 def chunks(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> dg.MaterializeResult:
-    done = []
+    """The day's episodes cut into chunks: paragraphs packed up to 1600 characters, no overlap,
+    content-addressed ids (see memory_pipeline/domain/chunking.py)."""
     again = context.run.tags.get(RECHUNK_TAG) == "true"
-    for day in days_of(context):
-        chunked = memory_api.api.days.cut(day, again=again)
-        context.add_asset_metadata(day_metadata.chunks(chunked), partition_key=day.isoformat())
-        done.append(chunked)
+    done = each_day(
+        context, lambda day: memory_api.api.days.cut(day, again=again), day_metadata.chunks
+    )
     return dg.MaterializeResult(
         metadata={"days_in_run": len(done)}, check_results=[day_checks.chunks_check(done).result()]
     )
 
 
-@dg.asset(
-    partitions_def=ingest_days,
-    backfill_policy=BACKFILL_POLICY,
-    group_name="index",
+@day_asset(
+    "index",
     deps=["chunks"],
     kinds={"postgres", "pgvector"},
-    owners=OWNERS,
-    tags={"stage": "index", "calls": "embedding-model"},
+    calls_model=True,
     metadata=EMBEDDINGS_TABLE,
-    pool=EMBEDDING_POOL,
-    check_specs=[
-        dg.AssetCheckSpec(
-            "day_vectors_complete_and_normalized",
-            asset="embeddings",
-            description="Every chunk of the day has a vector in the generation being written, of the "
-            "profile's dimension and unit length (window vectors included).",
-        ),
-        freshness.SPEC,
-    ],
-    description=(
-        "Vectors for the day's chunks under the configured embedding profile, stored as halfvec "
-        "and stamped with profile and generation. A canary refuses a wrong or changed model "
-        "before any write. Never switches what search serves (`serving_generation` does) nor "
-        "builds the HNSW index (`hnsw_index`)."
-    ),
+    check_specs=[day_checks.EMBEDDINGS_SPEC, freshness.SPEC],
 )
 def embeddings(
     context: dg.AssetExecutionContext, memory_api: MemoryResource
 ) -> dg.MaterializeResult:
+    """Vectors for the day's chunks under the configured embedding profile, stored as halfvec
+    and stamped with profile and generation. A canary refuses a wrong or changed model before
+    any write. Never switches what search serves (`serving_generation` does) nor builds the
+    HNSW index (`hnsw_index`)."""
     mem = memory_api.api
     done = []
     for day in days_of(context):
@@ -119,38 +88,19 @@ def embeddings(
     )
 
 
-@dg.asset(
-    partitions_def=ingest_days,
-    backfill_policy=BACKFILL_POLICY,
-    group_name="index",
+@day_asset(
+    "index",
     deps=["episodes"],
-    kinds={"postgres"},
-    owners=OWNERS,
-    tags={"stage": "index"},
     metadata=ENTITY_MENTIONS_TABLE,
-    check_specs=[
-        dg.AssetCheckSpec(
-            "every_episode_scanned_for_names",
-            asset="entity_mentions",
-            description="The proper names of every episode of the day were extracted.",
-        )
-    ],
-    description=(
-        "Links from the entities of a memory (imported with `memory-pipeline entities import`, or "
-        "names promoted by `entities`) to the day's episodes that mention them; the graph channel "
-        "of search follows these links. Writes only links to the day's episodes."
-    ),
+    check_specs=[day_checks.ENTITY_MENTIONS_SPEC],
 )
 def entity_mentions(
     context: dg.AssetExecutionContext, memory_api: MemoryResource
 ) -> dg.MaterializeResult:
-    done = []
-    for day in days_of(context):
-        linked = memory_api.api.days.link(day)
-        context.add_asset_metadata(
-            day_metadata.entity_mentions(linked), partition_key=day.isoformat()
-        )
-        done.append(linked)
+    """Links from the entities of a memory (imported with `memory-pipeline entities import`, or
+    names promoted by `entities`) to the day's episodes that mention them; the graph channel of
+    search follows these links. Writes only links to the day's episodes."""
+    done = each_day(context, memory_api.api.days.link, day_metadata.entity_mentions)
     return dg.MaterializeResult(
         metadata={"days_in_run": len(done)},
         check_results=[day_checks.entity_mentions_check(done).result()],

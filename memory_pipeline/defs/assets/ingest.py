@@ -8,40 +8,24 @@ import time
 import dagster as dg
 
 from memory_pipeline import config
-from memory_pipeline.defs.partitions import ingest_days
+from memory_pipeline.defs.partitions import day_asset
 from memory_pipeline.orchestration import day_metadata
 from memory_pipeline.orchestration.assets import (
-    BACKFILL_POLICY,
     EPISODES_TABLE,
-    OWNERS,
     code_referenced,
-    days_of,
+    each_day,
 )
 from memory_pipeline.orchestration.resources import MemoryResource
 
 
-@dg.asset(
-    partitions_def=ingest_days,
-    backfill_policy=BACKFILL_POLICY,
-    group_name="ingest",
-    kinds={"postgres"},
-    owners=OWNERS,
-    tags={"stage": "ingest"},
-    metadata=EPISODES_TABLE,
-    # Backticks: the UI renders descriptions as Markdown, where a bare <day> is an HTML tag.
-    description=(
-        "Episodes (notes, journal entries, chats, documents) ingested on this UTC day. "
-        "Materializing a day loads the inbox folder `INBOX/YYYY-MM-DD/` (JSONL, Markdown, text) "
-        "and reports every episode of the day, however it arrived (CLI, inbox, API)."
-    ),
-)
+@day_asset("ingest", metadata=EPISODES_TABLE)
 def episodes(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> dg.MaterializeResult:
-    days = days_of(context)
-    for day in days:
-        context.add_asset_metadata(
-            _load_day(context, memory_api, day), partition_key=day.isoformat()
-        )
-    return dg.MaterializeResult(metadata={"days_in_run": len(days)})
+    """Episodes (notes, journal entries, chats, documents) ingested on this UTC day.
+    Materializing a day loads the inbox folder `INBOX/YYYY-MM-DD/` (JSONL, Markdown, text) and
+    reports every episode of the day, however it arrived (CLI, inbox, API)."""
+    # Backticks: the UI renders descriptions as Markdown, where a bare <day> is an HTML tag.
+    done = each_day(context, lambda day: _load_day(context, memory_api, day), lambda m: m)
+    return dg.MaterializeResult(metadata={"days_in_run": len(done)})
 
 
 def _load_day(context: dg.AssetExecutionContext, memory_api: MemoryResource, day) -> dict:

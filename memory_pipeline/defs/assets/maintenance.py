@@ -19,13 +19,13 @@ from memory_pipeline.memory import CHAMPIONS, KEYWORD_LIST_CAP, IndexReport, Mem
 from memory_pipeline.orchestration import day_metadata, freshness
 from memory_pipeline.orchestration.assets import (
     ENTITIES_TABLE,
-    OWNERS,
     PROFILES_TABLE,
     STATEMENT_VECTORS_TABLE,
     STATS_TABLE,
     code_referenced,
+    stage_asset,
 )
-from memory_pipeline.orchestration.instance import EMBEDDING_POOL, add_partitions
+from memory_pipeline.orchestration.instance import add_partitions
 from memory_pipeline.orchestration.metadata import markdown_table
 from memory_pipeline.orchestration.progress import RunProgress
 from memory_pipeline.orchestration.quality_guard import (
@@ -39,21 +39,13 @@ from memory_pipeline.orchestration.settings import index_max_lag_minutes
 from memory_pipeline.progress import Progress, figures
 
 
-@dg.asset(
-    group_name="maintenance",
-    kinds={"postgres", "pgvector"},
-    owners=OWNERS,
-    tags={"stage": "maintenance", "calls": "embedding-model"},
-    pool=EMBEDDING_POOL,
-    description=(
-        "Everything pending, indexed day by day with the partitions' own steps (chunks, "
-        "embeddings, entity mentions of each pending day), each day recorded as a materialization "
-        "of those partitions so the UI's partition status stays true; runs the canary even when "
-        "nothing is pending. The nightly schedule materializes it; the sensor usually leaves it "
-        "nothing to do."
-    ),
-)
+@stage_asset("maintenance", kinds={"postgres", "pgvector"}, calls_model=True)
 def backlog(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> dg.MaterializeResult:
+    """Everything pending, indexed day by day with the partitions' own steps (chunks,
+    embeddings, entity mentions of each pending day), each day recorded as a materialization of
+    those partitions so the UI's partition status stays true; runs the canary even when nothing
+    is pending. The nightly schedule materializes it; the sensor usually leaves it nothing to
+    do."""
     mem = memory_api.api
     pending = mem.days.pending()
     if pending:
@@ -142,20 +134,15 @@ def _index_days(
     return total, mentions
 
 
-@dg.asset(
-    group_name="maintenance",
+@stage_asset(
+    "maintenance",
     deps=["entity_mentions", "backlog"],
-    kinds={"postgres"},
-    owners=OWNERS,
-    tags={"stage": "maintenance"},
     metadata=ENTITIES_TABLE,
-    description=(
-        "Entities of every memory: imported ones, plus proper names that recur in at least two "
-        "episodes of a memory (global by nature: it reads every day's names). A name promoted "
-        "here is linked to every episode of its memory that mentions it."
-    ),
 )
 def entities(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> dg.MaterializeResult:
+    """Entities of every memory: imported ones, plus proper names that recur in at least two
+    episodes of a memory (global by nature: it reads every day's names). A name promoted here is
+    linked to every episode of its memory that mentions it."""
     promoted = memory_api.api.upkeep.promote_entities()
     return dg.MaterializeResult(
         metadata={
@@ -169,12 +156,9 @@ def entities(context: dg.AssetExecutionContext, memory_api: MemoryResource) -> d
     )
 
 
-@dg.asset(
-    group_name="maintenance",
+@stage_asset(
+    "maintenance",
     deps=["backlog"],
-    kinds={"postgres"},
-    owners=OWNERS,
-    tags={"stage": "maintenance"},
     description=(
         "The keyword channel's champion lists, rebuilt for every memory of more than "
         f"{KEYWORD_LIST_CAP} chunks: each common word's {CHAMPIONS} best chunks by "
@@ -218,33 +202,30 @@ def keyword_champions(
     )
 
 
-@dg.asset(
-    group_name="maintenance",
+STATEMENTS_CHECK = dg.AssetCheckSpec(
+    "every_live_statement_has_a_normalized_vector",
+    asset="statement_vectors",
+    description="Every active or contested observation and belief has a vector in the generation "
+    "search serves, of the profile's dimension and unit length.",
+)
+
+
+@stage_asset(
+    "maintenance",
     deps=["backlog"],
     kinds={"postgres", "pgvector"},
-    owners=OWNERS,
-    tags={"stage": "maintenance", "calls": "embedding-model"},
+    calls_model=True,
     metadata=STATEMENT_VECTORS_TABLE,
-    pool=EMBEDDING_POOL,
-    check_specs=[
-        dg.AssetCheckSpec(
-            "every_live_statement_has_a_normalized_vector",
-            asset="statement_vectors",
-            description="Every active or contested observation and belief has a vector in the generation "
-            "search serves, of the profile's dimension and unit length.",
-        )
-    ],
-    description=(
-        "Vectors of observations and beliefs (`memory-pipeline observe`, `observations import`) "
-        "for the generation being written, with the same model, canary and HNSW index rules as "
-        "chunks. Unpartitioned: a statement belongs to a memory, not to an ingest day (it is "
-        "saved any day and may cite episodes of many). Usually embedded when saved; this picks "
-        "up those saved while the model was down, and a new generation's, before the switch."
-    ),
+    check_specs=[STATEMENTS_CHECK],
 )
 def statement_vectors(
     context: dg.AssetExecutionContext, memory_api: MemoryResource
 ) -> dg.MaterializeResult:
+    """Vectors of observations and beliefs (`memory-pipeline observe`, `observations import`)
+    for the generation being written, with the same model, canary and HNSW index rules as
+    chunks. Unpartitioned: a statement belongs to a memory, not to an ingest day (it is saved any
+    day and may cite episodes of many). Usually embedded when saved; this picks up those saved
+    while the model was down, and a new generation's, before the switch."""
     mem = memory_api.api
     written = mem.upkeep.embed_statements()
     serving, found = mem.upkeep.statement_integrity()
@@ -259,7 +240,7 @@ def statement_vectors(
         },
         check_results=[
             dg.AssetCheckResult(
-                check_name="every_live_statement_has_a_normalized_vector",
+                check_name=STATEMENTS_CHECK.name,
                 passed=passed,
                 metadata={
                     **(found or {}),
@@ -275,32 +256,28 @@ def statement_vectors(
     )
 
 
-@dg.asset(
-    group_name="maintenance",
+SERVING_CHECK = dg.AssetCheckSpec(
+    "serving_generation_complete_and_normalized",
+    asset="serving_generation",
+    description="The generation search serves has every vector, of the profile's dimension, "
+    "normalized.",
+)
+
+
+@stage_asset(
+    "maintenance",
     deps=["embeddings", "backlog", "statement_vectors"],
-    kinds={"postgres"},
-    owners=OWNERS,
-    tags={"stage": "maintenance", "calls": "embedding-model"},
+    calls_model=True,
     metadata=PROFILES_TABLE,
-    pool=EMBEDDING_POOL,
-    check_specs=[
-        dg.AssetCheckSpec(
-            "serving_generation_complete_and_normalized",
-            asset="serving_generation",
-            description="The generation search serves has every vector, of the profile's dimension, normalized.",
-        ),
-        QUALITY_GUARD_SPEC,
-    ],
-    description=(
-        "Which embedding profile and generation search serves. A new generation (a reindex, a "
-        "changed model) is switched to here, and only here, once nothing at all is pending for it; "
-        "until then search keeps serving the previous one. The generation's model is measured "
-        "here once (its similarity cut-offs) when no writer has measured it yet."
-    ),
+    check_specs=[SERVING_CHECK, QUALITY_GUARD_SPEC],
 )
 def serving_generation(
     context: dg.AssetExecutionContext, memory_api: MemoryResource, config: SwitchConfig
 ) -> dg.MaterializeResult:
+    """Which embedding profile and generation search serves. A new generation (a reindex, a
+    changed model) is switched to here, and only here, once nothing at all is pending for it;
+    until then search keeps serving the previous one. The generation's model is measured here
+    once (its similarity cut-offs) when no writer has measured it yet."""
     mem = memory_api.api
     guard = mem.switch_guard(accept_worse=config.accept_worse)
     pending, switched = mem.upkeep.switch_generation(guard=guard.allows)
@@ -330,7 +307,7 @@ def serving_generation(
         },
         check_results=[
             dg.AssetCheckResult(
-                check_name="serving_generation_complete_and_normalized",
+                check_name=SERVING_CHECK.name,
                 passed=passed,
                 metadata={**(found or {}), "profile": profile.name if profile else "none"},
                 description=None
@@ -346,21 +323,13 @@ def serving_generation(
     )
 
 
-@dg.asset(
-    group_name="maintenance",
-    deps=["serving_generation"],
-    kinds={"pgvector"},
-    owners=OWNERS,
-    tags={"stage": "maintenance"},
-    description=(
-        "The HNSW index (cosine, halfvec) over the active profile's serving generation. Built "
-        "concurrently when missing, invalid, or when the active profile or generation changed; "
-        "otherwise reused. Tables are ANALYZEd afterwards so the planner sees current sizes."
-    ),
-)
+@stage_asset("maintenance", deps=["serving_generation"], kinds={"pgvector"})
 def hnsw_index(
     context: dg.AssetExecutionContext, memory_api: MemoryResource
 ) -> dg.MaterializeResult:
+    """The HNSW index (cosine, halfvec) over the active profile's serving generation. Built
+    concurrently when missing, invalid, or when the active profile or generation changed;
+    otherwise reused. Tables are ANALYZEd afterwards so the planner sees current sizes."""
     try:
         profile, state = memory_api.api.upkeep.ensure_hnsw_index()
     except LookupError as exc:
@@ -384,22 +353,13 @@ def hnsw_index(
     )
 
 
-@dg.asset(
-    group_name="maintenance",
-    deps=["hnsw_index"],
-    kinds={"postgres"},
-    owners=OWNERS,
-    tags={"stage": "maintenance"},
-    metadata=STATS_TABLE,
-    description=(
-        "Daily statistics: episodes, chunks, pending, per-kind counts, and the last 24 hours of "
-        "search telemetry (searches, latency p50/p95 in ms, reranker fallbacks). One row per day "
-        "in the pipeline_stats table."
-    ),
-)
+@stage_asset("maintenance", deps=["hnsw_index"], metadata=STATS_TABLE)
 def pipeline_stats(
     context: dg.AssetExecutionContext, memory_api: MemoryResource
 ) -> dg.MaterializeResult:
+    """Daily statistics: episodes, chunks, pending, per-kind counts, and the last 24 hours of
+    search telemetry (searches, latency p50/p95 in ms, reranker fallbacks). One row per day in
+    the pipeline_stats table."""
     # Pending for the configured profile, as the sensor and the index passes count it.
     stats = memory_api.api.upkeep.daily_stats()
     metadata: dict[str, Any] = {
