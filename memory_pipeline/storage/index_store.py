@@ -65,19 +65,6 @@ def _target(profile: StoredProfile | None) -> dict:
     }
 
 
-def pending_episodes(
-    conn: psycopg.Connection,
-    profile: StoredProfile | None,
-    *,
-    limit: int,
-    day: dt.date | None = None,
-) -> list[PendingEpisode]:
-    rows = conn.execute(
-        query("pending_episodes"), {**_target(profile), "limit": limit, "day": day}
-    ).fetchall()
-    return [PendingEpisode(*row) for row in rows]
-
-
 def unchunked_episodes(
     conn: psycopg.Connection, *, limit: int, day: dt.date | None = None
 ) -> list[PendingEpisode]:
@@ -323,7 +310,7 @@ def write_episodes(
 
 def analyze_written(conn: psycopg.Connection) -> None:
     """Refresh the planner's statistics of the tables an index pass writes (what the pending
-    listing, ``pending_episodes`` of migration 0012, reads): ``indexing.index_pass.ANALYZE_AFTER`` says when."""
+    listing, the ``pending_episodes`` function of migration 0012, reads): ``indexing.index_pass.ANALYZE_AFTER`` says when."""
     conn.execute("ANALYZE episodes, chunks, embeddings")
 
 

@@ -9,7 +9,7 @@ from memory_pipeline.storage import index_store, profiles_store
 from memory_pipeline.storage.paths import query
 from memory_pipeline_tests.helpers import episode, write_jsonl
 
-QUERIES = ("pending_episodes", "pending_episode_ids", "pending_by_day", "claim_episodes")
+QUERIES = ("pending_episode_ids", "pending_by_day", "claim_episodes")
 
 
 def test_every_pending_query_agrees_on_the_one_definition_inlined(db, tmp_path):
@@ -34,7 +34,6 @@ def test_every_pending_query_agrees_on_the_one_definition_inlined(db, tmp_path):
             )
         expected = [unchunked, vectorless, other_generation]
 
-        assert [p.id for p in index_store.pending_episodes(conn, profile, limit=10)] == expected
         assert index_store.pending_ids(conn, profile, limit=10) == expected
         assert list(index_store.pending_by_day(conn, profile).values()) == [3]  # one ingest day
         claimed, finished = index_store.claim_episodes(conn, profile, ids)
