@@ -11,6 +11,7 @@ import psycopg
 from pgvector import HalfVector
 from psycopg import sql
 
+from memory_pipeline.storage.database import one_trip_transaction
 from memory_pipeline.storage.hnsw_store import generation_query, index_expression
 from memory_pipeline.storage.paths import query
 from memory_pipeline.storage.profiles_store import StoredProfile
@@ -41,16 +42,12 @@ def hnsw_rows(
     """The rows of one ``hnsw_query`` with ``hnsw.ef_search`` and pgvector's relaxed iterative
     scan set for it alone (a transaction's local settings).
 
-    In pipeline mode: BEGIN, the settings, the query and COMMIT cost one round trip to the
-    server instead of five, which is most of a vector search's wait on a busy machine.
+    BEGIN, the settings, the query and COMMIT cost one round trip to the server instead of
+    four (``one_trip_transaction``), which is most of a vector search's wait on a busy machine.
     """
-    with conn.pipeline():
-        with conn.transaction():
-            conn.execute(
-                query("vector_search_settings"),
-                (str(ef_search),),
-            )
-            cursor = conn.execute(hnsw_query, params)
+    with one_trip_transaction(conn):
+        conn.execute(query("vector_search_settings"), (str(ef_search),))
+        cursor = conn.execute(hnsw_query, params)
     return cursor.fetchall()
 
 

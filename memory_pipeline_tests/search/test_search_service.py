@@ -25,6 +25,7 @@ from memory_pipeline_tests.helpers import count, ollama_embedder, write_jsonl
 from memory_pipeline_tests.search.conftest import ALICE, NOW
 from memory_pipeline_tests.support.loopback import unused_port_url
 from memory_pipeline_tests.support.rerank_server import LoopbackRerankServer
+from memory_pipeline_tests.support.round_trips import counting
 
 
 def titles(response) -> list[str]:
@@ -350,6 +351,22 @@ def test_telemetry_commits_without_waiting_for_the_disk(service, db):
         with db.connection() as conn:
             conn.execute("DROP TRIGGER probe_commit_mode ON search_telemetry")
             conn.execute("DROP FUNCTION probe_commit_mode()")
+
+
+def test_the_telemetry_row_and_the_vector_query_each_cost_one_round_trip(service, db):
+    from memory_pipeline.storage import search_store
+
+    response = service.search("alice", "bicycle chain", limit=3)
+    with db.connection() as conn:
+        profile = active_profile(conn)
+        rows = "SELECT count(*) FROM search_telemetry"
+        before = conn.execute(rows).fetchone()[0]
+        with counting(conn) as telemetry:
+            search_store.record_telemetry(conn, service._telemetry(response, {}))
+        with counting(conn) as vector:
+            hits = nearest_chunks(conn, profile, "alice", np.ones(profile.dim), by_windows=True)
+        assert conn.execute(rows).fetchone()[0] == before + 1
+    assert telemetry.count == 1 and vector.count == 1 and hits
 
 
 def test_both_graph_query_plans_return_the_same_chunks(db, world):
