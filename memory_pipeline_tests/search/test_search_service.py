@@ -369,6 +369,30 @@ def test_the_telemetry_row_and_the_vector_query_each_cost_one_round_trip(service
     assert telemetry.count == 1 and vector.count == 1 and hits
 
 
+def test_the_vector_channel_reads_its_candidates_rows_in_its_own_statement(service, db):
+    from memory_pipeline.search.channels.vector import VECTOR_CANDIDATES, vector_channel
+    from memory_pipeline.storage.search_store import Filters, chunk_rows
+
+    q = service._channel_query("alice", "bicycle chain", Filters(), with_rows=True)
+    with db.connection() as conn:
+        q.query_vector.get()  # the model's call is not the database's round trip
+        with counting(conn) as trips:
+            result = vector_channel(conn, q)
+        ids = [cid for cid, _ in result.hits]
+        assert result.rows == chunk_rows(conn, "alice", ids, texts=False)
+        profile = active_profile(conn)
+        vector = q.query_vector.get()
+        hits = nearest_chunks(conn, profile, "alice", vector, limit=12, with_rows=3)
+        plain = nearest_chunks(conn, profile, "alice", vector, limit=12)
+    assert trips.count == 2 and ids and set(result.rows) == set(ids)  # serving, then the rows
+    assert len(ids) <= VECTOR_CANDIDATES
+    assert [(h.chunk_id, h.distance) for h in hits] == [(h.chunk_id, h.distance) for h in plain]
+    read = [h.row is not None for h in hits]
+    assert read[:3] == [True] * 3 and len(hits) > 3
+    tied = [h for h in hits[3:] if h.distance == hits[2].distance]
+    assert sum(read[3:]) == len(tied)  # past the first 3, only ties with the third
+
+
 def test_both_graph_query_plans_return_the_same_chunks(db, world):
     from memory_pipeline.storage import search_store
     from memory_pipeline.storage.search_store import Filters

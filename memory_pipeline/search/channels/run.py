@@ -2,8 +2,9 @@
 
 The channels are independent until fusion and each spends its time in PostgreSQL (or the model
 server), where the GIL is released: on two cores a search takes about as long as its slowest
-channel instead of the sum. Each channel reads its candidates' rows right after its query, on its
-own pooled connection, which spares the search one round trip after the slowest channel.
+channel instead of the sum. Each channel reads its candidates' rows right after its query (the
+vector channel in the same statement), on its own pooled connection, which spares the search one
+round trip after the slowest channel.
 """
 
 from __future__ import annotations
@@ -105,7 +106,8 @@ class ChannelRunner:
             return ChannelResult()  # no connection, no round trip
         with self.db.connection() as conn:
             result = self._chunk_channel_of(channel)(conn, q)
-            if q.with_rows and result.hits:
+            # The vector channel reads its candidates' rows in its own statement.
+            if q.with_rows and result.hits and not isinstance(result, VectorResult):
                 ids = sorted({cid for cid, _ in result.hits})
                 result.rows = search_store.chunk_rows(conn, q.memory, ids, texts=False)
         return result

@@ -53,9 +53,12 @@ def vector_channel(conn, q: ChannelQuery) -> VectorResult:
         by_windows=True,
         # A small memory's rows are compared exactly: cheaper than a graph of mostly other memories.
         exact=rows is not None and rows <= EXACT_MAX_ROWS,
+        # The candidates' rows come with them, in the same statement (one round trip fewer).
+        with_rows=VECTOR_CANDIDATES if q.with_rows else 0,
     )[:VECTOR_CANDIDATES]
     return VectorResult(
         hits=[(h.chunk_id, 1.0 - h.distance) for h in found],
+        rows={h.chunk_id: h.row for h in found if h.row is not None},
         status=status,
         windows={h.chunk_id: h.window for h in found if h.window is not None},
         calibration=serving.calibration,
