@@ -170,6 +170,7 @@ class SearchService:
         filters: Filters,
         *,
         with_rows: bool,
+        pending: bool = False,
         candidate: StoredProfile | None = None,
     ) -> ChannelQuery:
         def embed():
@@ -185,6 +186,7 @@ class SearchService:
             embedder=None if self._embedder is None else self.embedder,
             query_vector=Once(embed),
             with_rows=with_rows,
+            pending=pending,
             candidate=candidate,
         )
 
@@ -244,7 +246,9 @@ class SearchService:
             since=now - dt.timedelta(days=chosen.window_days) if chosen.window_days else None,
             until=until,
         )
-        q = self._channel_query(memory, query, filters, with_rows=True, candidate=candidate)
+        q = self._channel_query(
+            memory, query, filters, with_rows=True, pending=True, candidate=candidate
+        )
         found = self.channels.run(q, chosen.channels, contested_beliefs=chosen.contested_beliefs)
         if channel_lists is not None:
             channel_lists.update(found.ranked)
@@ -276,7 +280,7 @@ class SearchService:
                     **{k: found.statements[k].text for k in keys if k in found.statements},
                 }
 
-            self._add_pending(conn, response, filters)
+            self._add_pending(conn, response, filters, found.pending)
             final, scores, response.reranker = self._rerank(chosen, query, fused, texts)
             response.results = passages_of(
                 final, scores, found.rows, found.statements, found.windows, query, chosen,
@@ -342,9 +346,16 @@ class SearchService:
         return found + earlier + superseded_statements(conn, memory, query, chosen, until=until)
 
     @staticmethod
-    def _add_pending(conn, response: SearchResponse, filters: Filters) -> None:
-        """Stored but not chunked yet: no channel can find it, so the answer says so."""
-        pending = search_store.pending_in_memory(conn, response.memory, response.query, filters)
+    def _add_pending(
+        conn,
+        response: SearchResponse,
+        filters: Filters,
+        pending: list[search_store.PendingEpisode] | None,
+    ) -> None:
+        """Stored but not chunked yet: no channel can find it, so the answer says so.
+        ``pending``: as the channels read it (None: they did not, read it now)."""
+        if pending is None:
+            pending = search_store.pending_in_memory(conn, response.memory, response.query, filters)
         response.pending_episodes = len(pending)
         response.pending_more = len(pending) >= search_store.PENDING_WINDOW
         response.pending_matches = [

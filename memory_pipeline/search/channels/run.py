@@ -47,7 +47,9 @@ class Candidates:
     own; ``scales``: what a channel's scores mean as evidence (``domain.evidence``); ``windows``:
     each vector candidate's best paragraph window; ``calibration`` (the serving profile's) and
     ``keyword_attainable`` (the query's attainable BM25): what grades the results; ``profile``:
-    the serving profile the vector channel read (None when it had no vector)."""
+    the serving profile the vector channel read (None when it had no vector); ``pending``: the
+    memory's episodes not chunked yet when the query asked and a statement channel ran (None:
+    not read)."""
 
     ranked: dict[str, Hits] = field(default_factory=dict)
     rows: dict[str, search_store.ChunkRow] = field(default_factory=dict)
@@ -60,6 +62,7 @@ class Candidates:
     calibration: Calibration | None = None
     keyword_attainable: float | None = None
     profile: StoredProfile | None = None
+    pending: list[search_store.PendingEpisode] | None = None
 
 
 def channel_groups(channels) -> list[tuple[str, ...]]:
@@ -87,9 +90,11 @@ class ChannelRunner:
         wanted = tuple(ch for ch in channels if ch in CHUNK_CHANNELS or ch in STATEMENT_CHANNELS)
         joinable = tuple(ch for ch in JOINABLE if ch in wanted)
 
+        pending: list[list[search_store.PendingEpisode]] = []
+
         def run_group(group: tuple[str, ...]) -> dict[str, ChannelResult]:
             if group[0] in STATEMENT_CHANNELS:
-                return self._statements(q, group, contested_beliefs, joinable)
+                return self._statements(q, group, contested_beliefs, joinable, pending)
             return {group[0]: self._chunk_channel(q, group[0])}
 
         groups = channel_groups(wanted)
@@ -99,7 +104,9 @@ class ChannelRunner:
         else:
             for future in [self._executor.submit(run_group, group) for group in groups]:
                 results.update(future.result())
-        return gather(results, wanted)
+        found = gather(results, wanted)
+        found.pending = pending[0] if pending else None
+        return found
 
     def _chunk_channel(self, q: ChannelQuery, channel: str) -> ChannelResult:
         if channel == "date" and not names_a_date(q):
@@ -123,8 +130,14 @@ class ChannelRunner:
         channels: tuple[str, ...],
         contested: bool,
         joinable: tuple[str, ...],
+        pending: list[list[search_store.PendingEpisode]],
     ) -> dict[str, ChannelResult]:
+        """The statement channels, on one connection; first, when ``q.pending``, the memory's
+        episodes not chunked yet (into ``pending``): most memories hold no statements, so this
+        connection is otherwise idle while the chunk channels run."""
         with self.db.connection() as conn:
+            if q.pending:
+                pending.append(search_store.pending_in_memory(conn, q.memory, q.query, q.filters))
             if len(channels) > 1 and not any_statements(conn, q, channels, contested):
                 return {ch: StatementResult() for ch in channels}
             return {
