@@ -14,7 +14,7 @@ from psycopg import sql
 from memory_pipeline.storage.database import one_trip_transaction
 from memory_pipeline.storage.hnsw_store import generation_query, index_expression
 from memory_pipeline.storage.paths import query
-from memory_pipeline.storage.profiles_store import StoredProfile
+from memory_pipeline.storage.profiles_store import ServingRead, StoredProfile
 from memory_pipeline.storage.search_store import ChunkRow
 
 POLICY_FILTER = (
@@ -38,17 +38,26 @@ EXACT_MAX_ROWS = 2000
 
 
 def hnsw_rows(
-    conn: psycopg.Connection, hnsw_query: sql.Composed, params: dict, *, ef_search: int
+    conn: psycopg.Connection,
+    hnsw_query: sql.Composed,
+    params: dict,
+    *,
+    ef_search: int,
+    serving: ServingRead | None = None,
 ) -> list[tuple]:
     """The rows of one ``hnsw_query`` with ``hnsw.ef_search`` and pgvector's relaxed iterative
     scan set for it alone (a transaction's local settings).
 
     BEGIN, the settings, the query and COMMIT cost one round trip to the server instead of
     four (``one_trip_transaction``), which is most of a vector search's wait on a busy machine.
+    ``serving``: read first, in the same round trip.
     """
     with one_trip_transaction(conn):
+        read = serving.send(conn) if serving is not None else None
         conn.execute(query("vector_search_settings"), (str(ef_search),))
         cursor = conn.execute(hnsw_query, params)
+    if read is not None:
+        read()
     return cursor.fetchall()
 
 
@@ -117,6 +126,7 @@ def nearest_chunks(
     by_windows: bool = False,
     exact: bool = False,
     with_rows: int = 0,
+    serving: ServingRead | None = None,
 ) -> list[VectorHit]:
     """Up to ``limit`` chunk ids of ``memory`` nearest to ``query_vector``.
 
@@ -137,6 +147,7 @@ def nearest_chunks(
 
     ``with_rows``: the first that many hits (and any tied with the last of them) carry their
     search-result rows (``search_store.chunk_rows`` without texts), read in the same statement.
+    ``serving``: the serving profile read again in the same round trip, before the statement.
     """
     nearest = nearest_query(
         profile,
@@ -158,6 +169,7 @@ def nearest_chunks(
             "rows": with_rows,
         },
         ef_search=max(ef_search or 0, limit, MIN_EF_SEARCH),
+        serving=serving,
     )
     hits = (VectorHit(r[0], r[1], float(r[2]), r[3], _row(r) if with_rows else None) for r in rows)
     # relaxed_order may return rows slightly out of order, and windows re-score them: sort.

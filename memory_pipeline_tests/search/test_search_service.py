@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -391,6 +392,42 @@ def test_the_vector_channel_reads_its_candidates_rows_in_its_own_statement(servi
     assert read[:3] == [True] * 3 and len(hits) > 3
     tied = [h for h in hits[3:] if h.distance == hits[2].distance]
     assert sum(read[3:]) == len(tied)  # past the first 3, only ties with the third
+
+
+def test_a_repeated_vector_search_reads_the_serving_profile_in_its_statements_round_trip(
+    service, db
+):
+    from memory_pipeline.search.channels.vector import VectorChannel, vector_channel
+    from memory_pipeline.storage.profiles_store import mark_stale, record_calibration
+    from memory_pipeline.storage.search_store import Filters
+
+    channel = VectorChannel()
+    q = service._channel_query("alice", "bicycle chain", Filters(), with_rows=True)
+    q.query_vector.get()  # the model's call is not the database's round trip
+    with db.connection() as conn:
+        profile = active_profile(conn)
+        trips = []
+        for _ in range(2):
+            with counting(conn) as seen:
+                result = channel(conn, q)
+            trips.append(seen.count)
+        assert result == vector_channel(conn, q)
+        # A write that changes what the channel reads shows in the very next search.
+        measured = dataclasses.replace(result.calibration, close=0.123, reason=None)
+        record_calibration(conn, profile.id, profile.generation, measured)
+        assert channel(conn, q).calibration == measured
+        mark_stale(conn, profile.id, profile.generation, "its canary moved")
+        with counting(conn) as seen:
+            stale = channel(conn, q)
+        assert stale == vector_channel(conn, q) and not stale.hits
+        assert "changed (its canary moved)" in stale.status and seen.count == 1
+        conn.execute(
+            "UPDATE embedding_generations SET state = 'ready', stale_reason = NULL "
+            "WHERE profile_id = %s AND generation = %s",
+            (profile.id, profile.generation),
+        )
+        assert channel(conn, q) == dataclasses.replace(result, calibration=measured)
+    assert trips == [2, 1]  # serving then the statement; then both in one
 
 
 def test_both_graph_query_plans_return_the_same_chunks(db, world):

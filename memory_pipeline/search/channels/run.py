@@ -26,7 +26,7 @@ from memory_pipeline.search.channels.statements import (
     any_statements,
     statement_channel,
 )
-from memory_pipeline.search.channels.vector import VectorResult, vector_channel
+from memory_pipeline.search.channels.vector import VectorChannel, VectorResult
 from memory_pipeline.storage import search_store
 from memory_pipeline.storage.database import POOL_SIZE, Database
 from memory_pipeline.storage.observations_store import StoredObservation
@@ -82,6 +82,7 @@ class ChannelRunner:
     def __init__(self, db: Database):
         self.db = db
         self.graph = GraphChannel()
+        self.vector = VectorChannel()
         self._executor = ThreadPoolExecutor(max_workers=POOL_SIZE, thread_name_prefix="channel")
 
     def run(
@@ -121,8 +122,10 @@ class ChannelRunner:
 
     def _chunk_channel_of(self, channel: str) -> Callable[..., ChannelResult]:
         # Looked up at each call, so a profiler that wraps this module's functions sees them.
-        channels = {"vector": vector_channel, "keyword": keyword_channel, "date": date_channel}
-        return self.graph if channel == "graph" else channels[channel]
+        channels = {"keyword": keyword_channel, "date": date_channel}
+        if channel in ("vector", "graph"):
+            return self.vector if channel == "vector" else self.graph
+        return channels[channel]
 
     def _statements(
         self,
