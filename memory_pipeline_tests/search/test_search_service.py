@@ -427,6 +427,13 @@ def test_a_repeated_vector_search_reads_the_serving_profile_in_its_statements_ro
             (profile.id, profile.generation),
         )
         assert channel(conn, q) == dataclasses.replace(result, calibration=measured)
+        # Another generation serving (a reindex's switch): its vectors, here none yet.
+        switch = "UPDATE embedding_profiles SET generation = generation + %s WHERE id = %s"
+        conn.execute(switch, (1, profile.id))
+        switched = channel(conn, q)
+        assert switched == vector_channel(conn, q) and not switched.hits
+        conn.execute(switch, (-1, profile.id))
+        assert channel(conn, q).hits == result.hits
     assert trips == [2, 1]  # serving then the statement; then both in one
 
 
