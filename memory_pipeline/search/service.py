@@ -170,7 +170,6 @@ class SearchService:
         filters: Filters,
         *,
         with_rows: bool,
-        pending: bool = False,
         candidate: StoredProfile | None = None,
     ) -> ChannelQuery:
         def embed():
@@ -186,7 +185,7 @@ class SearchService:
             embedder=None if self._embedder is None else self.embedder,
             query_vector=Once(embed),
             with_rows=with_rows,
-            pending=pending,
+            pending=with_rows,  # a search, which also lists the episodes not chunked yet
             candidate=candidate,
         )
 
@@ -246,9 +245,7 @@ class SearchService:
             since=now - dt.timedelta(days=chosen.window_days) if chosen.window_days else None,
             until=until,
         )
-        q = self._channel_query(
-            memory, query, filters, with_rows=True, pending=True, candidate=candidate
-        )
+        q = self._channel_query(memory, query, filters, with_rows=True, candidate=candidate)
         found = self.channels.run(q, chosen.channels, contested_beliefs=chosen.contested_beliefs)
         if channel_lists is not None:
             channel_lists.update(found.ranked)
