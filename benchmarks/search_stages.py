@@ -43,7 +43,7 @@ from memory_pipeline.storage import observations_store, search_store
 # (owner, attribute, label): the stages timed. Channel methods include the stages they call.
 STAGES = (
     (search_store, "memory_exists", "memory_exists"),
-    (vector_channel, "serving_in", "serving_in (profile, memory rows)"),
+    (vector_channel, "serving_in", "serving_in (alone: a memory's first search)"),
     (vector_channel, "nearest_chunks", "vector SQL (nearest_chunks)"),
     (search_store, "keyword_hits", "keyword channel"),
     (search_store, "record_telemetry", "record_telemetry"),
@@ -58,7 +58,7 @@ STAGES = (
     (search_store, "chunk_texts", "chunk_texts (its chunk_rows call counted above too)"),
     (fusion, "fuse", "fuse"),
     (channel_run.ChannelRunner, "run", "all channels (ChannelRunner.run)"),
-    (channel_run, "vector_channel", "vector channel"),
+    (vector_channel.VectorChannel, "__call__", "vector channel"),
     (graph_channel.GraphChannel, "__call__", "graph channel"),
     (channel_run, "statement_channel", "statement channel"),
 )

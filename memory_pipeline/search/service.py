@@ -185,6 +185,7 @@ class SearchService:
             embedder=None if self._embedder is None else self.embedder,
             query_vector=Once(embed),
             with_rows=with_rows,
+            pending=with_rows,  # a search, which also lists the episodes not chunked yet
             candidate=candidate,
         )
 
@@ -276,7 +277,7 @@ class SearchService:
                     **{k: found.statements[k].text for k in keys if k in found.statements},
                 }
 
-            self._add_pending(conn, response, filters)
+            self._add_pending(conn, response, filters, found.pending)
             final, scores, response.reranker = self._rerank(chosen, query, fused, texts)
             response.results = passages_of(
                 final, scores, found.rows, found.statements, found.windows, query, chosen,
@@ -342,9 +343,16 @@ class SearchService:
         return found + earlier + superseded_statements(conn, memory, query, chosen, until=until)
 
     @staticmethod
-    def _add_pending(conn, response: SearchResponse, filters: Filters) -> None:
-        """Stored but not chunked yet: no channel can find it, so the answer says so."""
-        pending = search_store.pending_in_memory(conn, response.memory, response.query, filters)
+    def _add_pending(
+        conn,
+        response: SearchResponse,
+        filters: Filters,
+        pending: list[search_store.PendingEpisode] | None,
+    ) -> None:
+        """Stored but not chunked yet: no channel can find it, so the answer says so.
+        ``pending``: as the channels read it (None: they did not, read it now)."""
+        if pending is None:
+            pending = search_store.pending_in_memory(conn, response.memory, response.query, filters)
         response.pending_episodes = len(pending)
         response.pending_more = len(pending) >= search_store.PENDING_WINDOW
         response.pending_matches = [

@@ -68,6 +68,24 @@ def one_row(
     return row
 
 
+@contextlib.contextmanager
+def one_trip_transaction(conn: psycopg.Connection) -> Iterator[None]:
+    """A transaction sent in one pipeline: BEGIN, the block's statements and COMMIT reach the
+    server together and are answered after one Sync, one round trip (``conn.transaction()``
+    inside a pipeline syncs when it begins, when it ends and when the pipeline ends: four). The
+    block must not read results, which would sync; read them after it. A failed statement or
+    block rolls the transaction back, and its error is raised."""
+    try:
+        with conn.pipeline():
+            conn.execute("BEGIN")
+            yield
+            conn.execute("COMMIT")
+    except BaseException:
+        if not conn.closed and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            conn.rollback()
+        raise
+
+
 def first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__

@@ -12,6 +12,7 @@ nothing is pending for it; old vectors are never deleted, so rolling back is one
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,12 +123,33 @@ class Serving:
 
 
 def serving_in(conn: psycopg.Connection, memory: str) -> Serving:
-    row = conn.execute(query("serving_profile"), {"memory": memory}).fetchone()
+    return _serving_of(conn.execute(query("serving_profile"), {"memory": memory}).fetchone())
+
+
+def _serving_of(row) -> Serving:
     if row is None:
         return Serving(None, None, calibration.DEFAULT, None)
     state = None if row[8] is None else (row[8], row[9])
     stored = calibration.DEFAULT if row[10] is None else Calibration.from_json(row[10])
     return Serving(_profile(row[:8]), state, stored, row[11])
+
+
+class ServingRead:
+    """``serving_in`` sent beside another statement, in its round trip (``vector_store.
+    nearest_chunks``): ``send`` queues it on a connection in pipeline mode and returns what
+    reads its answer once the pipeline has synced; ``serving`` is then set."""
+
+    def __init__(self, memory: str):
+        self.memory = memory
+        self.serving: Serving | None = None
+
+    def send(self, conn: psycopg.Connection) -> Callable[[], None]:
+        cursor = conn.execute(query("serving_profile"), {"memory": self.memory})
+
+        def read() -> None:
+            self.serving = _serving_of(cursor.fetchone())
+
+        return read
 
 
 def candidate_in(conn: psycopg.Connection, candidate: StoredProfile, memory: str) -> Serving:

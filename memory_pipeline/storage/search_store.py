@@ -13,7 +13,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from memory_pipeline.storage import keyword_store
-from memory_pipeline.storage.database import one_row
+from memory_pipeline.storage.database import one_row, one_trip_transaction
 from memory_pipeline.storage.paths import query
 
 
@@ -275,8 +275,9 @@ def chunk_texts(conn: psycopg.Connection, memory: str, chunk_ids: list[str]) -> 
 def record_telemetry(conn: psycopg.Connection, row: dict) -> None:
     """One search's telemetry row. Its commit does not wait for the WAL to reach the disk
     (``synchronous_commit = off``): every recorded search waited for that flush before it could
-    answer (benchmarks/README.md), and a crash can cost at most the last few rows of telemetry."""
-    with conn.transaction():
+    answer (benchmarks/README.md), and a crash can cost at most the last few rows of telemetry.
+    The setting, the insert and their transaction cost one round trip (``one_trip_transaction``)."""
+    with one_trip_transaction(conn):
         conn.execute("SET LOCAL synchronous_commit = off")
         conn.execute(
             query("search_telemetry_insert"),

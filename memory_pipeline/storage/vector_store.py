@@ -11,9 +11,11 @@ import psycopg
 from pgvector import HalfVector
 from psycopg import sql
 
+from memory_pipeline.storage.database import one_trip_transaction
 from memory_pipeline.storage.hnsw_store import generation_query, index_expression
 from memory_pipeline.storage.paths import query
-from memory_pipeline.storage.profiles_store import StoredProfile
+from memory_pipeline.storage.profiles_store import ServingRead, StoredProfile
+from memory_pipeline.storage.search_store import ChunkRow
 
 POLICY_FILTER = (
     "AND EXISTS (SELECT 1 FROM chunks c JOIN episodes e ON e.id = c.episode_id "
@@ -36,21 +38,26 @@ EXACT_MAX_ROWS = 2000
 
 
 def hnsw_rows(
-    conn: psycopg.Connection, hnsw_query: sql.Composed, params: dict, *, ef_search: int
+    conn: psycopg.Connection,
+    hnsw_query: sql.Composed,
+    params: dict,
+    *,
+    ef_search: int,
+    serving: ServingRead | None = None,
 ) -> list[tuple]:
     """The rows of one ``hnsw_query`` with ``hnsw.ef_search`` and pgvector's relaxed iterative
     scan set for it alone (a transaction's local settings).
 
-    In pipeline mode: BEGIN, the settings, the query and COMMIT cost one round trip to the
-    server instead of five, which is most of a vector search's wait on a busy machine.
+    BEGIN, the settings, the query and COMMIT cost one round trip to the server instead of
+    four (``one_trip_transaction``), which is most of a vector search's wait on a busy machine.
+    ``serving``: read first, in the same round trip.
     """
-    with conn.pipeline():
-        with conn.transaction():
-            conn.execute(
-                query("vector_search_settings"),
-                (str(ef_search),),
-            )
-            cursor = conn.execute(hnsw_query, params)
+    with one_trip_transaction(conn):
+        read = serving.send(conn) if serving is not None else None
+        conn.execute(query("vector_search_settings"), (str(ef_search),))
+        cursor = conn.execute(hnsw_query, params)
+    if read is not None:
+        read()
     return cursor.fetchall()
 
 
@@ -62,12 +69,19 @@ class VectorHit:
     window: int | None = (
         None  # by_windows: the nearest paragraph window (0-based), None = the chunk
     )
+    row: ChunkRow | None = None  # with_rows: its search-result row, texts unread
 
 
 def nearest_query(
-    profile: StoredProfile, *, filtered: bool, by_windows: bool, exact: bool = False
+    profile: StoredProfile,
+    *,
+    filtered: bool,
+    by_windows: bool,
+    exact: bool = False,
+    with_rows: bool = False,
 ) -> sql.Composed:
-    """The query ``nearest_chunks`` runs (parameters: q, memory, limit, kinds, since, until).
+    """The query ``nearest_chunks`` runs (parameters: q, memory, limit, kinds, since, until;
+    ``with_rows``: also rows, ``vector_nearest_rows.sql``).
 
     ``exact``: ordered by an expression the HNSW index does not serve (the distance + 0), so the
     memory's rows are read through the primary key (profile, generation, memory, ...) and sorted:
@@ -86,11 +100,16 @@ def nearest_query(
         ).format(expr=expr, dim=sql.Literal(profile.dim)),
     )
     if not by_windows:
-        return sql.SQL("SELECT memory, chunk_id, distance, NULL::int FROM ({near}) AS near").format(
-            near=near
+        ranked = sql.SQL(
+            "SELECT memory, chunk_id, distance, NULL::int FROM ({near}) AS near"
+        ).format(near=near)
+    else:  # MATERIALIZED: the LIMIT applies first, so only the candidates' windows are read.
+        ranked = sql.SQL(query("vector_nearest_windows")).format(
+            near=near, dim=sql.Literal(profile.dim)
         )
-    # MATERIALIZED: the LIMIT applies first, so only the candidates' windows are read.
-    return sql.SQL(query("vector_nearest_windows")).format(near=near, dim=sql.Literal(profile.dim))
+    if not with_rows:
+        return ranked
+    return sql.SQL(query("vector_nearest_rows")).format(ranked=ranked)
 
 
 def nearest_chunks(
@@ -106,6 +125,8 @@ def nearest_chunks(
     until: datetime | None = None,
     by_windows: bool = False,
     exact: bool = False,
+    with_rows: int = 0,
+    serving: ServingRead | None = None,
 ) -> list[VectorHit]:
     """Up to ``limit`` chunk ids of ``memory`` nearest to ``query_vector``.
 
@@ -123,9 +144,17 @@ def nearest_chunks(
     ``exact``: every vector of the memory compared instead (``nearest_query``): what a memory of
     few rows takes (``EXACT_MAX_ROWS``), where the graph, shared with every other memory, would be
     walked far for the few of its nodes that are this memory's.
+
+    ``with_rows``: the first that many hits (and any tied with the last of them) carry their
+    search-result rows (``search_store.chunk_rows`` without texts), read in the same statement.
+    ``serving``: the serving profile read again in the same round trip, before the statement.
     """
     nearest = nearest_query(
-        profile, filtered=bool(kinds or since or until), by_windows=by_windows, exact=exact
+        profile,
+        filtered=bool(kinds or since or until),
+        by_windows=by_windows,
+        exact=exact,
+        with_rows=with_rows > 0,
     )
     rows = hnsw_rows(
         conn,
@@ -137,11 +166,21 @@ def nearest_chunks(
             "kinds": kinds,
             "since": since,
             "until": until,
+            "rows": with_rows,
         },
         ef_search=max(ef_search or 0, limit, MIN_EF_SEARCH),
+        serving=serving,
     )
+    hits = (VectorHit(r[0], r[1], float(r[2]), r[3], _row(r) if with_rows else None) for r in rows)
     # relaxed_order may return rows slightly out of order, and windows re-score them: sort.
-    return sorted((VectorHit(m, c, float(d), w) for m, c, d, w in rows), key=lambda h: h.distance)
+    return sorted(hits, key=lambda h: h.distance)
+
+
+def _row(r: tuple) -> ChunkRow | None:
+    """The search-result row a ``vector_nearest_rows.sql`` row carries; None: none read."""
+    if r[4] is None:
+        return None
+    return ChunkRow(r[1], r[4], r[5], r[6], r[7], r[8], r[9], r[10], None, r[11])
 
 
 def cosines_to(

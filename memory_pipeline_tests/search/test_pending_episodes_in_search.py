@@ -28,6 +28,10 @@ def test_a_search_before_indexing_names_the_pending_episode_then_finds_it(mem):
     # A policy's time window still applies to what is listed (the note is from March 2026).
     recent = mem.search("me", "who fixed the kitchen tap?", policy="recent")
     assert recent.pending_episodes == 2 and recent.pending_matches == []
+    # The listing is read beside the statement channels, or after the channels when none runs.
+    for channels in (("keyword", "graph"), ("observation",), ("vector",)):
+        alone = mem.search("me", "who fixed the kitchen tap?", channels=channels)
+        assert alone.to_json()["pending"] == doc, channels
 
     mem.index()
     after = mem.search("me", "who fixed the kitchen tap?")

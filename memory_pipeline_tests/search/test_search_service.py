@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -25,6 +26,7 @@ from memory_pipeline_tests.helpers import count, ollama_embedder, write_jsonl
 from memory_pipeline_tests.search.conftest import ALICE, NOW
 from memory_pipeline_tests.support.loopback import unused_port_url
 from memory_pipeline_tests.support.rerank_server import LoopbackRerankServer
+from memory_pipeline_tests.support.round_trips import counting
 
 
 def titles(response) -> list[str]:
@@ -350,6 +352,89 @@ def test_telemetry_commits_without_waiting_for_the_disk(service, db):
         with db.connection() as conn:
             conn.execute("DROP TRIGGER probe_commit_mode ON search_telemetry")
             conn.execute("DROP FUNCTION probe_commit_mode()")
+
+
+def test_the_telemetry_row_and_the_vector_query_each_cost_one_round_trip(service, db):
+    from memory_pipeline.storage import search_store
+
+    response = service.search("alice", "bicycle chain", limit=3)
+    with db.connection() as conn:
+        profile = active_profile(conn)
+        rows = "SELECT count(*) FROM search_telemetry"
+        before = conn.execute(rows).fetchone()[0]
+        with counting(conn) as telemetry:
+            search_store.record_telemetry(conn, service._telemetry(response, {}))
+        with counting(conn) as vector:
+            hits = nearest_chunks(conn, profile, "alice", np.ones(profile.dim), by_windows=True)
+        assert conn.execute(rows).fetchone()[0] == before + 1
+    assert telemetry.count == 1 and vector.count == 1 and hits
+
+
+def test_the_vector_channel_reads_its_candidates_rows_in_its_own_statement(service, db):
+    from memory_pipeline.search.channels.vector import VECTOR_CANDIDATES, vector_channel
+    from memory_pipeline.storage.search_store import Filters, chunk_rows
+
+    q = service._channel_query("alice", "bicycle chain", Filters(), with_rows=True)
+    with db.connection() as conn:
+        q.query_vector.get()  # the model's call is not the database's round trip
+        with counting(conn) as trips:
+            result = vector_channel(conn, q)
+        ids = [cid for cid, _ in result.hits]
+        assert result.rows == chunk_rows(conn, "alice", ids, texts=False)
+        profile = active_profile(conn)
+        vector = q.query_vector.get()
+        hits = nearest_chunks(conn, profile, "alice", vector, limit=12, with_rows=3)
+        plain = nearest_chunks(conn, profile, "alice", vector, limit=12)
+    assert trips.count == 2 and ids and set(result.rows) == set(ids)  # serving, then the rows
+    assert len(ids) <= VECTOR_CANDIDATES
+    assert [(h.chunk_id, h.distance) for h in hits] == [(h.chunk_id, h.distance) for h in plain]
+    read = [h.row is not None for h in hits]
+    assert read[:3] == [True] * 3 and len(hits) > 3
+    tied = [h for h in hits[3:] if h.distance == hits[2].distance]
+    assert sum(read[3:]) == len(tied)  # past the first 3, only ties with the third
+
+
+def test_a_repeated_vector_search_reads_the_serving_profile_in_its_statements_round_trip(
+    service, db
+):
+    from memory_pipeline.search.channels.vector import VectorChannel, vector_channel
+    from memory_pipeline.storage.profiles_store import mark_stale, record_calibration
+    from memory_pipeline.storage.search_store import Filters
+
+    channel = VectorChannel()
+    q = service._channel_query("alice", "bicycle chain", Filters(), with_rows=True)
+    q.query_vector.get()  # the model's call is not the database's round trip
+    with db.connection() as conn:
+        profile = active_profile(conn)
+        trips = []
+        for _ in range(2):
+            with counting(conn) as seen:
+                result = channel(conn, q)
+            trips.append(seen.count)
+        assert result == vector_channel(conn, q)
+        # A write that changes what the channel reads shows in the very next search.
+        measured = dataclasses.replace(result.calibration, close=0.123, reason=None)
+        record_calibration(conn, profile.id, profile.generation, measured)
+        assert channel(conn, q).calibration == measured
+        mark_stale(conn, profile.id, profile.generation, "its canary moved")
+        with counting(conn) as seen:
+            stale = channel(conn, q)
+        assert stale == vector_channel(conn, q) and not stale.hits
+        assert "changed (its canary moved)" in stale.status and seen.count == 1
+        conn.execute(
+            "UPDATE embedding_generations SET state = 'ready', stale_reason = NULL "
+            "WHERE profile_id = %s AND generation = %s",
+            (profile.id, profile.generation),
+        )
+        assert channel(conn, q) == dataclasses.replace(result, calibration=measured)
+        # Another generation serving (a reindex's switch): its vectors, here none yet.
+        switch = "UPDATE embedding_profiles SET generation = generation + %s WHERE id = %s"
+        conn.execute(switch, (1, profile.id))
+        switched = channel(conn, q)
+        assert switched == vector_channel(conn, q) and not switched.hits
+        conn.execute(switch, (-1, profile.id))
+        assert channel(conn, q).hits == result.hits
+    assert trips == [2, 1]  # serving then the statement; then both in one
 
 
 def test_both_graph_query_plans_return_the_same_chunks(db, world):

@@ -11,9 +11,15 @@ import psycopg
 import pytest
 
 from memory_pipeline.errors import DatabaseUnavailable, ExitCode
-from memory_pipeline.storage.database import CheckWhenIdle, Database, redact
+from memory_pipeline.storage.database import (
+    CheckWhenIdle,
+    Database,
+    one_trip_transaction,
+    redact,
+)
 from memory_pipeline.storage.migrations import apply_migrations, migration_files
 from memory_pipeline_tests.conftest import create_database, drop_database
+from memory_pipeline_tests.support.round_trips import counting
 
 
 def _apply(url: str, queue) -> None:
@@ -128,3 +134,22 @@ def test_checkout_checks_by_round_trip_only_idle_connections_or_ones_the_server_
             assert time.monotonic() < deadline
         check(conn)
         assert trips == [pid, pid, pid]
+
+
+def test_one_trip_transaction_commits_in_one_round_trip_and_rolls_back_a_failure(db):
+    with db.connection() as conn:
+        conn.execute("CREATE TABLE trip_probe (x int)")
+        with counting(conn) as trips, one_trip_transaction(conn):
+            conn.execute("SET LOCAL synchronous_commit = off")
+            seen = conn.execute("SELECT current_setting('synchronous_commit')")
+            conn.execute("INSERT INTO trip_probe VALUES (1)")
+        assert trips.count == 1 and seen.fetchall() == [("off",)]
+        assert conn.execute("SHOW synchronous_commit").fetchone() == ("on",)  # local to it
+        with pytest.raises(psycopg.errors.DivisionByZero), one_trip_transaction(conn):
+            conn.execute("INSERT INTO trip_probe VALUES (2)")
+            conn.execute("SELECT 1 / 0")
+        with pytest.raises(RuntimeError), one_trip_transaction(conn):
+            conn.execute("INSERT INTO trip_probe VALUES (3)")
+            raise RuntimeError("the block failed")
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        assert conn.execute("SELECT array_agg(x) FROM trip_probe").fetchone() == ([1],)

@@ -52,6 +52,9 @@ class ChannelQuery:
     embedder: Callable[[], Embedder] | None
     query_vector: Once
     with_rows: bool = True
+    # Also list the memory's episodes no index pass has chunked yet (``search_store.
+    # pending_in_memory``), on the statement channels' connection while the others run.
+    pending: bool = False
     # A generation to read instead of the serving one (the quality guard scores a reindex's new
     # generation before it serves); None: the serving one, as every user's search.
     candidate: StoredProfile | None = None

@@ -2,8 +2,9 @@
 
 The channels are independent until fusion and each spends its time in PostgreSQL (or the model
 server), where the GIL is released: on two cores a search takes about as long as its slowest
-channel instead of the sum. Each channel reads its candidates' rows right after its query, on its
-own pooled connection, which spares the search one round trip after the slowest channel.
+channel instead of the sum. Each channel reads its candidates' rows right after its query (the
+vector channel in the same statement), on its own pooled connection, which spares the search one
+round trip after the slowest channel.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from memory_pipeline.search.channels.statements import (
     any_statements,
     statement_channel,
 )
-from memory_pipeline.search.channels.vector import VectorResult, vector_channel
+from memory_pipeline.search.channels.vector import VectorChannel, VectorResult
 from memory_pipeline.storage import search_store
 from memory_pipeline.storage.database import POOL_SIZE, Database
 from memory_pipeline.storage.observations_store import StoredObservation
@@ -46,7 +47,9 @@ class Candidates:
     own; ``scales``: what a channel's scores mean as evidence (``domain.evidence``); ``windows``:
     each vector candidate's best paragraph window; ``calibration`` (the serving profile's) and
     ``keyword_attainable`` (the query's attainable BM25): what grades the results; ``profile``:
-    the serving profile the vector channel read (None when it had no vector)."""
+    the serving profile the vector channel read (None when it had no vector); ``pending``: the
+    memory's episodes not chunked yet when the query asked and a statement channel ran (None:
+    not read)."""
 
     ranked: dict[str, Hits] = field(default_factory=dict)
     rows: dict[str, search_store.ChunkRow] = field(default_factory=dict)
@@ -59,6 +62,7 @@ class Candidates:
     calibration: Calibration | None = None
     keyword_attainable: float | None = None
     profile: StoredProfile | None = None
+    pending: list[search_store.PendingEpisode] | None = None
 
 
 def channel_groups(channels) -> list[tuple[str, ...]]:
@@ -78,6 +82,7 @@ class ChannelRunner:
     def __init__(self, db: Database):
         self.db = db
         self.graph = GraphChannel()
+        self.vector = VectorChannel()
         self._executor = ThreadPoolExecutor(max_workers=POOL_SIZE, thread_name_prefix="channel")
 
     def run(
@@ -86,9 +91,11 @@ class ChannelRunner:
         wanted = tuple(ch for ch in channels if ch in CHUNK_CHANNELS or ch in STATEMENT_CHANNELS)
         joinable = tuple(ch for ch in JOINABLE if ch in wanted)
 
+        pending: list[list[search_store.PendingEpisode]] = []
+
         def run_group(group: tuple[str, ...]) -> dict[str, ChannelResult]:
             if group[0] in STATEMENT_CHANNELS:
-                return self._statements(q, group, contested_beliefs, joinable)
+                return self._statements(q, group, contested_beliefs, joinable, pending)
             return {group[0]: self._chunk_channel(q, group[0])}
 
         groups = channel_groups(wanted)
@@ -98,22 +105,27 @@ class ChannelRunner:
         else:
             for future in [self._executor.submit(run_group, group) for group in groups]:
                 results.update(future.result())
-        return gather(results, wanted)
+        found = gather(results, wanted)
+        found.pending = pending[0] if pending else None
+        return found
 
     def _chunk_channel(self, q: ChannelQuery, channel: str) -> ChannelResult:
         if channel == "date" and not names_a_date(q):
             return ChannelResult()  # no connection, no round trip
         with self.db.connection() as conn:
             result = self._chunk_channel_of(channel)(conn, q)
-            if q.with_rows and result.hits:
+            # The vector channel reads its candidates' rows in its own statement.
+            if q.with_rows and result.hits and not isinstance(result, VectorResult):
                 ids = sorted({cid for cid, _ in result.hits})
                 result.rows = search_store.chunk_rows(conn, q.memory, ids, texts=False)
         return result
 
     def _chunk_channel_of(self, channel: str) -> Callable[..., ChannelResult]:
         # Looked up at each call, so a profiler that wraps this module's functions sees them.
-        channels = {"vector": vector_channel, "keyword": keyword_channel, "date": date_channel}
-        return self.graph if channel == "graph" else channels[channel]
+        channels = {"keyword": keyword_channel, "date": date_channel}
+        if channel in ("vector", "graph"):
+            return self.vector if channel == "vector" else self.graph
+        return channels[channel]
 
     def _statements(
         self,
@@ -121,8 +133,14 @@ class ChannelRunner:
         channels: tuple[str, ...],
         contested: bool,
         joinable: tuple[str, ...],
+        pending: list[list[search_store.PendingEpisode]],
     ) -> dict[str, ChannelResult]:
+        """The statement channels, on one connection; first, when ``q.pending``, the memory's
+        episodes not chunked yet (into ``pending``): most memories hold no statements, so this
+        connection is otherwise idle while the chunk channels run."""
         with self.db.connection() as conn:
+            if q.pending:
+                pending.append(search_store.pending_in_memory(conn, q.memory, q.query, q.filters))
             if len(channels) > 1 and not any_statements(conn, q, channels, contested):
                 return {ch: StatementResult() for ch in channels}
             return {
