@@ -37,6 +37,7 @@ MAX_EMBED_DIM = 4000
 
 ENV_VARS = {
     "MEMORY_PIPELINE_HOME": "Folder for the embedded PostgreSQL, the inbox and Dagster's home (default: the user's data folder, $XDG_DATA_HOME/memory_pipeline or ~/.local/share/memory_pipeline).",
+    "MEMORY_PIPELINE_EMBEDDED_SHARED_BUFFERS": "The embedded PostgreSQL's shared_buffers, from its next start: auto (default: an eighth of the machine's memory, 128MB to 1GB) or a size such as 512MB or 2GB. An external server keeps its own.",
     "MEMORY_PIPELINE_DATABASE_URL": "An external PostgreSQL (pgvector >= 0.7). Unset: the embedded server under MEMORY_PIPELINE_HOME.",
     "MEMORY_PIPELINE_DAGSTER_URL": "Where Dagster keeps runs/events/schedules (postgresql://...). Default: the same server as the data.",
     "MEMORY_PIPELINE_INBOX": "Inbox folder; files in INBOX/YYYY-MM-DD/ are that day's episodes (default HOME/inbox).",
@@ -334,6 +335,42 @@ def has_embedded_database(home: Path) -> bool:
         return (home / "pgdata" / "PG_VERSION").is_file()
     except OSError:  # unreadable: there is something; opening it says what is wrong (exit 7)
         return True
+
+
+SHARED_BUFFERS = "MEMORY_PIPELINE_EMBEDDED_SHARED_BUFFERS"
+_SIZE = re.compile(r"^(\d+)\s*(kB|MB|GB)$")
+_UNITS = {"kB": 2**10, "MB": 2**20, "GB": 2**30}
+_MIN_BUFFERS = 16 * 2**20
+
+
+def embedded_shared_buffers(
+    environ: Mapping[str, str] | None = None, memory: int | None = None
+) -> str:
+    """``MEMORY_PIPELINE_EMBEDDED_SHARED_BUFFERS`` as PostgreSQL writes a size. ``auto`` (the
+    default): an eighth of the machine's ``memory`` (bytes; default: psutil's total), from 128MB
+    to 1GB. PostgreSQL's own default, 128MB, left a 100,000-note memory's search reading most of
+    its pages through the OS cache (benchmarks/README.md); Linux maps shared buffers as they are
+    used, so a small memory costs no more. Bounds: 16MB, and half the machine's memory."""
+    environ = os.environ if environ is None else environ
+    raw = environ.get(SHARED_BUFFERS, "").strip() or "auto"
+    if memory is None:
+        import psutil
+
+        memory = psutil.virtual_memory().total
+    if raw.lower() == "auto":
+        return f"{min(max(memory // 8 // 2**20, 128), 1024)}MB"
+    match = _SIZE.match(raw)
+    if not match:
+        raise ConfigurationError(
+            f"{SHARED_BUFFERS}={raw!r}: a size such as 512MB or 2GB (units kB, MB, GB), or auto"
+        )
+    size = int(match.group(1)) * _UNITS[match.group(2)]
+    if not _MIN_BUFFERS <= size <= memory // 2:
+        raise ConfigurationError(
+            f"{SHARED_BUFFERS}={raw!r}: between 16MB and half of this machine's memory "
+            f"({memory // 2 // 2**20}MB)"
+        )
+    return f"{match.group(1)}{match.group(2)}"
 
 
 def data_location(environ: Mapping[str, str] | None = None) -> str:

@@ -34,7 +34,7 @@ def dagster_storage_url(environ: Mapping[str, str] | None = None) -> str:
     data_url = config.database_url(environ)
     if data_url:
         return as_psycopg2_url(data_url)
-    server = ensure_embedded_server(config.home_dir(environ))
+    server = ensure_embedded_server(config.home_dir(environ), environ)
     return server.uri(DAGSTER_DATABASE, driver="psycopg2")
 
 

@@ -269,7 +269,7 @@ class Database:
             url = config.database_url(environ)
         embedded = None
         if url is None:
-            embedded = ensure_embedded_server(home or config.home_dir(environ))
+            embedded = ensure_embedded_server(home or config.home_dir(environ), environ)
             url = embedded.uri()
         where = redact(url)
         with database_errors(f"cannot connect to {where}"):

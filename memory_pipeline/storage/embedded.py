@@ -8,6 +8,11 @@ server turn SIGTERM into a normal exit (``exit_cleanly_on_sigterm``); and a hand
 the postmaster it saw when it joined, so after a restart (``pg_ctl restart``, or another
 process starting the server again after it died) the last process to leave would leave the
 new one running: leaving looks up the postmaster running now (``_follow_restart``).
+
+The server's settings of this project (``shared_buffers``, ``config.embedded_shared_buffers``)
+live in ``memory_pipeline.conf`` beside ``postgresql.conf``, which includes it: rewritten from
+the environment whenever a process joins, read when the server next starts, so a value the
+machine cannot map is undone by setting another one, without a running server to ask.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,13 +122,16 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def ensure_embedded_server(home: Path) -> EmbeddedServer:
-    """Start (or join) the embedded server under ``home``; create our two databases once."""
+def ensure_embedded_server(home: Path, environ: Mapping[str, str] | None = None) -> EmbeddedServer:
+    """Start (or join) the embedded server under ``home``; create our two databases once; write
+    the settings ``environ`` asks for (module docstring)."""
     pgdata = (home / "pgdata").resolve()
     with _lock:
         if pgdata in _started:
             return _started[pgdata]
         config.usable_folder(home)
+        settings = {"shared_buffers": config.embedded_shared_buffers(environ)}
+        _write_settings(pgdata, settings)  # read by this start when the server is down
         log_start = 0
         said = _CommandErrors()
         try:
@@ -149,9 +158,46 @@ def ensure_embedded_server(home: Path) -> EmbeddedServer:
         # siblings must not keep the server alive after the last live process leaves.
         atexit.register(_prune_dead_handles, pgdata)
         embedded = EmbeddedServer(pgdata, server)
+        _write_settings(pgdata, settings)  # a new folder: initdb has just made postgresql.conf
         _create_databases(embedded)
         _started[pgdata] = embedded
         return embedded
+
+
+SETTINGS_FILE = "memory_pipeline.conf"
+_INCLUDE = f"include_if_exists = '{SETTINGS_FILE}'"
+
+
+def _write_settings(pgdata: Path, settings: Mapping[str, str]) -> None:
+    """``settings`` into ``pgdata/memory_pipeline.conf`` and its include into
+    ``postgresql.conf``, each only when it changes; nothing before initdb made the folder. The
+    files take the owner of ``pgdata`` (pgserver runs the server as its own user under root)."""
+    conf = pgdata / "postgresql.conf"
+    if not conf.is_file():
+        return
+    owner = pgdata.stat()
+    text = "# Written by memory_pipeline from its environment (docs/configuration.md).\n" + "".join(
+        f"{name} = '{value}'\n" for name, value in settings.items()
+    )
+    _replace(pgdata / SETTINGS_FILE, text, owner)
+    current = conf.read_text(encoding="utf-8")
+    if _INCLUDE not in current.splitlines():
+        _replace(conf, current.rstrip("\n") + f"\n\n{_INCLUDE}\n", owner)
+
+
+def _replace(path: Path, text: str, owner: os.stat_result) -> None:
+    """``path`` holds ``text`` afterwards, swapped in whole (another process may read it)."""
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except FileNotFoundError:
+        pass
+    spare = path.with_name(f".{path.name}.{os.getpid()}")
+    spare.write_text(text, encoding="utf-8")
+    spare.chmod(0o600)
+    if os.geteuid() == 0 and (owner.st_uid, owner.st_gid) != (0, 0):
+        os.chown(spare, owner.st_uid, owner.st_gid)
+    spare.replace(path)
 
 
 def _leave(server) -> None:
