@@ -60,6 +60,7 @@ def cmd_status(args) -> int:
     print(f"version:          memory-pipeline {doc['version']}")
     print(f"data folder:      {doc['dataFolder'] or '-'}")
     print(f"database:         {doc['database']}")
+    print(f"shared buffers:   {buffers_note(doc['sharedBuffers'])}")
     print(f"memories:         {doc['memories']} (memory-pipeline memories lists them)")
     print(f"episodes:         {doc['episodes']}")
     print(f"chunks:           {doc['chunks']}")
@@ -137,6 +138,12 @@ def _status_of_nothing(args) -> int:
 def estimate_note(ahead: dict | None) -> str:
     """ " (indexing them takes about 2 h 40 min with ...)" from status's ``pendingEstimate``."""
     return f" (indexing them takes {ahead['summary']})" if ahead and ahead["summary"] else ""
+
+
+def buffers_note(buffers: dict) -> str:
+    """The server's shared_buffers, and what its configuration gives it from its next start."""
+    later = buffers.get("nextStart")
+    return buffers["now"] + (f" ({later} from the server's next start)" if later else "")
 
 
 def hnsw_line(index: dict) -> str:

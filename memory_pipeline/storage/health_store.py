@@ -1,4 +1,5 @@
-"""Health and statistics queries: vector integrity, index recall, backlog age, daily stats."""
+"""Health and statistics queries: vector integrity, index recall, backlog age, daily stats, the
+server's buffers."""
 
 from __future__ import annotations
 
@@ -104,3 +105,26 @@ def analyze(conn: psycopg.Connection) -> None:
     conn.execute(
         "ANALYZE episodes, chunks, embeddings, entities, entity_mentions, keyword_stats, keyword_memory_stats"
     )
+
+
+def shared_buffers(conn: psycopg.Connection, *, files: bool) -> dict:
+    """The server's ``shared_buffers`` now and, with ``files`` (a superuser's view of the
+    configuration files: the embedded server's), the size they give it from its next start when
+    that differs (``storage.embedded``: ``MEMORY_PIPELINE_EMBEDDED_SHARED_BUFFERS``)."""
+    now = one_row(conn, "SELECT current_setting('shared_buffers')")[0]
+    later = None
+    if files:
+        row = conn.execute(
+            # A size waiting for a restart is listed with error 'setting could not be applied'.
+            "SELECT setting FROM pg_file_settings WHERE name = 'shared_buffers'"
+            " AND (error IS NULL OR error = 'setting could not be applied')"
+            " ORDER BY seqno DESC LIMIT 1"
+        ).fetchone()
+        if row is not None:
+            same = one_row(
+                conn,
+                "SELECT pg_size_bytes(%s) = pg_size_bytes(current_setting('shared_buffers'))",
+                (row[0],),
+            )[0]
+            later = None if same else row[0]
+    return {"now": now, "nextStart": later}

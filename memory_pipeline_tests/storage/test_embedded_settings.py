@@ -11,7 +11,7 @@ import pytest
 
 from memory_pipeline import config
 from memory_pipeline.errors import ConfigurationError
-from memory_pipeline.storage import embedded
+from memory_pipeline.storage import embedded, health_store
 
 GIB = 2**30
 
@@ -47,6 +47,11 @@ def _shared_buffers(server: embedded.EmbeddedServer) -> str:
     return str(row[0])
 
 
+def _buffers_status(server: embedded.EmbeddedServer) -> dict:
+    with psycopg.connect(server.uri("postgres"), autocommit=True) as conn:
+        return health_store.shared_buffers(conn, files=True)
+
+
 @pytest.mark.slow
 def test_the_server_takes_the_size_at_its_next_start_and_a_new_value_replaces_it():
     # Not under pytest's basetemp, which other pytest processes of the same user may prune.
@@ -56,6 +61,10 @@ def test_the_server_takes_the_size_at_its_next_start_and_a_new_value_replaces_it
         server.release()  # the only handle: the server stops
         server = embedded.ensure_embedded_server(home, {config.SHARED_BUFFERS: "48MB"})
         assert _shared_buffers(server) == "48MB"
+        assert _buffers_status(server) == {"now": "48MB", "nextStart": None}
+        # Another process joining with another value while this one holds the server:
+        embedded._write_settings(server.pgdata, {"shared_buffers": "40MB"})
+        assert _buffers_status(server) == {"now": "48MB", "nextStart": "40MB"}
         server.release()
         server = embedded.ensure_embedded_server(home, {config.SHARED_BUFFERS: "40MB"})
         assert _shared_buffers(server) == "40MB"
