@@ -114,12 +114,7 @@ def shared_buffers(conn: psycopg.Connection, *, files: bool) -> dict:
     now = one_row(conn, "SELECT current_setting('shared_buffers')")[0]
     later = None
     if files:
-        row = conn.execute(
-            # A size waiting for a restart is listed with error 'setting could not be applied'.
-            "SELECT setting FROM pg_file_settings WHERE name = 'shared_buffers'"
-            " AND (error IS NULL OR error = 'setting could not be applied')"
-            " ORDER BY seqno DESC LIMIT 1"
-        ).fetchone()
+        row = conn.execute(query("shared_buffers_in_files")).fetchone()
         if row is not None:
             same = one_row(
                 conn,
